@@ -1,0 +1,97 @@
+"""``mcp-context-cost measure``: measure one server and write its record and badge.
+
+    mcp-context-cost measure --server memory                  # an entry of servers.yaml
+    mcp-context-cost measure --command "npx -y pkg" --name pkg [--env API_KEY ...]
+    mcp-context-cost measure --url https://host/mcp --name remote [--header Authorization]
+
+Writes ``<results>/<name>/measurement.json`` and ``<badges>/<name>.json`` (validated, atomic) and
+prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
+without a number was recorded, 2 for bad input (unknown server, bad catalog).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+from harness.core.tokenizer import TokenizerUnavailable
+from harness.probe import isolation, record
+from harness.probe.measure import measure_sync
+from harness.probe.target import Target
+from harness.publish.badge import badge_for, write_badge
+
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--server", help="name of an entry in the catalog")
+    what.add_argument("--command", help="launch command (split like a shell, run without one)")
+    what.add_argument("--url", help="Streamable HTTP endpoint of a remote server")
+    p.add_argument("--name", help="slug for results/<name>/ (required with --command/--url)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME", help="env var name to pass (repeatable)")
+    p.add_argument("--header", action="append", default=[], metavar="NAME",
+                   help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
+    p.add_argument("--timeout", type=float, help="first attempt's budget in seconds (default 60)")
+    p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
+    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
+    p.add_argument("--results", default="results", help="results directory (default: results)")
+    p.add_argument("--badges", default="badges", help="badges directory (default: badges)")
+    p.add_argument("--single", action="store_true", help="one launch only (no confirmation launch)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    try:
+        target = _target(args)
+        measurement = measure_sync(target, dual=not args.single)
+        rec = record.build(measurement, isolation.describe("host"))
+    except (LookupError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except TokenizerUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path = record.write(rec, Path(args.results))
+    badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
+    print(summary(rec, path, badge_path))
+    return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+
+
+def _target(args) -> Target:
+    if args.server:
+        from harness.db.catalog import CatalogError, load_catalog
+        from harness.db.targets import target_for
+
+        try:
+            catalog = load_catalog(Path(args.catalog))
+        except CatalogError as exc:
+            raise ValueError(str(exc)) from None
+        entry = next((e for e in catalog.entries if e.name == args.server), None)
+        if entry is None:
+            raise LookupError(f"no entry named {args.server!r} in {args.catalog}")
+        target = target_for(entry)
+        if args.timeout:
+            target = dataclasses.replace(target, timeout_seconds=args.timeout)
+        return target
+    if not args.name or not NAME_PATTERN.match(args.name):
+        raise ValueError("--name is required with --command/--url: a slug of a-z, 0-9, '.', '_', '-'")
+    return Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
+                  headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
+
+
+def summary(rec: dict, path: Path, badge_path: Path) -> str:
+    """A few human lines: status, number, tools, where the files went."""
+    lines = [f"{rec['server']}: {rec['status']}"]
+    if rec["totalTokens"] is not None:
+        lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools, sha256 {rec['canonicalSha256'][:12]}"
+        for tool in sorted(rec["tools"], key=lambda t: -t["tokens"])[:5]:
+            lines.append(f"  {tool['tokens']:>7,}  {tool['name']}")
+    for note in rec["notes"]:
+        lines.append(f"  note: {note}")
+    lines.append(f"  record: {path}")
+    lines.append(f"  badge:  {badge_path}")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""``mcp-context-cost verify PATH_OR_URL [--json]``: re-derive a published record's numbers.
+
+Exit codes: 0 every number matches; 1 a mismatch (the message names the field); 2 the input is
+unreadable or not a record with a capture.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.core.rederive import NotARecord, rederive
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="re-derive tokens, hash and tool count from a measurement.json")
+    p.add_argument("source", metavar="PATH_OR_URL", help="a measurement.json path or an http(s) URL")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=run)
+
+
+def read_source(source: str, timeout: float = 30.0) -> str:
+    """The text at ``source`` (a path or http(s) URL). Raises ``OSError`` when it cannot be read."""
+    if source.startswith(("http://", "https://")):
+        import requests
+
+        try:
+            response = requests.get(source, timeout=timeout)
+            response.raise_for_status()
+        except requests.RequestException as exc:
+            raise OSError(f"cannot fetch {source}: {exc}") from None
+        return response.content.decode("utf-8", errors="replace")
+    return Path(source).read_text(encoding="utf-8", errors="replace")
+
+
+def run(args) -> int:
+    try:
+        comparison = rederive(parse(read_source(args.source)))
+    except (OSError, WireJSONError, NotARecord) as exc:
+        return _report_unreadable(args, str(exc))
+    if args.json:
+        print(json.dumps({"source": args.source, "ok": comparison.ok, "mismatches": list(comparison.mismatches),
+                          "published": comparison.published, "derived": comparison.derived}, indent=2))
+    elif comparison.ok:
+        fields = ", ".join(f"{k}={v}" for k, v in comparison.derived.items())
+        print(f"OK {args.source}: {fields}")
+    else:
+        for field in comparison.mismatches:
+            print(f"MISMATCH {field}: published {comparison.published[field]}, derived {comparison.derived[field]}")
+    return 0 if comparison.ok else 1
+
+
+def _report_unreadable(args, message: str) -> int:
+    if args.json:
+        print(json.dumps({"source": args.source, "ok": False, "error": message}))
+    else:
+        print(f"cannot verify {args.source}: {message}", file=sys.stderr)
+    return 2

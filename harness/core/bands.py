@@ -1,0 +1,30 @@
+"""Colour bands for a token count (methodology, "Color bands", frozen 2026-08-16, v1.0).
+
+    tokens            colour
+    < 1,000           brightgreen
+    1,000 – 4,999     green
+    5,000 – 14,999    yellow
+    15,000 – 29,999   orange
+    ≥ 30,000          red
+"""
+
+from __future__ import annotations
+
+BANDS = ((1_000, "brightgreen", "lean"), (5_000, "green", "light"), (15_000, "yellow", "moderate"),
+         (30_000, "orange", "heavy"), (None, "red", "very heavy"))
+NOT_MEASURED_COLOR = "lightgrey"
+
+
+def color_for(tokens: int | None) -> str:
+    """The shields colour name for ``tokens`` (an int ≥ 0), or ``lightgrey`` for ``None``."""
+    return band_for(tokens)[0]
+
+
+def band_for(tokens: int | None) -> tuple[str, str]:
+    """``(colour, band label)`` for ``tokens``; ``("lightgrey", "not measured")`` for ``None``."""
+    if tokens is None:
+        return NOT_MEASURED_COLOR, "not measured"
+    for upper, colour, label in BANDS:
+        if upper is None or tokens < upper:
+            return colour, label
+    raise AssertionError("unreachable")

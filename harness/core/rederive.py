@@ -1,0 +1,55 @@
+"""Re-derive a record's numbers from its own capture (methodology, "Reproduce it").
+
+totalTokens, canonicalSha256, toolCount (and canonicalLength when present) are recomputed from
+``rawToolsCapture`` alone and compared field by field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.core.counting import count_tools
+
+CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
+
+
+class NotARecord(ValueError):
+    """The document is not a measurement record with a capture to re-derive from."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``published`` and ``derived`` values per checked field; ``mismatches`` lists differing fields."""
+
+    published: dict
+    derived: dict
+    mismatches: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def rederive(record: object) -> Comparison:
+    """Compare a parsed record with numbers derived from its ``rawToolsCapture``.
+
+    Raises ``NotARecord`` when ``record`` is not an object with an array ``rawToolsCapture`` and a
+    ``totalTokens`` field (e.g. a failure record, which publishes no number).
+    """
+    if not isinstance(record, dict) or "totalTokens" not in record:
+        raise NotARecord("not a measurement record (no totalTokens field)")
+    capture = record.get("rawToolsCapture")
+    if not isinstance(capture, list):
+        status = record.get("status", "unknown")
+        raise NotARecord(f"record has no rawToolsCapture array to re-derive from (status: {status})")
+    derived_all = count_tools(capture).to_json()
+    fields = [f for f in CHECKED if f in record]
+    published = {f: _as_int(record[f]) for f in fields}
+    derived = {f: derived_all[f] for f in fields}
+    mismatches = tuple(f for f in fields if published[f] != derived[f])
+    return Comparison(published, derived, mismatches)
+
+
+def _as_int(value: object) -> object:
+    # Records are parsed with JSON.parse semantics, so integers arrive as floats.
+    return int(value) if isinstance(value, float) and value.is_integer() else value

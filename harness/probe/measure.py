@@ -1,0 +1,142 @@
+"""One measurement of one target: attempts with retries, then an independent second launch.
+
+Rules (methodology, "Failure taxonomy"; issue #3):
+  * startup-failure is retried once, after the first attempt has warmed the package cache;
+    timeout is retried once with double the budget; other failures are final at once.
+  * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
+    ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
+    capture and says so.
+  * one overall deadline bounds the whole measurement, whatever the retries do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from harness.core.canonical import stringify
+from harness.probe import status as st
+from harness.probe.limits import DEFAULT_LIMITS, Limits
+from harness.probe.outcome import Capture
+from harness.probe.session import REQUESTED_PROTOCOL_VERSION
+from harness.probe.target import Target
+
+RETRY_BUDGET_FACTOR = 2.0
+
+
+@dataclass
+class Measurement:
+    """The outcome: ``status``, the ``capture`` whose numbers are published (the first good one, or
+    the last failed attempt), every attempt in order, and human notes (strings)."""
+
+    target: Target
+    status: str
+    capture: Capture
+    attempts: list[Capture]
+    notes: list[str] = field(default_factory=list)
+    deadline_seconds: float = 0.0
+    widest_budget_seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+async def measure(
+    target: Target,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    requested_version: str = REQUESTED_PROTOCOL_VERSION,
+    dual: bool = True,
+    pass_declared_values: bool = True,
+    launcher=None,
+) -> Measurement:
+    """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
+
+    ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
+    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
+    """
+    launcher = launcher or _default_launcher(target, pass_declared_values)
+    base = float(target.timeout_seconds)
+    deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
+    ends = time.monotonic() + deadline
+
+    async def run(budget: float) -> Capture:
+        remaining = max(1.0, ends - time.monotonic())
+        return await launcher(target, min(budget, remaining), limits, requested_version)
+
+    attempts: list[Capture] = []
+    first, verdict, widest = await _first_good(target, run, attempts, base)
+    if first is None:
+        return _failed(target, verdict, attempts, deadline, widest)
+    result = Measurement(target, st.MEASURED, first, attempts, deadline_seconds=deadline, widest_budget_seconds=widest)
+    if len(attempts) > 1:
+        result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
+    if dual:
+        await _confirm(target, run, widest, result)
+    return result
+
+
+async def _first_good(target: Target, run, attempts: list, base: float):
+    budget = base
+    verdict = None
+    retried = set()
+    while True:
+        capture = await run(budget)
+        attempts.append(capture)
+        if capture.ok:
+            return capture, None, budget
+        verdict = st.classify(target, capture)
+        if verdict.status not in st.RETRIED or verdict.status in retried:
+            return None, verdict, budget
+        retried.add(verdict.status)
+        if verdict.status == st.TIMEOUT:
+            budget = base * RETRY_BUDGET_FACTOR
+
+
+async def _confirm(target: Target, run, budget: float, result: Measurement) -> None:
+    second = await run(budget)
+    result.attempts.append(second)
+    if not second.ok:
+        verdict = st.classify(target, second)
+        result.notes.append(
+            f"second launch failed ({verdict.status}: {verdict.evidence}); the first launch's capture is published"
+        )
+        return
+    if stringify(second.tools) != stringify(result.capture.tools):
+        result.status = st.DYNAMIC
+        result.notes.append(
+            f"tool set differed between two launches ({len(result.capture.tools)} vs {len(second.tools)} tools); "
+            "the number is the first launch's capture"
+        )
+
+
+def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, widest: float) -> Measurement:
+    last = attempts[-1]
+    notes = [verdict.evidence]
+    if len(attempts) > 1:
+        notes.append(f"failed the same way on retry {len(attempts) - 1} (retried: {verdict.status})")
+    if verdict.status == st.TIMEOUT:
+        notes.append(f"widest budget tried: {widest:g} s")
+    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest)
+
+
+def _attempt_summary(target: Target, capture: Capture) -> str:
+    verdict = st.classify(target, capture)
+    return f"{verdict.status}: {verdict.evidence}"
+
+
+def _default_launcher(target: Target, pass_declared_values: bool):
+    if target.url:
+        from harness.probe.remote import probe_remote
+
+        return probe_remote
+    from harness.probe.launch import launch_once
+
+    async def stdio(t, budget, limits, version):
+        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values)
+
+    return stdio
+
+
+def measure_sync(target: Target, **kwargs) -> Measurement:
+    """``measure`` for synchronous callers (CLI, tests)."""
+    return asyncio.run(measure(target, **kwargs))

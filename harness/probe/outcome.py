@@ -1,0 +1,60 @@
+"""What one launch of a server produced: the capture, or the structured evidence of why not.
+
+These are facts, not verdicts: ``harness.probe.status`` turns them into one published status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Failure:
+    """Why a launch ended without a tool list.
+
+    ``kind``: ``spawn`` (could not start), ``exited`` (stdout closed before the reply),
+    ``timeout`` (the measurement deadline passed), ``jsonrpc-error`` (an error reply),
+    ``bad-reply`` (a reply of the wrong shape), ``limit`` (a size, page or noise bound),
+    ``pagination`` (a repeated cursor).
+    ``phase``: ``spawn``, ``initialize`` or ``tools/list page N``.
+    ``code``/``message``/``data``: the JSON-RPC error object, when there was one.
+    ``exit_code``: the process exit code, when it had exited.
+    """
+
+    kind: str
+    phase: str
+    detail: str
+    code: int | None = None
+    message: str | None = None
+    data: object = None
+    exit_code: int | None = None
+
+
+@dataclass
+class Capture:
+    """Everything one launch saw. ``tools`` is the concatenated ``tools`` arrays (parsed with
+    ``JSON.parse`` semantics) when every page arrived, else ``None`` and ``failure`` says why.
+    ``elapsed_seconds`` is wall time from spawn to the last reply (seconds).
+    """
+
+    requested_version: str
+    phase: str = "spawn"
+    tools: list | None = None
+    pages: int = 0
+    negotiated_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    instructions: str | None = None
+    capabilities: dict | None = None
+    declared_tools_capability: bool | None = None
+    noise_lines: int = 0
+    noise_sample: list[str] = field(default_factory=list)
+    stderr_tail: str = ""
+    exit_code: int | None = None
+    elapsed_seconds: float = 0.0
+    failure: Failure | None = None
+    server_requests: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and self.tools is not None

@@ -1,0 +1,130 @@
+"""The measurement record (``results/<server>/measurement.json``), built from a ``Measurement``.
+
+Shape: ``schemas/measurement.schema.json``. The record is serialized with JavaScript
+``JSON.stringify(record, null, 2)`` semantics so that ``JSON.stringify(m.rawToolsCapture)`` in any
+JSON implementation reproduces the canonical bytes (methodology, "Reproduce it").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from harness import METHODOLOGY_VERSION, __version__
+
+from harness.core.canonical import stringify
+from harness.core.counting import count_tools
+from harness.probe import isolation as iso
+from harness.probe.measure import Measurement
+from harness.probe.outcome import Capture
+from harness.probe.redact import Redactor
+from harness.util import atomic, schemas
+
+MEASURED_STATUSES = ("measured", "dynamic")
+
+
+def build(measurement: Measurement, isolation: dict | None = None, redactor: Redactor | None = None,
+          measured_at: dt.datetime | None = None) -> dict:
+    """The record dict for ``measurement``; validated against the schema before it is returned.
+
+    Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
+    """
+    target, capture = measurement.target, measurement.capture
+    redactor = redactor or Redactor.for_names(target.env)
+    notes = [redactor.text(n) for n in measurement.notes]
+    record = _header(measurement, isolation or iso.describe(), measured_at)
+    record |= _server_fields(capture, redactor)
+    record |= _numbers(measurement, redactor, notes)
+    record["attempts"] = [_attempt(a, redactor) for a in measurement.attempts]
+    if measurement.status not in MEASURED_STATUSES:
+        record["stderrTail"] = redactor.text(capture.stderr_tail) or None
+    if capture.noise_lines:
+        notes.append(f"{capture.noise_lines} non-JSON stdout line(s) skipped, e.g. {redactor.text(capture.noise_sample[0])!r}")
+    if capture.ok and not capture.tools:
+        declared = "declared" if capture.declared_tools_capability else "did not declare"
+        notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
+    for key, value in measurement.extra.items():
+        record[key] = value
+    record["notes"] = notes
+    record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
+    schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
+    return record
+
+
+def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) -> dict:
+    when = (measured_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    return {
+        "methodologyVersion": METHODOLOGY_VERSION,
+        "provider": "tiktoken",
+        "encoding": "o200k_base",
+        "server": m.target.name,
+        "status": m.status,
+        "measuredAt": when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z",
+        "launchCommand": m.target.launch,
+        "envVarNames": list(m.target.env),
+        **({"headerNames": list(m.target.headers)} if m.target.url else {}),
+        "isolation": isolation,
+        "timeoutMs": int(m.target.timeout_seconds * 1000),
+        "deadlineMs": int(m.deadline_seconds * 1000) or 1,
+        "harnessVersion": __version__,
+    }
+
+
+def _server_fields(capture: Capture, redactor: Redactor) -> dict:
+    fields = {
+        "serverName": redactor.text(capture.server_name),
+        "serverVersion": redactor.text(capture.server_version),
+        "serverInstructions": redactor.text(capture.instructions),
+        "declaredToolsCapability": capture.declared_tools_capability,
+        "requestedProtocolVersion": capture.requested_version,
+        "phase": capture.phase,
+    }
+    if capture.negotiated_version is not None:
+        fields["negotiatedProtocolVersion"] = capture.negotiated_version
+    return fields
+
+
+def _numbers(m: Measurement, redactor: Redactor, notes: list[str]) -> dict:
+    if m.status not in MEASURED_STATUSES:
+        return {"totalTokens": None, "toolCount": None, "canonicalSha256": None, "canonicalLength": None,
+                "tools": [], "rawToolsCapture": None}
+    tools, changed = redactor.json(m.capture.tools)
+    if changed:
+        notes.append("a declared secret value appeared in the tool list and was redacted before counting")
+    counts = count_tools(tools).to_json()
+    return {
+        "totalTokens": counts["totalTokens"],
+        "toolCount": counts["toolCount"],
+        "canonicalSha256": counts["canonicalSha256"],
+        "canonicalLength": counts["canonicalLength"],
+        "tools": counts["tools"],
+        "rawToolsCapture": tools,
+    }
+
+
+def _attempt(capture: Capture, redactor: Redactor) -> dict:
+    outcome = "listed" if capture.ok else redactor.text(f"{capture.failure.kind}: {capture.failure.detail}")
+    return {
+        "phase": capture.phase,
+        "outcome": outcome[:300],
+        "elapsedSeconds": capture.elapsed_seconds,
+        "exitCode": capture.exit_code,
+        "canonicalSha256": _sha(capture) if capture.ok else None,
+    }
+
+
+def _sha(capture: Capture) -> str:
+    return hashlib.sha256(stringify(capture.tools).encode("utf-8")).hexdigest()
+
+
+def serialize(record: dict) -> str:
+    """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline."""
+    return stringify(record, indent=2) + "\n"
+
+
+def write(record: dict, results_dir: Path) -> Path:
+    """Validate and atomically write ``results_dir/<server>/measurement.json``; return the path."""
+    path = Path(results_dir) / record["server"] / "measurement.json"
+    schemas.check("measurement", record, where=str(path))
+    return atomic.write_text(path, serialize(record))

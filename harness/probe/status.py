@@ -1,0 +1,137 @@
+"""From a failed launch's evidence to one status of the spec's failure taxonomy
+(methodology, "Failure taxonomy — no silent drops").
+
+Decisions rest on structured evidence first — which phase ended the run, the JSON-RPC error code
+and message, the exit code, the limit that was hit. Only one question has no structured answer: a
+server that exits at start-up because it wants a credential. For that the stderr tail is read with
+a narrow rule (a line naming one of the entry's declared env vars, or naming a credential together
+with a word saying it is missing or invalid), and the note quotes the line that decided it. A line
+like ``Unexpected token '<' in JSON`` names no credential and is not auth evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.probe.outcome import Capture, Failure
+from harness.probe.target import Target
+
+MEASURED = "measured"
+DYNAMIC = "dynamic"
+AUTH_REQUIRED = "auth-required"
+STARTUP_FAILURE = "startup-failure"
+TIMEOUT = "timeout"
+NOT_APPLICABLE = "not-applicable"
+PROTOCOL_MISMATCH = "protocol-mismatch"
+REMOTE_AUTH_WALL = "remote-auth-wall"
+NOT_YET_RUN = "not-yet-run"
+
+STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
+            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, NOT_YET_RUN)
+# Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
+RETRIED = (STARTUP_FAILURE, TIMEOUT)
+
+_CREDENTIAL = r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?|personal access token|secret key|client secret|password|\bapi token\b)"
+_MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
+_AUTH_LINE = re.compile(rf"{_CREDENTIAL}.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}{_CREDENTIAL}", re.IGNORECASE)
+_VERSION_WORDS = re.compile(r"protocol[ _-]?version|unsupported (?:protocol )?version", re.IGNORECASE)
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A failure status and the sentence of evidence that decided it."""
+
+    status: str
+    evidence: str
+
+
+def classify(target: Target, capture: Capture) -> Verdict:
+    """The status for a failed ``capture`` (``capture.failure`` must be set)."""
+    failure = capture.failure
+    assert failure is not None
+    declared = _declared_not_applicable(target, capture)
+    if declared:
+        return declared
+    if _is_protocol_refusal(failure):
+        return Verdict(PROTOCOL_MISMATCH, _refusal_evidence(failure))
+    if failure.kind == "timeout":
+        return Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})")
+    auth_line = auth_evidence(target, capture)
+    if auth_line and failure.kind in ("exited", "jsonrpc-error"):
+        return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
+    return Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail))
+
+
+def auth_evidence(target: Target, capture: Capture) -> str | None:
+    """The first line of the failure's own words that asks for a credential, or ``None``."""
+    failure = capture.failure
+    texts = [failure.message or "", capture.stderr_tail] if failure else [capture.stderr_tail]
+    names = [re.escape(name) for name in target.env]
+    named = re.compile(rf"\b({'|'.join(names)})\b") if names else None
+    for text in texts:
+        for line in text.splitlines():
+            line = line.strip()
+            if line and ((named and named.search(line)) or _AUTH_LINE.search(line)):
+                return line[:300]
+    return None
+
+
+def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:
+    declared = target.not_applicable
+    if declared is None:
+        return None
+    failure = capture.failure
+    words = "\n".join([failure.detail, failure.message or "", capture.stderr_tail])
+    if declared.evidence and declared.evidence.lower() in words.lower():
+        return Verdict(NOT_APPLICABLE, f"{declared.reason}; the failure said {declared.evidence!r} ({_where(failure)})")
+    return None
+
+
+def _is_protocol_refusal(failure: Failure) -> bool:
+    if failure.kind != "jsonrpc-error" or failure.phase != "initialize":
+        return False
+    if failure.code == -32601:
+        return True  # no initialize handler: the 2026-07-28 revision replaced it with server/discover
+    if failure.code == UNSUPPORTED_PROTOCOL_VERSION or supported_versions(failure.data) is not None:
+        return True
+    return bool(_VERSION_WORDS.search(failure.message or ""))
+
+
+def supported_versions(data: object) -> list | None:
+    """``data.supported`` of a JSON-RPC error, verbatim, when it is an array."""
+    if isinstance(data, dict) and isinstance(data.get("supported"), list):
+        return data["supported"]
+    return None
+
+
+def _refusal_evidence(failure: Failure) -> str:
+    text = f"initialize answered JSON-RPC error {failure.code}: {failure.message!r}"
+    supported = supported_versions(failure.data)
+    if supported is not None:
+        from harness.core.canonical import stringify
+
+        text += f"; data.supported: {stringify(supported)}"
+    return text
+
+
+def _failure_evidence(failure: Failure, stderr_tail: str) -> str:
+    text = f"{failure.detail} ({_where(failure)})"
+    last = last_line(stderr_tail)
+    if failure.kind in ("exited", "spawn") and last:
+        text += f"; stderr ends: {last!r}"
+    return text
+
+
+def last_line(text: str) -> str | None:
+    """The last non-blank line of ``text`` (at most 300 characters), or ``None``."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else None
+
+
+def _where(failure: Failure) -> str:
+    where = f"phase: {failure.phase}"
+    if failure.exit_code is not None:
+        where += f", exit code {failure.exit_code}"
+    return where

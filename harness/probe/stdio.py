@@ -1,0 +1,170 @@
+"""Newline-delimited JSON-RPC over a child's stdin/stdout (MCP stdio transport, 2025-11-25).
+
+Written here rather than taken from the ``mcp`` SDK's ``stdio_client`` because measurement needs
+what the SDK discards: the SDK validates every line into pydantic models (reordering and dropping
+fields, rejecting lone surrogates that ``JSON.parse`` accepts) and turns non-JSON stdout lines into
+exceptions. This transport hands up each line's raw text, parsed with JavaScript ``JSON.parse``
+semantics, counts non-JSON lines instead of failing, bounds line size, total bytes and the stderr
+tail, and ends the whole process group on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.probe import process
+from harness.probe.limits import Limits
+
+EOF_MARK = object()
+
+
+class TransportLimitExceeded(Exception):
+    """The server sent more than a configured bound allows. ``str()`` names the bound and its value."""
+
+
+@dataclass
+class Incoming:
+    """One JSON-RPC message from the server: its raw line (str) and the parsed object (dict)."""
+
+    raw: str
+    message: dict
+
+
+@dataclass
+class StdioTransport:
+    """A launched server. Use ``await start()``, ``send()``, ``receive()``, and always ``close()``."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    limits: Limits
+    noise_lines: int = 0
+    noise_sample: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    _proc: asyncio.subprocess.Process | None = None
+    _stderr: deque = field(default_factory=deque)
+    _stderr_size: int = 0
+    _stdout_total: int = 0
+    _tasks: list = field(default_factory=list)
+
+    async def start(self) -> None:
+        """Spawn the process. Raises ``process.SpawnError``."""
+        # The reader splits lines itself, so asyncio's own line limit is not what bounds a message.
+        self._proc = await process.spawn(self.argv, self.env, self.cwd, stream_limit=2**16)
+        self._lines: asyncio.Queue = asyncio.Queue()
+        self._tasks = [
+            asyncio.ensure_future(self._read_stdout()),
+            asyncio.ensure_future(self._read_stderr()),
+        ]
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    async def send(self, message: dict) -> None:
+        """Write one message as a JSON line. Raises ``ConnectionError`` if the server's stdin is gone."""
+        assert self._proc and self._proc.stdin
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            raise ConnectionError(f"server closed its stdin: {exc}") from None
+
+    async def receive(self) -> Incoming | None:
+        """The next JSON-RPC message, or ``None`` once stdout has closed (the server exited).
+
+        Non-JSON lines are counted in ``noise_lines`` and skipped. Raises
+        ``TransportLimitExceeded`` when a bound in ``limits`` is crossed.
+        """
+        while True:
+            item = await self._lines.get()
+            if item is EOF_MARK:
+                self._lines.put_nowait(EOF_MARK)
+                return None
+            if isinstance(item, TransportLimitExceeded):
+                self._lines.put_nowait(item)
+                raise item
+            text = item.strip()
+            if not text:
+                continue
+            try:
+                message = parse(text)
+            except WireJSONError:
+                message = None
+            if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
+                return Incoming(raw=text, message=message)
+            self._note_noise(text)
+
+    def stderr_tail(self) -> str:
+        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes replaced)."""
+        data = b"".join(self._stderr)[-self.limits.stderr_tail_bytes :]
+        return data.decode("utf-8", errors="replace")
+
+    async def close(self) -> int | None:
+        """End the server and everything it started; returns its exit code. Safe to call twice."""
+        if self._proc is None:
+            return None
+        self.exit_code = await process.terminate(self._proc)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        return self.exit_code
+
+    async def wait_exit(self, seconds: float) -> int | None:
+        """Wait up to ``seconds`` for the server to exit by itself; its exit code or ``None``."""
+        assert self._proc
+        try:
+            return await asyncio.wait_for(self._proc.wait(), seconds)
+        except asyncio.TimeoutError:
+            return None
+
+    def _note_noise(self, text: str) -> None:
+        self.noise_lines += 1
+        if len(self.noise_sample) < 3:
+            self.noise_sample.append(text[:120])
+        if self.noise_lines > self.limits.max_noise_lines:
+            error = TransportLimitExceeded(f"more than {self.limits.max_noise_lines} non-JSON stdout lines")
+            self._lines.put_nowait(error)
+
+    async def _read_stdout(self) -> None:
+        assert self._proc and self._proc.stdout
+        buffer = bytearray()
+        try:
+            while True:
+                chunk = await self._proc.stdout.read(1 << 16)
+                if not chunk:
+                    break
+                self._stdout_total += len(chunk)
+                if self._stdout_total > self.limits.max_total_bytes:
+                    raise TransportLimitExceeded(f"stdout exceeded {self.limits.max_total_bytes} bytes in total")
+                buffer += chunk
+                self._split_lines(buffer)
+            if buffer:
+                self._lines.put_nowait(buffer.decode("utf-8", errors="replace"))
+            self._lines.put_nowait(EOF_MARK)
+        except TransportLimitExceeded as exc:
+            self._lines.put_nowait(exc)
+
+    def _split_lines(self, buffer: bytearray) -> None:
+        start = 0
+        while (end := buffer.find(b"\n", start)) != -1:
+            self._lines.put_nowait(buffer[start:end].decode("utf-8", errors="replace"))
+            start = end + 1
+        del buffer[:start]
+        if len(buffer) > self.limits.max_message_bytes:
+            raise TransportLimitExceeded(f"a message exceeded {self.limits.max_message_bytes} bytes")
+
+    async def _read_stderr(self) -> None:
+        assert self._proc and self._proc.stderr
+        keep = self.limits.stderr_tail_bytes
+        while chunk := await self._proc.stderr.read(1 << 16):
+            self._stderr.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr and self._stderr_size - len(self._stderr[0]) >= keep:
+                self._stderr_size -= len(self._stderr.popleft())

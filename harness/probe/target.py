@@ -1,0 +1,42 @@
+"""What to measure: a launch command or a remote URL, with the names it declares.
+
+Built from a catalog entry, a CLI invocation or the GitHub Action's inputs; the probe layer needs
+nothing else. Declared env and header *values* are never stored here — only names; header values
+for remote entries are looked up from the environment at send time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """A declared reason this harness cannot run an entry, and the text its failure must contain."""
+
+    reason: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """``name``: slug used for ``results/<name>/``. Exactly one of ``command`` (a command line,
+    split without a shell) or ``url`` (a Streamable HTTP endpoint). ``env``/``headers``: names only.
+    ``timeout_seconds``: the first attempt's budget (seconds). ``needs_git``: run in a fresh git repo.
+    """
+
+    name: str
+    command: str | None = None
+    url: str | None = None
+    env: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+    timeout_seconds: float = 60.0
+    needs_git: bool = False
+    not_applicable: NotApplicable | None = None
+    package: str | None = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def launch(self) -> str:
+        """The launch command, or the URL for a remote entry (what the record calls launchCommand)."""
+        return self.command if self.command is not None else str(self.url)

@@ -1,0 +1,33 @@
+"""shields.io endpoint badges (``badges/<server>.json``).
+
+Shape: shields' endpoint schema — ``schemaVersion``, ``label``, ``message``, ``color`` and nothing
+shields would reject. Message ``2,378 tokens``; colour from the spec's bands; a server without a
+number gets its status as the message, in lightgrey.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.core import bands
+from harness.core.canonical import stringify
+from harness.util import atomic, schemas
+
+LABEL = "context cost"
+
+
+def badge_for(status: str, tokens: int | None) -> dict:
+    """The badge document for a record's ``status`` and ``totalTokens`` (tokens, or ``None``)."""
+    if status in ("measured", "dynamic") and tokens is not None:
+        message = f"{tokens:,} tokens" if tokens != 1 else "1 token"
+        return {"schemaVersion": 1, "label": LABEL, "message": message, "color": bands.color_for(tokens)}
+    return {"schemaVersion": 1, "label": LABEL, "message": status, "color": bands.NOT_MEASURED_COLOR}
+
+
+def write_badge(path: Path, badge: dict) -> Path:
+    """Validate ``badge`` against ``schemas/badge.schema.json`` and write it atomically.
+
+    Raises ``harness.util.schemas.SchemaViolation`` (nothing written) when it does not validate.
+    """
+    schemas.check("badge", badge, where=str(path))
+    return atomic.write_text(path, stringify(badge, indent=2) + "\n")
