@@ -29,6 +29,7 @@ async def launch_once(
     requested_version: str,
     *,
     pass_declared_values: bool = True,
+    conversation=converse,
 ) -> Capture:
     """Launch ``target.command`` once and run the MCP conversation within ``budget_seconds``.
 
@@ -48,7 +49,7 @@ async def launch_once(
             capture.failure = Failure("spawn", "spawn", str(exc))
             return capture
         try:
-            await _converse_within(transport, capture, limits, budget_seconds)
+            await _converse_within(conversation, transport, capture, limits, budget_seconds)
         finally:
             if capture.failure and capture.failure.kind == "exited":
                 await transport.wait_exit(1.0)
@@ -62,10 +63,10 @@ async def launch_once(
     return capture
 
 
-async def _converse_within(transport: StdioTransport, capture: Capture, limits: Limits, budget: float) -> None:
+async def _converse_within(conversation, transport: StdioTransport, capture: Capture, limits: Limits, budget: float) -> None:
     try:
         async with asyncio.timeout(budget):
-            await converse(transport, capture, limits)
+            await conversation(transport, capture, limits)
     except TimeoutError:
         capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
     except TransportLimitExceeded as exc:

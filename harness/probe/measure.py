@@ -19,7 +19,7 @@ from harness.core.canonical import stringify
 from harness.probe import status as st
 from harness.probe.limits import DEFAULT_LIMITS, Limits
 from harness.probe.outcome import Capture
-from harness.probe.session import REQUESTED_PROTOCOL_VERSION
+from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION, REQUESTED_PROTOCOL_VERSION, discover
 from harness.probe.target import Target
 
 RETRY_BUDGET_FACTOR = 2.0
@@ -38,6 +38,7 @@ class Measurement:
     deadline_seconds: float = 0.0
     widest_budget_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    discover_capture: Capture | None = None
 
 
 async def measure(
@@ -66,7 +67,10 @@ async def measure(
     attempts: list[Capture] = []
     first, verdict, widest = await _first_good(target, run, attempts, base)
     if first is None:
-        return _failed(target, verdict, attempts, deadline, widest)
+        failed = _failed(target, verdict, attempts, deadline, widest)
+        if verdict.status == st.PROTOCOL_MISMATCH:
+            await _try_discover(launcher, target, base, limits, failed)
+        return failed
     result = Measurement(target, st.MEASURED, first, attempts, deadline_seconds=deadline, widest_budget_seconds=widest)
     if len(attempts) > 1:
         result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
@@ -109,6 +113,29 @@ async def _confirm(target: Target, run, budget: float, result: Measurement) -> N
         )
 
 
+async def _try_discover(launcher, target: Target, budget: float, limits: Limits, result: Measurement) -> None:
+    """After a refused initialize, list tools under the revision the server says it speaks — an
+    ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
+    (2026-07-28) — and keep it as a separate, labelled figure."""
+    supported = st.supported_versions(result.capture.failure.data) or []
+    handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
+    if handshake:
+        how = f"initialize at {handshake[-1]} (named in data.supported)"
+        capture = await launcher(target, budget, limits, handshake[-1])
+    else:
+        how = "server/discover"
+        capture = await launcher(target, budget, limits, MODERN_PROTOCOL_VERSION, conversation=discover)
+    if capture.ok:
+        result.discover_capture = capture
+        result.notes.append(
+            f"{how} answered (revision {capture.negotiated_version or capture.requested_version}); its tools/list is "
+            "published separately as 'discover', the headline stays protocol-mismatch because it is defined by "
+            f"initialize at {result.capture.requested_version}"
+        )
+    else:
+        result.notes.append(f"{how} was also tried and failed: {capture.failure.detail} (phase: {capture.phase})")
+
+
 def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, widest: float) -> Measurement:
     last = attempts[-1]
     notes = [verdict.evidence]
@@ -131,8 +158,8 @@ def _default_launcher(target: Target, pass_declared_values: bool):
         return probe_remote
     from harness.probe.launch import launch_once
 
-    async def stdio(t, budget, limits, version):
-        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values)
+    async def stdio(t, budget, limits, version, **kwargs):
+        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values, **kwargs)
 
     return stdio
 

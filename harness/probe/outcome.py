@@ -54,6 +54,7 @@ class Capture:
     elapsed_seconds: float = 0.0
     failure: Failure | None = None
     server_requests: list[str] = field(default_factory=list)
+    extra_supported: list | None = None
 
     @property
     def ok(self) -> bool:

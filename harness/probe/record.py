@@ -44,6 +44,8 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
     if capture.ok and not capture.tools:
         declared = "declared" if capture.declared_tools_capability else "did not declare"
         notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
+    if measurement.discover_capture is not None:
+        record["discover"] = _discover_figure(measurement.discover_capture, redactor)
     for key, value in measurement.extra.items():
         record[key] = value
     record["notes"] = notes
@@ -99,6 +101,19 @@ def _numbers(m: Measurement, redactor: Redactor, notes: list[str]) -> dict:
         "canonicalSha256": counts["canonicalSha256"],
         "canonicalLength": counts["canonicalLength"],
         "tools": counts["tools"],
+        "rawToolsCapture": tools,
+    }
+
+
+def _discover_figure(capture: Capture, redactor: Redactor) -> dict:
+    tools, _ = redactor.json(capture.tools)
+    counts = count_tools(tools).to_json()
+    return {
+        "protocolVersion": capture.negotiated_version or capture.requested_version,
+        "supportedVersions": capture.extra_supported,
+        "totalTokens": counts["totalTokens"],
+        "toolCount": counts["toolCount"],
+        "canonicalSha256": counts["canonicalSha256"],
         "rawToolsCapture": tools,
     }
 

@@ -21,7 +21,13 @@ from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 
 REQUESTED_PROTOCOL_VERSION = "2025-11-25"
+MODERN_PROTOCOL_VERSION = "2026-07-28"
+HANDSHAKE_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "mcp-context-cost", "version": __version__}
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 class Transport(Protocol):
@@ -46,6 +52,37 @@ async def converse(transport: Transport, capture: Capture, limits: Limits) -> No
         await _initialize(transport, capture)
         await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await _list_tools(transport, capture, limits)
+        capture.phase = "done"
+    except _Stop as stop:
+        capture.failure = stop.failure
+    except ConnectionError as exc:
+        capture.failure = Failure("exited", capture.phase, str(exc))
+
+
+async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
+    """The 2026-07-28 revision's flow: ``server/discover`` then ``tools/list`` pages, each request
+    carrying the revision, client info and (empty) capabilities in ``params._meta``.
+
+    Used only after ``initialize`` was refused, to publish a separate, labelled figure; fills
+    ``capture`` like ``converse`` (``negotiated_version`` = the revision listed under).
+    """
+    meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
+    try:
+        capture.phase = "server/discover"
+        await transport.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
+        result = await _result(transport, capture, 1)
+        supported = result.get("supportedVersions")
+        capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
+        capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
+        capture.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
+        info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
+        if isinstance(info, dict):
+            capture.server_name, capture.server_version = _text(info.get("name")), _text(info.get("version"))
+        if isinstance(supported, list) and supported and capture.requested_version not in supported:
+            meta[META_VERSION] = capture.requested_version = str(supported[-1])
+        capture.negotiated_version = meta[META_VERSION]
+        capture.extra_supported = supported if isinstance(supported, list) else None
+        await _list_tools(transport, capture, limits, meta)
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
@@ -80,7 +117,7 @@ async def _initialize(transport: Transport, capture: Capture) -> None:
     capture.declared_tools_capability = isinstance(caps, dict) and "tools" in caps
 
 
-async def _list_tools(transport: Transport, capture: Capture, limits: Limits) -> None:
+async def _list_tools(transport: Transport, capture: Capture, limits: Limits, meta: dict | None = None) -> None:
     tools: list = []
     seen: set[str] = set()
     cursor = None
@@ -90,6 +127,8 @@ async def _list_tools(transport: Transport, capture: Capture, limits: Limits) ->
         if page > limits.max_pages:
             raise _Stop(Failure("limit", capture.phase, f"more than {limits.max_pages} tools/list pages"))
         params = {"cursor": cursor} if cursor is not None else {}
+        if meta:
+            params["_meta"] = meta
         await transport.send({"jsonrpc": "2.0", "id": page + 1, "method": "tools/list", "params": params})
         result = await _result(transport, capture, page + 1)
         page_tools = result.get("tools")

@@ -56,6 +56,8 @@ def classify(target: Target, capture: Capture) -> Verdict:
         return declared
     if _is_protocol_refusal(failure):
         return Verdict(PROTOCOL_MISMATCH, _refusal_evidence(failure))
+    if failure.kind == "http-auth":
+        return Verdict(REMOTE_AUTH_WALL, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
         return Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})")
     auth_line = auth_evidence(target, capture)
@@ -124,10 +126,16 @@ def _failure_evidence(failure: Failure, stderr_tail: str) -> str:
     return text
 
 
+_ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus", re.IGNORECASE)
+
+
 def last_line(text: str) -> str | None:
-    """The last non-blank line of ``text`` (at most 300 characters), or ``None``."""
+    """The most telling line of a stderr tail: the last line that reads like an error, else the
+    last non-blank line (at most 300 characters); ``None`` for an empty tail."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else None
+    errors = [line for line in lines if _ERROR_LINE.search(line)]
+    chosen = errors[-1] if errors else (lines[-1] if lines else None)
+    return chosen[:300] if chosen else None
 
 
 def _where(failure: Failure) -> str:
