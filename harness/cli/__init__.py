@@ -8,7 +8,13 @@ import sys
 from harness import __version__
 
 
-COMMAND_MODULES = ("harness.cli.measure_cmd", "harness.cli.verify_cmd", "harness.db.slice_cmd")
+COMMAND_MODULES = (
+    "harness.cli.measure_cmd",
+    "harness.cli.verify_cmd",
+    "harness.db.slice_cmd",
+    "harness.db.sweep_cmd",
+    "harness.publish.regen_cmd",
+)
 
 
 def _commands():
@@ -44,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

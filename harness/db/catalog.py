@@ -1,0 +1,343 @@
+"""The server catalog: ``servers.yaml`` loaded, validated and turned into dataclasses.
+
+Shape (``schemas/servers.schema.json``, JSON Schema draft 2020-12)::
+
+    reference: memory        # optional; re-measured every week (methodology, "How often a row
+                             # gets a new point")
+    cycleWeeks: 3            # optional, default 3
+    servers:
+      - name: fetch          # unique slug
+        command: uvx --with "mcp<2" mcp-server-fetch   # or url: https://...
+        ...
+
+``load_catalog(path)`` returns a :class:`Catalog` or raises :class:`CatalogError`. Bad input never
+escapes as a traceback: a YAML syntax error, a schema violation, a duplicate name or key, a
+``reference`` naming no entry, or a command ``shlex`` cannot split all become lines of one
+``CatalogError``, every problem at once, each naming the file and line, the entry by 1-based index
+and name, the field, what was expected and what was found::
+
+    servers.yaml:57: entry #12 (name: "fetch"): field "timeoutSeconds": expected a number between 1 and 600, got "fast"
+
+``notApplicable`` carries the declared reason and the text the failure must contain before a run is
+published as not-applicable (methodology, "Failure taxonomy").
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "servers.schema.json"
+DEFAULT_CYCLE_WEEKS = 3
+
+# What each field must be, in words, for error messages (keys are the YAML spellings).
+_EXPECTED = {
+    "name": 'a slug of lowercase letters, digits and "-" (^[a-z0-9][a-z0-9-]*$)',
+    "command": "a non-empty command line (split with shlex, never run by a shell)",
+    "url": "an https:// URL",
+    "package": "a non-empty string",
+    "env": "a list of distinct environment variable names (^[A-Z_][A-Z0-9_]*$)",
+    "headers": "a list of distinct HTTP header names",
+    "category": "a string",
+    "repo": "an http(s) URL",
+    "timeoutSeconds": "a number between 1 and 600",
+    "needsGit": "true or false",
+    "notApplicable": 'a mapping with exactly the string fields "reason" and "evidence"',
+    "notes": "a string",
+    "reference": "the name of an entry in servers",
+    "cycleWeeks": "a whole number of weeks between 1 and 52",
+    "servers": "a list of server entries",
+}
+
+
+class CatalogError(ValueError):
+    """A catalog that cannot be used. ``errors`` holds one human-readable line per problem;
+    ``str(error)`` is those lines joined by newlines."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    reason: str
+    evidence: str  # substring the failure text must contain for status not-applicable
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalog entry. Exactly one of ``command`` / ``url`` is set; ``env`` and ``headers``
+    are names only (values are supplied elsewhere and never recorded); ``timeout_seconds`` is in
+    seconds, ``None`` meaning the harness default."""
+
+    name: str
+    command: str | None = None
+    url: str | None = None
+    package: str | None = None
+    env: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+    category: str | None = None
+    repo: str | None = None
+    timeout_seconds: float | None = None
+    needs_git: bool = False
+    not_applicable: NotApplicable | None = None
+    notes: str | None = None
+
+    def argv(self) -> list[str]:
+        """``shlex.split(command)``; raises ``ValueError`` for a url entry (nothing to launch)."""
+        if self.command is None:
+            raise ValueError(f"entry {self.name!r} is a url entry and has no command")
+        return shlex.split(self.command)
+
+    @property
+    def launcher(self) -> str:
+        """``"url"`` for a remote entry, else the program name (``npx``, ``uvx``, ...)."""
+        return "url" if self.command is None else os.path.basename(self.argv()[0])
+
+
+@dataclass(frozen=True)
+class Catalog:
+    entries: tuple[Entry, ...]
+    reference: str | None = None
+    cycle_weeks: int = DEFAULT_CYCLE_WEEKS
+
+    def get(self, name: str) -> Entry | None:
+        return next((e for e in self.entries if e.name == name), None)
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that records duplicate mapping keys (line, key) instead of silently keeping
+    the last one."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.duplicates: list[tuple[ScalarNode, str]] = []
+
+    def construct_mapping(self, node, deep=False):
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in seen:
+                    self.duplicates.append((key_node, key_node.value))
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+def _show(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Reporter:
+    """Builds ``path:line: entry #i (name: "x"): message`` lines against the parsed tree."""
+
+    def __init__(self, label: str, root: MappingNode | None, doc: object):
+        self.label, self.root, self.doc = label, root, doc
+        self._found: list[tuple[int, str]] = []
+
+    @property
+    def lines(self) -> list[str]:
+        """Every message so far, in file order (stable for messages on the same line)."""
+        return [text for _, text in sorted(self._found, key=lambda pair: pair[0])]
+
+    def _node_at(self, path) -> object:
+        node = self.root
+        for step in path:
+            if isinstance(node, MappingNode) and isinstance(step, str):
+                nxt = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == str(step)), None)
+            elif isinstance(node, SequenceNode) and isinstance(step, int) and step < len(node.value):
+                nxt = node.value[step]
+            else:
+                nxt = None
+            if nxt is None:
+                break
+            node = nxt
+        return node
+
+    def add(self, path: list, message: str, line: int | None = None) -> None:
+        """Record ``message`` about the value at ``path`` (jsonschema-style keys/indices);
+        ``line`` (1-based) overrides the line found by walking the YAML node tree."""
+        node = self._node_at(path)
+        if line is None and node is not None:
+            line = node.start_mark.line + 1
+        where = f"{self.label}:{line}" if line else self.label
+        if len(path) >= 2 and path[0] == "servers" and isinstance(path[1], int):
+            item = self.doc["servers"][path[1]]
+            name = item.get("name") if isinstance(item, dict) else None
+            who = f'(name: "{name}")' if isinstance(name, str) else "(no name)"
+            self._found.append((line or 0, f"{where}: entry #{path[1] + 1} {who}: {message}"))
+        else:
+            self._found.append((line or 0, f"{where}: top level: {message}"))
+
+
+def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
+    path = list(error.absolute_path)
+    in_entry = len(path) >= 2 and path[0] == "servers"
+    field_path = path[2:] if in_entry else path
+    kind, inst = error.validator, error.instance
+    if in_entry and not field_path and not isinstance(inst, dict) and kind != "type":
+        return  # an entry that is not a mapping: its type error says all there is to say
+    if kind == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        for extra in sorted((k for k in inst if k not in known), key=str):
+            near = difflib.get_close_matches(str(extra), known, n=1)
+            hint = f' (did you mean "{near[0]}"?)' if near else f" (known fields: {', '.join(known)})"
+            qualified = ".".join(str(p) for p in field_path + [extra])
+            rep.add(path + [extra], f'unknown field "{qualified}"{hint}')
+        return
+    if kind == "oneOf":  # the command/url choice
+        both = "command" in inst and "url" in inst
+        msg = 'both "command" and "url" given' if both else 'missing both "command" and "url"'
+        rep.add(path, msg + ": give exactly one")
+        return
+    if kind == "required":
+        for missing in error.validator_value:
+            if missing not in inst:
+                field = ".".join(map(str, field_path + [missing]))
+                rep.add(path, f'field "{field}": required but missing')
+        return
+    if kind == "dependentRequired":
+        rep.add(path + ["headers"], 'field "headers": only allowed on a url entry')
+        return
+    if not field_path:  # the whole document or a whole entry has the wrong type
+        what = "a mapping" if in_entry or not path else _EXPECTED.get(str(path[-1]), kind)
+        rep.add(path, f"expected {what}, got {_show(inst)}")
+        return
+    top = str(field_path[0])
+    items = [p for p in field_path[1:] if isinstance(p, int)]
+    label = f'field "{".".join(str(p) for p in field_path if isinstance(p, str))}"'
+    if items:
+        label += f" item #{items[0] + 1}"
+    if kind == "uniqueItems":
+        rep.add(path, f"{label}: expected {_EXPECTED.get(top, kind)}, got duplicates in {_show(inst)}")
+        return
+    rep.add(path, f"{label}: expected {_EXPECTED.get(top, error.message)}, got {_show(inst)}")
+
+
+def _semantic_checks(doc: dict, rep: _Reporter) -> None:
+    """Checks JSON Schema cannot express: unique names, splittable commands, a real reference.
+    Tolerates entries the schema already rejected (they are skipped, not crashed on)."""
+    servers = doc.get("servers") if isinstance(doc.get("servers"), list) else []
+    first: dict[str, int] = {}
+    for i, item in enumerate(servers):
+        if not isinstance(item, dict):
+            continue
+        name = item.get("name")
+        if isinstance(name, str):
+            if name in first:
+                rep.add(["servers", i, "name"], f'field "name": duplicate of entry #{first[name] + 1}')
+            else:
+                first[name] = i
+        timeout = item.get("timeoutSeconds")
+        if isinstance(timeout, float) and not math.isfinite(timeout):
+            rep.add(["servers", i, "timeoutSeconds"],
+                    f'field "timeoutSeconds": expected {_EXPECTED["timeoutSeconds"]}, got {_show(timeout)}')
+        command = item.get("command")
+        if isinstance(command, str) and command.strip():
+            try:
+                argv, why = shlex.split(command), "it splits into nothing"
+            except ValueError as exc:
+                argv, why = None, f"shlex: {exc}"
+            if not argv:
+                rep.add(["servers", i, "command"],
+                        f'field "command": expected {_EXPECTED["command"]}, got {_show(command)} ({why})')
+    ref = doc.get("reference")
+    if isinstance(ref, str) and ref not in first:
+        rep.add(["reference"], f'field "reference": expected {_EXPECTED["reference"]}, got {_show(ref)}')
+
+
+def _entry(item: dict) -> Entry:
+    na = item.get("notApplicable")
+    return Entry(
+        name=item["name"], command=item.get("command"), url=item.get("url"),
+        package=item.get("package"), env=tuple(item.get("env", ())),
+        headers=tuple(item.get("headers", ())), category=item.get("category"),
+        repo=item.get("repo"), timeout_seconds=item.get("timeoutSeconds"),
+        needs_git=bool(item.get("needsGit", False)),
+        not_applicable=NotApplicable(na["reason"], na["evidence"]) if na else None,
+        notes=item.get("notes"),
+    )
+
+
+def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
+    """The catalog JSON Schema as a dict (default: the repository's ``schemas/`` file)."""
+    with open(schema_path or SCHEMA_PATH, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None = None) -> Catalog:
+    """Read, validate and return the catalog at ``path``.
+
+    Raises :class:`CatalogError` listing every problem found (see module docstring); nothing
+    else for bad input. ``OSError`` while reading becomes a ``CatalogError`` too.
+    """
+    label = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError([f"{label}: cannot read: {exc}"]) from None
+    loader = None
+    try:
+        loader = _Loader(text)
+        root = loader.get_single_node()
+        doc = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{label}:{mark.line + 1}" if mark else label
+        detail = [f"column {mark.column + 1}"] if mark else []
+        if exc.problem and exc.context and exc.context_mark:
+            detail.append(f"{exc.context} at line {exc.context_mark.line + 1}")
+        extra = f" ({'; '.join(detail)})" if detail else ""
+        raise CatalogError([f"{where}: YAML syntax error: {exc.problem or exc.context}{extra}"]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        line = text[: max(exc.position, 0)].count("\n") + 1
+        raise CatalogError([f"{label}:{line}: YAML syntax error: character #x{exc.character:04x} "
+                            f"is not allowed in YAML"]) from None
+    except yaml.YAMLError as exc:
+        raise CatalogError([f"{label}: YAML error: {exc}"]) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+    rep = _Reporter(label, root if isinstance(root, MappingNode) else None, doc)
+    if not isinstance(doc, dict):
+        rep.add([], f'expected a mapping with a "servers" list, got {_show(doc)}')
+        raise CatalogError(rep.lines)
+    for key_node, key in loader.duplicates:
+        line = key_node.start_mark.line  # 0-based; find the entry whose node spans it, if any
+        seq = rep._node_at(["servers"])
+        spans = seq.value if isinstance(seq, SequenceNode) else []
+        owner = [i for i, n in enumerate(spans) if n.start_mark.line <= line <= n.end_mark.line]
+        where = ["servers", owner[-1]] if owner and isinstance(doc.get("servers"), list) else []
+        rep.add(where, f'field "{key}": given twice; a mapping key may appear only once', line + 1)
+
+    validator = jsonschema.Draft202012Validator(load_schema(schema_path))
+    for error in sorted(validator.iter_errors(doc), key=_order):
+        _describe(error, rep)
+    _semantic_checks(doc, rep)
+    if rep.lines:
+        raise CatalogError(rep.lines)
+    return Catalog(
+        entries=tuple(_entry(item) for item in doc["servers"]),
+        reference=doc.get("reference"),
+        cycle_weeks=doc.get("cycleWeeks", DEFAULT_CYCLE_WEEKS),
+    )
+
+
+def _order(error: jsonschema.ValidationError) -> tuple:
+    """A stable order for schema errors (the report is finally sorted by line)."""
+    path = list(error.absolute_path)
+    index = path[1] if len(path) >= 2 and isinstance(path[1], int) else -1
+    return (index, [str(p) for p in path[2:]], error.validator)

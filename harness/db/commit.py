@@ -1,0 +1,31 @@
+"""One commit per sweep, under a bot identity, with gitpython (issue #4, "Publish and commit")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
+PUBLISHED = ("results", "badges", "history.csv", "docs")
+
+
+def commit_published(root: Path, message: str) -> str | None:
+    """Stage the published paths under ``root`` and commit them; returns the new commit's hexsha,
+    or ``None`` when nothing changed (no commit is made then)."""
+    repo = git.Repo(root)
+    _clear_stale_lock(repo)
+    paths = [p for p in PUBLISHED if (Path(root) / p).exists()]
+    repo.git.add("--all", "--", *paths)
+    if repo.head.is_valid() and not repo.index.diff("HEAD"):
+        return None
+    commit = repo.index.commit(message, author=BOT, committer=BOT)
+    return commit.hexsha
+
+
+def _clear_stale_lock(repo: git.Repo) -> None:
+    """A sweep killed inside ``git add``/``commit`` leaves ``index.lock`` behind; the next sweep
+    removes it so recovery needs no manual cleanup (the sweep holds the repository's only writer)."""
+    lock = Path(repo.git_dir) / "index.lock"
+    if lock.exists():
+        lock.unlink()

@@ -1,0 +1,52 @@
+"""The harness-fault guard (methodology, "A whole sweep is checked before any of it is published").
+
+A sweep is a harness fault when at least ``MIN_REGRESSIONS`` servers that had a real number at
+HEAD come back without one, and they are at least half of the swept servers that could have
+regressed (those with a real number at HEAD). A real number is a measured or dynamic record with
+at least one tool: a zero-tool answer is what a broken harness would also produce, so it never
+counts as one. With no prior real numbers the check cannot be performed, and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MIN_REGRESSIONS = 5
+REAL_STATUSES = ("measured", "dynamic")
+
+
+def has_real_number(record: dict | None) -> bool:
+    """True for a measured/dynamic record with a positive tool count."""
+    return bool(record) and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """``verdict``: ``pass``, ``fault`` or ``not-performed``; ``reason``: one printable sentence;
+    ``regressed``: names of servers that lost their real number; ``eligible``: how many could."""
+
+    verdict: str
+    reason: str
+    regressed: tuple[str, ...]
+    eligible: int
+
+    @property
+    def fault(self) -> bool:
+        return self.verdict == "fault"
+
+
+def check(committed: dict[str, dict | None], fresh: dict[str, dict]) -> GuardResult:
+    """Apply the rule to ``committed`` (server → record at HEAD or ``None``) and ``fresh``
+    (server → this sweep's record) over the servers in ``fresh``."""
+    eligible = sorted(s for s in fresh if has_real_number(committed.get(s)))
+    regressed = tuple(s for s in eligible if not has_real_number(fresh[s]))
+    if not eligible:
+        return GuardResult("not-performed", "harness-fault check could not be performed: no swept server had a "
+                           "real number at HEAD to compare against", (), 0)
+    share = f"{len(regressed)} of {len(eligible)} swept server(s) with a real number at HEAD came back without one"
+    if len(regressed) >= MIN_REGRESSIONS and 2 * len(regressed) >= len(eligible):
+        names = ", ".join(regressed[:10]) + (" …" if len(regressed) > 10 else "")
+        return GuardResult("fault", f"harness fault: {share} (threshold: at least {MIN_REGRESSIONS} and at least "
+                           f"half): {names}", regressed, len(eligible))
+    return GuardResult("pass", f"harness-fault check passed: {share} (a fault needs at least {MIN_REGRESSIONS} and "
+                       "at least half)", regressed, len(eligible))

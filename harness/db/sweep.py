@@ -1,0 +1,107 @@
+"""Measure a set of catalog entries concurrently into a staging area (issue #4, "Sweep").
+
+Each entry yields exactly one record, whatever the server does. A record whose result is the
+same as the one already in the working tree for the same UTC day is not restaged, so a rerun on
+the same day changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.db.catalog import Entry
+from harness.db.progress import Progress
+from harness.db.staging import Staging
+from harness.db.targets import target_for
+from harness.probe import isolation, record
+from harness.probe.measure import measure
+from harness.util import schemas
+
+VOLATILE = ("measuredAt", "attempts", "deadlineMs")
+
+
+def default_concurrency() -> int:
+    """Servers measured at once: most time is spent waiting on installs and child processes, so
+    a few per core (4 per core, at most 16)."""
+    return max(2, min(16, 4 * (os.cpu_count() or 1)))
+
+
+@dataclass
+class SweepResult:
+    """``records``: server → the record of this sweep (staged or unchanged); ``staged``:
+    repository paths staged for publishing; ``unchanged``: servers whose record was kept as is."""
+
+    records: dict[str, dict]
+    staged: list[str]
+    unchanged: list[str]
+
+
+async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
+                progress: Progress, isolation_mode: str = "host", measurer=None) -> SweepResult:
+    """Measure ``entries`` with at most ``concurrency`` in flight; stage each new record.
+
+    ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``.
+    """
+    measurer = measurer or measure
+    gate = asyncio.Semaphore(concurrency)
+    iso = isolation.describe(isolation_mode)
+    result = SweepResult({}, [], [])
+    progress.start(len(entries))
+
+    async def one(entry: Entry) -> None:
+        async with gate:
+            progress.begin(entry.name)
+            measurement = await measurer(target_for(entry))
+            rec = record.build(measurement, iso, measured_at=_stamp(date))
+            _stage(rec, root, staging, date, result)
+            progress.done(entry.name, rec["status"], _detail(rec))
+
+    try:
+        await asyncio.gather(*(one(e) for e in entries))
+    finally:
+        progress.close()
+    return result
+
+
+def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult) -> None:
+    relative = f"results/{rec['server']}/measurement.json"
+    current = _read(root / relative)
+    if current is not None and same_result(current, rec) and current.get("measuredAt", "")[:10] == date.isoformat():
+        result.records[rec["server"]] = current
+        result.unchanged.append(rec["server"])
+        return
+    staged = staging.write_text(relative, record.serialize(rec))
+    schemas.check("measurement", parse(staged.read_text(encoding="utf-8")), where=str(staged))
+    result.records[rec["server"]] = rec
+    result.staged.append(relative)
+
+
+def same_result(a: dict, b: dict) -> bool:
+    """True when two records differ only in when and how long (``measuredAt``, attempts)."""
+    strip = lambda r: {k: v for k, v in r.items() if k not in VOLATILE}  # noqa: E731
+    return strip(a) == strip(b)
+
+
+def _stamp(date: dt.date) -> dt.datetime:
+    """measuredAt: now, unless the sweep is for another day (a --date override): then noon UTC."""
+    now = dt.datetime.now(dt.timezone.utc)
+    return now if now.date() == date else dt.datetime(date.year, date.month, date.day, 12, tzinfo=dt.timezone.utc)
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        value = parse(path.read_text(encoding="utf-8"))
+    except (OSError, WireJSONError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _detail(rec: dict) -> str:
+    if rec["totalTokens"] is not None:
+        return f"{rec['totalTokens']:,} tokens, {rec['toolCount']} tools"
+    return (rec["notes"][0][:100] if rec["notes"] else "")
