@@ -41,14 +41,17 @@ def register(sub) -> None:
     p.add_argument("--results", default="results", help="results directory (default: results)")
     p.add_argument("--badges", default="badges", help="badges directory (default: badges)")
     p.add_argument("--single", action="store_true", help="one launch only (no confirmation launch)")
+    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+                   help="auto (default) = sandbox where bubblewrap works, else host")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     try:
         target = _target(args)
-        measurement = measure_sync(target, dual=not args.single)
-        rec = record.build(measurement, isolation.describe("host"))
+        mode = isolation.resolve_mode(args.isolation)
+        measurement = measure_sync(target, dual=not args.single, isolation=mode)
+        rec = record.build(measurement, isolation.describe(mode))
     except (LookupError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -24,9 +24,9 @@ JOURNAL = "JOURNAL"
 class Staging:
     """One sweep's staging directory under ``root/.staging/<run>``."""
 
-    def __init__(self, root: Path, run: str):
+    def __init__(self, root: Path, run: str, directory: Path | None = None):
         self.root = Path(root)
-        self.dir = self.root / STAGING_DIR / run
+        self.dir = Path(directory) if directory is not None else self.root / STAGING_DIR / run
 
     def path(self, relative: str) -> Path:
         """Where the staged copy of repository path ``relative`` lives."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,15 @@ class SweepResult:
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
-                progress: Progress, isolation_mode: str = "host", measurer=None) -> SweepResult:
+                progress: Progress, isolation_mode: str = "host", measurer=None,
+                stage_unchanged: bool = False) -> SweepResult:
     """Measure ``entries`` with at most ``concurrency`` in flight; stage each new record.
 
     ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``.
+    ``stage_unchanged``: stage every record even when the working tree already has the same result
+    (a shard directory must hold all of its records).
     """
-    measurer = measurer or measure
+    measurer = measurer or functools.partial(measure, isolation=isolation_mode, pass_declared_values=False)
     gate = asyncio.Semaphore(concurrency)
     iso = isolation.describe(isolation_mode)
     result = SweepResult({}, [], [])
@@ -58,7 +62,7 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
             progress.begin(entry.name)
             measurement = await measurer(target_for(entry))
             rec = record.build(measurement, iso, measured_at=_stamp(date))
-            _stage(rec, root, staging, date, result)
+            _stage(rec, root, staging, date, result, stage_unchanged)
             progress.done(entry.name, rec["status"], _detail(rec))
 
     try:
@@ -68,9 +72,14 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     return result
 
 
-def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult) -> None:
+def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult) -> None:
+    """Stage ``rec`` unless the working tree already holds the same result from the same day."""
+    _stage(rec, root, staging, date, result)
+
+
+def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool = False) -> None:
     relative = f"results/{rec['server']}/measurement.json"
-    current = _read(root / relative)
+    current = None if always else _read(root / relative)
     if current is not None and same_result(current, rec) and current.get("measuredAt", "")[:10] == date.isoformat():
         result.records[rec["server"]] = current
         result.unchanged.append(rec["server"])

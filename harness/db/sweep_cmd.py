@@ -1,6 +1,8 @@
 """``mcp-context-cost sweep``: the main job — measure today's slice, check, publish, commit.
 
     mcp-context-cost sweep [--date D] [--only a,b] [--all] [--concurrency N] [--commit] [--root DIR]
+    mcp-context-cost sweep --shard K/N --out DIR [...]      # measure one part, publish nothing
+    mcp-context-cost sweep --merge DIR [DIR ...] [--commit]  # validate, guard, publish the parts
 
 Order (issue #4): recover anything an interrupted sweep left; load the catalog (a bad catalog
 measures nothing); measure into the staging area; validate; run the harness-fault guard against
@@ -17,12 +19,13 @@ import os
 import sys
 from pathlib import Path
 
-from harness.db import guard, publish, rotation, staging
+from harness.db import guard, publish, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import commit_published
 from harness.db.committed import head_record, repo_at
 from harness.db.progress import Progress
-from harness.db.sweep import default_concurrency, sweep
+from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
+from harness.probe import isolation
 from harness.util.schemas import SchemaViolation
 
 
@@ -36,6 +39,11 @@ def register(sub) -> None:
     p.add_argument("--commit", action="store_true", help="commit the published files (bot identity)")
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+    p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
+    p.add_argument("--out", help="output directory of a --shard run")
+    p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
+    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+                   help="auto (default) = sandbox where bubblewrap works, else host")
     p.set_defaults(func=run)
 
 
@@ -44,10 +52,17 @@ def run(args, measurer=None) -> int:
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
     for line in staging.recover(root):
         print(line, file=sys.stderr)
+    if getattr(args, "merge", None):
+        return _merge(root, args)
     try:
         catalog = load_catalog(root / args.catalog)
         entries = _choose(catalog, args, date)
-    except (CatalogError, LookupError) as exc:
+        if getattr(args, "shard", None):
+            k, n = shards.parse_spec(args.shard)
+            if not args.out:
+                raise LookupError("--shard needs --out DIR")
+            return _measure_shard(root, shards.part(entries, k, n), date, args, measurer, k, n)
+    except (CatalogError, LookupError, shards.ShardError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
@@ -70,13 +85,52 @@ def _choose(catalog, args, date: dt.date):
     return list(catalog.entries) if args.all else rotation.slice_for(catalog, date)
 
 
+def _measure(root, entries, stage, date, args, measurer, stage_unchanged=False):
+    mode = isolation.resolve_mode(getattr(args, "isolation", "auto"))
+    return asyncio.run(sweep(entries, root, stage, date, concurrency=max(1, args.concurrency), progress=Progress(),
+                             isolation_mode=mode, measurer=measurer, stage_unchanged=stage_unchanged))
+
+
+def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
+    out = Path(args.out).resolve()
+    print(f"shard {k}/{n}: {len(entries)} server(s) into {out}", file=sys.stderr)
+    try:
+        result = _measure(root, entries, staging.Staging(root, "", directory=out), date, args, measurer, True)
+    except SchemaViolation as exc:
+        print(f"error: a record failed validation:\n{exc}", file=sys.stderr)
+        return 1
+    shards.write_manifest(out, date.isoformat(), k, n, list(result.records))
+    _print_summary(result.records)
+    return 0
+
+
+def _merge(root: Path, args) -> int:
+    try:
+        day, records = shards.read_shards([Path(d) for d in args.merge])
+    except (shards.ShardError, SchemaViolation) as exc:
+        print(f"error: {exc}\nnothing published", file=sys.stderr)
+        return 1
+    date = dt.date.fromisoformat(day)
+    stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
+    result = SweepResult({}, [], [])
+    try:
+        for _, rec in sorted(records.items()):
+            stage_record(rec, root, stage, date, result)
+        return _check_publish(root, result, stage, date, args)
+    finally:
+        stage.discard()
+
+
 def _measure_check_publish(root, entries, stage, date, args, measurer) -> int:
     try:
-        result = asyncio.run(sweep(entries, root, stage, date, concurrency=max(1, args.concurrency),
-                                   progress=Progress(), measurer=measurer))
+        result = _measure(root, entries, stage, date, args, measurer)
     except SchemaViolation as exc:
         print(f"error: a record failed validation; nothing published:\n{exc}", file=sys.stderr)
         return 1
+    return _check_publish(root, result, stage, date, args)
+
+
+def _check_publish(root, result, stage, date, args) -> int:
     repo = repo_at(root)
     verdict = guard.check({s: head_record(repo, s) for s in result.records}, result.records)
     print(verdict.reason, file=sys.stderr)

@@ -38,8 +38,40 @@ def _version(program: str, args: list[str], env: dict) -> str | None:
     return text[0].removeprefix("Python ").removeprefix("uv ").split(" ")[0] if text else None
 
 
-def describe(mode: str = "host", image: str | None = None, network: str = "host", note: str | None = None) -> dict:
+MODES = ("host", "sandbox", "docker")
+NOTES = {
+    "host": "launched as a child of the harness with a minimal environment; nothing else isolated",
+    "sandbox": "bubblewrap: new namespaces, fresh HOME and /tmp, host homes and checkout hidden, system dirs "
+               "read-only, declared env names given dummy values, network shared for package fetch",
+    "docker": "one container per server from a pinned image, resource limits, no host mounts or credentials",
+}
+
+
+def resolve_mode(requested: str) -> str:
+    """``auto`` → ``sandbox`` where bubblewrap can create namespaces here, else ``host``; any
+    other value is returned as is (must be one of ``MODES``; raises ``ValueError`` otherwise)."""
+    if requested != "auto":
+        if requested not in MODES:
+            raise ValueError(f"unknown isolation mode {requested!r}: choose auto, {', '.join(MODES)}")
+        return requested
+    return "sandbox" if _bwrap_works() else "host"
+
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_works() -> bool:
+    found = shutil.which("bwrap")
+    if not found:
+        return False
+    try:
+        done = subprocess.run([found, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def describe(mode: str = "host", image: str | None = None, network: str | None = None, note: str | None = None) -> dict:
     """The ``isolation`` object of a record: mode, os, arch, image, network, runtimes, note."""
+    network = network or ("bridge" if mode == "docker" else "host")
     return {
         "mode": mode,
         "os": platform.system().lower(),
@@ -47,5 +79,5 @@ def describe(mode: str = "host", image: str | None = None, network: str = "host"
         "image": image,
         "network": network,
         "runtimes": runtime_versions(),
-        "note": note,
+        "note": note or NOTES.get(mode),
     }

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.probe import environment
+from harness.probe import environment, sandbox
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -30,6 +30,7 @@ async def launch_once(
     *,
     pass_declared_values: bool = True,
     conversation=converse,
+    isolation: str = "host",
 ) -> Capture:
     """Launch ``target.command`` once and run the MCP conversation within ``budget_seconds``.
 
@@ -39,10 +40,11 @@ async def launch_once(
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-") as tmp:
         cwd = Path(tmp)
-        env = environment.child_env(target.env, pass_declared_values=pass_declared_values)
+        sandboxed = isolation == "sandbox"
+        env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
         try:
             prepare_workdir(cwd, needs_git=target.needs_git)
-            argv = resolve_argv(split_command(target.command or ""), env["PATH"])
+            argv, env = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
             transport = StdioTransport(argv, env, cwd, limits)
             await transport.start()
         except SpawnError as exc:
@@ -61,6 +63,20 @@ async def launch_once(
         if capture.failure and capture.failure.kind == "exited":
             capture.failure.exit_code = capture.exit_code
     return capture
+
+
+def _isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target: Target) -> tuple[list[str], dict]:
+    """argv and env for the chosen isolation mode (see ``sandbox``). Raises ``SpawnError``."""
+    if isolation == "sandbox":
+        try:
+            resolved = resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
+            return sandbox.bwrap_argv(resolved, cwd, env)
+        except sandbox.SandboxUnavailable as exc:
+            raise SpawnError(str(exc)) from None
+    if isolation == "docker":
+        image = sandbox.docker_image_for(argv[0])
+        return resolve_argv(sandbox.docker_argv(argv, list(target.env), image), env["PATH"]), env
+    return resolve_argv(argv, env["PATH"]), env
 
 
 async def _converse_within(conversation, transport: StdioTransport, capture: Capture, limits: Limits, budget: float) -> None:

@@ -48,6 +48,7 @@ async def measure(
     requested_version: str = REQUESTED_PROTOCOL_VERSION,
     dual: bool = True,
     pass_declared_values: bool = True,
+    isolation: str = "host",
     launcher=None,
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
@@ -55,7 +56,7 @@ async def measure(
     ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
     stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
     """
-    launcher = launcher or _default_launcher(target, pass_declared_values)
+    launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline
@@ -151,7 +152,7 @@ def _attempt_summary(target: Target, capture: Capture) -> str:
     return f"{verdict.status}: {verdict.evidence}"
 
 
-def _default_launcher(target: Target, pass_declared_values: bool):
+def _default_launcher(target: Target, pass_declared_values: bool, isolation: str):
     if target.url:
         from harness.probe.remote import probe_remote
 
@@ -159,7 +160,8 @@ def _default_launcher(target: Target, pass_declared_values: bool):
     from harness.probe.launch import launch_once
 
     async def stdio(t, budget, limits, version, **kwargs):
-        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values, **kwargs)
+        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values,
+                                 isolation=isolation, **kwargs)
 
     return stdio
 

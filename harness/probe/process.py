@@ -114,10 +114,11 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
 
 
 async def _wait(proc: asyncio.subprocess.Process, seconds: float) -> None:
-    try:
-        await asyncio.wait_for(proc.wait(), seconds)
-    except (asyncio.TimeoutError, ProcessLookupError):
-        pass
+    # Polls ``returncode`` rather than awaiting ``proc.wait()``, which also waits for every pipe to
+    # close — held open by a surviving grandchild, or never drained once a reader hit a limit.
+    ends = asyncio.get_running_loop().time() + seconds
+    while proc.returncode is None and asyncio.get_running_loop().time() < ends:
+        await asyncio.sleep(0.02)
 
 
 def _signal_group(pgid: int, sig: int) -> None:

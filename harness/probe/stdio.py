@@ -21,6 +21,7 @@ from harness.probe import process
 from harness.probe.limits import Limits
 
 EOF_MARK = object()
+EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
 
 
 class TransportLimitExceeded(Exception):
@@ -60,6 +61,7 @@ class StdioTransport:
         self._tasks = [
             asyncio.ensure_future(self._read_stdout()),
             asyncio.ensure_future(self._read_stderr()),
+            asyncio.ensure_future(self._watch_exit()),
         ]
 
     @property
@@ -114,6 +116,12 @@ class StdioTransport:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Close the pipes now: a reader stopped at a limit (or pipes a killed grandchild held) would
+        # otherwise leave the transport open until garbage collection, after the loop has closed.
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+            await asyncio.sleep(0)
         return self.exit_code
 
     async def wait_exit(self, seconds: float) -> int | None:
@@ -123,6 +131,17 @@ class StdioTransport:
             return await asyncio.wait_for(self._proc.wait(), seconds)
         except asyncio.TimeoutError:
             return None
+
+    async def _watch_exit(self) -> None:
+        """Once the server itself has exited, give stdout ``EXIT_EOF_GRACE`` seconds to reach EOF,
+        then report EOF anyway: a descendant holding the pipe open must not turn an exit into a
+        timeout. (``proc.wait()`` also waits for the pipes to close, so ``returncode`` is polled.)"""
+        assert self._proc
+        while self._proc.returncode is None:
+            await asyncio.sleep(0.05)
+        done, _ = await asyncio.wait({self._tasks[0]}, timeout=EXIT_EOF_GRACE)
+        if not done:
+            self._lines.put_nowait(EOF_MARK)
 
     def _note_noise(self, text: str) -> None:
         self.noise_lines += 1

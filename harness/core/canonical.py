@@ -1,0 +1,198 @@
+"""The canonical form: JavaScript ``JSON.stringify`` over Python values.
+
+The canonical string of a tools array is ``JSON.stringify(tools)`` (methodology, "What the number
+is", step 2); its UTF-8 bytes are what is hashed and tokenized. ``stringify`` reproduces it byte
+for byte for the values ``harness.core.jsparse.parse`` returns, and for values built in Python.
+
+Strings go through the stdlib's C string encoder (``json.encoder.encode_basestring``), which
+escapes exactly what ECMA-262 QuoteJSONString escapes except surrogates; those are fixed in one
+pass over the finished text. Numbers and object key order are done here. Serialization uses an
+explicit stack, so nesting depth is limited by memory only.
+"""
+
+from __future__ import annotations
+
+import re
+from json.encoder import encode_basestring as _quote
+
+from harness.core.jsnumber import number_to_string
+
+__all__ = ["canonical_bytes", "stringify"]
+
+_INF = float("inf")
+_ARRAY_INDEX_MAX = 4294967294  # 2**32 - 2: ECMA-262 "array index"
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def _fix_surrogate(match: re.Match) -> str:
+    text = match.group()
+    if len(text) == 2:  # a high+low pair held as two code points: JavaScript sees one character
+        return chr(0x10000 + ((ord(text[0]) - 0xD800) << 10) + (ord(text[1]) - 0xDC00))
+    return f"\\u{ord(text):04x}"  # a lone surrogate: ES2019 well-formed JSON.stringify
+
+
+def _is_array_index(key: str) -> bool:
+    """True for canonical decimal strings of 0 .. 2**32-2 ("0", "10"; not "01", "4294967295")."""
+    return (
+        key.isascii()
+        and key.isdigit()
+        and (key == "0" or key[0] != "0")
+        and int(key) <= _ARRAY_INDEX_MAX
+    )
+
+
+def _items(obj: dict):
+    """Own-property order (ECMA-262 OrdinaryOwnPropertyKeys): array indices ascending, then the
+    other keys in insertion order. Returns an iterable of (key, value) pairs."""
+    index_keys = None
+    for key in obj:
+        if type(key) is not str:
+            raise TypeError(f"object keys must be str, not {type(key).__name__}: {key!r}")
+        if "0" <= key[:1] <= "9" and _is_array_index(key):
+            if index_keys is None:
+                index_keys = []
+            index_keys.append(key)
+    if index_keys is None:
+        return obj.items()
+    index_keys.sort(key=int)
+    indexed = set(index_keys)
+    ordered = index_keys + [key for key in obj if key not in indexed]
+    return [(key, obj[key]) for key in ordered]
+
+
+def _number(value) -> str:
+    if type(value) is int:
+        try:
+            value = float(value)
+        except OverflowError:
+            return "null"  # beyond the largest double: JavaScript would hold Infinity
+    if value != value or value == _INF or value == -_INF:
+        return "null"  # SerializeJSONProperty: a non-finite Number serializes as "null"
+    return number_to_string(value)
+
+
+def _scalar(value) -> str:
+    """Text of a non-container value, or raise TypeError."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, (float, int)):
+        return _number(value)
+    raise TypeError(f"cannot serialize {type(value).__name__} as JSON: {value!r}")
+
+
+def _serialize(value, gap: str) -> str:
+    parts: list[str] = []
+    out = parts.append
+    # Each frame: [iterator, is_object, id of container]; ``active`` guards against cycles.
+    stack: list = []
+    active: set[int] = set()
+    item_sep = ","
+    key_sep = ":" if not gap else ": "
+    while True:
+        # Serialize ``value``; containers with members push a frame and continue with the first.
+        t = type(value)
+        if t is str:
+            out(_quote(value))
+        elif t is float:
+            if value.is_integer() and -9007199254740992.0 < value < 9007199254740992.0:
+                out(str(int(value)))  # exact below 2**53; -0.0 prints "0"
+            else:
+                out(_number(value))
+        elif t is dict or t is list or isinstance(value, (dict, list)):
+            is_object = isinstance(value, dict)
+            members = iter(_items(value) if is_object else value)
+            first = next(members, _END)
+            if first is _END:
+                out("{}" if is_object else "[]")
+            else:
+                ident = id(value)
+                if ident in active:
+                    raise ValueError("cannot serialize a cyclic structure (JSON.stringify throws)")
+                active.add(ident)
+                stack.append((members, is_object, ident))
+                out("{" if is_object else "[")
+                if gap:
+                    out("\n" + gap * len(stack))
+                if is_object:
+                    out(_quote(first[0]))
+                    out(key_sep)
+                    value = first[1]
+                else:
+                    value = first
+                continue
+        else:
+            out(_scalar(value))
+        # Advance to the next member, closing every container that has run out.
+        while stack:
+            members, is_object, ident = stack[-1]
+            nxt = next(members, _END)
+            if nxt is _END:
+                stack.pop()
+                active.discard(ident)
+                if gap:
+                    out("\n" + gap * len(stack))
+                out("}" if is_object else "]")
+                continue
+            out(item_sep if not gap else ",\n" + gap * len(stack))
+            if is_object:
+                out(_quote(nxt[0]))
+                out(key_sep)
+                value = nxt[1]
+            else:
+                value = nxt
+            break
+        else:
+            break
+    text = "".join(parts)
+    if not text.isascii() and _SURROGATES.search(text):
+        text = _SURROGATES.sub(_fix_surrogate, text)
+    return text
+
+
+_END = object()
+
+
+def stringify(value, indent: int | None = None) -> str:
+    """Return JavaScript's ``JSON.stringify(value)`` (or ``JSON.stringify(value, null, indent)``).
+
+    Shapes accepted: ``dict`` (``str`` keys only), ``list``, ``str``, ``float``, ``int`` (held as
+    a double, as JavaScript would: ``float(int)``; too large for a double → ``null``), ``bool``,
+    ``None``. Output is a ``str`` of well-formed Unicode (no surrogate code points left), so it
+    always encodes to UTF-8.
+
+    Rules (ECMA-262 "JSON.stringify", "SerializeJSONProperty", "SerializeJSONObject",
+    "SerializeJSONArray"):
+
+    * object keys in "OrdinaryOwnPropertyKeys" order: array-index keys ("0" … "4294967294" in
+      canonical decimal form) first in ascending numeric order, then the rest in insertion order;
+    * numbers by "Number::toString" (``harness.core.jsnumber.number_to_string``); NaN and
+      ±Infinity serialize as ``null``;
+    * strings by "QuoteJSONString": ``\\"``, ``\\\\``, ``\\b \\f \\n \\r \\t``, other code units
+      below U+0020 as ``\\u00xx`` (lowercase hex), lone surrogates as ``\\udxxx`` (lowercase, the
+      ES2019 well-formed rule); everything else raw, including ``/``, U+007F and U+2028/U+2029.
+      A high+low surrogate pair stored as two code points is one character to JavaScript and is
+      emitted as that character;
+    * ``indent``: ``None`` or < 1 means no whitespace; otherwise ``min(indent, 10)`` spaces per
+      level, ``": "`` after keys, and empty containers still print as ``[]`` / ``{}``.
+
+    Raises ``TypeError`` for any other type (or a non-``str`` key) and ``ValueError`` for a cyclic
+    structure (where JavaScript throws a TypeError).
+    """
+    gap = ""
+    if indent is not None:
+        if isinstance(indent, bool) or not isinstance(indent, int):
+            raise TypeError(f"indent must be an int or None, not {type(indent).__name__}")
+        gap = " " * min(10, indent) if indent >= 1 else ""
+    return _serialize(value, gap)
+
+
+def canonical_bytes(value) -> bytes:
+    """UTF-8 bytes of ``stringify(value)`` — the bytes that are hashed (canonicalSha256), measured
+    (canonicalLength) and tokenized. Same accepted shapes and errors as ``stringify``."""
+    return stringify(value).encode("utf-8")

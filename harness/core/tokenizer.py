@@ -1,0 +1,486 @@
+"""The o200k_base tokenizer, provisioned through tiktoken and verified byte for byte.
+
+Rule source: spec/methodology.txt, "What the number is", step 3 — the number is the length of the
+token sequence tiktoken o200k_base produces for the canonical string. Special-token text (e.g.
+``<|endoftext|>``) is ordinary text here, as in the conformance cases (``encode_ordinary``).
+
+Where the rank file comes from, in this order:
+
+0. **Our own cache**, if a file there already hashes to the SHA-256 tiktoken pins. It was put there
+   by an earlier step (b) (or re-fetched by tiktoken itself), so it holds the same bytes as (a)
+   would; checking it first means a provisioned machine needs no network, and it avoids
+   tiktoken's download, which has no timeout, hanging on a network that drops packets.
+a. **tiktoken's own path**: ``tiktoken.get_encoding("o200k_base")``, i.e. its cache
+   (``TIKTOKEN_CACHE_DIR`` / ``DATA_GYM_CACHE_DIR`` / ``$TMP/data-gym-cache``) or a download from
+   the URL tiktoken_ext pins.
+b. **The npm package** ``tiktoken@NPM_VERSION``: its ``encoders/o200k_base.json`` carries the same
+   ranks in ``bpe_ranks`` (lines of ``<marker> <first-rank> <base64 token> <base64 token> …``; each
+   token's rank is first-rank plus its position). Expanded to ``<base64> <rank>\\n`` lines it is
+   byte-identical to the ``.tiktoken`` file. The tarball is fetched with ``npm pack`` (so the
+   user's npm registry, proxy and auth settings apply), or, when no ``npm`` executable is on PATH,
+   from the registry (``npm_config_registry`` or registry.npmjs.org) with requests. The tarball's
+   sha512 must equal the pinned ``NPM_INTEGRITY`` and the expanded file's SHA-256 must equal the
+   hash tiktoken pins; anything else is rejected and never written to the cache.
+
+How the verified file reaches tiktoken: our cache directory (``platformdirs.user_cache_dir(
+"mcp-context-cost")/tiktoken``, or ``$MCP_CONTEXT_COST_CACHE/tiktoken``) is laid out as a tiktoken
+cache — the file is named ``sha1(url)`` exactly as ``tiktoken.load.read_file_cached`` expects —
+and tiktoken_ext's own ``o200k_base`` constructor is run with ``TIKTOKEN_CACHE_DIR`` pointed there
+(briefly, under a lock). tiktoken therefore re-verifies the hash itself and builds the Encoding with
+its own pat_str and special tokens: nothing about the encoding is copied into this module except
+the fallback URL/hash, used only if they cannot be read from tiktoken_ext, and the pre-tokenizer
+pattern as a guard for :func:`count_spans` (which counts directly if tiktoken's differs).
+
+If every source fails, :class:`TokenizerUnavailable` is raised with one message naming each source
+and why it failed. An unverified file is never loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import tiktoken
+
+ENCODING_NAME = "o200k_base"
+NPM_PACKAGE = "tiktoken"
+NPM_VERSION = "1.0.22"
+NPM_INTEGRITY = (
+    "sha512-PKvy1rVF1RibfF3JlXBSP0Jrcw2uq3yXdgcEXtKTYn3QJ/cBRBHDnrJ5jHky+MENZ6DIPwNUGWpkVx+7joCpNA=="
+)
+NPM_MEMBER = "package/encoders/o200k_base.json"
+NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org/"
+CACHE_ENV = "MCP_CONTEXT_COST_CACHE"
+THREADS_ENV = "MCP_CONTEXT_COST_THREADS"
+PARALLEL_MIN_CHARS = 32_768
+_FALLBACK_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+_FALLBACK_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+_NPM_TIMEOUT_S = 300
+
+
+class TokenizerUnavailable(RuntimeError):
+    """No source produced a verified o200k_base rank file; the message names every source tried."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the o200k_base ranks in use came from (for measurement records and the CLI).
+
+    ``source`` is one of ``"tiktoken-cache"``, ``"tiktoken-download"``, ``"npm"``, ``"cache"``;
+    ``description`` is one human-readable line; ``path`` is the verified file on disk (None when
+    tiktoken kept it in a cache we did not locate); ``seconds`` is the wall time provisioning took.
+    """
+
+    source: str
+    description: str
+    sha256: str
+    path: str | None
+    seconds: float
+
+
+_lock = threading.Lock()
+_encoding: tiktoken.Encoding | None = None
+_provenance: Provenance | None = None
+_pool: ThreadPoolExecutor | None = None
+
+
+def pinned() -> tuple[str, str]:
+    """Return ``(url, sha256_hex)`` that tiktoken_ext pins for o200k_base.
+
+    Read from the constants of ``tiktoken_ext.openai_public.o200k_base`` so a tiktoken upgrade that
+    re-pins the file is followed; falls back to the values known at tiktoken 0.14.
+    """
+    try:
+        from tiktoken_ext import openai_public
+
+        consts = [c for c in openai_public.o200k_base.__code__.co_consts if isinstance(c, str)]
+        urls = [c for c in consts if c.endswith("/o200k_base.tiktoken")]
+        hashes = [c for c in consts if len(c) == 64 and all(ch in "0123456789abcdef" for ch in c)]
+        if len(urls) == 1 and len(hashes) == 1:
+            return urls[0], hashes[0]
+    except Exception:  # pragma: no cover - tiktoken layout changed; use the known constants
+        pass
+    return _FALLBACK_URL, _FALLBACK_SHA256
+
+
+def cache_dir() -> Path:
+    """Directory holding our tiktoken-layout cache: ``$MCP_CONTEXT_COST_CACHE/tiktoken`` or
+    ``platformdirs.user_cache_dir("mcp-context-cost")/tiktoken``."""
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("mcp-context-cost")
+    return Path(root) / "tiktoken"
+
+
+def cache_path() -> Path:
+    """Path of the cached rank file: ``cache_dir() / sha1(url)`` (tiktoken's own cache key)."""
+    url, _ = pinned()
+    return cache_dir() / hashlib.sha1(url.encode()).hexdigest()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _tiktoken_cache_file(url: str) -> Path:
+    """Where tiktoken's read_file_cached looks for ``url`` under the current environment."""
+    root = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if root is None:
+        root = os.environ.get("DATA_GYM_CACHE_DIR")
+    if root is None:
+        root = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return Path(root) / hashlib.sha1(url.encode()).hexdigest()
+
+
+def _load_via_tiktoken_cache(directory: Path) -> tiktoken.Encoding:
+    """Build the Encoding with tiktoken_ext's constructor reading from ``directory`` as its cache
+    (tiktoken re-verifies the SHA-256 there). Caller holds ``_lock``."""
+    from tiktoken_ext import openai_public
+
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
+    try:
+        return tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[ENCODING_NAME]())
+    finally:
+        if saved is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def expand_bpe_ranks(bpe_ranks: str) -> bytes:
+    """Expand js tiktoken's compact ``bpe_ranks`` to ``.tiktoken`` bytes (``<b64> <rank>\\n``).
+
+    Each non-empty line is ``<marker> <first-rank> <token> <token> …``; token *i* on the line has
+    rank first-rank + i. Output is sorted by rank. Raises ``ValueError`` on a malformed line.
+    """
+    pairs: list[tuple[int, str]] = []
+    for line in bpe_ranks.split("\n"):
+        if not line:
+            continue
+        fields = line.split(" ")
+        if len(fields) < 2:
+            raise ValueError(f"malformed bpe_ranks line starting {line[:40]!r}")
+        first = int(fields[1])
+        pairs.extend((first + i, tok) for i, tok in enumerate(fields[2:]))
+    pairs.sort()
+    return "".join(f"{tok} {rank}\n" for rank, tok in pairs).encode("ascii")
+
+
+def _fetch_npm_tarball() -> tuple[bytes, str]:
+    """Return ``(tarball bytes, how)``; raises RuntimeError/OSError with the reason on failure."""
+    spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
+    npm = shutil.which("npm")
+    if npm:
+        with tempfile.TemporaryDirectory(prefix="mcp-context-cost-npm-") as tmp:
+            proc = subprocess.run(
+                [npm, "pack", spec, "--json", "--ignore-scripts", "--pack-destination", tmp],
+                cwd=tmp, capture_output=True, text=True, timeout=_NPM_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
+            tarballs = list(Path(tmp).glob("*.tgz"))
+            if proc.returncode != 0 or len(tarballs) != 1:
+                tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+                raise RuntimeError(f"`npm pack {spec}` exited {proc.returncode}: {tail or 'no output'}")
+            return tarballs[0].read_bytes(), "npm pack"
+    import requests
+
+    registry = (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
+                or NPM_DEFAULT_REGISTRY)
+    url = f"{registry.rstrip('/')}/{NPM_PACKAGE}/-/{NPM_PACKAGE}-{NPM_VERSION}.tgz"
+    try:
+        resp = requests.get(url, timeout=60)
+        resp.raise_for_status()
+    except requests.RequestException as exc:
+        raise RuntimeError(f"no npm on PATH and GET {url} failed: {exc}") from exc
+    return resp.content, f"registry GET {url}"
+
+
+def derive_from_npm(expected_sha256: str) -> tuple[bytes, str]:
+    """Fetch ``tiktoken@NPM_VERSION`` from npm and rebuild the ``.tiktoken`` rank file.
+
+    Returns ``(file bytes, how it was fetched)``. Raises ``RuntimeError`` (or ``OSError``,
+    ``subprocess.TimeoutExpired``) when the fetch fails, the tarball's sha512 differs from
+    ``NPM_INTEGRITY``, or the rebuilt file's SHA-256 differs from ``expected_sha256``.
+    """
+    tarball, how = _fetch_npm_tarball()
+    integrity = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
+    if integrity != NPM_INTEGRITY:
+        raise RuntimeError(f"tarball from {how} has integrity {integrity}, pinned {NPM_INTEGRITY}")
+    with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as tar:
+        member = tar.extractfile(NPM_MEMBER)
+        if member is None:
+            raise RuntimeError(f"{NPM_MEMBER} missing from {how}")
+        doc = json.loads(member.read())
+    data = expand_bpe_ranks(doc["bpe_ranks"])
+    got = _sha256(data)
+    if got != expected_sha256:
+        raise RuntimeError(f"rebuilt file from {how} has sha256 {got}, tiktoken pins {expected_sha256}")
+    return data, how
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
+    """Run the source chain once (caller holds ``_lock``). Raises TokenizerUnavailable."""
+    started = time.monotonic()
+    url, expected = pinned()
+    ours = cache_path()
+
+    def done(enc: tiktoken.Encoding, source: str, desc: str, path: Path | None):
+        return enc, Provenance(source, desc, expected, str(path) if path else None,
+                               round(time.monotonic() - started, 3))
+
+    # 0. our cache, verified before tiktoken sees it (and again by tiktoken).
+    if ours.exists():
+        if _sha256(ours.read_bytes()) == expected:
+            origin = ours.with_name(ours.name + ".source")
+            how = origin.read_text().strip() if origin.exists() else "unknown origin"
+            return done(_load_via_tiktoken_cache(ours.parent), "cache",
+                        f"{how}; cached at {ours}, sha256 re-verified", ours)
+        ours.unlink(missing_ok=True)  # tampered or truncated: never loaded, re-derived below
+
+    # a. tiktoken's normal path.
+    theirs = _tiktoken_cache_file(url)
+    had_cache = theirs.exists()
+    try:
+        enc = tiktoken.get_encoding(ENCODING_NAME)
+    except Exception as exc:
+        tiktoken_error = _short(exc)
+    else:
+        if had_cache:
+            return done(enc, "tiktoken-cache", f"tiktoken cache {theirs}, sha256 verified by tiktoken", theirs)
+        return done(enc, "tiktoken-download", f"tiktoken download {url}, sha256 verified by tiktoken",
+                    theirs if theirs.exists() else None)
+
+    # b. the npm package, verified, stored where tiktoken will look, loaded by tiktoken.
+    try:
+        data, how = derive_from_npm(expected)
+        _write_atomic(ours, data)
+        desc = f"npm {NPM_PACKAGE}@{NPM_VERSION} ({how}), sha256 verified"
+        _write_atomic(ours.with_name(ours.name + ".source"), desc.encode() + b"\n")
+        return done(_load_via_tiktoken_cache(ours.parent), "npm", f"{desc} -> {ours}", ours)
+    except Exception as exc:
+        npm_error = _short(exc)
+
+    raise TokenizerUnavailable(
+        f"o200k_base is unavailable. Source 1, tiktoken ({url}): {tiktoken_error}. "
+        f"Source 2, npm package {NPM_PACKAGE}@{NPM_VERSION} (sha256 must equal {expected}): "
+        f"{npm_error}. Allow network access to either source and run "
+        f"`python -m harness.core.tokenizer`, or set {CACHE_ENV} to a directory holding a "
+        f"verified copy at tiktoken/{ours.name}."
+    )
+
+
+def provision(refresh: bool = False) -> Provenance:
+    """Make o200k_base available in this process and return where it came from.
+
+    Idempotent and thread-safe: the first call runs the source chain (see module docstring), later
+    calls return the same :class:`Provenance`. ``refresh=True`` runs the chain again (tests; a
+    changed ``MCP_CONTEXT_COST_CACHE``). Raises :class:`TokenizerUnavailable` when no source works.
+    """
+    global _encoding, _provenance
+    with _lock:
+        if _encoding is None or refresh:
+            _encoding, _provenance = _provision_uncached()
+        assert _provenance is not None
+        return _provenance
+
+
+prefetch = provision  # setup-time name: provision once so later runs need no network
+
+
+def get_encoding() -> tiktoken.Encoding:
+    """The process-wide o200k_base ``tiktoken.Encoding``. Raises :class:`TokenizerUnavailable`."""
+    enc = _encoding
+    if enc is None:
+        provision()
+        enc = _encoding
+    assert enc is not None
+    return enc
+
+
+def encoding_name() -> str:
+    """Name of the encoding every count uses: ``"o200k_base"``."""
+    return ENCODING_NAME
+
+
+def count(text: str) -> int:
+    """Number of o200k_base tokens in ``text`` (tokens, not bytes or characters).
+
+    Exactly ``len(tiktoken_encoding.encode_ordinary(text))``: special-token text is ordinary text,
+    and a string with lone surrogates is handled as tiktoken does (UTF-16 round trip that turns
+    each lone surrogate into U+FFFD). Raises :class:`TokenizerUnavailable`.
+    """
+    return len(get_encoding().encode_ordinary(text))
+
+
+def _pool_size() -> int:
+    raw = os.environ.get(THREADS_ENV, "")
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return min(4, os.cpu_count() or 1)
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None or _pool._max_workers < workers:  # noqa: SLF001 - sizing only
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="o200k")
+        return _pool
+
+
+def count_many(texts: Sequence[str]) -> list[int]:
+    """``[count(t) for t in texts]`` (tokens), computed on several threads when worthwhile.
+
+    tiktoken releases the GIL while encoding, so texts totalling at least ``PARALLEL_MIN_CHARS``
+    are split into balanced bins (longest first) counted concurrently; each count is the same
+    ``encode_ordinary`` call as :func:`count`, so results never depend on the split. Threads:
+    ``$MCP_CONTEXT_COST_THREADS`` or min(4, CPUs); 1 disables. Raises :class:`TokenizerUnavailable`.
+    """
+    enc = get_encoding()
+    workers = min(_pool_size(), len(texts))
+    if workers < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+        return [len(enc.encode_ordinary(t)) for t in texts]
+    bins: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True):
+        j = loads.index(min(loads))
+        bins[j].append(i)
+        loads[j] += len(texts[i])
+
+    def run(indices: list[int]) -> list[tuple[int, int]]:
+        return [(i, len(enc.encode_ordinary(texts[i]))) for i in indices]
+
+    pool = _executor(workers - 1)
+    futures = [pool.submit(run, b) for b in bins[1:]]
+    out = [0] * len(texts)
+    for i, n in run(bins[0]):
+        out[i] = n
+    for fut in futures:
+        for i, n in fut.result():
+            out[i] = n
+    return out
+
+
+# A position h with text[h-1] an ASCII letter/digit and text[h] one of  " , : } ]  ("hard boundary").
+_HARD = re.compile(r'[A-Za-z0-9](?=[",:}\]])')
+_HARD_REV = re.compile(r'[",:}\]](?=[A-Za-z0-9])')  # the same pairs, in reversed text
+
+
+_O200K_PAT = (  # the pre-tokenizer pattern the count_spans argument is about (tiktoken_ext 0.14)
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def _splittable(enc: tiktoken.Encoding) -> bool:
+    """True when ``enc`` cuts pieces with exactly the pattern count_spans' argument is about."""
+    return getattr(enc, "_pat_str", None) == _O200K_PAT
+
+
+def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[int]]:
+    """``(count(text), [count(text[s:t]) for (s, t) in spans])`` in tokens, sharing the work.
+
+    Exact, not an estimate. tiktoken counts a string as the sum, over the pieces its
+    pre-tokenizer regex cuts, of each piece's BPE length. Call ``h`` a *hard boundary* when
+    ``text[h-1]`` is an ASCII letter or digit and ``text[h]`` is one of ``" , : } ]``. No
+    alternative of the o200k pattern matches a string containing such a pair (letter pieces hold
+    letters/marks plus an optional leading non-letter and a ``'s``-style suffix; digit pieces hold
+    digits; the punctuation piece excludes letters and digits; the rest is whitespace), and no
+    alternative decides anything by looking past ``text[h]`` from before ``h`` or behind ``h``
+    (the only lookaround is ``(?!\\S)`` after whitespace). So every hard boundary is a piece
+    boundary in every string containing the pair, and the pieces between two of them do not
+    depend on anything outside: **the count of a string equals the sum of the counts of its parts
+    cut at hard boundaries.** Each span is cut at its first and last inner hard boundary; the
+    middle is a run of shared segments of ``text``, the two ends are counted on their own, and
+    ``text`` itself is the sum of all segments. A span without an inner hard boundary, or an
+    encoding whose pattern is not o200k's, is counted directly. Raises ``ValueError`` for a span
+    outside ``text`` and :class:`TokenizerUnavailable`.
+    """
+    enc = get_encoding()
+    for s, t in spans:
+        if not 0 <= s <= t <= len(text):
+            raise ValueError(f"span ({s}, {t}) is not inside a text of length {len(text)}")
+    if not _splittable(enc):
+        counts = count_many([text, *(text[s:t] for s, t in spans)])
+        return counts[0], counts[1:]
+    cuts: set[int] = set()
+    inner: list[tuple[int, int] | None] = []
+    size = len(text)
+    rev = text[::-1] if spans else ""  # the last boundary of a span is the first one in reverse
+    for s, t in spans:
+        first = _HARD.search(text, s, t)
+        if first is None:
+            inner.append(None)
+            continue
+        last = _HARD_REV.search(rev, size - t, size - s)
+        h1, h2 = first.end(), size - 1 - last.start()
+        inner.append((h1, h2))
+        cuts.update((h1, h2))
+    bounds = [0, *sorted(cuts), len(text)]
+    at = {pos: k for k, pos in enumerate(bounds)}
+    texts = [text[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
+    nseg = len(texts)
+    slot: dict[str, int] = {}
+    ends: list[tuple[int, int] | int] = []
+    for (s, t), cut in zip(spans, inner):
+        pieces = [text[s:t]] if cut is None else [text[s:cut[0]], text[cut[1]:t]]
+        idx = [slot.setdefault(p, nseg + len(slot)) for p in pieces]
+        ends.append(idx[0] if cut is None else (idx[0], idx[1]))
+    texts.extend(slot)  # dict keeps insertion order == assigned slot numbers
+    counts = count_many(texts)
+    prefix = [0]
+    for n in counts[:nseg]:
+        prefix.append(prefix[-1] + n)
+    out = []
+    for cut, end in zip(inner, ends):
+        if cut is None:
+            out.append(counts[end])
+        else:
+            out.append(counts[end[0]] + prefix[at[cut[1]]] - prefix[at[cut[0]]] + counts[end[1]])
+    return prefix[-1], out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.core.tokenizer``: provision once and print where the ranks came from."""
+    try:
+        prov = provision()
+    except TokenizerUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{ENCODING_NAME}: {prov.description} ({prov.seconds:.2f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The leaderboard's rows: one per catalog entry, exactly one status each (methodology, "Failure
+taxonomy — no silent drops").
+
+An entry with a record takes the record's status; an entry without one is ``not-yet-run``.
+Measured and dynamic rows are ranked by ``totalTokens``, largest first, ties broken by name;
+every other row follows, grouped in the taxonomy's order of statuses, then by name.
+
+Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from harness.core import bands
+from harness.db.catalog import Catalog, Entry
+from harness.publish import session_load
+from harness.publish.history import NUMBERED, STATUSES
+from harness.publish.session_load import SessionLoad
+from harness.publish.text import as_int, one_line
+
+NOT_YET_RUN = "not-yet-run"
+NOT_YET_RUN_NOTE = "not swept yet: no measurement on record; it is measured when its rotation slot comes round"
+
+
+@dataclass(frozen=True)
+class Row:
+    entry: Entry
+    status: str
+    record: dict | None = None
+    rank: int | None = None
+    tokens: int | None = None
+    tool_count: int | None = None
+    largest: tuple[str, int] | None = None  # (tool name as one line, tokens)
+    session: SessionLoad | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def band(self) -> tuple[str, str]:
+        """``(shields colour, label)`` of the headline; lightgrey / "not measured" without one."""
+        return bands.band_for(self.tokens)
+
+    @property
+    def defers_costlier(self) -> bool:
+        """Session-start load above the headline: deferring costs more than loading it all."""
+        return self.session is not None and self.tokens is not None and self.session.exceeds(self.tokens)
+
+    @property
+    def isolation(self) -> dict:
+        iso = self.record.get("isolation") if self.record else None
+        return iso if isinstance(iso, dict) else {}
+
+
+def build_rows(catalog: Catalog, records: dict[str, dict]) -> list[Row]:
+    """Rows for every entry of ``catalog`` (``records`` maps entry name → parsed record)."""
+    ranked, others = [], []
+    for entry in catalog.entries:
+        record = records.get(entry.name)
+        row = _row(entry, record)
+        (ranked if row.status in NUMBERED else others).append(row)
+    ranked.sort(key=lambda r: (-r.tokens, r.name))
+    others.sort(key=lambda r: (STATUSES.index(r.status), r.name))
+    return [_with_rank(r, i) for i, r in enumerate(ranked, start=1)] + others
+
+
+def _with_rank(row: Row, rank: int) -> Row:
+    return replace(row, rank=rank)
+
+
+def _row(entry: Entry, record: dict | None) -> Row:
+    if record is None:
+        return Row(entry, NOT_YET_RUN, notes=(NOT_YET_RUN_NOTE,))
+    status = record["status"]
+    notes = tuple(one_line(n) for n in record.get("notes") or [] if one_line(n))
+    if status not in NUMBERED:
+        return Row(entry, status, record, notes=notes)
+    return Row(entry, status, record, tokens=as_int(record["totalTokens"]),
+               tool_count=as_int(record["toolCount"]), largest=_largest(record),
+               session=session_load.for_record(record), notes=notes)
+
+
+def _largest(record: dict) -> tuple[str, int] | None:
+    """The per-tool diagnostic with the most tokens; ties go to the name sorting first."""
+    best = None
+    for tool in record.get("tools") or []:
+        if not isinstance(tool, dict) or as_int(tool.get("tokens")) is None:
+            continue
+        key = (-as_int(tool["tokens"]), one_line(tool.get("name")))
+        if best is None or key < best:
+            best = key
+    return None if best is None else (best[1], -best[0])
+
+
+def status_counts(rows: list[Row]) -> dict[str, int]:
+    """``{status: count}`` for all nine statuses, in the taxonomy's order (zeros kept)."""
+    counts = {status: 0 for status in STATUSES}
+    for row in rows:
+        counts[row.status] += 1
+    return counts

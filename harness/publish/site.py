@@ -1,0 +1,45 @@
+"""Where every published file lives, relative to the repository root, and links between them.
+
+    results/leaderboard.md, results/leaderboard.csv     the leaderboard
+    docs/servers/<name>.md                              one page per catalog entry
+    docs/sparklines/<name>.svg                          small trend picture (leaderboard, dashboard)
+    docs/trends/<name>.svg                              larger trend chart (server page)
+    docs/index.html                                     the dashboard (GitHub Pages root)
+    docs/METHODOLOGY.md                                 hand-written; every generated page links it
+
+All links are relative, so the same files work on GitHub, on GitHub Pages and from a checkout.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+LEADERBOARD_MD = "results/leaderboard.md"
+LEADERBOARD_CSV = "results/leaderboard.csv"
+DASHBOARD = "docs/index.html"
+METHODOLOGY = "docs/METHODOLOGY.md"
+METHODOLOGY_LABEL = "methodology 1.0"
+SERVER_DIR, SPARK_DIR, TREND_DIR = "docs/servers", "docs/sparklines", "docs/trends"
+HISTORY = "history.csv"
+RESULTS = "results"
+
+
+def server_page(name: str) -> str:
+    return f"{SERVER_DIR}/{name}.md"
+
+
+def sparkline(name: str) -> str:
+    return f"{SPARK_DIR}/{name}.svg"
+
+
+def trend(name: str) -> str:
+    return f"{TREND_DIR}/{name}.svg"
+
+
+def record(name: str) -> str:
+    return f"{RESULTS}/{name}/measurement.json"
+
+
+def link(from_file: str, to_file: str) -> str:
+    """Relative link from one published file to another (both repository-relative, POSIX)."""
+    return posixpath.relpath(to_file, posixpath.dirname(from_file) or ".")
