@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The main job: set up, then measure the reference server from servers.yaml and write its record
-# (results/<name>/measurement.json) and badge (badges/<name>.json).
+# The main job: set up, then sweep today's rotation slice of servers.yaml (UTC week) on this
+# machine, validate, run the harness-fault guard against HEAD, and publish records, badges,
+# history.csv and pages into the working tree, ending with a summary. Add --commit to commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-reference=$(.venv/bin/python -c 'from harness.db.catalog import load_catalog; print(load_catalog("servers.yaml").reference)')
-.venv/bin/mcp-context-cost measure --server "$reference"
-.venv/bin/mcp-context-cost verify "results/$reference/measurement.json"
+exec .venv/bin/mcp-context-cost sweep "$@"

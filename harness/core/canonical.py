@@ -6,8 +6,9 @@ for byte for the values ``harness.core.jsparse.parse`` returns, and for values b
 
 Strings go through the stdlib's C string encoder (``json.encoder.encode_basestring``), which
 escapes exactly what ECMA-262 QuoteJSONString escapes except surrogates; those are fixed in one
-pass over the finished text. Numbers and object key order are done here. Serialization uses an
-explicit stack, so nesting depth is limited by memory only.
+pass over the finished text. Numbers and object key order are done here. Compact output is built
+recursively, one call per container (fast); subtrees deeper than ``_RECURSION_DEPTH`` and indented
+output use an explicit stack, so nesting depth is limited by memory only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.core.jsnumber import number_to_string
 __all__ = ["canonical_bytes", "stringify"]
 
 _INF = float("inf")
+_TWO53 = 9007199254740992.0
 _ARRAY_INDEX_MAX = 4294967294  # 2**32 - 2: ECMA-262 "array index"
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
@@ -86,7 +88,8 @@ def _scalar(value) -> str:
     raise TypeError(f"cannot serialize {type(value).__name__} as JSON: {value!r}")
 
 
-def _serialize(value, gap: str) -> str:
+def _serialize_iterative(value, gap: str) -> str:
+    """Any depth (explicit stack), any ``gap``; returns text before the surrogate fix-up."""
     parts: list[str] = []
     out = parts.append
     # Each frame: [iterator, is_object, id of container]; ``active`` guards against cycles.
@@ -100,10 +103,7 @@ def _serialize(value, gap: str) -> str:
         if t is str:
             out(_quote(value))
         elif t is float:
-            if value.is_integer() and -9007199254740992.0 < value < 9007199254740992.0:
-                out(str(int(value)))  # exact below 2**53; -0.0 prints "0"
-            else:
-                out(_number(value))
+            out(_float_text(value))
         elif t is dict or t is list or isinstance(value, (dict, list)):
             is_object = isinstance(value, dict)
             members = iter(_items(value) if is_object else value)
@@ -149,10 +149,92 @@ def _serialize(value, gap: str) -> str:
             break
         else:
             break
-    text = "".join(parts)
-    if not text.isascii() and _SURROGATES.search(text):
-        text = _SURROGATES.sub(_fix_surrogate, text)
-    return text
+    return "".join(parts)
+
+
+# Compact serialization, recursive for speed (one Python call per container, not per value).
+# Below _RECURSION_DEPTH levels a subtree is handed to the iterative serializer, so depth never
+# costs more than ~2 * _RECURSION_DEPTH frames. ``keys`` memoizes '"key":' for keys already seen
+# not to be array indices (tools repeat the same few keys thousands of times).
+_RECURSION_DEPTH = 64
+
+
+def _float_text(value: float) -> str:
+    if value.is_integer() and -_TWO53 < value < _TWO53:
+        return str(int(value))  # exact digits below 2**53; -0.0 prints "0"
+    return _number(value)
+
+
+def _value_text(value, depth: int, keys: dict) -> str:
+    t = type(value)
+    if t is str:
+        return _quote(value)
+    if t is dict:
+        return _dict_text(value, depth + 1, keys)
+    if t is list:
+        return _list_text(value, depth + 1, keys)
+    if t is float:
+        return _float_text(value)
+    if isinstance(value, dict):
+        return _dict_text(value, depth + 1, keys)
+    if isinstance(value, list):
+        return _list_text(value, depth + 1, keys)
+    return _scalar(value)
+
+
+def _list_text(lst: list, depth: int, keys: dict) -> str:
+    if depth > _RECURSION_DEPTH:
+        return _serialize_iterative(lst, "")
+    parts = []
+    out = parts.append
+    for value in lst:
+        t = type(value)
+        if t is str:
+            out(_quote(value))
+        elif t is dict:
+            out(_dict_text(value, depth + 1, keys))
+        elif t is float:
+            out(_float_text(value))
+        else:
+            out(_value_text(value, depth, keys))
+    return "[" + ",".join(parts) + "]"
+
+
+def _dict_text(obj: dict, depth: int, keys: dict) -> str:
+    if depth > _RECURSION_DEPTH:
+        return _serialize_iterative(obj, "")
+    parts = []
+    out = parts.append
+    for key, value in obj.items():
+        quoted = keys.get(key)
+        if quoted is None:
+            if type(key) is not str:
+                raise TypeError(f"object keys must be str, not {type(key).__name__}: {key!r}")
+            if "0" <= key[:1] <= "9" and _is_array_index(key):
+                return _dict_reordered_text(obj, depth, keys)
+            quoted = keys[key] = _quote(key) + ":"
+        t = type(value)
+        if t is str:
+            out(quoted + _quote(value))
+        elif t is dict:
+            out(quoted + _dict_text(value, depth + 1, keys))
+        elif t is list:
+            out(quoted + _list_text(value, depth + 1, keys))
+        elif value is True:
+            out(quoted + "true")
+        elif value is False:
+            out(quoted + "false")
+        elif t is float:
+            out(quoted + _float_text(value))
+        else:
+            out(quoted + _value_text(value, depth, keys))
+    return "{" + ",".join(parts) + "}"
+
+
+def _dict_reordered_text(obj: dict, depth: int, keys: dict) -> str:
+    return "{" + ",".join(
+        _quote(key) + ":" + _value_text(value, depth, keys) for key, value in _items(obj)
+    ) + "}"
 
 
 _END = object()
@@ -189,7 +271,16 @@ def stringify(value, indent: int | None = None) -> str:
         if isinstance(indent, bool) or not isinstance(indent, int):
             raise TypeError(f"indent must be an int or None, not {type(indent).__name__}")
         gap = " " * min(10, indent) if indent >= 1 else ""
-    return _serialize(value, gap)
+    if gap:
+        text = _serialize_iterative(value, gap)
+    else:
+        try:
+            text = _value_text(value, 0, {})
+        except RecursionError:  # the caller was already deep in the stack
+            text = _serialize_iterative(value, "")
+    if not text.isascii() and _SURROGATES.search(text):
+        text = _SURROGATES.sub(_fix_surrogate, text)
+    return text
 
 
 def canonical_bytes(value) -> bytes:

@@ -1,7 +1,7 @@
 """Counting a tools array: the headline number, its canonical hash, and per-tool diagnostics.
 
 Rule source: spec/methodology.txt, "What the number is" (totals) and "Session-start load"
-(method deferred-load/v1); per-tool numbers follow /work/shared/conformance/README.md.
+(method deferred-load/v1); per-tool numbers follow shared/conformance/README.md.
 
 Values are what ``harness.core.jsparse.parse`` returns (dict, list, str, float, bool, None).
 Per-tool reads follow the JavaScript reference: property reads on a non-object yield
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
@@ -29,6 +30,7 @@ from harness.core.tokenizer import count, count_many, count_spans
 
 UNNAMED = "(unnamed)"
 _MISSING = object()
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # what JSON.stringify rewrites
 
 
 def js_truthy(value: object) -> bool:
@@ -176,7 +178,8 @@ def count_tools(tools: list) -> ToolsCount:
                 text = _json_text(value)
             if key == "description" and not raw:
                 note = "description is not a string: the JS reference throws; counted as its JSON"
-            at = _locate(part, where, key, text, raw)
+            # A description JSON.stringify escapes is not in the canonical text: count it alone.
+            at = -1 if raw and _NEEDS_ESCAPE.search(text) else _locate(part, where, key, text, raw)
             if at >= 0:  # same characters, same count, wherever they sit
                 refs.append(("span", len(spans)))
                 spans.append((start + at, start + at + len(text)))
@@ -188,12 +191,10 @@ def count_tools(tools: list) -> ToolsCount:
         rows.append((name, refs, note))
         start += len(part) + 1
     total, span_counts = count_spans(canonical, spans)
-    direct_counts = count_many(direct) if direct else []
+    counts = {"span": span_counts, "direct": count_many(direct) if direct else []}
 
     def value(ref) -> int:
-        if ref is None:
-            return 0
-        return span_counts[ref[1]] if ref[0] == "span" else direct_counts[ref[1]]
+        return 0 if ref is None else counts[ref[0]][ref[1]]
 
     per_tool = tuple(ToolCount(name, value(tok), value(d), value(sch), note)
                      for name, (tok, d, sch), note in rows)

@@ -69,9 +69,11 @@ _WS = re.compile(r"[ \t\n\r]*")
 # ECMA-404 number; [0-9] rather than \d, which would also match other scripts' digits.
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _CONSTANT = re.compile(r"-?Infinity|NaN")
-# A JSON string token (unrolled loop), for skipping strings when locating things in raw text.
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_CONSTANT_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.DOTALL)
+# A JSON string token, for skipping strings when scanning raw text. An unterminated one runs to
+# the end of the text, so a match from a quote never fails: scanning stays linear even on hostile
+# text such as '"\\"\\"\\"...' (a pattern that could fail would be retried at every later quote).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_CONSTANT_OR_STRING = re.compile(_STRING.pattern + r"|(-?Infinity|NaN)", re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
@@ -80,6 +82,15 @@ def _max_depth(text: str) -> int:
     """Deepest ``[``/``{`` nesting outside string tokens (exact for valid JSON text)."""
     skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
     return max(itertools.accumulate(map(_STEP.__getitem__, skeleton)), default=0)
+
+
+def _syntax_error(text: str, msg: str, pos: int) -> WireJSONError:
+    """A WireJSONError from the stdlib's wording ("Expecting value", "Invalid control character
+    at", ...), with a hint for the one rejection people trip over: a leading BOM."""
+    reason = msg.removesuffix(" at")
+    if pos == 0 and text.startswith("\ufeff"):
+        reason += " (a leading U+FEFF byte-order mark is not JSON whitespace)"
+    return WireJSONError(reason, text, pos)
 
 
 def _constant_error(text: str, name: str, pos: int | None) -> WireJSONError:
@@ -93,7 +104,7 @@ def _decode_c(text: str):
     try:
         return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise WireJSONError(exc.msg, text, exc.pos) from None
+        raise _syntax_error(text, exc.msg, exc.pos) from None
     except _Constant as exc:
         pos = next((m.start(1) for m in _CONSTANT_OR_STRING.finditer(text) if m.group(1)), None)
         raise _constant_error(text, exc.name, pos) from None
@@ -109,7 +120,7 @@ def _decode_iterative(text: str):
     stack: list[list] = []  # [container, pending key or None]
 
     def fail(reason: str, at: int):
-        return WireJSONError(reason, text, at)
+        return _syntax_error(text, reason, at)
 
     def read_key(at: int) -> tuple[str, int]:
         at = ws(text, at).end()
@@ -188,7 +199,7 @@ def _decode_iterative(text: str):
                     continue
                 raise fail("Expecting ',' delimiter", pos)
     except json.JSONDecodeError as exc:
-        raise WireJSONError(exc.msg, text, exc.pos) from None
+        raise _syntax_error(text, exc.msg, exc.pos) from None
 
 
 def parse(text: str) -> object:

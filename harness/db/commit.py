@@ -24,8 +24,15 @@ def commit_published(root: Path, message: str) -> str | None:
 
 
 def _clear_stale_lock(repo: git.Repo) -> None:
-    """A sweep killed inside ``git add``/``commit`` leaves ``index.lock`` behind; the next sweep
-    removes it so recovery needs no manual cleanup (the sweep holds the repository's only writer)."""
-    lock = Path(repo.git_dir) / "index.lock"
-    if lock.exists():
-        lock.unlink()
+    """A sweep killed inside ``git add``/``commit`` leaves ``index.lock`` behind — or, killed while
+    gitpython moves the branch, the branch's ref lock or a reflog lock, any of which makes every
+    later commit raise. The next sweep removes them so recovery needs no manual cleanup (the sweep
+    holds the repository's only writer)."""
+    git_dir = Path(repo.git_dir)
+    locks = [git_dir / "index.lock", git_dir / "logs" / "HEAD.lock"]
+    if not repo.head.is_detached:
+        branch = repo.head.reference.path  # e.g. refs/heads/main
+        locks += [git_dir / f"{branch}.lock", git_dir / "logs" / f"{branch}.lock"]
+    for lock in locks:
+        if lock.exists():
+            lock.unlink()

@@ -63,8 +63,9 @@ def recover(root: Path) -> list[str]:
     done = []
     for run in sorted(p for p in base.glob("*") if p.is_dir()) if base.exists() else []:
         if (run / JOURNAL).exists():
-            moved = _roll_forward(Path(root), run)
-            done.append(f"recovered interrupted publish {run.name}: {len(moved)} file(s) rolled forward")
+            pending = [r for r in json.loads((run / JOURNAL).read_text()) if (run / r).exists()]
+            _roll_forward(Path(root), run)
+            done.append(f"recovered interrupted publish {run.name}: {len(pending)} file(s) rolled forward")
         else:
             done.append(f"discarded unpublished staging {run.name}")
         shutil.rmtree(run, ignore_errors=True)

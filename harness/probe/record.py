@@ -31,7 +31,7 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
     Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
     """
     target, capture = measurement.target, measurement.capture
-    redactor = redactor or Redactor.for_names(target.env)
+    redactor = redactor or Redactor.for_names(target.env, extra=_header_secrets(target))
     notes = [redactor.text(n) for n in measurement.notes]
     record = _header(measurement, isolation or iso.describe(), measured_at)
     record |= _server_fields(capture, redactor)
@@ -52,6 +52,17 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
     return record
+
+
+def _header_secrets(target) -> list[str]:
+    """The header values a remote target sends (an endpoint may echo them into an error body or a
+    tool description), plus the credential part of a ``<scheme> <credential>`` value."""
+    if not target.headers:
+        return []
+    from harness.probe.remote import header_values
+
+    values = list(header_values(target).values())
+    return values + [parts[1] for parts in (v.split(None, 1) for v in values) if len(parts) == 2]
 
 
 def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) -> dict:
@@ -100,9 +111,24 @@ def _numbers(m: Measurement, redactor: Redactor, notes: list[str]) -> dict:
         "toolCount": counts["toolCount"],
         "canonicalSha256": counts["canonicalSha256"],
         "canonicalLength": counts["canonicalLength"],
-        "tools": counts["tools"],
+        "tools": [_tool_entry(t) for t in counts["tools"]],
         "rawToolsCapture": tools,
     }
+
+
+def _tool_entry(tool: dict) -> dict:
+    """A per-tool diagnostic in the record's shape: counting's ``divergence`` is published as
+    ``note``, and a ``name`` that is not a string (``0``, ``false``, an object — a hostile server's
+    choice) as its JSON text, with a note saying so."""
+    entry = dict(tool)
+    divergence = entry.pop("divergence", None)
+    notes = [divergence] if divergence else []
+    if not isinstance(entry["name"], str):
+        notes.append(f"name is not a string in the capture: {stringify(entry['name'])[:200]}")
+        entry["name"] = stringify(entry["name"])
+    if notes:
+        entry["note"] = "; ".join(notes)
+    return entry
 
 
 def _discover_figure(capture: Capture, redactor: Redactor) -> dict:

@@ -99,7 +99,8 @@ class HttpTransport:
     def _check_status(self, response: requests.Response, body: bytes) -> None:
         if response.status_code in (401, 403):
             challenge = response.headers.get("WWW-Authenticate")
-            detail = f"HTTP {response.status_code}" + (f", WWW-Authenticate: {challenge}" if challenge else ", no WWW-Authenticate header")
+            detail = f"HTTP {response.status_code} from {self.url}" + (
+                f", WWW-Authenticate: {challenge}" if challenge else ", no WWW-Authenticate header")
             raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=response.status_code, message=challenge))
         if response.status_code >= 400 and not _looks_like_jsonrpc(body):
             snippet = body[:200].decode("utf-8", errors="replace").strip()

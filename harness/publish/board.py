@@ -20,7 +20,7 @@ from harness.publish.session_load import SessionLoad
 from harness.publish.text import as_int, one_line
 
 NOT_YET_RUN = "not-yet-run"
-NOT_YET_RUN_NOTE = "not swept yet: no measurement on record; it is measured when its rotation slot comes round"
+NOT_YET_RUN_NOTE = "not swept yet: no measurement on record"
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,11 @@ NOT_RECORDED = "not recorded"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SERVER = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _COUNT = re.compile(r"^(0|[1-9]\d{0,14})$")
+# A well-formed line, matched in one step (the common case); anything else goes through _row,
+# which says what is wrong. Counts must be present exactly for measured/dynamic (checked after the
+# match), and a date's calendar validity is checked once per distinct date.
+_FAST = re.compile(r"^(\d{4}-\d{2}-\d{2}),([a-z0-9][a-z0-9._-]*),(|0|[1-9]\d{0,14}),(|0|[1-9]\d{0,14}),"
+                   rf"({'|'.join(STATUSES)})(?:,(host|sandbox|docker|))?$")
 
 
 class HistoryError(ValueError):
@@ -76,16 +81,24 @@ def read_history(path: str | Path) -> list[HistoryRow]:
         return []
     except (OSError, UnicodeDecodeError) as exc:
         raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
-    lines = csv.reader(text.splitlines())
-    header = next(lines, None)
-    if header is None:
+    lines = text.splitlines()
+    if not lines:
         return []
-    header = [cell.strip() for cell in header]
+    header = [cell.strip() for cell in next(csv.reader(lines[:1]))]
     if tuple(header) not in (COLUMNS, COLUMNS[:5]):
         raise HistoryError([f"{path.name}:1: header must be {','.join(COLUMNS)}, got {','.join(header)}"])
     rows: list[HistoryRow] = []
     errors: list[str] = []
-    for number, cells in enumerate(lines, start=2):
+    dates: dict[str, bool] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        fast = _FAST.match(line)
+        if fast and (fast[5] in NUMBERED) == bool(fast[3]) == bool(fast[4]) and \
+                dates.setdefault(fast[1], _is_date(fast[1])):
+            date, server, tokens, tools, status, isolation = fast.groups()
+            rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
+                                   status, isolation or None))
+            continue
+        cells = next(csv.reader([line]), [])
         if not cells or cells == [""]:
             continue
         row, problem = _row(cells)

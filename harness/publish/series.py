@@ -15,6 +15,7 @@ Shape: :class:`Series` — ``rows`` (oldest first, failures included: they are g
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from harness.publish.history import HistoryRow
 
@@ -30,12 +31,12 @@ class Series:
         """Date of the first comparable row (``None`` for an empty series)."""
         return self.rows[0].date if self.rows else None
 
-    @property
+    @cached_property
     def points(self) -> tuple[HistoryRow, ...]:
         """Rows that carry a number (what a chart plots)."""
         return tuple(r for r in self.rows if r.tokens is not None)
 
-    @property
+    @cached_property
     def unrecorded(self) -> int:
         """How many kept rows have no isolation on record."""
         return sum(1 for r in self.rows if r.isolation is None)

@@ -12,6 +12,7 @@ All links are relative, so the same files work on GitHub, on GitHub Pages and fr
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 LEADERBOARD_MD = "results/leaderboard.md"
@@ -40,6 +41,7 @@ def record(name: str) -> str:
     return f"{RESULTS}/{name}/measurement.json"
 
 
+@functools.lru_cache(maxsize=65536)
 def link(from_file: str, to_file: str) -> str:
     """Relative link from one published file to another (both repository-relative, POSIX)."""
     return posixpath.relpath(to_file, posixpath.dirname(from_file) or ".")

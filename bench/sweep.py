@@ -1,0 +1,271 @@
+"""Benchmark: a whole sweep, sequential against concurrent, and the harness's overhead per server.
+
+The set: real servers pinned to exact releases (npm and PyPI; their packages should already be in
+the cache — this measures sweeping, not downloading) plus fixture servers that take a realistic
+second to answer ``initialize`` (``tests/fixtures/servers/slow_start.py --delay 1``), 13 entries
+by default. Everything runs in one sitting, on throwaway git repositories under a temp dir.
+
+1. Speed-up. ``mcp-context-cost sweep --all --commit`` as a subprocess, once with
+   ``--concurrency 1`` and once with the default concurrency, each on a fresh clone of the same
+   repository (so both publish and commit everything). A warm-up sweep runs first, untimed.
+   Target: at least 2.5x on 2 cores for 12+ servers.
+
+2. Overhead. For each server, interleaved: a *bare* launch-and-list — spawn, write the
+   ``initialize``, ``notifications/initialized`` and ``tools/list`` lines, read the replies, kill
+   the process group; no retries, no confirmation, no counting — against the harness's own
+   ``measure()`` + ``record.build()`` of the same server. The bare loop launches exactly what the
+   harness launches: the same argv under the same isolation (bubblewrap where the sweep would use
+   it), the same minimal environment, a fresh working directory prepared the same way. The harness
+   launches every server twice by design (an independent confirmation launch, methodology
+   "Failure taxonomy"), so overhead is printed both per launch (harness wall time per launch
+   against a bare launch; target at most 10%) and per measurement (against one bare launch, and
+   against the two bare launches the design calls for).
+
+Run: ``.venv/bin/python bench/sweep.py [--fixtures 6] [--delay 1] [--reps 2] [--no-real]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from harness.db.catalog import load_catalog  # noqa: E402
+from harness.db.sweep import default_concurrency  # noqa: E402
+from harness.db.targets import target_for  # noqa: E402
+from harness.probe import environment, isolation, record, sandbox  # noqa: E402
+from harness.probe.measure import measure  # noqa: E402
+from harness.probe.process import resolve_argv, split_command  # noqa: E402
+from harness.probe.session import initialize_request  # noqa: E402
+from harness.probe.workdir import prepare_workdir  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "servers"
+UVX = 'uvx --with "mcp<2" '
+REAL = [  # pinned exactly, as in tests/probe/test_real_servers.py
+    {"name": "memory", "command": "npx -y @modelcontextprotocol/server-memory@2026.8.31"},
+    {"name": "filesystem", "command": "npx -y @modelcontextprotocol/server-filesystem@2026.7.10 /tmp"},
+    {"name": "sequential-thinking", "command": "npx -y @modelcontextprotocol/server-sequential-thinking@2026.7.4"},
+    {"name": "everything", "command": "npx -y @modelcontextprotocol/server-everything@2026.8.18"},
+    {"name": "time", "command": UVX + "mcp-server-time==2026.8.18"},
+    {"name": "fetch", "command": UVX + "mcp-server-fetch==2026.8.18"},
+    {"name": "git", "command": UVX + "mcp-server-git==2026.8.18", "needsGit": True},
+]
+BARE_TIMEOUT = 120.0
+
+
+def catalog(fixtures: int, delay: float, real: bool) -> str:
+    servers = [dict(e, timeoutSeconds=120) for e in REAL] if real else []
+    for i in range(fixtures):
+        servers.append({"name": f"slow-{i + 1:02d}",
+                        "command": shlex.join(["python3", str(FIXTURES / "slow_start.py"), "--delay", f"{delay:g}"])})
+    return yaml.safe_dump({"servers": servers}, sort_keys=False, width=1000)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_repo(path: Path, text: str) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "bench")
+    git(path, "config", "user.email", "bench@example.invalid")
+    (path / "servers.yaml").write_text(text, encoding="utf-8")
+    git(path, "add", "servers.yaml")
+    git(path, "commit", "-q", "-m", "catalog")
+    return path
+
+
+def timed_sweep(base: Path, work: Path, label: str, concurrency: int, mode: str) -> tuple[float, dict[str, str]]:
+    """Clone ``base`` to ``work/label`` and sweep it as a subprocess; (wall seconds, statuses)."""
+    repo = work / label
+    git(work, "clone", "-q", str(base), str(repo))
+    argv = [sys.executable, "-m", "harness.cli", "sweep", "--root", str(repo), "--all", "--commit",
+            "--concurrency", str(concurrency), "--isolation", mode]
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"sweep ({label}) exited {done.returncode}:\n{done.stderr[-3000:]}")
+    statuses = {}
+    for path in sorted((repo / "results").glob("*/measurement.json")):
+        statuses[path.parent.name] = json.loads(path.read_text())["status"]
+    return wall, statuses
+
+
+# --- the bare loop -------------------------------------------------------------------------------
+
+def bare_launch(target, mode: str) -> tuple[float, int]:
+    """Spawn, initialize, initialized, tools/list (following nextCursor), kill. (seconds, tools)."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-bare-") as tmp:
+        cwd = Path(tmp)
+        prepare_workdir(cwd, needs_git=target.needs_git)
+        env = environment.child_env(target.env, pass_declared_values=False)
+        argv = split_command(target.command)
+        if mode == "sandbox":
+            argv, env = sandbox.bwrap_argv(resolve_argv(argv, sandbox.sandbox_path(env["PATH"])), cwd, env)
+        else:
+            argv = resolve_argv(argv, env["PATH"])
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
+        deadline = time.monotonic() + BARE_TIMEOUT
+        try:
+            send(proc, initialize_request("2025-11-25"))
+            reply(proc, 1, deadline)
+            send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            tools, cursor, request = 0, None, 2
+            while True:
+                send(proc, {"jsonrpc": "2.0", "id": request, "method": "tools/list",
+                            "params": {"cursor": cursor} if cursor else {}})
+                result = reply(proc, request, deadline)
+                tools += len(result.get("tools") or [])
+                cursor = result.get("nextCursor")
+                if not cursor:
+                    break
+                request += 1
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+    return time.perf_counter() - t0, tools
+
+
+def send(proc: subprocess.Popen, message: dict) -> None:
+    proc.stdin.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
+    proc.stdin.flush()
+
+
+def reply(proc: subprocess.Popen, request_id: int, deadline: float) -> dict:
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("server closed stdout")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+            if "result" not in message:
+                raise RuntimeError(f"error reply: {message.get('error')}")
+            return message["result"]
+    raise RuntimeError("bare launch timed out")
+
+
+# --- the harness, per server ---------------------------------------------------------------------
+
+def harness_measure(target, mode: str) -> tuple[float, float, int, str]:
+    """``measure()`` then ``record.build()``, as a sweep does; (seconds measuring, seconds with the
+    record built, launches, status)."""
+    iso = isolation.describe(mode)
+    t0 = time.perf_counter()
+    m = asyncio.run(measure(target, isolation=mode, pass_declared_values=False))
+    t1 = time.perf_counter()
+    record.build(m, iso)
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t0, len(m.attempts), m.status
+
+
+def overhead(base: Path, mode: str, reps: int) -> list[dict]:
+    from harness.core import tokenizer
+
+    tokenizer.count("warm up")  # the encoding loads once per process; a sweep pays that in its fixed cost
+    rows = []
+    for entry in load_catalog(base / "servers.yaml").entries:
+        target = target_for(entry)
+        bare, launches, measurement, status, tools = [], [], [], "", 0
+        bare_launch(target, mode)  # warm this server's page cache alike for both
+        for _ in range(reps):  # interleaved: bare, harness, bare — load drift hits both alike
+            seconds, tools = bare_launch(target, mode)
+            bare.append(seconds)
+            measuring, with_record, n, status = harness_measure(target, mode)
+            launches.append(measuring / n)
+            measurement.append(with_record)
+            seconds, _ = bare_launch(target, mode)
+            bare.append(seconds)
+        rows.append({"name": entry.name, "status": status, "tools": tools, "bare": statistics.median(bare),
+                     "launch": statistics.median(launches), "measurement": statistics.median(measurement)})
+        r = rows[-1]
+        print(f"  {r['name']:22s} {r['status']:10s} {r['tools']:3d} tools  bare {r['bare']:6.2f}s  "
+              f"harness/launch {r['launch']:6.2f}s ({pct(r['launch'], r['bare'])})  "
+              f"measurement {r['measurement']:6.2f}s ({pct(r['measurement'], r['bare'])} vs 1 bare, "
+              f"{pct(r['measurement'], 2 * r['bare'])} vs 2 bare)", flush=True)
+    return rows
+
+
+def pct(value: float, base: float) -> str:
+    return f"{(value / base - 1) * 100:+.0f}%"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fixtures", type=int, default=6, help="slow_start fixture servers (default 6)")
+    ap.add_argument("--delay", type=float, default=1.0, help="their initialize delay, seconds (default 1)")
+    ap.add_argument("--no-real", action="store_true", help="fixture servers only (no npm/PyPI packages)")
+    ap.add_argument("--reps", type=int, default=1, help="harness measurements per server for the overhead")
+    ap.add_argument("--concurrency", type=int, default=default_concurrency(), help="the concurrent run's setting")
+    ap.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox"))
+    ap.add_argument("--skip-overhead", action="store_true")
+    args = ap.parse_args()
+    mode = isolation.resolve_mode(args.isolation)
+
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
+        work = Path(tmp)
+        base = make_repo(work / "base", catalog(args.fixtures, args.delay, not args.no_real))
+        n = len(load_catalog(base / "servers.yaml").entries)
+        print(f"{n} servers ({0 if args.no_real else len(REAL)} real pinned, {args.fixtures} slow_start "
+              f"--delay {args.delay:g}); isolation {mode}; {os.cpu_count()} CPUs, "
+              f"load {os.getloadavg()[0]:.2f} at start", flush=True)
+
+        warm, statuses = timed_sweep(base, work, "warmup", args.concurrency, mode)
+        bad = {k: v for k, v in statuses.items() if v != "measured"}
+        print(f"warm-up sweep (untimed for the ratio): {warm:.1f}s"
+              + (f"; NOT measured: {bad}" if bad else "; every server measured"), flush=True)
+        sequential, _ = timed_sweep(base, work, "sequential", 1, mode)
+        print(f"sequential sweep  (--concurrency 1):  {sequential:6.1f}s", flush=True)
+        concurrent, _ = timed_sweep(base, work, "concurrent", args.concurrency, mode)
+        print(f"concurrent sweep  (--concurrency {args.concurrency}):  {concurrent:6.1f}s", flush=True)
+        speedup = sequential / concurrent
+        target = 2.5
+        print(f"speed-up: {speedup:.2f}x  (target >= {target}x on 2 cores for 12+ servers: "
+              f"{'ok' if speedup >= target else 'BELOW TARGET'}; load {os.getloadavg()[0]:.2f} now)", flush=True)
+
+        if args.skip_overhead:
+            return 0
+        print(f"overhead per server, harness vs a bare launch-and-list of the same server "
+              f"(medians, {args.reps} rep(s), {2 * args.reps + 1} bare launches each):", flush=True)
+        rows = overhead(base, mode, args.reps)
+        bare = sum(r["bare"] for r in rows)
+        launch = sum(r["launch"] for r in rows)
+        meas = sum(r["measurement"] for r in rows)
+        per_launch = launch / bare - 1
+        print(f"total over {len(rows)} servers: bare {bare:.1f}s; harness per launch {launch:.1f}s "
+              f"({per_launch * 100:+.1f}%, target <= +10%: {'ok' if per_launch <= 0.10 else 'ABOVE TARGET'}); "
+              f"per measurement {meas:.1f}s ({pct(meas, bare)} vs one bare launch — dual launch by design; "
+              f"{pct(meas, 2 * bare)} vs two)")
+        fixed = sequential - meas
+        print(f"sweep fixed cost (sequential sweep minus the sum of measurements): {fixed:.1f}s "
+              "(interpreter start, catalog, staging, guard, publish, regen, commit)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Catalog helpers for the repository's own workflows.
+
+    python -m harness.action.catalog changed --base BASE.yaml --head servers.yaml
+        Names of the head catalog's entries that are new or differ from the base's entry of the
+        same name, one per line, in head order. The head must be a valid catalog (exit 2 with the
+        catalog errors otherwise). A missing, empty or unparsable base counts as having no entries,
+        so every head entry is listed (a note on stderr says why).
+
+    python -m harness.action.catalog reference servers.yaml
+        The name of the catalog's reference server (exit 1 when it declares none).
+
+Entries are compared as parsed YAML mappings, so a reformatted entry is not "changed", and a
+changed ``notes`` field is (the workflow measures it again; that is cheap and never wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from harness.db.catalog import CatalogError, load_catalog
+
+
+def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
+    """Names of entries in ``head_path`` that are absent from, or differ from, ``base_text``.
+
+    Raises ``CatalogError`` when the head catalog is invalid."""
+    load_catalog(head_path)  # validates: names are unique slugs from here on
+    head = _entries(yaml.safe_load(head_path.read_text(encoding="utf-8")))
+    base = _entries(_lenient(base_text))
+    return [name for name, entry in head.items() if base.get(name) != entry]
+
+
+def _lenient(text: str | None) -> object:
+    if not text:
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        print(f"note: the base catalog does not parse ({exc.__class__.__name__}); every entry counts as new",
+              file=sys.stderr)
+        return None
+
+
+def _entries(doc: object) -> dict[str, dict]:
+    servers = doc.get("servers") if isinstance(doc, dict) else None
+    if not isinstance(servers, list):
+        return {}
+    return {e["name"]: e for e in servers if isinstance(e, dict) and isinstance(e.get("name"), str)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.action.catalog")
+    sub = parser.add_subparsers(dest="what", required=True)
+    changed = sub.add_parser("changed", help="entries added or changed relative to a base catalog")
+    changed.add_argument("--base", required=True, help="the base branch's catalog (may be missing or empty)")
+    changed.add_argument("--head", required=True, help="the catalog under review")
+    reference = sub.add_parser("reference", help="the catalog's reference server")
+    reference.add_argument("catalog")
+    args = parser.parse_args(argv)
+    try:
+        if args.what == "reference":
+            name = load_catalog(Path(args.catalog)).reference
+            if not name:
+                print(f"error: {args.catalog} declares no reference server", file=sys.stderr)
+                return 1
+            print(name)
+            return 0
+        base = Path(args.base)
+        base_text = base.read_text(encoding="utf-8") if base.is_file() else None
+        if base_text is None:
+            print(f"note: no base catalog at {base}; every entry counts as new", file=sys.stderr)
+        for name in changed_entries(base_text, Path(args.head)):
+            print(name)
+        return 0
+    except CatalogError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

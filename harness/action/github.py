@@ -1,0 +1,96 @@
+"""Talking to the GitHub Actions runner: workflow commands, step outputs, the job summary.
+
+Workflow commands are lines on stdout (``::error title=T::message``). The runner reads a command
+only at the start of a line, so escaping is what keeps a message on one line and keeps text a
+server chose (a tool name, a note, a stderr line) from being read as a command of its own:
+
+* data (the message after ``::``): ``%`` → ``%25``, ``\\r`` → ``%0D``, ``\\n`` → ``%0A``;
+* property values (``title=…``, ``file=…``): the same, plus ``:`` → ``%3A`` and ``,`` → ``%2C``.
+
+Plain log text that may contain untrusted lines is printed between ``::stop-commands::TOKEN``
+and ``::TOKEN::`` with a random token, so nothing in it is processed as a command.
+
+Outputs go to the file named by ``GITHUB_OUTPUT`` in the multiline-safe form
+``name<<DELIMITER`` / value / ``DELIMITER``, with a random delimiter that does not occur in the
+value. The job summary is Markdown appended to the file named by ``GITHUB_STEP_SUMMARY``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+
+def escape_data(text: str) -> str:
+    """``text`` escaped for the message part of a workflow command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """``text`` escaped for a property value (``title``, ``file``) of a workflow command."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str | int | None) -> str:
+    """One workflow-command line (no trailing newline); ``None`` properties are left out."""
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
+                     if value is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def annotate(stream: TextIO, level: str, title: str, message: str, file: str | None = None) -> None:
+    """Write an ``error``/``warning``/``notice`` annotation to ``stream`` (the step's stdout)."""
+    if level not in ("error", "warning", "notice"):
+        raise ValueError(f"not an annotation level: {level!r}")
+    stream.write(command(level, message, title=title, file=file) + "\n")
+    stream.flush()
+
+
+def print_untrusted(stream: TextIO, text: str) -> None:
+    """Print ``text`` with workflow-command processing switched off around it."""
+    token = secrets.token_hex(16)
+    stream.write(f"::stop-commands::{token}\n{text.rstrip()}\n::{token}::\n")
+    stream.flush()
+
+
+def format_outputs(values: Mapping[str, str]) -> str:
+    """``values`` in the ``GITHUB_OUTPUT`` file syntax, every value in the ``<<DELIMITER`` form."""
+    chunks = []
+    for name, value in values.items():
+        value = str(value)
+        delimiter = _delimiter(value)
+        chunks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    return "".join(chunks)
+
+
+def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
+    """Append ``values`` to the ``GITHUB_OUTPUT`` file at ``path``; nothing when ``path`` is empty
+    (a local run). Raises ``OSError`` when the file cannot be written."""
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(format_outputs(values))
+
+
+def append_summary(path: str | None, markdown: str) -> None:
+    """Append ``markdown`` to the ``GITHUB_STEP_SUMMARY`` file at ``path`` (nothing when empty)."""
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(markdown.rstrip("\n") + "\n")
+
+
+def relative_to_workspace(path: Path, workspace: Path) -> str:
+    """``path`` as later steps should see it: relative to the workspace when inside it (the
+    container action mounts the workspace at another absolute path than the runner's), else as is."""
+    try:
+        return Path(path).resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _delimiter(value: str) -> str:
+    while True:
+        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+        if delimiter not in value:
+            return delimiter

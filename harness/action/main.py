@@ -1,0 +1,145 @@
+"""The GitHub Action: measure one server, write its record and badge, gate, report.
+
+Called by the top-level ``entrypoint.py`` — in the container action (``action.yml``) and in the
+composite host variant (``host/action.yml``) alike. Reads ``INPUT_*`` (see
+:mod:`harness.action.inputs`), ``GITHUB_WORKSPACE``, ``GITHUB_OUTPUT`` and
+``GITHUB_STEP_SUMMARY``.
+
+Declared ``env`` names are passed to the server with their real values: this runs in the
+author's own CI with the author's secrets (``pass_declared_values=True``). A declared name whose
+value is empty — a secret a fork pull request cannot see — is treated as unset, so the server
+gets the harness's placeholder, and a notice says so. Values are never recorded; a value that
+shows up in what the server says is redacted before anything is written.
+
+Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
+``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
+``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
+inside it), ``delta`` (signed tokens against the baseline).
+
+Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import MutableMapping
+from typing import TextIO
+
+from harness.action import gate, github
+from harness.action.baseline import BaselineError, Comparison, compare, load
+from harness.action.inputs import InputError, Inputs, read
+from harness.action.summary import render, text
+
+IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
+CONTAINER_NOTE = ("the mcp-context-cost container action: the server runs as a child of the harness inside the "
+                  "action's container (workspace mounted, declared env values passed)")
+HOST_NOTE = ("the mcp-context-cost host action: the server runs as a child of the harness in the job's own "
+             "environment, declared env values passed")
+
+
+def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
+    """Run the Action against ``environ`` (default ``os.environ``), writing commands and the log
+    to ``stdout``. Returns the exit code."""
+    environ = os.environ if environ is None else environ
+    out = stdout or sys.stdout
+    outputs = dict.fromkeys(("tokens", "tool-count", "status", "canonical-sha256", "measurement-path",
+                             "badge-path", "delta"), "")
+    outputs["status"] = "error"
+    try:
+        inputs = read(environ)
+    except InputError as exc:
+        for problem in exc.problems:
+            github.annotate(out, "error", "invalid input", problem)
+        return _finish(environ, outputs, "## Context cost\n\nInvalid input:\n\n" +
+                       "\n".join(f"- {text(p)}" for p in exc.problems), 1)
+    try:
+        rec, record_path, badge_path = _measure(inputs, environ, out)
+    except Exception as exc:  # the step must fail loudly, whatever went wrong
+        github.annotate(out, "error", "measurement could not run", f"{type(exc).__name__}: {exc}")
+        return _finish(environ, outputs, f"## Context cost: {inputs.name}\n\nThe measurement could not run: "
+                       f"{type(exc).__name__}: {text(str(exc))}", 1)
+    comparison, baseline_error = _compare(inputs, rec)
+    failures = gate.evaluate(rec, inputs, comparison, baseline_error)
+    outputs.update({
+        "tokens": _s(rec["totalTokens"]), "tool-count": _s(rec["toolCount"]), "status": rec["status"],
+        "canonical-sha256": rec["canonicalSha256"] or "",
+        "measurement-path": github.relative_to_workspace(record_path, inputs.workspace),
+        "badge-path": github.relative_to_workspace(badge_path, inputs.workspace),
+        "delta": _s(comparison.delta if comparison else None),
+    })
+    _log(out, rec, comparison, outputs)
+    for failure in failures:
+        github.annotate(out, "error", failure.title, failure.message)
+    markdown = render(rec, failures=failures, comparison=comparison, baseline_error=baseline_error,
+                      budget=inputs.budget, baseline_label=_label(inputs),
+                      paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
+    return _finish(environ, outputs, markdown, 1 if failures else 0)
+
+
+def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
+    """Measure, then write the record and the badge: ``(record dict, record path, badge path)``.
+    Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
+    from harness.probe import isolation, record
+    from harness.probe.measure import measure_sync
+    from harness.probe.target import Target
+    from harness.publish.badge import badge_for, write_badge
+
+    for name in inputs.env:
+        if name in environ and not environ[name]:
+            del environ[name]
+            github.annotate(out, "notice", "empty env value", f"{name} is empty here (secrets are not given to pull "
+                            "requests from forks): the server gets a placeholder value instead")
+    target = Target(name=inputs.name, command=inputs.command, url=inputs.url, env=inputs.env,
+                    timeout_seconds=inputs.timeout_seconds)
+    measurement = measure_sync(target, pass_declared_values=True)
+    rec = record.build(measurement, _isolation(environ, isolation))
+    record_path = record.write(rec, inputs.results_dir)
+    badge_path = write_badge(inputs.badge_path, badge_for(rec["status"], rec["totalTokens"]))
+    return rec, record_path, badge_path
+
+
+def _isolation(environ, isolation) -> dict:
+    image = environ.get(IMAGE_ENV)
+    if image:
+        return isolation.describe("docker", image=image, note=CONTAINER_NOTE)
+    return isolation.describe("host", note=HOST_NOTE)
+
+
+def _compare(inputs: Inputs, rec: dict) -> tuple[Comparison | None, str | None]:
+    if inputs.baseline is None:
+        return None, None
+    try:
+        return compare(load(inputs.baseline), rec), None
+    except BaselineError as exc:
+        return None, str(exc)
+
+
+def _log(out: TextIO, rec: dict, comparison: Comparison | None, outputs: dict) -> None:
+    lines = [f"{rec['server']}: {rec['status']}"]
+    if rec["totalTokens"] is not None:
+        lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools"
+    if comparison is not None:
+        lines.append(f"  against the baseline: {comparison.delta:+,} tokens")
+    lines += [f"  note: {note}" for note in rec["notes"]]
+    lines += [f"  record: {outputs['measurement-path']}", f"  badge:  {outputs['badge-path']}"]
+    github.print_untrusted(out, "\n".join(lines))
+
+
+def _label(inputs: Inputs) -> str | None:
+    return github.relative_to_workspace(inputs.baseline, inputs.workspace) if inputs.baseline else None
+
+
+def _finish(environ, outputs: dict, markdown: str, code: int) -> int:
+    github.write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
+    github.append_summary(environ.get("GITHUB_STEP_SUMMARY"), markdown)
+    return code
+
+
+def _s(value) -> str:
+    return "" if value is None else str(value)
+
+
+def main() -> int:
+    """Console entry: ``run()`` against the process environment."""
+    return run()

@@ -1,0 +1,209 @@
+"""``docs/servers/<name>.md``: one page per catalog entry (methodology, "Reproduce it" — each
+measured server has a detail page; "Which machine a number applies to"; "Which revision a record
+was taken under"; "Trends over time").
+
+Sections: headline; the record's facts (launch command, isolation and architecture — "architecture
+not on record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated —
+"not captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash); the one-line verify
+command; session-start load; the per-tool table; the ``discover`` figure of a protocol-mismatch
+record, labelled as separate from the headline; notes; the stderr tail of a failure; the catalog's
+own facts; and "Over time" from ``history.csv``, only the comparable series
+(:mod:`harness.publish.series`). Recorded text goes through ``mdescape.md``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.publish import site
+from harness.publish.board import Row
+from harness.publish.history import HistoryRow
+from harness.publish.mdescape import md
+from harness.publish.series import Series
+from harness.publish.text import as_int, num, one_line
+
+NAME_LIMIT = 120
+FIELD_LIMIT = 1000
+STDERR_LINES = 20
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def render(row: Row, series: Series) -> str:
+    """The page text for ``row`` and its comparable history ``series``."""
+    here = site.server_page(row.name)
+    out = [f"# {md(row.name)}", "", _headline(row), "",
+           f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)}) · "
+           f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
+           f"[dashboard]({site.link(here, site.DASHBOARD)})", ""]
+    out += _facts(row)
+    out += _verify(row)
+    out += _session(row)
+    out += _tools(row)
+    out += _discover(row)
+    out += _notes(row)
+    out += _stderr(row)
+    out += _over_time(row, series, here)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _headline(row: Row) -> str:
+    if row.tokens is None:
+        return f"Status: **{row.status}** — no number."
+    colour, label = row.band
+    return (f"Status: **{row.status}** — **{num(row.tokens)} tokens** (o200k_base), "
+            f"{num(row.tool_count)} tools, band {label} ({colour}).")
+
+
+def _table(pairs: list[tuple[str, str]]) -> list[str]:
+    return ["| Field | Value |", "|---|---|", *(f"| {k} | {v} |" for k, v in pairs), ""]
+
+
+def _facts(row: Row) -> list[str]:
+    r, entry, iso = row.record, row.entry, row.isolation
+    out = ["## Measurement", ""]
+    if r is None:
+        pairs = [("Status", row.status), ("Launch command", md(entry.command or entry.url, FIELD_LIMIT))]
+        return out + ["No measurement is on record yet.", ""] + _table(pairs) + _catalog(row)
+    sha = r.get("canonicalSha256")
+    pairs = [
+        ("Status", row.status),
+        ("Tokens (o200k\\_base)", num(row.tokens)),
+        ("Tools", num(row.tool_count)),
+        ("Measured at", md(r.get("measuredAt"), NAME_LIMIT) or "not on record"),
+        ("Launch command", md(r.get("launchCommand"), FIELD_LIMIT) or "not on record"),
+        ("Env var names (values never recorded)", md(", ".join(map(str, r.get("envVarNames") or [])), FIELD_LIMIT) or "none"),
+        ("Isolation", md(iso.get("mode"), NAME_LIMIT) or "not on record"),
+        ("Architecture", md(iso.get("arch"), NAME_LIMIT) or "architecture not on record"),
+        ("Operating system", md(iso.get("os"), NAME_LIMIT) or "not on record"),
+        ("Image", md(iso.get("image"), NAME_LIMIT) or "none"),
+        ("Runtimes", _runtimes(iso.get("runtimes"))),
+        ("Protocol revision requested", md(r.get("requestedProtocolVersion"), NAME_LIMIT) or "not on record"),
+        ("Protocol revision negotiated", md(r.get("negotiatedProtocolVersion"), NAME_LIMIT) or "not captured"),
+        ("Server name and version", md(" ".join(one_line(x, NAME_LIMIT) for x in (r.get("serverName"), r.get("serverVersion")) if x)) or "not sent"),
+        ("Canonical SHA-256", f"`{sha}`" if isinstance(sha, str) and _HEX64.match(sha) else "none"),
+        ("Canonical length", f"{num(as_int(r.get('canonicalLength')))} bytes" if as_int(r.get("canonicalLength")) else "none"),
+        ("Timeout (first attempt)", f"{num(as_int(r.get('timeoutMs')))} ms" if as_int(r.get("timeoutMs")) else "not on record"),
+        ("Harness version", md(r.get("harnessVersion"), NAME_LIMIT) or "not on record"),
+    ]
+    return out + _table(pairs) + _catalog(row)
+
+
+def _runtimes(runtimes: object) -> str:
+    if not isinstance(runtimes, dict) or not runtimes:
+        return "not on record"
+    return md(", ".join(f"{k} {v if v is not None else 'absent'}" for k, v in sorted(runtimes.items())), FIELD_LIMIT)
+
+
+def _catalog(row: Row) -> list[str]:
+    e = row.entry
+    pairs = [("Category", md(e.category, NAME_LIMIT) or "—"), ("Package", md(e.package, NAME_LIMIT) or "—"),
+             ("Repository", md(e.repo, FIELD_LIMIT) or "—")]
+    if e.not_applicable:
+        pairs.append(("Declared not applicable", md(e.not_applicable.reason, FIELD_LIMIT)))
+    if e.notes:
+        pairs.append(("Catalog note", md(e.notes, FIELD_LIMIT)))
+    return ["### Catalog entry", "", *_table(pairs)]
+
+
+def _verify(row: Row) -> list[str]:
+    if row.record is None or row.record.get("rawToolsCapture") is None:
+        return []
+    return ["## Verify it", "", "Re-derive the number from the record's own capture:", "", "```sh",
+            f"mcp-context-cost verify {site.record(row.name)}", "```", ""]
+
+
+def _session(row: Row) -> list[str]:
+    s = row.session
+    if s is None:
+        return []
+    out = ["## Session-start load", "", f"**{s.label()} tokens** (deferred-load/v1): "
+           f"{num(s.names)} for the tool-name list + "]
+    if s.floor:
+        out[-1] += "instructions not captured in this record, so this is a floor, not a figure."
+    else:
+        out[-1] += f"{num(s.instructions)} for the server's instructions."
+    if row.defers_costlier:
+        out += ["", f"Deferring costs more here: {s.label()} tokens at session start against "
+                f"{num(row.tokens)} for every definition loaded up front."]
+    return out + [""]
+
+
+def _tools(row: Row) -> list[str]:
+    tools = (row.record or {}).get("tools") or []
+    if row.tokens is None:
+        return []
+    out = ["## Tools", "", "Per-tool diagnostics, in server order. They are not summed into the headline: "
+           "tokens merge across the seams between tools.", ""]
+    if not tools:
+        return out + ["The server listed no tools.", ""]
+    out += ["| Tool | Tokens | Description tokens | Input schema tokens | Note |", "|---|---:|---:|---:|---|"]
+    for t in tools:
+        t = t if isinstance(t, dict) else {}
+        note = t.get("note") or t.get("divergence")
+        out.append(f"| {md(t.get('name'), NAME_LIMIT) or '—'} | {num(as_int(t.get('tokens')))} | "
+                   f"{num(as_int(t.get('descriptionTokens')))} | {num(as_int(t.get('inputSchemaTokens')))} | "
+                   f"{md(note, FIELD_LIMIT)} |")
+    return out + [""]
+
+
+def _discover(row: Row) -> list[str]:
+    d = (row.record or {}).get("discover")
+    if not isinstance(d, dict):
+        return []
+    supported = d.get("supportedVersions")
+    pairs = [("Revision it answered under", md(d.get("protocolVersion"), NAME_LIMIT) or "not on record"),
+             ("Tokens", num(as_int(d.get("totalTokens")))), ("Tools", num(as_int(d.get("toolCount")))),
+             ("Revisions the server named", md(", ".join(map(str, supported)), FIELD_LIMIT) if isinstance(supported, list) and supported else "none named"),
+             ("Canonical SHA-256", f"`{d['canonicalSha256']}`" if _HEX64.match(str(d.get("canonicalSha256"))) else "none")]
+    return ["## Separate figure: tools listed under the server's own revision", "",
+            "This is **not** the headline. The headline is defined by `initialize` at the revision this "
+            f"harness requests, which the server refused, so the status stays {row.status}. The tools it "
+            "lists when asked under a revision it names are counted the same way and shown here apart.",
+            "", *_table(pairs)]
+
+
+def _notes(row: Row) -> list[str]:
+    if not row.notes:
+        return []
+    return ["## Notes", "", *(f"- {md(n, FIELD_LIMIT * 4)}" for n in row.notes), ""]
+
+
+def _stderr(row: Row) -> list[str]:
+    tail = (row.record or {}).get("stderrTail")
+    if not isinstance(tail, str) or not tail.strip():
+        return []
+    lines = [md(line, 300) for line in tail.splitlines() if line.strip()][-STDERR_LINES:]
+    return ["## Standard error (last lines)", "", *(f"> {line}<br>" for line in lines), ""]
+
+
+def _over_time(row: Row, series: Series, here: str) -> list[str]:
+    out = ["## Over time", ""]
+    if not series.rows and not series.left_out:
+        return out + ["No sweep of this entry is in `history.csv` yet.", ""]
+    out += [f"![{md(row.name)}: context cost over time]({site.link(here, site.trend(row.name))})", ""]
+    out.append(_series_sentence(series))
+    out += ["", "| Date | Tokens | Tools | Status | Isolation |", "|---|---:|---:|---|---|"]
+    for h in reversed(series.rows):
+        out.append(f"| {h.date} | {num(h.tokens)} | {num(h.toolCount)} | {h.status} | {_iso(h)} |")
+    return out + [""]
+
+
+def _iso(h: HistoryRow) -> str:
+    return h.isolation or "not recorded"
+
+
+def _series_sentence(series: Series) -> str:
+    if not series.rows:
+        return "No comparable sweep."
+    where = f"under {series.isolation} isolation" if series.isolation else "none with its isolation on record"
+    text = f"Comparable series: {len(series.rows)} sweep(s), {where}, starting {series.starts}."
+    if series.left_out:
+        kinds = sorted({h.isolation_label for h in series.left_out})
+        first, last = series.left_out[0].date, series.left_out[-1].date
+        span = first if first == last else f"{first} to {last}"
+        text += (f" {len(series.left_out)} earlier row(s) ({span}, measured under {', '.join(kinds)}) are "
+                 "left out: numbers taken under different isolation are not comparable.")
+    if series.unrecorded:
+        text += (f" {series.unrecorded} row(s) have no isolation on record; they still plot, marked "
+                 "\"not recorded\" (hollow points on the chart).")
+    return text
