@@ -91,7 +91,7 @@ def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
             github.annotate(out, "notice", "empty env value", f"{name} is empty here (secrets are not given to pull "
                             "requests from forks): the server gets a placeholder value instead")
     target = Target(name=inputs.name, command=inputs.command, url=inputs.url, env=inputs.env,
-                    timeout_seconds=inputs.timeout_seconds)
+                    timeout_seconds=inputs.timeout_seconds, cwd=str(inputs.working_directory))
     measurement = measure_sync(target, pass_declared_values=True)
     rec = record.build(measurement, _isolation(environ, isolation))
     record_path = record.write(rec, inputs.results_dir)

@@ -39,11 +39,11 @@ async def launch_once(
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-") as tmp:
-        cwd = Path(tmp)
+        cwd = Path(target.cwd) if target.cwd else Path(tmp)
         sandboxed = isolation == "sandbox"
         env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
         try:
-            prepare_workdir(cwd, needs_git=target.needs_git)
+            prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
             argv, env = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
             transport = StdioTransport(argv, env, cwd, limits)
             await transport.start()

@@ -23,6 +23,8 @@ class Target:
     """``name``: slug used for ``results/<name>/``. Exactly one of ``command`` (a command line,
     split without a shell) or ``url`` (a Streamable HTTP endpoint). ``env``/``headers``: names only.
     ``timeout_seconds``: the first attempt's budget (seconds). ``needs_git``: run in a fresh git repo.
+    ``cwd``: launch in this existing directory instead of a fresh temp one (the GitHub Action's
+    ``working-directory``, so an author's ``node dist/index.js`` resolves against their checkout).
     """
 
     name: str
@@ -34,6 +36,7 @@ class Target:
     needs_git: bool = False
     not_applicable: NotApplicable | None = None
     package: str | None = None
+    cwd: str | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -200,10 +200,17 @@ def staging_leftovers(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in base.rglob("*")) if base.exists() else []
 
 
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
+def process_identity(pid: int) -> tuple[int, int] | None:
+    """``(pid, start time in clock ticks)`` of a live, non-zombie process, else ``None``. The start
+    time tells a process from a later one that reused its pid."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:].split()[0] != "Z"
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    return None if fields[0] == "Z" else (pid, int(fields[19]))
+
+
+def still_running(identity: tuple[int, int]) -> bool:
+    """True while the process ``identity`` names (see ``process_identity``) is alive."""
+    return process_identity(identity[0]) == identity

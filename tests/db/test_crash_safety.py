@@ -27,7 +27,7 @@ from harness.probe.process import descendants
 from tests.conftest import REPO
 from tests.db.sweeprepo import (
     BOT_IDENTITY, catalog_text, check_published, commit_catalog, fixture, git, head, head_files, init_repo,
-    last_commit, pid_alive, porcelain, staging_leftovers, sweep, well_behaved, working_files,
+    last_commit, porcelain, process_identity, staging_leftovers, still_running, sweep, well_behaved, working_files,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -210,11 +210,13 @@ class _Lines:
                     return False
 
 
-def _family(pid: int) -> set[int]:
-    return descendants(pid) | {pid}
+def _family(pid: int) -> set[tuple[int, int]]:
+    """The sweep process and every descendant, as (pid, start time) identities."""
+    found = (process_identity(p) for p in descendants(pid) | {pid})
+    return {identity for identity in found if identity is not None}
 
 
-def _kill_group(proc: subprocess.Popen, seen: set[int]) -> set[int]:
+def _kill_group(proc: subprocess.Popen, seen: set) -> set:
     """SIGKILL the sweep's process group; returns every process of its family seen so far (the
     servers it launched live in their own sessions, so the group kill does not reach them)."""
     seen |= _family(proc.pid)
@@ -226,14 +228,14 @@ def _kill_group(proc: subprocess.Popen, seen: set[int]) -> set[int]:
     return seen
 
 
-def _assert_no_survivors(pids: set[int], timeout: float = 10.0) -> None:
+def _assert_no_survivors(family: set[tuple[int, int]], timeout: float = 10.0) -> None:
     """Every process the killed sweep had started is gone (they exit on stdin EOF, or bwrap's
     --die-with-parent takes them); any that remain are killed and the test fails."""
     ends = time.monotonic() + timeout
-    while time.monotonic() < ends and any(pid_alive(p) for p in pids):
+    while time.monotonic() < ends and any(still_running(p) for p in family):
         time.sleep(0.05)
-    alive = sorted(p for p in pids if pid_alive(p))
-    for pid in alive:
+    alive = sorted(p for p in family if still_running(p))
+    for pid, _ in alive:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -317,7 +319,7 @@ def test_sigkill_at_any_moment_leaves_old_or_new_and_the_next_sweep_recovers(kil
 
     proc = _sweep_process(root)
     lines = _Lines(proc)
-    seen: set[int] = set()
+    seen: set[tuple[int, int]] = set()
     try:
         if moment.startswith("line:"):
             text, _, extra = moment[5:].partition("+")
@@ -375,3 +377,39 @@ def test_a_stale_git_lock_does_not_stop_the_next_commit(tmp_path, lock):
     assert code == 0, err
     assert last_commit(root)["author"] == BOT_IDENTITY and porcelain(root) == ""
     assert not path.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [
+    "sandbox",
+    pytest.param("host", marks=pytest.mark.xfail(strict=True, reason=(
+        "known gap in harness/probe/process.py: in host isolation a launched server lives in its own "
+        "session and nothing ties it to the harness, so one that ignores stdin EOF and SIGTERM outlives "
+        "a SIGKILLed sweep (bubblewrap's --die-with-parent covers the sandbox mode; a "
+        "PR_SET_PDEATHSIG in the child would cover host mode)"))),
+])
+def test_sigkill_leaves_no_server_behind_even_one_that_ignores_eof_and_sigterm(tmp_path, mode):
+    root = init_repo(tmp_path / "repo", catalog_text(
+        [("hang", fixture("never_answers", "--ignore-eof", "--ignore-sigterm"))]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "sweep", "--root", str(root), "--all", "--isolation", mode],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    seen: set[tuple[int, int]] = set()
+    try:
+        ends = time.monotonic() + 30
+        while time.monotonic() < ends and proc.poll() is None:  # until the server is up
+            seen |= _family(proc.pid)
+            if any("never_answers" in _cmdline(pid) for pid, _ in seen if still_running((pid, _))):
+                break
+            time.sleep(0.05)
+        assert any("never_answers" in _cmdline(pid) for pid, _ in seen), "the server never started"
+    finally:
+        seen = _kill_group(proc, seen)
+        _assert_no_survivors(seen, timeout=3.0)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -5,7 +5,6 @@ for a recorded failure (0 for a measurement) and prints no traceback."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import stat
 import sys
@@ -19,12 +18,16 @@ from harness.probe.target import Target
 from tests.conftest import fixture_command
 from tests.probe.helpers import assert_no_traceback, measure_and_write, nothing_left, results_root, run_cli  # noqa: F401
 
+# An unclosed subprocess transport or pipe (a leak the loop reports at garbage collection) fails the test.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 # A stdio server whose replies are scripted by argv[1], a JSON object:
 #   "start": lines written at start-up; "<method>": lines written when that request arrives
 #   (default: a correct reply), "{id}" replaced by the request id; "<method>:after": "exit" or "hang".
 # Lines are written as UTF-8 with surrogateescape, so "\udcff" in the spec is the raw byte 0xff.
 SCRIPTED = r'''
 import json, sys, time
+
 spec = json.loads(sys.argv[1])
 out = sys.stdout.buffer
 def write(line, rid=None):

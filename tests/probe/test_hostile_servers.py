@@ -16,6 +16,9 @@ from harness.probe.target import NotApplicable, Target
 from tests.conftest import fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, process_alive, results_root, wait_gone  # noqa: F401
 
+# An unclosed subprocess transport or pipe (a leak the loop reports at garbage collection) fails the test.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 FAST = 3.0  # first-attempt budget (seconds) for fixtures that answer at once
 
 

@@ -11,6 +11,9 @@ import pytest
 from harness.probe.target import Target
 from tests.probe.helpers import HttpFixture, measure_and_write, nothing_left, results_root  # noqa: F401
 
+# An unclosed subprocess transport or pipe (a leak the loop reports at garbage collection) fails the test.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 WWW_AUTH = 'Bearer resource_metadata="https://example.invalid/.well-known/oauth-protected-resource"'
 
 

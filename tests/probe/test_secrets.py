@@ -29,6 +29,9 @@ from tests.conftest import fixture_command
 from tests.probe.helpers import (HttpFixture, assert_no_traceback, measure_and_write, nothing_left,  # noqa: F401
                                  results_root, run_cli)
 
+# An unclosed subprocess transport or pipe (a leak the loop reports at garbage collection) fails the test.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 SENTINEL = "sk-live-SENTINEL-5f2c9a7e1d3b4c60a9e8f7d6c5b4a392"
 NAME = "SENTINEL_API_KEY"
 HEADER = "Authorization"
@@ -36,6 +39,7 @@ HEADER = "Authorization"
 # A stdio server that leaks $SENTINEL_API_KEY in the way argv[1] names.
 ECHO_SERVER = r'''
 import json, os, sys
+
 mode, secret = sys.argv[1], os.environ.get("SENTINEL_API_KEY", "")
 def send(obj):
     sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()

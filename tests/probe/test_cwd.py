@@ -1,0 +1,21 @@
+"""A target with ``cwd`` launches in that directory (the Action's working-directory), so a
+relative command like ``python3 server.py`` resolves against the author's checkout."""
+
+from __future__ import annotations
+
+import shutil
+
+from harness.probe.measure import measure_sync
+from harness.probe.target import Target
+from tests.conftest import FIXTURE_SERVERS
+
+
+def test_relative_command_runs_in_target_cwd(tmp_path):
+    for name in ("well_behaved.py", "_mcp.py"):
+        shutil.copy(FIXTURE_SERVERS / name, tmp_path / name)
+    relative = Target(name="rel", command="python3 well_behaved.py --tools 3", timeout_seconds=10)
+    assert measure_sync(relative, dual=False).status == "startup-failure"  # fresh temp dir: no such file
+    inside = Target(name="rel", command="python3 well_behaved.py --tools 3", timeout_seconds=10, cwd=str(tmp_path))
+    measurement = measure_sync(inside, dual=False)
+    assert measurement.status == "measured" and len(measurement.capture.tools) == 3
+    assert {"_mcp.py", "well_behaved.py"} <= {p.name for p in tmp_path.iterdir()}  # the checkout is not replaced
