@@ -64,9 +64,23 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: Path, stream_limit: i
             cwd=str(cwd),
             start_new_session=True,
             limit=stream_limit,
+            preexec_fn=_die_with_parent,
         )
     except OSError as exc:
         raise SpawnError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL it if the harness dies (PR_SET_PDEATHSIG),
+    so a SIGKILLed sweep cannot leave a server behind that ignores EOF and SIGTERM. A no-op where
+    prctl is unavailable."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def descendants(root: int) -> set[int]:

@@ -14,6 +14,7 @@ legitimate. Notifications are ignored.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from harness import __version__
@@ -24,6 +25,9 @@ REQUESTED_PROTOCOL_VERSION = "2025-11-25"
 MODERN_PROTOCOL_VERSION = "2026-07-28"
 HANDSHAKE_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "mcp-context-cost", "version": __version__}
+# One wording whichever side noticed first (a failed write to stdin or EOF on stdout), so the
+# same behaviour always yields the same note.
+EXITED = "the server exited before replying"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -55,8 +59,20 @@ async def converse(transport: Transport, capture: Capture, limits: Limits) -> No
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
-    except ConnectionError as exc:
-        capture.failure = Failure("exited", capture.phase, str(exc))
+    except ConnectionError:
+        await _drain(transport)
+        capture.failure = Failure("exited", capture.phase, EXITED)
+
+
+async def _drain(transport: Transport, seconds: float = 2.0) -> None:
+    """After a write found the server gone, read what it printed before exiting, so its non-JSON
+    lines are counted the same whichever side noticed the exit first."""
+    try:
+        async with asyncio.timeout(seconds):
+            while await transport.receive() is not None:
+                pass
+    except (TimeoutError, Exception):  # noqa: BLE001 - a limit or parse error here changes nothing
+        pass
 
 
 async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
@@ -86,8 +102,9 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
-    except ConnectionError as exc:
-        capture.failure = Failure("exited", capture.phase, str(exc))
+    except ConnectionError:
+        await _drain(transport)
+        capture.failure = Failure("exited", capture.phase, EXITED)
 
 
 def initialize_request(version: str) -> dict:
@@ -153,7 +170,7 @@ async def _result(transport: Transport, capture: Capture, request_id: int) -> di
     while True:
         incoming = await transport.receive()
         if incoming is None:
-            raise _Stop(Failure("exited", capture.phase, "the server closed stdout before replying"))
+            raise _Stop(Failure("exited", capture.phase, EXITED))
         message = incoming.message
         if "method" in message:
             await _answer_server_message(transport, capture, message)

@@ -86,13 +86,15 @@ def describe_pids(pids) -> str:
     return "; ".join(lines)
 
 
-def assert_nothing_left(results_dirs: list[Path]) -> None:
-    """No child process of this test process remains, and no temp/partial file in ``results_dirs``."""
+def assert_nothing_left(results_dirs: list[Path], before: set[int] = frozenset()) -> None:
+    """No child process of this test process remains (other than ``before``: helpers that other
+    test modules keep for the whole session, e.g. the node oracle), and no temp/partial file in
+    ``results_dirs``."""
     ends = time.monotonic() + 5.0
-    left = process.descendants(os.getpid())
+    left = process.descendants(os.getpid()) - before
     while left and time.monotonic() < ends:
         time.sleep(0.1)
-        left = {p for p in process.descendants(os.getpid()) if process_alive(p)}
+        left = {p for p in process.descendants(os.getpid()) - before if process_alive(p)}
     assert not left, f"child processes left behind: {describe_pids(left)}"
     for folder in results_dirs:
         leftovers = [p for p in folder.rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".")]
@@ -107,9 +109,10 @@ def results_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left(results_root):
-    """After the whole module: no child process remains and no partial/temp file was left."""
+    """After the whole module: no child process it started remains and no partial/temp file was left."""
+    before = process.descendants(os.getpid())
     yield
-    assert_nothing_left([results_root])
+    assert_nothing_left([results_root], before)
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -327,10 +327,6 @@ def test_needs_api_key_is_auth_required_and_quotes_the_line(host_value, monkeypa
     assert rec["envVarNames"] == list(env)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the harness's dummy value 'mcp-context-cost-dummy-example_api_key' does not match the fixture's "
-    "placeholder pattern (^dummy.*), so needs_api_key.py accepts it as a real key and the entry measures; "
-    "see the report — aligning DUMMY_PREFIX or the fixture is the owner's decision"))
 def test_needs_api_key_with_the_harness_dummy_value_is_auth_required(monkeypatch, results_root):
     monkeypatch.delenv("EXAMPLE_API_KEY", raising=False)
     run = measure_and_write(target("needs-key-dummy", "needs_api_key", env=("EXAMPLE_API_KEY",)), results_root,
