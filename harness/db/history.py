@@ -1,21 +1,163 @@
-"""``history.csv``: one row per (date, server) — what a server measured on the day it was swept
-(methodology, "Trends over time").
+"""``history.csv`` (repository root): one row per (date, server) — what a server measured on the
+day it was swept (methodology, "Trends over time"). Columns are append-only: a new column only
+ever goes at the end. Writing validates every row against ``schemas/history.schema.json``.
 
-Columns (append-only; a new column only ever goes at the end):
-``date,server,tokens,toolCount,status,isolation`` — ``tokens``/``toolCount`` empty when the
-sweep produced no number; ``isolation`` empty for rows recorded before the column existed
-("not recorded"). Every row is validated against ``schemas/history.schema.json`` before writing.
+Columns, in order (``COLUMNS``)::
+
+    date,server,tokens,toolCount,status,isolation
+    2026-11-30,memory,2378,9,measured,host
+    2026-11-30,linear,,,remote-auth-wall,docker
+    2026-08-03,memory,2378,9,measured,           <- isolation not recorded
+
+Each row read is a :class:`HistoryRow`; ``row.to_json()`` is the object
+``schemas/history.schema.json`` describes (``tokens``/``toolCount`` ``int`` or ``None``,
+``isolation`` ``"host" | "sandbox" | "docker"`` or ``None`` = not recorded). Rows written before
+the isolation column existed — a five-column header, or a row one cell short — read as not
+recorded (methodology, "Trends over time": unknown conditions are shown as unknown, never
+back-filled). The reader applies the schema's rules by hand (the jsonschema validator costs too
+much per row at 150,000 rows; ``tests/publish`` checks the two agree) and raises
+:class:`HistoryError` naming every bad line at once, never dropping a row silently.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.util import atomic, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
+ISOLATIONS = ("host", "sandbox", "docker")
+STATUSES = ("measured", "dynamic", "auth-required", "startup-failure", "timeout", "not-applicable",
+            "protocol-mismatch", "remote-auth-wall", "not-yet-run")
+NUMBERED = ("measured", "dynamic")
+NOT_RECORDED = "not recorded"
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SERVER = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_COUNT = re.compile(r"^(0|[1-9]\d{0,14})$")
+# A well-formed line, matched in one step (the common case); anything else goes through _row,
+# which says what is wrong. Counts must be present exactly for measured/dynamic (checked after the
+# match), and a date's calendar validity is checked once per distinct date.
+_FAST = re.compile(r"^(\d{4}-\d{2}-\d{2}),([a-z0-9][a-z0-9._-]*),(|0|[1-9]\d{0,14}),(|0|[1-9]\d{0,14}),"
+                   rf"({'|'.join(STATUSES)})(?:,(host|sandbox|docker|))?$")
+
+
+class HistoryError(ValueError):
+    """history.csv cannot be read; ``errors`` holds one ``history.csv:<line>: …`` line each."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    date: str
+    server: str
+    tokens: int | None
+    toolCount: int | None
+    status: str
+    isolation: str | None  # None: not recorded
+
+    @property
+    def isolation_label(self) -> str:
+        """The isolation, or ``"not recorded"``."""
+        return self.isolation or NOT_RECORDED
+
+    def to_json(self) -> dict:
+        """The row as ``schemas/history.schema.json`` describes it."""
+        return {"date": self.date, "server": self.server, "tokens": self.tokens,
+                "toolCount": self.toolCount, "status": self.status, "isolation": self.isolation}
+
+
+def read_history(path: str | Path) -> list[HistoryRow]:
+    """Every row of ``path`` in file order; ``[]`` when the file does not exist.
+
+    Raises :class:`HistoryError` for a wrong header or any invalid row (all reported together).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
+    lines = text.splitlines()
+    if not lines:
+        return []
+    header = [cell.strip() for cell in next(csv.reader(lines[:1]))]
+    if tuple(header) not in (COLUMNS, COLUMNS[:5]):
+        raise HistoryError([f"{path.name}:1: header must be {','.join(COLUMNS)}, got {','.join(header)}"])
+    rows: list[HistoryRow] = []
+    errors: list[str] = []
+    dates: dict[str, bool] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        fast = _FAST.match(line)
+        if fast and (fast[5] in NUMBERED) == bool(fast[3]) == bool(fast[4]) and \
+                dates.setdefault(fast[1], _is_date(fast[1])):
+            date, server, tokens, tools, status, isolation = fast.groups()
+            rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
+                                   status, isolation or None))
+            continue
+        cells = next(csv.reader([line]), [])
+        if not cells or cells == [""]:
+            continue
+        row, problem = _row(cells)
+        if problem:
+            errors.append(f"{path.name}:{number}: {problem}")
+        else:
+            rows.append(row)
+    if errors:
+        raise HistoryError(errors)
+    return rows
+
+
+def _row(cells: list[str]) -> tuple[HistoryRow | None, str | None]:
+    if len(cells) == 5:
+        cells = [*cells, ""]
+    if len(cells) != 6:
+        return None, f"expected 6 cells ({','.join(COLUMNS)}), got {len(cells)}"
+    date, server, tokens, tools, status, isolation = (c.strip() for c in cells)
+    if not _DATE.match(date) or not _is_date(date):
+        return None, f"date must be YYYY-MM-DD, got {date!r}"
+    if not _SERVER.match(server):
+        return None, f"server must be a slug, got {server!r}"
+    if status not in STATUSES:
+        return None, f"status must be one of {', '.join(STATUSES)}, got {status!r}"
+    if isolation and isolation not in ISOLATIONS:
+        return None, f"isolation must be host, sandbox, docker or empty, got {isolation!r}"
+    numbers = []
+    for label, cell in (("tokens", tokens), ("toolCount", tools)):
+        if status in NUMBERED and not _COUNT.match(cell):
+            return None, f"{label} must be a whole number for status {status}, got {cell!r}"
+        if status not in NUMBERED and cell:
+            return None, f"{label} must be empty for status {status}, got {cell!r}"
+        numbers.append(int(cell) if cell else None)
+    return HistoryRow(date, server, numbers[0], numbers[1], status, isolation or None), None
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
+    """Rows grouped by server, each list sorted by date; a repeated (date, server) keeps the row
+    that comes last in the file (one row per day is the file's rule)."""
+    latest: dict[tuple[str, str], HistoryRow] = {}
+    for row in rows:
+        latest[(row.server, row.date)] = row
+    grouped: dict[str, list[HistoryRow]] = {}
+    for (server, _), row in sorted(latest.items()):
+        grouped.setdefault(server, []).append(row)
+    return grouped
 
 
 def row_for(date: str, record: dict) -> dict:
@@ -31,18 +173,9 @@ def row_for(date: str, record: dict) -> dict:
 
 
 def read(path: Path) -> list[dict]:
-    """Rows of ``path`` as typed dicts (ints or ``None``); an absent file reads as no rows."""
-    if not path.exists():
-        return []
-    rows = []
-    for raw in csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))):
-        rows.append({
-            "date": raw["date"], "server": raw["server"],
-            "tokens": int(raw["tokens"]) if raw.get("tokens") else None,
-            "toolCount": int(raw["toolCount"]) if raw.get("toolCount") else None,
-            "status": raw["status"], "isolation": raw.get("isolation") or None,
-        })
-    return rows
+    """Rows of ``path`` as schema-shaped dicts (``HistoryRow.to_json``); an absent file reads as
+    no rows. Raises ``HistoryError`` naming every malformed line."""
+    return [row.to_json() for row in read_history(path)] if Path(path).exists() else []
 
 
 def merge(existing: list[dict], new: list[dict]) -> list[dict]:

@@ -52,10 +52,19 @@ async def converse(transport: Transport, capture: Capture, limits: Limits) -> No
     nothing is raised for anything the server does. Transport limit errors propagate as
     ``Failure(kind="limit")``.
     """
-    try:
+    async def steps() -> None:
         await _initialize(transport, capture)
         await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await _list_tools(transport, capture, limits)
+
+    await _guarded(transport, capture, steps())
+
+
+async def _guarded(transport: Transport, capture: Capture, steps) -> None:
+    """Run a conversation's ``steps`` coroutine; turn a stop or a vanished server into
+    ``capture.failure``, or mark the capture ``done``."""
+    try:
+        await steps
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
@@ -83,28 +92,29 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
     ``capture`` like ``converse`` (``negotiated_version`` = the revision listed under).
     """
     meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
-    try:
+
+    async def steps() -> None:
         capture.phase = "server/discover"
         await transport.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
-        result = await _result(transport, capture, 1)
-        supported = result.get("supportedVersions")
-        capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
-        capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
-        capture.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
-        info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
-        if isinstance(info, dict):
-            capture.server_name, capture.server_version = _text(info.get("name")), _text(info.get("version"))
-        if isinstance(supported, list) and supported and capture.requested_version not in supported:
-            meta[META_VERSION] = capture.requested_version = str(supported[-1])
-        capture.negotiated_version = meta[META_VERSION]
-        capture.extra_supported = supported if isinstance(supported, list) else None
+        _adopt_discover(await _result(transport, capture, 1), capture, meta)
         await _list_tools(transport, capture, limits, meta)
-        capture.phase = "done"
-    except _Stop as stop:
-        capture.failure = stop.failure
-    except ConnectionError:
-        await _drain(transport)
-        capture.failure = Failure("exited", capture.phase, EXITED)
+
+    await _guarded(transport, capture, steps())
+
+
+def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
+    """Fill ``capture`` from a ``server/discover`` result and pick the revision to list under."""
+    supported = result.get("supportedVersions")
+    capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
+    capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
+    capture.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
+    info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
+    if isinstance(info, dict):
+        capture.server_name, capture.server_version = _text(info.get("name")), _text(info.get("version"))
+    if isinstance(supported, list) and supported and capture.requested_version not in supported:
+        meta[META_VERSION] = capture.requested_version = str(supported[-1])
+    capture.negotiated_version = meta[META_VERSION]
+    capture.extra_supported = supported if isinstance(supported, list) else None
 
 
 def initialize_request(version: str) -> dict:

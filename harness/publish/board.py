@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from harness.core import bands
 from harness.db.catalog import Catalog, Entry
 from harness.publish import session_load
-from harness.publish.history import NUMBERED, STATUSES
+from harness.db.history import NUMBERED, STATUSES
 from harness.publish.session_load import SessionLoad
 from harness.publish.text import as_int, one_line
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.publish.history import NUMBERED, STATUSES
+from harness.db.history import NUMBERED, STATUSES
 from harness.publish.text import as_int
 
 

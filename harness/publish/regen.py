@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.db.catalog import load_catalog
 from harness.publish import dashboard, leaderboard_csv, leaderboard_md, server_page, site, staged, svg
 from harness.publish.board import build_rows
-from harness.publish.history import by_server, read_history
+from harness.db.history import by_server, read_history
 from harness.publish.records import load_records
 from harness.publish.series import comparable
 

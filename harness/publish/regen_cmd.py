@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from harness.db.catalog import CatalogError
-from harness.publish.history import HistoryError
+from harness.db.history import HistoryError
 from harness.publish.records import RecordError
 from harness.publish.regen import regen
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from harness.publish.history import HistoryRow
+from harness.db.history import HistoryRow
 
 
 @dataclass(frozen=True)

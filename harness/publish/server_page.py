@@ -17,7 +17,7 @@ import re
 
 from harness.publish import site
 from harness.publish.board import Row
-from harness.publish.history import HistoryRow
+from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
 from harness.publish.series import Series
 from harness.publish.text import as_int, num, one_line

@@ -1,10 +1,10 @@
-"""history.csv reader (harness/publish/history.py) and schemas/history.schema.json agree."""
+"""history.csv reader (harness/db/history.py) and schemas/history.schema.json agree."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.publish.history import COLUMNS, HistoryError, HistoryRow, by_server, read_history
+from harness.db.history import COLUMNS, HistoryError, HistoryRow, by_server, read_history
 from harness.util import schemas
 from tests.publish import builders as b
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.publish.history import HistoryRow
+from harness.db.history import HistoryRow
 from harness.publish.series import comparable
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from harness.publish.history import HistoryRow
+from harness.db.history import HistoryRow
 from harness.publish.series import comparable
 from harness.publish.svg import sparkline, trend_chart
 
