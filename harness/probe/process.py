@@ -54,6 +54,8 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: Path, stream_limit: i
 
     Raises ``SpawnError`` when the OS refuses to start it.
     """
+    global _PARENT_PID
+    _PARENT_PID = os.getpid()
     try:
         return await asyncio.create_subprocess_exec(
             *argv,
@@ -70,17 +72,32 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: Path, stream_limit: i
         raise SpawnError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGKILL it if the harness dies (PR_SET_PDEATHSIG),
-    so a SIGKILLed sweep cannot leave a server behind that ignores EOF and SIGTERM. A no-op where
-    prctl is unavailable."""
+def _load_prctl():
+    # Resolved once at import: importing or loading libraries between fork and exec can deadlock
+    # in a multithreaded parent.
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+
+
+_PRCTL = _load_prctl()
+_PARENT_PID = os.getpid()
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL it if the harness dies (PR_SET_PDEATHSIG),
+    so a SIGKILLed sweep cannot leave a server behind that ignores EOF and SIGTERM. If the harness
+    already died between fork and this call (the child was re-parented), exit at once. A no-op
+    where prctl is unavailable."""
+    if _PRCTL is None:
+        return
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != _PARENT_PID:
+        os._exit(137)
 
 
 def descendants(root: int) -> set[int]:

@@ -22,6 +22,7 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; published files are ordinary files
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -34,6 +35,16 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             pass
         raise
     return target
+
+
+def _read_umask() -> int:
+    # Read once at import: os.umask can only be read by setting it, which is racy across threads.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
