@@ -1,11 +1,20 @@
 """Bounds on what one measurement may consume (issue #3, "Resources, limits, teardown").
 
 Defaults are generous for real servers (the largest published capture is ~200 KB) and finite for
-hostile ones. Every bound is recorded in a failure note when it ends a run.
+hostile ones. Every bound is recorded in a failure note when it ends a run. Each can be changed
+with an environment variable, read once per measurement (``from_env``):
+
+    MCP_CONTEXT_COST_MAX_MESSAGE_BYTES   one JSON-RPC message            (default 16 MiB)
+    MCP_CONTEXT_COST_MAX_TOTAL_BYTES     all stdout of one launch         (default 64 MiB)
+    MCP_CONTEXT_COST_MAX_PAGES           tools/list pages per launch      (default 100)
+    MCP_CONTEXT_COST_STDERR_TAIL_BYTES   stderr kept for notes            (default 4096)
+    MCP_CONTEXT_COST_MAX_NOISE_LINES     non-JSON stdout lines tolerated  (default 10000)
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 
 
@@ -26,3 +35,24 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+ENV_PREFIX = "MCP_CONTEXT_COST_"
+
+
+def from_env(environ=None) -> Limits:
+    """``Limits`` with any ``MCP_CONTEXT_COST_<FIELD>`` override applied (positive integers).
+
+    Raises ``ValueError`` naming the variable when a value is not a positive integer.
+    """
+    environ = os.environ if environ is None else environ
+    changes = {}
+    for field in dataclasses.fields(Limits):
+        name = ENV_PREFIX + field.name.upper()
+        if name in environ:
+            try:
+                value = int(environ[name])
+            except ValueError:
+                value = 0
+            if value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {environ[name]!r}")
+            changes[field.name] = value
+    return dataclasses.replace(DEFAULT_LIMITS, **changes)

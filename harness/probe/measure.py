@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
 from harness.probe import status as st
-from harness.probe.limits import DEFAULT_LIMITS, Limits
+from harness.probe.limits import Limits
+from harness.probe.limits import from_env as limits_from_env
 from harness.probe.outcome import Capture
 from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION, REQUESTED_PROTOCOL_VERSION, discover
 from harness.probe.target import Target
@@ -44,7 +45,7 @@ class Measurement:
 async def measure(
     target: Target,
     *,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     requested_version: str = REQUESTED_PROTOCOL_VERSION,
     dual: bool = True,
     pass_declared_values: bool = True,
@@ -53,9 +54,11 @@ async def measure(
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
 
-    ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
+    ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
+    environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
     stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
     """
+    limits = limits or limits_from_env()
     launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
