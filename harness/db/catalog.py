@@ -84,6 +84,7 @@ class Entry:
     url: str | None = None
     package: str | None = None
     env: tuple[str, ...] = ()
+    set_env: tuple[tuple[str, str], ...] = ()
     headers: tuple[str, ...] = ()
     category: str | None = None
     repo: str | None = None
@@ -263,6 +264,7 @@ def _entry(item: dict) -> Entry:
     return Entry(
         name=item["name"], command=item.get("command"), url=item.get("url"),
         package=item.get("package"), env=tuple(item.get("env", ())),
+        set_env=tuple(sorted(item.get("setEnv", {}).items())),
         headers=tuple(item.get("headers", ())), category=item.get("category"),
         repo=item.get("repo"), timeout_seconds=item.get("timeoutSeconds"),
         needs_git=bool(item.get("needsGit", False)),

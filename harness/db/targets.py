@@ -16,6 +16,7 @@ def target_for(entry: Entry) -> Target:
         command=entry.command,
         url=entry.url,
         env=tuple(entry.env),
+        set_env=tuple(entry.set_env),
         headers=tuple(entry.headers),
         timeout_seconds=float(entry.timeout_seconds or DEFAULT_TIMEOUT_SECONDS),
         needs_git=entry.needs_git,

@@ -42,6 +42,7 @@ async def launch_once(
         cwd = Path(target.cwd) if target.cwd else Path(tmp)
         sandboxed = isolation == "sandbox"
         env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
+        env.update(target.set_env)
         try:
             prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
             argv, env = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)

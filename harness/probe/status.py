@@ -32,7 +32,9 @@ STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPL
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
 RETRIED = (STARTUP_FAILURE, TIMEOUT)
 
-_CREDENTIAL = r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?|personal access token|secret key|client secret|password|\bapi token\b)"
+_CREDENTIAL = (r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?"
+               r"|personal access token|secret key|client secret|password|\bapi token\b|oauth(?:[ _-]?(?:keys?|token|client))?"
+               r"|service[ _-]?account(?: key)?|keys? file)")
 _MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
 _AUTH_LINE = re.compile(rf"{_CREDENTIAL}.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}{_CREDENTIAL}", re.IGNORECASE)
 _VERSION_WORDS = re.compile(r"protocol[ _-]?version|unsupported (?:protocol )?version", re.IGNORECASE)
@@ -126,13 +128,18 @@ def _failure_evidence(failure: Failure, stderr_tail: str) -> str:
     return text
 
 
-_ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus", re.IGNORECASE)
+_ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus"
+                         r"|unsatisfiable|does not satisfy|no versions? (?:available|found)|E404|ENOENT", re.IGNORECASE)
+# Lines package managers print after every failure; they never say what went wrong.
+_BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|code \w+$|\d{3}$|\d{3}\s+(?:Note that|tarball, folder)|"
+                          r"Log files were not written)|^npm (?:error|ERR!)\s*$")
 
 
 def last_line(text: str) -> str | None:
-    """The most telling line of a stderr tail: the last line that reads like an error, else the
-    last non-blank line (at most 300 characters); ``None`` for an empty tail."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    """The most telling line of a stderr tail: the last line that reads like an error (skipping
+    package-manager boilerplate such as npm's "A complete log of this run…"), else the last
+    non-blank line (at most 300 characters); ``None`` for an empty tail."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _BOILERPLATE.search(line.strip())]
     errors = [line for line in lines if _ERROR_LINE.search(line)]
     chosen = errors[-1] if errors else (lines[-1] if lines else None)
     return chosen[:300] if chosen else None

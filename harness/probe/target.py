@@ -23,6 +23,8 @@ class Target:
     """``name``: slug used for ``results/<name>/``. Exactly one of ``command`` (a command line,
     split without a shell) or ``url`` (a Streamable HTTP endpoint). ``env``/``headers``: names only.
     ``timeout_seconds``: the first attempt's budget (seconds). ``needs_git``: run in a fresh git repo.
+    ``set_env``: fixed, non-secret ``(name, value)`` pairs from the catalog (e.g.
+    ``PUPPETEER_SKIP_DOWNLOAD=1``), given as they are in every isolation mode.
     ``cwd``: launch in this existing directory instead of a fresh temp one (the GitHub Action's
     ``working-directory``, so an author's ``node dist/index.js`` resolves against their checkout).
     """
@@ -31,6 +33,7 @@ class Target:
     command: str | None = None
     url: str | None = None
     env: tuple[str, ...] = ()
+    set_env: tuple[tuple[str, str], ...] = ()
     headers: tuple[str, ...] = ()
     timeout_seconds: float = 60.0
     needs_git: bool = False

@@ -305,3 +305,26 @@ def test_arbitrary_text_loads_or_raises_catalog_error(tmp_path, text):
         load_catalog(path)
     except CatalogError as exc:
         assert exc.errors
+
+
+def test_set_env_reaches_the_target_and_only_names_are_recorded(tmp_path):
+    from harness.db.targets import target_for
+    from harness.probe import record
+    from harness.probe.measure import measure_sync
+    from tests.conftest import fixture_command
+
+    path = tmp_path / "servers.yaml"
+    path.write_text("servers:\n- name: fixed\n  command: " + fixture_command("well_behaved", "--describe-env", "ES_URL")
+                    + "\n  timeoutSeconds: 10\n  setEnv:\n    ES_URL: http://localhost:9200\n")
+    entry = load_catalog(path).entries[0]
+    assert entry.set_env == (("ES_URL", "http://localhost:9200"),)
+    measurement = measure_sync(target_for(entry), dual=False)
+    assert "http://localhost:9200" in str(measurement.capture.tools)  # the server saw the value
+    assert record.build(measurement)["envVarNames"] == ["ES_URL"]
+
+
+def test_set_env_rejects_a_bad_name(tmp_path):
+    path = tmp_path / "servers.yaml"
+    path.write_text("servers:\n- name: bad\n  command: x\n  setEnv:\n    lower-case: '1'\n")
+    with pytest.raises(CatalogError, match="setEnv"):
+        load_catalog(path)

@@ -1,0 +1,54 @@
+"""The narrow text rules of ``harness.probe.status``: which stderr line is quoted, and which lines
+count as asking for a credential. Lines are real ones seen from catalog servers on 2026-11-30."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.probe.status import _AUTH_LINE, last_line
+
+NPM_404 = """npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/@pulumi%2fmcp-server
+npm error 404
+npm error 404  The requested resource '@pulumi/mcp-server@latest' could not be found or you do not have permission to access it.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /home/mcp/.npm/_logs/2026-11-30T03_57_57_566Z-debug-0.log
+"""
+
+
+def test_npm_boilerplate_is_skipped_for_the_line_that_says_what_failed():
+    assert last_line(NPM_404).startswith("npm error 404  The requested resource '@pulumi/mcp-server@latest'")
+    assert last_line("npm error code ENOVERSIONS\nnpm error No versions available for @x/mcp\n"
+                     "npm error A complete log of this run can be found in: /x.log") == \
+        "npm error No versions available for @x/mcp"
+
+
+def test_python_traceback_quotes_the_exception_line():
+    tail = "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'y'\n"
+    assert last_line(tail) == "ModuleNotFoundError: No module named 'y'"
+
+
+def test_no_error_words_falls_back_to_the_last_line():
+    assert last_line("starting\nlistening on stdio\n") == "listening on stdio"
+    assert last_line("") is None
+
+
+@pytest.mark.parametrize("line", [
+    "Error: OAuth keys file not found. Please place gcp-oauth.keys.json in current directory",
+    "Error: BRAVE_API_KEY environment variable is required",
+    "Credentials not found. Please run with 'auth' argument first.",
+    "Invalid API key provided",
+])
+def test_credential_lines(line):
+    assert _AUTH_LINE.search(line)
+
+
+@pytest.mark.parametrize("line", [
+    "SyntaxError: Unexpected token '<' in JSON at position 0",
+    "npm error 404 Not Found - GET https://registry.npmjs.org/pkg",
+    "ModuleNotFoundError: No module named 'tokenizers'",
+])
+def test_lines_that_are_not_about_credentials(line):
+    assert not _AUTH_LINE.search(line)
