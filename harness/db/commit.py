@@ -7,7 +7,8 @@ from pathlib import Path
 import git
 
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
-PUBLISHED = ("results", "badges", "history.csv", "docs")
+# Only what a sweep writes: hand-written docs (docs/*.md) never ride along in a bot commit.
+PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
 
 
 def commit_published(root: Path, message: str) -> str | None:

@@ -112,32 +112,25 @@ async def _confirm(target: Target, run, budget: float, result: Measurement) -> N
     if stringify(second.tools) != stringify(result.capture.tools):
         result.status = st.DYNAMIC
         result.notes.append(
-            f"tool set differed between two launches ({len(result.capture.tools)} vs {len(second.tools)} tools); "
+            f"tool set differed between two launches: {tool_difference(result.capture.tools, second.tools)}; "
             "the number is the first launch's capture"
         )
 
 
-async def _try_discover(launcher, target: Target, budget: float, limits: Limits, result: Measurement) -> None:
-    """After a refused initialize, list tools under the revision the server says it speaks — an
-    ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
-    (2026-07-28) — and keep it as a separate, labelled figure."""
-    supported = st.supported_versions(result.capture.failure.data) or []
-    handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
-    if handshake:
-        how = f"initialize at {handshake[-1]} (named in data.supported)"
-        capture = await launcher(target, budget, limits, handshake[-1])
-    else:
-        how = "server/discover"
-        capture = await launcher(target, budget, limits, MODERN_PROTOCOL_VERSION, conversation=discover)
-    if capture.ok:
-        result.discover_capture = capture
-        result.notes.append(
-            f"{how} answered (revision {capture.negotiated_version or capture.requested_version}); its tools/list is "
-            "published separately as 'discover', the headline stays protocol-mismatch because it is defined by "
-            f"initialize at {result.capture.requested_version}"
-        )
-    else:
-        result.notes.append(f"{how} was also tried and failed: {capture.failure.detail} (phase: {capture.phase})")
+def tool_difference(first: list, second: list) -> str:
+    """Which tools differ between two captures, by name: added, removed, or changed definitions."""
+    def by_name(tools: list) -> dict:
+        return {str(t.get("name")) if isinstance(t, dict) else stringify(t): stringify(t) for t in tools}
+
+    a, b = by_name(first), by_name(second)
+    parts = []
+    for label, names in (("only in the second", sorted(b.keys() - a.keys())),
+                         ("only in the first", sorted(a.keys() - b.keys())),
+                         ("changed", sorted(n for n in a.keys() & b.keys() if a[n] != b[n]))):
+        if names:
+            parts.append(f"{label}: {', '.join(names[:8])}" + (" …" if len(names) > 8 else ""))
+    counts = f"{len(first)} vs {len(second)} tools"
+    return f"{counts} ({'; '.join(parts)})" if parts else f"{counts} (same definitions in a different order)"
 
 
 def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, widest: float) -> Measurement:

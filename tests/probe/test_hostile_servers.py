@@ -272,7 +272,7 @@ def test_tool_list_changing_between_launches_is_dynamic(tmp_path, results_root):
     assert rec["status"] == "dynamic", run.notes
     assert rec["toolCount"] == 2  # the first (captured) launch's tools
     assert tool_names(run) == ["search_issues", "create_issue"]
-    assert "(2 vs 3 tools)" in run.notes and "the first launch's capture" in run.notes
+    assert "2 vs 3 tools (only in the second: tool_003)" in run.notes and "the first launch's capture" in run.notes
 
 
 def test_second_launch_failing_keeps_the_first_capture(tmp_path, results_root):
