@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
-from harness.core.tokenizer import count, count_many, count_spans
+from harness.core.spans import count_many, count_spans
+from harness.core.tokenizer import count
 
 UNNAMED = "(unnamed)"
 _MISSING = object()
@@ -146,7 +147,7 @@ def count_tools(tools: list) -> ToolsCount:
     ``JSON.stringify(tools)`` produces for an array (ECMA-262 SerializeJSONArray, no indent), so
     each element is serialized once. Every per-tool string that occurs verbatim in the canonical
     string (the tool, its schema, an escape-free description) is counted as a span of it with
-    :func:`tokenizer.count_spans` (exact; shares the tokenization); the rest directly.
+    :func:`spans.count_spans` (exact; shares the tokenization); the rest directly.
     Raises ``TypeError`` if ``tools`` is not a list (or holds values stringify rejects) and
     :class:`harness.core.tokenizer.TokenizerUnavailable` when no tokenizer source works.
     """

@@ -13,6 +13,7 @@ import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.core import spans
 from harness.core import tokenizer as tk
 
 KNOWN_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -169,13 +170,13 @@ def test_main_prints_the_source(capsys):
 
 
 def test_count_many_matches_count_on_the_threaded_path(monkeypatch):
-    monkeypatch.setenv(tk.THREADS_ENV, "3")
+    monkeypatch.setenv(spans.THREADS_ENV, "3")
     rnd = random.Random(7)
     words = ["tool", "schema", '"type":"object"', "ünïcode", "12345", "  ", "\n", "日本語", "🚀"]
     texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 4000))) for _ in range(9)]
-    assert sum(map(len, texts)) >= tk.PARALLEL_MIN_CHARS
-    assert tk.count_many(texts) == [tk.count(t) for t in texts]
-    assert tk.count_many([]) == []
+    assert sum(map(len, texts)) >= spans.PARALLEL_MIN_CHARS
+    assert spans.count_many(texts) == [tk.count(t) for t in texts]
+    assert spans.count_many([]) == []
 
 
 # count_spans is exact by a property of the o200k pre-tokenizer (see its docstring); test it
@@ -188,20 +189,20 @@ _ALPHABET = st.sampled_from(list('abcXYZ019"\',:}]{[ \n\t/\\_-.') + ["é", "\u03
 @given(st.lists(_ALPHABET, min_size=0, max_size=120).map("".join), st.data())
 def test_count_spans_equals_direct_counts(text, data):
     n = len(text)
-    spans = data.draw(st.lists(st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted)
-                               .map(tuple), max_size=6))
-    total, counts = tk.count_spans(text, spans)
+    cuts = data.draw(st.lists(st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted)
+                              .map(tuple), max_size=6))
+    total, counts = spans.count_spans(text, cuts)
     assert total == tk.count(text)
-    assert counts == [tk.count(text[s:t]) for s, t in spans]
+    assert counts == [tk.count(text[s:t]) for s, t in cuts]
 
 
 def test_count_spans_counts_directly_for_an_unknown_pattern(monkeypatch):
-    monkeypatch.setattr(tk, "_O200K_PAT", "not the pattern")
+    monkeypatch.setattr(spans, "_O200K_PAT", "not the pattern")
     text = '{"name":"a, b: c","x":[1,2]}'
-    assert tk.count_spans(text, [(0, len(text)), (9, 16)]) == (
+    assert spans.count_spans(text, [(0, len(text)), (9, 16)]) == (
         tk.count(text), [tk.count(text), tk.count(text[9:16])])
 
 
 def test_count_spans_rejects_spans_outside_the_text():
     with pytest.raises(ValueError):
-        tk.count_spans("abc", [(2, 5)])
+        spans.count_spans("abc", [(2, 5)])
