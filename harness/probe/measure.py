@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
+from harness.probe import heal
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -69,13 +70,16 @@ async def measure(
         return await launcher(target, min(budget, remaining), limits, requested_version)
 
     attempts: list[Capture] = []
-    first, verdict, widest = await _first_good(target, run, attempts, base)
+    healed: list[str] = []
+    first, verdict, widest = await _first_good(target, run, attempts, base, isolation, healed)
     if first is None:
         failed = _failed(target, verdict, attempts, deadline, widest)
+        failed.notes += healed
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(launcher, target, base, limits, failed)
         return failed
-    result = Measurement(target, st.MEASURED, first, attempts, deadline_seconds=deadline, widest_budget_seconds=widest)
+    result = Measurement(target, st.MEASURED, first, attempts, healed, deadline_seconds=deadline,
+                         widest_budget_seconds=widest)
     if len(attempts) > 1:
         result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
     if dual:
@@ -83,7 +87,7 @@ async def measure(
     return result
 
 
-async def _first_good(target: Target, run, attempts: list, base: float):
+async def _first_good(target: Target, run, attempts: list, base: float, isolation: str, healed: list):
     budget = base
     verdict = None
     retried = set()
@@ -98,6 +102,8 @@ async def _first_good(target: Target, run, attempts: list, base: float):
         retried.add(verdict.status)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
+        elif (note := heal.before_retry(capture.stderr_tail, isolation)) is not None:
+            healed.append(note)
 
 
 async def _confirm(target: Target, run, budget: float, result: Measurement) -> None:

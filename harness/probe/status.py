@@ -135,12 +135,16 @@ _BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|co
                           r"Log files were not written)|^npm (?:error|ERR!)\s*$")
 
 
+# Stack frames mention "Error" in function names; the line that says what happened is elsewhere.
+_FRAME = re.compile(r"^(?:at |File \"|\^|\w+\.\w+\(|throw )")
+
+
 def last_line(text: str) -> str | None:
     """The most telling line of a stderr tail: the last line that reads like an error (skipping
     package-manager boilerplate such as npm's "A complete log of this run…"), else the last
     non-blank line (at most 300 characters); ``None`` for an empty tail."""
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _BOILERPLATE.search(line.strip())]
-    errors = [line for line in lines if _ERROR_LINE.search(line)]
+    errors = [line for line in lines if _ERROR_LINE.search(line) and not _FRAME.match(line)]
     chosen = errors[-1] if errors else (lines[-1] if lines else None)
     return chosen[:300] if chosen else None
 

@@ -52,3 +52,27 @@ def test_credential_lines(line):
 ])
 def test_lines_that_are_not_about_credentials(line):
     assert not _AUTH_LINE.search(line)
+
+
+def test_stack_frames_are_not_quoted():
+    tail = ("Error: Command failed: /x/bin/slack-mcp-server --transport stdio\n"
+            "    at genericNodeError (node:internal/errors:984:15)\n"
+            "    at checkExecSyncError (node:child_process:891:11)\n  status: 1,\n\nNode.js v20.20.2\n")
+    assert last_line(tail) == "Error: Command failed: /x/bin/slack-mcp-server --transport stdio"
+
+
+def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path, monkeypatch):
+    from harness.probe import heal
+
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path))
+    broken = tmp_path / "sandbox" / "npm" / "_npx" / "92668d6008b43da4"
+    (broken / "node_modules" / "debug").mkdir(parents=True)
+    keep = tmp_path / "sandbox" / "npm" / "_npx" / "0123456789abcdef"
+    keep.mkdir()
+    tail = ("Error: Cannot find module '/home/mcp/.npm/_npx/92668d6008b43da4/node_modules/debug/src/index.js'. "
+            "Please verify that the package.json has a valid \"main\" entry\n")
+    note = heal.before_retry(tail, "sandbox")
+    assert note and "92668d6008b43da4" in note
+    assert not broken.exists() and keep.exists()
+    assert heal.before_retry("Error: Cannot find module 'left-pad'", "sandbox") is None
+    assert heal.before_retry("Cannot find module '/etc/_npx/92668d6008b43da4/x'", "host") is None  # not an npm cache
