@@ -7,7 +7,6 @@ in it, never an exception. The per-launch budget is one deadline over the whole 
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -16,8 +15,8 @@ from harness.probe import environment, sandbox
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command
-from harness.probe.session import converse
-from harness.probe.stdio import StdioTransport, TransportLimitExceeded
+from harness.probe.session import converse, run_within
+from harness.probe.stdio import StdioTransport
 from harness.probe.target import Target
 from harness.probe.workdir import prepare_workdir
 
@@ -52,7 +51,7 @@ async def launch_once(
             capture.failure = Failure("spawn", "spawn", str(exc))
             return capture
         try:
-            await _converse_within(conversation, transport, capture, limits, budget_seconds)
+            await run_within(conversation, transport, capture, limits, budget_seconds)
         finally:
             if capture.failure and capture.failure.kind == "exited":
                 await transport.wait_exit(1.0)
@@ -78,13 +77,3 @@ def _isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target
         image = sandbox.docker_image_for(argv[0])
         return resolve_argv(sandbox.docker_argv(argv, list(target.env), image), env["PATH"]), env
     return resolve_argv(argv, env["PATH"]), env
-
-
-async def _converse_within(conversation, transport: StdioTransport, capture: Capture, limits: Limits, budget: float) -> None:
-    try:
-        async with asyncio.timeout(budget):
-            await conversation(transport, capture, limits)
-    except TimeoutError:
-        capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
-    except TransportLimitExceeded as exc:
-        capture.failure = Failure("limit", capture.phase, str(exc))

@@ -18,6 +18,10 @@ import os
 from dataclasses import dataclass
 
 
+class TransportLimitExceeded(Exception):
+    """The server sent more than a configured bound allows. ``str()`` names the bound and its value."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """``max_message_bytes``: one JSON-RPC line from the server (bytes).

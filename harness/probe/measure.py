@@ -139,6 +139,29 @@ def tool_difference(first: list, second: list) -> str:
     return f"{counts} ({'; '.join(parts)})" if parts else f"{counts} (same definitions in a different order)"
 
 
+async def _try_discover(launcher, target: Target, budget: float, limits: Limits, result: Measurement) -> None:
+    """After a refused initialize, list tools under the revision the server says it speaks — an
+    ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
+    (2026-07-28) — and keep it as a separate, labelled figure."""
+    supported = st.supported_versions(result.capture.failure.data) or []
+    handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
+    if handshake:
+        how = f"initialize at {handshake[-1]} (named in data.supported)"
+        capture = await launcher(target, budget, limits, handshake[-1])
+    else:
+        how = "server/discover"
+        capture = await launcher(target, budget, limits, MODERN_PROTOCOL_VERSION, conversation=discover)
+    if capture.ok:
+        result.discover_capture = capture
+        result.notes.append(
+            f"{how} answered (revision {capture.negotiated_version or capture.requested_version}); its tools/list is "
+            "published separately as 'discover', the headline stays protocol-mismatch because it is defined by "
+            f"initialize at {result.capture.requested_version}"
+        )
+    else:
+        result.notes.append(f"{how} was also tried and failed: {capture.failure.detail} (phase: {capture.phase})")
+
+
 def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, widest: float) -> Measurement:
     last = attempts[-1]
     notes = [verdict.evidence]

@@ -22,10 +22,10 @@ from collections import deque
 import requests
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe.limits import Limits
+from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
-from harness.probe.session import converse
-from harness.probe.stdio import Incoming, TransportLimitExceeded
+from harness.probe.session import converse, run_within
+from harness.probe.stdio import Incoming
 from harness.probe.target import Target
 
 ACCEPT = "application/json, text/event-stream"
@@ -156,14 +156,9 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
     started = time.monotonic()
     transport = HttpTransport(str(target.url), header_values(target), limits, capture, started + budget)
     try:
-        async with asyncio.timeout(budget):
-            await conversation(transport, capture, limits)
-    except TimeoutError:
-        capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
+        await run_within(conversation, transport, capture, limits, budget)
     except HttpRefusal as refusal:
         capture.failure = refusal.failure
-    except TransportLimitExceeded as exc:
-        capture.failure = Failure("limit", capture.phase, str(exc))
     finally:
         transport.http.close()
         capture.elapsed_seconds = round(time.monotonic() - started, 3)

@@ -18,7 +18,7 @@ import asyncio
 from typing import Protocol
 
 from harness import __version__
-from harness.probe.limits import Limits
+from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 
 REQUESTED_PROTOCOL_VERSION = "2025-11-25"
@@ -58,6 +58,18 @@ async def converse(transport: Transport, capture: Capture, limits: Limits) -> No
         await _list_tools(transport, capture, limits)
 
     await _guarded(transport, capture, steps())
+
+
+async def run_within(conversation, transport: Transport, capture: Capture, limits: Limits, budget: float) -> None:
+    """Run ``conversation`` (``converse`` or ``discover``) under one deadline of ``budget`` seconds
+    for the whole exchange; a passed deadline or a crossed bound becomes ``capture.failure``."""
+    try:
+        async with asyncio.timeout(budget):
+            await conversation(transport, capture, limits)
+    except TimeoutError:
+        capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
+    except TransportLimitExceeded as exc:
+        capture.failure = Failure("limit", capture.phase, str(exc))
 
 
 async def _guarded(transport: Transport, capture: Capture, steps) -> None:

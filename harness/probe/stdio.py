@@ -18,14 +18,10 @@ from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import process
-from harness.probe.limits import Limits
+from harness.probe.limits import Limits, TransportLimitExceeded  # noqa: F401 - re-exported
 
 EOF_MARK = object()
 EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
-
-
-class TransportLimitExceeded(Exception):
-    """The server sent more than a configured bound allows. ``str()`` names the bound and its value."""
 
 
 @dataclass
