@@ -12,7 +12,7 @@ COMMAND_MODULES = (
     "harness.cli.measure_cmd",
     "harness.cli.verify_cmd",
     "harness.db.slice_cmd",
-    "harness.db.sweep_cmd",
+    "harness.cli.sweep_cmd",
     "harness.publish.regen_cmd",
 )
 

@@ -31,3 +31,26 @@ def write_badge(path: Path, badge: dict) -> Path:
     """
     schemas.check("badge", badge, where=str(path))
     return atomic.write_text(path, stringify(badge, indent=2) + "\n")
+
+
+def stage_badges(records: dict[str, dict], root: Path, staging) -> list[str]:
+    """Stage ``badges/<server>.json`` (via ``staging.write_text``) for every record whose badge
+    text changed; returns the repository paths staged. Raises ``SchemaViolation`` for a bad badge."""
+    staged = []
+    for server, rec in sorted(records.items()):
+        relative = f"badges/{server}.json"
+        tokens = rec["totalTokens"]
+        badge = badge_for(rec["status"], int(tokens) if isinstance(tokens, float) else tokens)
+        schemas.check("badge", badge, where=relative)
+        text = stringify(badge, indent=2) + "\n"
+        if _read_text(Path(root) / relative) != text:
+            staging.write_text(relative, text)
+            staged.append(relative)
+    return staged
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None

@@ -19,13 +19,15 @@ import os
 import sys
 from pathlib import Path
 
-from harness.db import guard, publish, rotation, shards, staging
+from harness.db import guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import commit_published
 from harness.db.committed import head_record, repo_at
 from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.probe import isolation
+from harness.publish.badge import stage_badges
+from harness.publish.regen import regen
 from harness.util.schemas import SchemaViolation
 
 
@@ -141,24 +143,20 @@ def _check_publish(root, result, stage, date, args) -> int:
 
 
 def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
-    staged = result.staged + publish.stage_badges(result.records, root, stage)
-    staged += publish.stage_history(result.records, root, stage, date)
+    staged = result.staged + stage_badges(result.records, root, stage)
+    staged += recording.stage_history(result.records, root, stage, date)
     stage.promote(staged)
     _regen(root)
     print(f"published {len(staged)} file(s); {len(result.unchanged)} record(s) unchanged", file=sys.stderr)
     if args.commit:
-        sha = commit_published(root, publish.commit_message(result.records, repo, date, guard_reason))
+        sha = commit_published(root, recording.commit_message(result.records, repo, date, guard_reason))
         print(f"committed {sha[:12]}" if sha else "nothing changed: no commit", file=sys.stderr)
     _print_summary(result.records)
     return 0
 
 
 def _regen(root: Path) -> None:
-    """Regenerate leaderboard and pages when the publish layer is present (issue #5)."""
-    try:
-        from harness.publish.regen import regen
-    except ImportError:
-        return
+    """Regenerate leaderboard, pages and dashboard from the published records (issue #5)."""
     regen(root)
 
 

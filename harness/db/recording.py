@@ -1,8 +1,6 @@
-"""Publishing a checked sweep: badges, history rows, promotion, regenerated pages, commit message.
-
-Runs only after every record validated and the harness-fault guard did not fire. Everything is
-staged first and moved into place through the journal (``staging``), so an interruption leaves
-old files or new ones, never a mixture.
+"""What a checked sweep records in the database: its ``history.csv`` rows (staged, idempotent per
+day) and the commit message that summarizes it. Runs only after every record validated and the
+harness-fault guard did not fire; files are staged and moved into place through the journal.
 """
 
 from __future__ import annotations
@@ -11,26 +9,9 @@ import datetime as dt
 from collections import Counter
 from pathlib import Path
 
-from harness.core.canonical import stringify
 from harness.db import history
 from harness.db.committed import head_record
 from harness.db.staging import Staging
-from harness.publish.badge import badge_for
-from harness.util import schemas
-
-
-def stage_badges(records: dict[str, dict], root: Path, staging: Staging) -> list[str]:
-    """Stage ``badges/<server>.json`` for every record whose badge text changed."""
-    staged = []
-    for server, rec in sorted(records.items()):
-        relative = f"badges/{server}.json"
-        badge = badge_for(rec["status"], _int(rec["totalTokens"]))
-        schemas.check("badge", badge, where=relative)
-        text = stringify(badge, indent=2) + "\n"
-        if _read_text(root / relative) != text:
-            staging.write_text(relative, text)
-            staged.append(relative)
-    return staged
 
 
 def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> list[str]:
