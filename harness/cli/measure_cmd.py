@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.probe import isolation, record
 from harness.probe.measure import measure_sync
+from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 
@@ -26,7 +27,11 @@ NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge")
+    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge",
+                       description="Measure one MCP server (launch it, initialize, tools/list) and write "
+                                   "<results>/<name>/measurement.json and <badges>/<name>.json. Exit codes: 0 "
+                                   "measured or dynamic; 3 another status was recorded (the record says why); "
+                                   "2 bad input.")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--server", help="name of an entry in the catalog")
     what.add_argument("--command", help="launch command (split like a shell, run without one)")
@@ -35,7 +40,7 @@ def register(sub) -> None:
     p.add_argument("--env", action="append", default=[], metavar="NAME", help="env var name to pass (repeatable)")
     p.add_argument("--header", action="append", default=[], metavar="NAME",
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
-    p.add_argument("--timeout", type=float, help="first attempt's budget in seconds (default 60)")
+    p.add_argument("--timeout", type=_seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
     p.add_argument("--results", default="results", help="results directory (default: results)")
@@ -44,6 +49,18 @@ def register(sub) -> None:
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 1 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got {text!r}")
+    return value
 
 
 def run(args) -> int:
@@ -80,8 +97,16 @@ def _target(args) -> Target:
         if args.timeout:
             target = dataclasses.replace(target, timeout_seconds=args.timeout)
         return target
-    if not args.name or not NAME_PATTERN.match(args.name):
-        raise ValueError("--name is required with --command/--url: a slug of a-z, 0-9, '.', '_', '-'")
+    if not args.name:
+        raise ValueError("--name is required with --command/--url")
+    if not NAME_PATTERN.match(args.name):
+        raise ValueError(f"--name {args.name!r} is not a valid slug: lower-case a-z, 0-9, '.', '_', '-', "
+                         "starting with a letter or digit")
+    if args.command is not None:
+        try:
+            split_command(args.command)
+        except SpawnError as exc:
+            raise ValueError(f"--command: {exc}") from None
     return Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                   headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
 
@@ -90,8 +115,10 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
     """A few human lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
-        lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools, sha256 {rec['canonicalSha256'][:12]}"
-        for tool in sorted(rec["tools"], key=lambda t: -t["tokens"])[:5]:
+        lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
+        largest = sorted(rec["tools"], key=lambda t: (-t["tokens"], t["name"]))[:5]
+        lines.append(f"  largest {len(largest)} of {rec['toolCount']} tools (tokens of each tool's own JSON):")
+        for tool in largest:
             lines.append(f"  {tool['tokens']:>7,}  {tool['name']}")
     for note in rec["notes"]:
         lines.append(f"  note: {note}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.db import guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
-from harness.db.commit import commit_published
+from harness.db.commit import NotARepository, commit_published, require_repo
 from harness.db.committed import head_record, repo_at
 from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
@@ -33,11 +33,13 @@ from harness.util.schemas import SchemaViolation
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish and commit")
-    p.add_argument("--date", type=dt.date.fromisoformat, help="sweep date YYYY-MM-DD (default: today, UTC)")
+    p.add_argument("--date", type=dt.date.fromisoformat,
+                   help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
+                        "rows' date; records of another day are stamped at noon UTC of that date")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
-    p.add_argument("--concurrency", type=int, default=default_concurrency(), help="servers measured at once")
+    p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
     p.add_argument("--commit", action="store_true", help="commit the published files (bot identity)")
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
@@ -49,11 +51,26 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _positive(text: str) -> int:
+    import argparse
+
+    value = int(text) if text.isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def run(args, measurer=None) -> int:
     root = Path(args.root).resolve()
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
     for line in staging.recover(root):
         print(line, file=sys.stderr)
+    if args.commit and not getattr(args, "shard", None):
+        try:
+            require_repo(root)
+        except NotARepository as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if getattr(args, "merge", None):
         return _merge(root, args)
     try:
@@ -109,7 +126,10 @@ def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
 def _merge(root: Path, args) -> int:
     try:
         day, records = shards.read_shards([Path(d) for d in args.merge])
-    except (shards.ShardError, SchemaViolation) as exc:
+    except shards.ShardError as exc:
+        print(f"error: {exc}\nnothing published", file=sys.stderr)
+        return 2
+    except SchemaViolation as exc:
         print(f"error: {exc}\nnothing published", file=sys.stderr)
         return 1
     date = dt.date.fromisoformat(day)
@@ -147,7 +167,8 @@ def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
     staged += recording.stage_history(result.records, root, stage, date)
     stage.promote(staged)
     _regen(root)
-    print(f"published {len(staged)} file(s); {len(result.unchanged)} record(s) unchanged", file=sys.stderr)
+    print(f"published {len(staged)} data file(s) (records, badges, history) and regenerated the pages; "
+          f"{len(result.unchanged)} record(s) unchanged", file=sys.stderr)
     if args.commit:
         sha = commit_published(root, recording.commit_message(result.records, repo, date, guard_reason))
         print(f"committed {sha[:12]}" if sha else "nothing changed: no commit", file=sys.stderr)

@@ -11,17 +11,41 @@ BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.gith
 PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
 
 
+class NotARepository(ValueError):
+    """``--commit`` was asked for a directory that is not a git repository."""
+
+
+def require_repo(root: Path) -> git.Repo:
+    """The repository at ``root``; raises ``NotARepository`` (checked before anything is measured)."""
+    try:
+        return git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise NotARepository(f"{root} is not a git repository: --commit needs one") from None
+
+
 def commit_published(root: Path, message: str) -> str | None:
-    """Stage the published paths under ``root`` and commit them; returns the new commit's hexsha,
-    or ``None`` when nothing changed (no commit is made then)."""
-    repo = git.Repo(root)
+    """Commit the published paths under ``root`` — and only them — as the bot; returns the new
+    commit's hexsha, or ``None`` when nothing changed (no commit is made then).
+
+    Whatever else the user has staged stays staged and out of the commit (``git commit --only``).
+    """
+    repo = require_repo(root)
     _clear_stale_lock(repo)
-    paths = [p for p in PUBLISHED if (Path(root) / p).exists()]
-    repo.git.add("--all", "--", *paths)
-    if repo.head.is_valid() and not repo.index.diff("HEAD"):
+    paths = [p for p in PUBLISHED if (Path(root) / p).exists() or _tracked(repo, p)]
+    if not paths:
         return None
-    commit = repo.index.commit(message, author=BOT, committer=BOT)
-    return commit.hexsha
+    repo.git.add("--all", "--", *paths)
+    if repo.head.is_valid() and not repo.index.diff("HEAD", paths=paths):
+        return None
+    identity = {"GIT_AUTHOR_NAME": BOT.name, "GIT_AUTHOR_EMAIL": BOT.email,
+                "GIT_COMMITTER_NAME": BOT.name, "GIT_COMMITTER_EMAIL": BOT.email}
+    with repo.git.custom_environment(**identity):
+        repo.git.commit("--only", "--no-verify", "-m", message, "--", *paths)
+    return repo.head.commit.hexsha
+
+
+def _tracked(repo: git.Repo, path: str) -> bool:
+    return bool(repo.head.is_valid() and repo.git.ls_files("--", path))
 
 
 def _clear_stale_lock(repo: git.Repo) -> None:

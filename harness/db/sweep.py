@@ -112,5 +112,6 @@ def _read(path: Path) -> dict | None:
 
 def _detail(rec: dict) -> str:
     if rec["totalTokens"] is not None:
-        return f"{rec['totalTokens']:,} tokens, {rec['toolCount']} tools"
+        count = int(rec["toolCount"])
+        return f"{int(rec['totalTokens']):,} tokens, {count} tool{'s' if count != 1 else ''}"
     return (rec["notes"][0][:100] if rec["notes"] else "")

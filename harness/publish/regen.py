@@ -8,7 +8,7 @@ in the catalog are removed.
 
 Every output is computed before anything is written, so bad input (``CatalogError``,
 ``RecordError``, ``HistoryError``) leaves the published files exactly as they were. Files are then
-written by :func:`harness.publish.staged.write_all`: each atomically (old bytes or new, never a
+written by :func:`harness.util.atomic.write_many`: each atomically (old bytes or new, never a
 mix — the guarantee of ``harness.util.atomic``), all staged and flushed to disk with one sync
 before any is renamed into place; a file whose bytes are already right is left untouched. Same inputs → byte-identical outputs: nothing depends on the clock, the machine or
 dictionary order (methodology, "Trends over time"; issue #5, determinism).
@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.db.catalog import load_catalog
-from harness.publish import dashboard, leaderboard_csv, leaderboard_md, server_page, site, staged, svg
+from harness.util import atomic
+from harness.publish import dashboard, leaderboard_csv, leaderboard_md, server_page, site, svg
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import load_records
@@ -53,7 +54,7 @@ def regen(repo_root: Path) -> list[Path]:
     """Rewrite everything published under ``repo_root``; return the output paths, sorted."""
     root = Path(repo_root)
     outputs = render_all(root)
-    staged.write_all({root / rel: text.encode("utf-8") for rel, text in outputs.items()})
+    atomic.write_many({root / rel: text.encode("utf-8") for rel, text in outputs.items()})
     _remove_stale(root, {Path(rel) for rel in outputs})
     return sorted(root / rel for rel in outputs)
 

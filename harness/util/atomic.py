@@ -19,10 +19,8 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     file is removed and ``path`` is left as it was.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = _temp_sibling(target)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; published files are ordinary files
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -35,6 +33,51 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             pass
         raise
     return target
+
+
+def write_many(files: dict[Path, bytes]) -> list[Path]:
+    """Write ``{path: bytes}`` with one flush to disk; returns the paths that changed (sorted).
+
+    ``write_bytes`` fsyncs every file, right for one record and costly for three thousand pages.
+    Here every changed file is written in full to a temporary sibling, ``os.sync()`` flushes them
+    all once, and only then is each renamed over its target — so, per file, a reader sees the old
+    bytes or the new ones, and a failure while writing (a full disk) removes the temporaries and
+    leaves every target as it was. A file whose bytes are already right is not touched.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path in sorted(files):
+            data = files[path]
+            try:
+                if path.read_bytes() == data:
+                    continue
+            except OSError:
+                pass
+            fd, tmp = _temp_sibling(path)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        if staged:
+            os.sync()
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    return [path for _, path in staged]
+
+
+def _temp_sibling(target: Path) -> tuple[int, str]:
+    """An open temporary file next to ``target`` (same filesystem, so the rename is atomic), with
+    the permissions an ordinary new file gets (mkstemp alone creates 0600)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.fchmod(fd, 0o666 & ~_UMASK)
+    return fd, tmp
 
 
 def _read_umask() -> int:

@@ -1,4 +1,5 @@
-"""harness/publish/staged.py: all-or-nothing staging, one sync, unchanged files untouched."""
+"""harness/util/atomic.py: whole files or nothing; ``write_many`` syncs once and leaves unchanged
+files untouched; written files get ordinary permissions."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 
 import pytest
 
-from harness.publish import staged
+from harness.util import atomic
 
 
 def test_writes_changed_files_only(tmp_path):
@@ -14,7 +15,7 @@ def test_writes_changed_files_only(tmp_path):
     same.parent.mkdir()
     same.write_bytes(b"same")
     before = same.stat().st_mtime_ns
-    assert staged.write_all({same: b"same", new: b"new"}) == [new]
+    assert atomic.write_many({same: b"same", new: b"new"}) == [new]
     assert new.read_bytes() == b"new" and same.stat().st_mtime_ns == before
 
 
@@ -27,6 +28,15 @@ def test_failure_while_staging_leaves_everything_as_it_was(tmp_path, monkeypatch
 
     monkeypatch.setattr(os, "sync", broken_sync)
     with pytest.raises(OSError, match="disk gone"):
-        staged.write_all({old: b"new", tmp_path / "other.txt": b"x"})
+        atomic.write_many({old: b"new", tmp_path / "other.txt": b"x"})
     assert old.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
+
+
+def test_published_files_get_ordinary_permissions(tmp_path):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    one = atomic.write_text(tmp_path / "one.json", "{}")
+    many = atomic.write_many({tmp_path / "page.html": b"<p>"})
+    for path in [one, *many]:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask

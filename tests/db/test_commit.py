@@ -1,0 +1,36 @@
+"""The bot commit holds the published files and nothing the user staged; --commit needs a repo."""
+
+from __future__ import annotations
+
+import git
+
+from harness.cli import main
+from harness.db.commit import BOT, commit_published
+from tests.conftest import FIXTURE_SERVERS
+
+
+def test_bot_commit_leaves_the_users_staged_work_alone(tmp_path):
+    repo = git.Repo.init(tmp_path)
+    (tmp_path / "README.md").write_text("readme\n")
+    repo.index.add(["README.md"])
+    repo.index.commit("init", author=git.Actor("u", "u@u"), committer=git.Actor("u", "u@u"))
+    (tmp_path / "README.md").write_text("readme\nmy local note\n")
+    repo.git.add("README.md")  # the user's own staged change
+    (tmp_path / "badges").mkdir()
+    (tmp_path / "badges" / "x.json").write_text("{}\n")
+
+    sha = commit_published(tmp_path, "sweep: 1 server")
+    commit = repo.commit(sha)
+    assert sorted(commit.stats.files) == ["badges/x.json"]
+    assert commit.author.name == BOT.name and commit.committer.email == BOT.email
+    assert repo.git.diff("--cached", "--name-only") == "README.md"  # still staged, not committed
+    assert commit_published(tmp_path, "again") is None  # nothing changed: no commit
+
+
+def test_commit_outside_a_repository_is_refused_before_measuring(tmp_path, capsys):
+    (tmp_path / "servers.yaml").write_text(
+        f"servers:\n- name: one\n  command: python3 {FIXTURE_SERVERS / 'well_behaved.py'}\n")
+    code = main(["sweep", "--root", str(tmp_path), "--all", "--commit", "--isolation", "host"])
+    assert code == 2
+    assert "is not a git repository" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
