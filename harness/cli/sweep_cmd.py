@@ -35,7 +35,8 @@ def register(sub) -> None:
     p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish and commit")
     p.add_argument("--date", type=dt.date.fromisoformat,
                    help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
-                        "rows' date; records of another day are stamped at noon UTC of that date")
+                        "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
+                        "published record is never replaced by an older day's")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
@@ -164,7 +165,7 @@ def _check_publish(root, result, stage, date, args) -> int:
 
 def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
     staged = result.staged + stage_badges(result.records, root, stage)
-    staged += recording.stage_history(result.records, root, stage, date)
+    staged += recording.stage_history(result.history_records(), root, stage, date)
     stage.promote(staged)
     _regen(root)
     print(f"published {len(staged)} data file(s) (records, badges, history) and regenerated the pages; "

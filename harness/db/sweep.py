@@ -11,7 +11,7 @@ import asyncio
 import datetime as dt
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
@@ -35,11 +35,18 @@ def default_concurrency() -> int:
 @dataclass
 class SweepResult:
     """``records``: server → the record of this sweep (staged or unchanged); ``staged``:
-    repository paths staged for publishing; ``unchanged``: servers whose record was kept as is."""
+    repository paths staged for publishing; ``unchanged``: servers whose record was kept as is;
+    ``backfill``: server → this sweep's record where a newer one is already published (a
+    ``--date`` in the past): the newer record stays, the old day only gains its history row."""
 
     records: dict[str, dict]
     staged: list[str]
     unchanged: list[str]
+    backfill: dict[str, dict] = field(default_factory=dict)
+
+    def history_records(self) -> dict[str, dict]:
+        """The record each server's history row for this sweep's date is made from."""
+        return {**self.records, **self.backfill}
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
@@ -80,7 +87,13 @@ def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result:
 def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool = False) -> None:
     relative = f"results/{rec['server']}/measurement.json"
     current = None if always else _read(root / relative)
-    if current is not None and same_result(current, rec) and current.get("measuredAt", "")[:10] == date.isoformat():
+    current_day = (current or {}).get("measuredAt", "")[:10]
+    if current is not None and current_day > date.isoformat():  # never overwrite a newer measurement
+        result.records[rec["server"]] = current
+        result.backfill[rec["server"]] = rec
+        result.unchanged.append(rec["server"])
+        return
+    if current is not None and same_result(current, rec) and current_day == date.isoformat():
         result.records[rec["server"]] = current
         result.unchanged.append(rec["server"])
         return

@@ -34,3 +34,22 @@ def test_commit_outside_a_repository_is_refused_before_measuring(tmp_path, capsy
     assert code == 2
     assert "is not a git repository" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_dated_in_the_past_keeps_the_newer_record_and_adds_history(tmp_path):
+    from harness.core.jsparse import parse
+
+    repo = git.Repo.init(tmp_path)
+    (tmp_path / "servers.yaml").write_text(
+        f"servers:\n- name: one\n  command: python3 {FIXTURE_SERVERS / 'well_behaved.py'} --tools 2\n")
+    repo.index.add(["servers.yaml"])
+    repo.index.commit("catalog", author=git.Actor("u", "u@u"), committer=git.Actor("u", "u@u"))
+    common = ["--root", str(tmp_path), "--all", "--isolation", "host", "--commit"]
+    assert main(["sweep", "--date", "2026-11-30", *common]) == 0
+    record = tmp_path / "results" / "one" / "measurement.json"
+    newer = record.read_text()
+    assert main(["sweep", "--date", "2026-11-23", *common]) == 0
+    assert record.read_text() == newer  # the newer measurement is not replaced by a back-dated one
+    assert parse(newer)["measuredAt"].startswith("2026-11-30")
+    rows = (tmp_path / "history.csv").read_text().splitlines()
+    assert [r.split(",")[0] for r in rows[1:]] == ["2026-11-23", "2026-11-30"]
