@@ -1,4 +1,4 @@
-"""One launch of a stdio server, start to teardown, in a fresh temp working directory.
+"""One launch of a stdio server, start to teardown, in its entry's stable, emptied working directory.
 
 Returns a ``Capture`` whatever happens: a crash, a hang or a hostile reply becomes a ``Failure``
 in it, never an exception. The per-launch budget is one deadline over the whole conversation
@@ -7,7 +7,7 @@ in it, never an exception. The per-launch budget is one deadline over the whole 
 
 from __future__ import annotations
 
-import tempfile
+import contextlib
 import time
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.session import converse, run_within
 from harness.probe.stdio import StdioTransport
 from harness.probe.target import Target
-from harness.probe.workdir import prepare_workdir
+from harness.probe.workdir import launch_dir
 
 
 async def launch_once(
@@ -37,13 +37,13 @@ async def launch_once(
     """
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="mcp-context-cost-") as tmp:
-        cwd = Path(target.cwd) if target.cwd else Path(tmp)
+    with contextlib.ExitStack() as scope:
         sandboxed = isolation == "sandbox"
         env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
         env.update(target.set_env)
         try:
-            prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
+            # a stable, emptied per-entry directory (harness.probe.workdir; issue #10)
+            cwd = Path(target.cwd) if target.cwd else scope.enter_context(launch_dir(target.name, target.needs_git))
             argv, env = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
             transport = StdioTransport(argv, env, cwd, limits)
             await transport.start()

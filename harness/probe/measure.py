@@ -5,8 +5,14 @@ Rules (methodology, "Failure taxonomy"; issue #3):
     timeout is retried once with double the budget; other failures are final at once.
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
-    capture and says so.
+    capture, which is then *unconfirmed* (``confirmed = False``; issue #10).
   * one overall deadline bounds the whole measurement, whatever the retries do.
+
+Every launch is kept as an :class:`AttemptInfo` beside its ``Capture``: its role (first, retry,
+confirmation), the budget it was given (seconds) and, when it failed, the status and evidence it
+alone would have been published with. The record's notes about retries and the confirmation are
+generated from that list (``harness.probe.attempt_notes``), never written by hand here, so they
+cannot say something the attempts did not do (issue #10).
 """
 
 from __future__ import annotations
@@ -27,10 +33,30 @@ from harness.probe.target import Target
 RETRY_BUDGET_FACTOR = 2.0
 
 
+FIRST, RETRY, CONFIRMATION = "first", "retry", "confirmation"
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """One launch as the notes describe it: ``role`` (``first``, ``retry`` or ``confirmation``),
+    ``budget_seconds`` it was given, and for a failed launch the ``status`` and ``evidence`` it
+    alone would have been published with (``None`` for a launch that listed its tools)."""
+
+    role: str
+    budget_seconds: float
+    status: str | None = None
+    evidence: str | None = None
+
+
 @dataclass
 class Measurement:
     """The outcome: ``status``, the ``capture`` whose numbers are published (the first good one, or
-    the last failed attempt), every attempt in order, and human notes (strings)."""
+    the last failed attempt), every attempt in order (``attempts``, with ``attempt_info`` beside
+    each), and evidence notes (strings; the retry narrative is generated from ``attempt_info``).
+
+    ``budget_seconds``: the budget of the attempt whose capture is published. ``confirmed``: for a
+    capture, whether a second launch listed tools too (``False`` when it failed or none was made);
+    ``None`` for a failure."""
 
     target: Target
     status: str
@@ -41,6 +67,9 @@ class Measurement:
     widest_budget_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
     discover_capture: Capture | None = None
+    attempt_info: list[AttemptInfo] = field(default_factory=list)
+    budget_seconds: float = 0.0
+    confirmed: bool | None = None
 
 
 async def measure(
@@ -70,33 +99,35 @@ async def measure(
         return await launcher(target, min(budget, remaining), limits, requested_version)
 
     attempts: list[Capture] = []
+    info: list[AttemptInfo] = []
     healed: list[str] = []
-    first, verdict, widest = await _first_good(target, run, attempts, base, isolation, healed)
+    first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed)
     if first is None:
-        failed = _failed(target, verdict, attempts, deadline, widest)
-        failed.notes += healed
+        failed = Measurement(target, verdict.status, attempts[-1], attempts, [verdict.evidence, *healed], deadline,
+                             widest, attempt_info=info, budget_seconds=info[-1].budget_seconds)
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(launcher, target, base, limits, failed)
         return failed
     result = Measurement(target, st.MEASURED, first, attempts, healed, deadline_seconds=deadline,
-                         widest_budget_seconds=widest)
-    if len(attempts) > 1:
-        result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
+                         widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
     if dual:
         await _confirm(target, run, widest, result)
     return result
 
 
-async def _first_good(target: Target, run, attempts: list, base: float, isolation: str, healed: list):
+async def _first_good(target: Target, run, attempts: list, info: list, base: float, isolation: str, healed: list):
     budget = base
     verdict = None
     retried = set()
     while True:
         capture = await run(budget)
         attempts.append(capture)
+        role = FIRST if len(attempts) == 1 else RETRY
         if capture.ok:
+            info.append(AttemptInfo(role, budget))
             return capture, None, budget
         verdict = st.classify(target, capture)
+        info.append(AttemptInfo(role, budget, verdict.status, verdict.evidence))
         if verdict.status not in st.RETRIED or verdict.status in retried:
             return None, verdict, budget
         retried.add(verdict.status)
@@ -111,10 +142,10 @@ async def _confirm(target: Target, run, budget: float, result: Measurement) -> N
     result.attempts.append(second)
     if not second.ok:
         verdict = st.classify(target, second)
-        result.notes.append(
-            f"second launch failed ({verdict.status}: {verdict.evidence}); the first launch's capture is published"
-        )
-        return
+        result.attempt_info.append(AttemptInfo(CONFIRMATION, budget, verdict.status, verdict.evidence))
+        return  # the capture stands, unconfirmed: the note is generated from attempt_info
+    result.attempt_info.append(AttemptInfo(CONFIRMATION, budget))
+    result.confirmed = True
     if stringify(second.tools) != stringify(result.capture.tools):
         result.status = st.DYNAMIC
         result.notes.append(
@@ -160,21 +191,6 @@ async def _try_discover(launcher, target: Target, budget: float, limits: Limits,
         )
     else:
         result.notes.append(f"{how} was also tried and failed: {capture.failure.detail} (phase: {capture.phase})")
-
-
-def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, widest: float) -> Measurement:
-    last = attempts[-1]
-    notes = [verdict.evidence]
-    if len(attempts) > 1:
-        notes.append(f"failed the same way on retry {len(attempts) - 1} (retried: {verdict.status})")
-    if verdict.status == st.TIMEOUT:
-        notes.append(f"widest budget tried: {widest:g} s")
-    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest)
-
-
-def _attempt_summary(target: Target, capture: Capture) -> str:
-    verdict = st.classify(target, capture)
-    return f"{verdict.status}: {verdict.evidence}"
 
 
 def _default_launcher(target: Target, pass_declared_values: bool, isolation: str):

@@ -16,9 +16,11 @@ from harness import METHODOLOGY_VERSION, __version__
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.probe import isolation as iso
-from harness.probe.measure import Measurement
+from harness.probe.attempt_notes import narrative
+from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Redactor
+from harness.probe.volatile import normalise
 from harness.util import atomic, schemas
 
 MEASURED_STATUSES = ("measured", "dynamic")
@@ -36,7 +38,8 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
     record = _header(measurement, isolation or iso.describe(), measured_at)
     record |= _server_fields(capture, redactor)
     record |= _numbers(measurement, redactor, notes)
-    record["attempts"] = [_attempt(a, redactor) for a in measurement.attempts]
+    infos = measurement.attempt_info or [None] * len(measurement.attempts)
+    record["attempts"] = [_attempt(a, redactor, info) for a, info in zip(measurement.attempts, infos)]
     if measurement.status not in MEASURED_STATUSES:
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
     if capture.noise_lines:
@@ -49,6 +52,7 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
     for key, value in measurement.extra.items():
         record[key] = value
     record["notes"] = notes
+    _settle(record, measurement)
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
     return record
@@ -78,7 +82,7 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
         "envVarNames": list(m.target.env) + [name for name, _ in m.target.set_env if name not in m.target.env],
         **({"headerNames": list(m.target.headers)} if m.target.url else {}),
         "isolation": isolation,
-        "timeoutMs": int(m.target.timeout_seconds * 1000),
+        "timeoutMs": int((m.budget_seconds or m.target.timeout_seconds) * 1000),
         "deadlineMs": int(m.deadline_seconds * 1000) or 1,
         "harnessVersion": __version__,
     }
@@ -144,15 +148,54 @@ def _discover_figure(capture: Capture, redactor: Redactor) -> dict:
     }
 
 
-def _attempt(capture: Capture, redactor: Redactor) -> dict:
+def _attempt(capture: Capture, redactor: Redactor, info: AttemptInfo | None = None) -> dict:
     outcome = "listed" if capture.ok else redactor.text(f"{capture.failure.kind}: {capture.failure.detail}")
-    return {
+    attempt = {
         "phase": capture.phase,
         "outcome": outcome[:300],
         "elapsedSeconds": capture.elapsed_seconds,
         "exitCode": capture.exit_code,
         "canonicalSha256": _sha(capture) if capture.ok else None,
     }
+    if info is not None:  # what the generated notes are made of (harness.probe.attempt_notes)
+        attempt |= {"role": info.role, "budgetMs": int(info.budget_seconds * 1000), "status": info.status,
+                    "evidence": redactor.text(info.evidence)[:600] if info.evidence else None}
+    return attempt
+
+
+# --- issue #10: what a record asserts, stored evidence made stable ------------------------------
+
+# Fields that say how and when a capture was taken, not what it is: a record is rewritten only when
+# something outside them changes (harness.db.sweep). ``isolation`` keeps mode, os, arch and image.
+CIRCUMSTANCES = ("measuredAt", "attempts", "deadlineMs", "timeoutMs", "harnessVersion")
+_ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
+
+
+def _settle(record: dict, measurement: Measurement) -> None:
+    """The last step of ``build``, after redaction: ``confirmed`` for a capture, the notes generated
+    from the attempts appended, and volatile text normalised in every stored evidence text."""
+    if record["status"] in MEASURED_STATUSES:
+        record["confirmed"] = bool(measurement.confirmed)
+    for attempt in record["attempts"]:
+        attempt["outcome"] = normalise(attempt["outcome"])
+        if attempt.get("evidence"):
+            attempt["evidence"] = normalise(attempt["evidence"])
+    record["notes"] = [normalise(n) for n in record["notes"]] + narrative(record["status"], record["attempts"])
+    if record.get("stderrTail"):
+        record["stderrTail"] = normalise(record["stderrTail"])
+
+
+def assertion(record: dict) -> dict:
+    """What ``record`` asserts: everything but ``CIRCUMSTANCES``, the isolation details that are
+    not a condition of the capture (runtimes, note, network), and the notes generated from the
+    attempts. Two records with equal assertions say the same thing (issue #10)."""
+    kept = {k: v for k, v in record.items() if k not in CIRCUMSTANCES}
+    isolation = record.get("isolation")
+    if isinstance(isolation, dict):
+        kept["isolation"] = {k: isolation.get(k) for k in _ISOLATION_ASSERTED}
+    generated = narrative(record.get("status"), record.get("attempts") or [])
+    kept["notes"] = [n for n in record.get("notes") or [] if n not in generated]
+    return kept
 
 
 def _sha(capture: Capture) -> str:

@@ -4,9 +4,10 @@
 Decisions rest on structured evidence first — which phase ended the run, the JSON-RPC error code
 and message, the exit code, the limit that was hit. Only one question has no structured answer: a
 server that exits at start-up because it wants a credential. For that the stderr tail is read with
-a narrow rule (a line naming one of the entry's declared env vars, or naming a credential together
-with a word saying it is missing or invalid), and the note quotes the line that decided it. A line
-like ``Unexpected token '<' in JSON`` names no credential and is not auth evidence.
+a narrow rule (a line naming a credential — a credential word or one of the entry's declared env
+vars — together with a word saying it is missing, invalid, required or unauthorized; issue #10), and
+the note quotes the line that decided it. A line like ``Unexpected token '<' in JSON`` names no
+credential and is not auth evidence.
 """
 
 from __future__ import annotations
@@ -69,17 +70,29 @@ def classify(target: Target, capture: Capture) -> Verdict:
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
-    """The first line of the failure's own words that asks for a credential, or ``None``."""
+    """The first line of the failure's own words that asks for a credential, or ``None``.
+
+    A line counts only when it makes a credential claim: a credential word (``_CREDENTIAL``), or one
+    of the entry's declared env names, within 80 characters of a word saying it is missing,
+    invalid, required or refused (``_MISSING``). Merely naming a declared variable ("Starting with
+    SLACK_TEAM_ID workspace config") is not evidence (issue #10)."""
     failure = capture.failure
     texts = [failure.message or "", capture.stderr_tail] if failure else [capture.stderr_tail]
-    names = [re.escape(name) for name in target.env]
-    named = re.compile(rf"\b({'|'.join(names)})\b") if names else None
+    named = _named_claim(target.env)
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
             if line and ((named and named.search(line)) or _AUTH_LINE.search(line)):
                 return line[:300]
     return None
+
+
+def _named_claim(env_names) -> re.Pattern | None:
+    """A declared env name tied to a claim word, in either order (issue #10)."""
+    if not env_names:
+        return None
+    names = "|".join(re.escape(name) for name in env_names)
+    return re.compile(rf"\b(?:{names})\b.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}\b(?:{names})\b", re.IGNORECASE)
 
 
 def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:

@@ -1,17 +1,91 @@
-"""The fresh working directory a server is launched in.
+"""The working directory a server is launched in: stable per entry, empty at every launch.
 
-A server never sees the harness's own checkout: it starts in an empty temp directory, which is a
-throwaway git repository with one commit when the entry says ``needsGit`` (e.g. mcp-server-git
-refuses to start outside a repository).
+A server never sees the harness's own checkout. It starts in ``<cache>/work/<name>`` — ``<cache>``
+being ``$MCP_CONTEXT_COST_CACHE`` or ``~/.cache/mcp-context-cost`` — emptied before each launch
+(and after it), and made a throwaway git repository with one commit when the entry says
+``needsGit`` (mcp-server-git refuses to start outside a repository).
+
+Why stable (issue #10, "Records that churn"): some servers put their working directory into a tool
+description. A fresh random temp directory per launch made the two launches of one measurement
+differ (read as ``dynamic``) and every re-sweep rewrite the record. The same entry name always gets
+the same path, on a given machine, so such a description is the same at every launch.
+
+Two launches of the same name at once (a sweep and an ad-hoc ``measure`` of the same name) cannot
+share a directory: each launch holds an exclusive ``flock`` on ``<name>.lock`` beside it, and a
+launch that finds it held uses a fresh temp directory instead. A name that is not a slug (never a
+catalog name) is hashed into one, so no name can point outside ``<cache>/work``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import git
 
 from harness.probe.process import SpawnError
+
+WORK_DIR = "work"
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
+# The throwaway repository's one commit has fixed dates, so its hash is the same at every launch.
+_GIT_DATE = "2000-01-01T00:00:00+0000"
+
+
+def base_dir() -> Path:
+    """The folder holding every entry's working directory."""
+    cache = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
+    return Path(cache) / WORK_DIR
+
+
+@contextlib.contextmanager
+def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
+    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``.
+
+    Raises ``SpawnError`` when the directory or its git repository cannot be set up."""
+    base = base_dir()
+    if not _SLUG.match(name):
+        name = "x-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        lock = open(base / f"{name}.lock", "a+")
+    except OSError as exc:
+        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # the same name is being launched elsewhere right now
+            with tempfile.TemporaryDirectory(prefix=f"mcp-context-cost-{name}-") as tmp:
+                prepare_workdir(Path(tmp), needs_git)
+                yield Path(tmp)
+            return
+        path = base / name
+        _empty(path)
+        try:
+            prepare_workdir(path, needs_git)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)  # the next launch empties it again if this fails
+
+
+def _empty(path: Path) -> None:
+    """Make ``path`` an existing, empty directory (a server may have left anything in it)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpawnError(f"cannot create the working directory {path}: {exc}") from None
+    if any(path.iterdir()):  # rmtree could not remove something (permissions changed by the server)
+        raise SpawnError(f"cannot empty the working directory {path}")
 
 
 def prepare_workdir(path: Path, needs_git: bool) -> None:
@@ -23,6 +97,7 @@ def prepare_workdir(path: Path, needs_git: bool) -> None:
         (path / "README.md").write_text("throwaway repository for a measurement\n")
         repo.index.add(["README.md"])
         actor = git.Actor("mcp-context-cost", "mcp-context-cost@users.noreply.github.com")
-        repo.index.commit("initial commit", author=actor, committer=actor)
+        repo.index.commit("initial commit", author=actor, committer=actor, author_date=_GIT_DATE,
+                          commit_date=_GIT_DATE)
     except (git.GitError, OSError) as exc:
         raise SpawnError(f"cannot prepare a git working directory: {exc}") from None
