@@ -1,17 +1,28 @@
 """``mcp-context-cost measure``: measure one server and write its record and badge.
 
     mcp-context-cost measure --server memory                  # an entry of servers.yaml
-    mcp-context-cost measure --command "npx -y pkg" --name pkg [--env API_KEY ...]
+    mcp-context-cost measure --command "npx -y pkg" --name pkg [--env API_KEY ...] [--out DIR]
     mcp-context-cost measure --url https://host/mcp --name remote [--header Authorization]
 
-Writes ``<results>/<name>/measurement.json`` and ``<badges>/<name>.json`` (validated, atomic) and
-prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog).
+Where the files go (issue #10, "Commit scope"):
+
+* ``--server NAME`` measures a catalog entry exactly as the sweep does (declared env names get
+  dummy values, the same isolation) and publishes through the sweep's own path
+  (``harness.cli.publisher``): the publish lock, the journal, the rule that a record is rewritten
+  only when what it asserts changed, its ``history.csv`` row and the regenerated pages — into the
+  repository holding ``--catalog``. Nothing is committed.
+* ``--command``/``--url`` is ad hoc: it writes ``<out>/results/<name>/measurement.json`` and
+  ``<out>/badges/<name>.json``, ``<out>`` being ``--out DIR`` or the gitignored
+  ``.mcp-context-cost/``, never the database's ``results/`` and ``badges/``. A ``--name`` that is a
+  catalog entry with another launch is refused.
+
+Prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
+without a number was recorded, 2 for bad input (unknown server, bad catalog, a refused name or
+folder, the publish lock held by another run).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -24,6 +35,7 @@ from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 
 
 def register(sub) -> None:
@@ -36,15 +48,19 @@ def register(sub) -> None:
     what.add_argument("--server", help="name of an entry in the catalog")
     what.add_argument("--command", help="launch command (split like a shell, run without one)")
     what.add_argument("--url", help="Streamable HTTP endpoint of a remote server")
-    p.add_argument("--name", help="slug for results/<name>/ (required with --command/--url)")
+    p.add_argument("--name", help="slug for <out>/results/<name>/ (required with --command/--url; must not be a "
+                                  "catalog entry with another launch)")
     p.add_argument("--env", action="append", default=[], metavar="NAME", help="env var name to pass (repeatable)")
     p.add_argument("--header", action="append", default=[], metavar="NAME",
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
     p.add_argument("--timeout", type=_seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
-    p.add_argument("--results", default="results", help="results directory (default: results)")
-    p.add_argument("--badges", default="badges", help="badges directory (default: badges)")
+    p.add_argument("--catalog", default="servers.yaml",
+                   help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
+    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges")
+    p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
+    p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
+    p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")
     p.add_argument("--single", action="store_true", help="one launch only (no confirmation launch)")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
@@ -64,8 +80,13 @@ def _seconds(text: str) -> float:
 
 
 def run(args) -> int:
+    if args.server:
+        from harness.cli.measure_server import measure_entry
+
+        return measure_entry(args)
     try:
         target = _target(args)
+        results, badges = _ad_hoc_dirs(args)
         mode = isolation.resolve_mode(args.isolation)
         measurement = measure_sync(target, dual=not args.single, isolation=mode)
         rec = record.build(measurement, isolation.describe(mode))
@@ -75,28 +96,42 @@ def run(args) -> int:
     except TokenizerUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    path = record.write(rec, Path(args.results))
-    badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
+    path = record.write(rec, results)
+    badge_path = write_badge(badges / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
     print(summary(rec, path, badge_path))
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
 
 
-def _target(args) -> Target:
-    if args.server:
-        from harness.db.catalog import CatalogError, load_catalog
-        from harness.db.targets import target_for
+def _ad_hoc_dirs(args) -> tuple[Path, Path]:
+    """``(results, badges)`` folders of an ad-hoc run; raises ``ValueError`` for the database's own."""
+    out = Path(args.out or AD_HOC_DIR)
+    results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
+    database = Path(args.catalog).resolve().parent
+    for given, own in ((results, "results"), (badges, "badges")):
+        if given.resolve() == database / own:
+            raise ValueError(f"{given} is the database's {own}/ folder: an ad-hoc --command/--url run writes "
+                             f"elsewhere (--out DIR, default {AD_HOC_DIR}/); measure a catalog entry with --server")
+    return results, badges
 
-        try:
-            catalog = load_catalog(Path(args.catalog))
-        except CatalogError as exc:
-            raise ValueError(str(exc)) from None
-        entry = next((e for e in catalog.entries if e.name == args.server), None)
-        if entry is None:
-            raise LookupError(f"no entry named {args.server!r} in {args.catalog}")
-        target = target_for(entry)
-        if args.timeout:
-            target = dataclasses.replace(target, timeout_seconds=args.timeout)
-        return target
+
+def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
+    """Raise ``ValueError`` when ``target.name`` is a catalog entry launched differently: its
+    record would read as that entry's."""
+    from harness.db.catalog import CatalogError, load_catalog
+
+    if not catalog_path.is_file():
+        return
+    try:
+        entry = load_catalog(catalog_path).get(target.name)
+    except CatalogError:
+        print(f"note: {catalog_path} is not a valid catalog; --name was not checked against it", file=sys.stderr)
+        return
+    if entry is not None and (entry.command, entry.url) != (target.command, target.url):
+        raise ValueError(f"--name {target.name!r} is the catalog entry launched as {entry.command or entry.url!r}; "
+                         f"choose another name, or measure the entry itself with --server {target.name}")
+
+
+def _target(args) -> Target:
     if not args.name:
         raise ValueError("--name is required with --command/--url")
     if not NAME_PATTERN.match(args.name):
@@ -107,8 +142,10 @@ def _target(args) -> Target:
             split_command(args.command)
         except SpawnError as exc:
             raise ValueError(f"--command: {exc}") from None
-    return Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
-                  headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
+    target = Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
+                    headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
+    _refuse_catalog_name(target, Path(args.catalog))
+    return target
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:

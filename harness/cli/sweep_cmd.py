@@ -4,11 +4,15 @@
     mcp-context-cost sweep --shard K/N --out DIR [...]      # measure one part, publish nothing
     mcp-context-cost sweep --merge DIR [DIR ...] [--commit]  # validate, guard, publish the parts
 
-Order (issue #4): recover anything an interrupted sweep left; load the catalog (a bad catalog
-measures nothing); measure into the staging area; validate; run the harness-fault guard against
-HEAD; only then publish (badges, history, records, regenerated pages) and, with ``--commit``, make
-one commit. Exit codes: 0 published (or nothing to publish), 1 harness fault (nothing published),
-2 bad input.
+Order (issues #4, #10): take the repository's publish lock (a second sweep exits 2 naming the
+holder, or waits with ``--wait``); finish anything an interrupted publish left; load the catalog (a
+bad catalog measures nothing); with ``--commit``, refuse when the published paths hold uncommitted
+changes; measure into the staging area; validate; run the harness-fault guard against HEAD over
+everything the sweep would publish (history rows of a back-dated sweep included); only then publish
+through ``harness.cli.publisher`` (records, badges, history, regenerated pages, and with
+``--commit`` one commit of exactly those paths). ``--shard`` takes no lock and publishes nothing.
+Exit codes: 0 published (or nothing to publish), 1 harness fault or invalid record (nothing
+published), 2 bad input, a refused precondition, or the lock held by another run.
 """
 
 from __future__ import annotations
@@ -19,15 +23,15 @@ import os
 import sys
 from pathlib import Path
 
+from harness.cli import publisher
 from harness.db import guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
-from harness.db.commit import NotARepository, commit_published, require_repo
+from harness.db.commit import NotARepository
 from harness.db.committed import head_record, repo_at
+from harness.db.lock import LockHeld
 from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.probe import isolation
-from harness.publish.badge import stage_badges
-from harness.publish.regen import regen
 from harness.util.schemas import SchemaViolation
 
 
@@ -49,6 +53,8 @@ def register(sub) -> None:
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
+    p.add_argument("--wait", action="store_true",
+                   help="when another publish holds the repository's lock, wait for it instead of exiting 2")
     p.set_defaults(func=run)
 
 
@@ -64,34 +70,32 @@ def _positive(text: str) -> int:
 def run(args, measurer=None) -> int:
     root = Path(args.root).resolve()
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
-    for line in staging.recover(root):
-        print(line, file=sys.stderr)
-    if args.commit and not getattr(args, "shard", None):
-        try:
-            require_repo(root)
-        except NotARepository as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    if getattr(args, "merge", None):
-        return _merge(root, args)
+    if getattr(args, "shard", None):
+        return _shard(root, date, args, measurer)
     try:
-        catalog = load_catalog(root / args.catalog)
-        entries = _choose(catalog, args, date)
-        if getattr(args, "shard", None):
-            k, n = shards.parse_spec(args.shard)
-            if not args.out:
-                raise LookupError("--shard needs --out DIR")
-            return _measure_shard(root, shards.part(entries, k, n), date, args, measurer, k, n)
-    except (CatalogError, LookupError, shards.ShardError) as exc:
+        with publisher.session(root, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
+            if getattr(args, "merge", None):
+                return _merge(root, args, run_)
+            catalog = load_catalog(root / args.catalog)
+            entries = _choose(catalog, args, date)
+            print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
+                  f"concurrency {args.concurrency}", file=sys.stderr)
+            stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")
+            try:
+                return _measure_check_publish(root, entries, stage, date, args, measurer, run_)
+            finally:
+                if not stage.has_journal():  # a journaled publish is finished by whoever runs next
+                    stage.discard()
+    except (CatalogError, LookupError, NotARepository, LockHeld, publisher.Refused) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
-          f"concurrency {args.concurrency}", file=sys.stderr)
-    stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")
-    try:
-        return _measure_check_publish(root, entries, stage, date, args, measurer)
-    finally:
-        stage.discard()
+        return getattr(exc, "code", 2)
+    except OSError as exc:
+        print(f"error: {exc}\nthe next sweep finishes an interrupted publish from its journal", file=sys.stderr)
+        return 1
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _choose(catalog, args, date: dt.date):
@@ -105,13 +109,24 @@ def _choose(catalog, args, date: dt.date):
     return list(catalog.entries) if args.all else rotation.slice_for(catalog, date)
 
 
-def _measure(root, entries, stage, date, args, measurer, stage_unchanged=False):
+def _measure(root, entries, stage, date, args, measurer, stage_unchanged=False, newest=None):
     mode = isolation.resolve_mode(getattr(args, "isolation", "auto"))
     return asyncio.run(sweep(entries, root, stage, date, concurrency=max(1, args.concurrency), progress=Progress(),
-                             isolation_mode=mode, measurer=measurer, stage_unchanged=stage_unchanged))
+                             isolation_mode=mode, measurer=measurer, stage_unchanged=stage_unchanged,
+                             newest=newest))
 
 
-def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
+def _shard(root: Path, date: dt.date, args, measurer) -> int:
+    try:
+        catalog = load_catalog(root / args.catalog)
+        entries = _choose(catalog, args, date)
+        k, n = shards.parse_spec(args.shard)
+        if not args.out:
+            raise LookupError("--shard needs --out DIR")
+    except (CatalogError, LookupError, shards.ShardError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    entries = shards.part(entries, k, n)
     out = Path(args.out).resolve()
     print(f"shard {k}/{n}: {len(entries)} server(s) into {out}", file=sys.stderr)
     try:
@@ -124,10 +139,13 @@ def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
     return 0
 
 
-def _merge(root: Path, args) -> int:
+def _merge(root: Path, args, run_) -> int:
     try:
         day, records = shards.read_shards([Path(d) for d in args.merge])
-    except shards.ShardError as exc:
+        problems = shards.check_catalog(records, load_catalog(root / args.catalog))
+        if problems:
+            raise shards.ShardError("\n".join(problems))
+    except (shards.ShardError, CatalogError) as exc:
         print(f"error: {exc}\nnothing published", file=sys.stderr)
         return 2
     except SchemaViolation as exc:
@@ -136,50 +154,47 @@ def _merge(root: Path, args) -> int:
     date = dt.date.fromisoformat(day)
     stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
+    newest = recording.newest_dates(root)
     try:
         for _, rec in sorted(records.items()):
-            stage_record(rec, root, stage, date, result)
-        return _check_publish(root, result, stage, date, args)
+            stage_record(rec, root, stage, date, result, newest)
+        return _check_publish(root, result, stage, date, args, run_)
     finally:
-        stage.discard()
+        if not stage.has_journal():
+            stage.discard()
 
 
-def _measure_check_publish(root, entries, stage, date, args, measurer) -> int:
+def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> int:
     try:
-        result = _measure(root, entries, stage, date, args, measurer)
+        result = _measure(root, entries, stage, date, args, measurer, newest=recording.newest_dates(root))
     except SchemaViolation as exc:
         print(f"error: a record failed validation; nothing published:\n{exc}", file=sys.stderr)
         return 1
-    return _check_publish(root, result, stage, date, args)
+    return _check_publish(root, result, stage, date, args, run_)
 
 
-def _check_publish(root, result, stage, date, args) -> int:
+def _check_publish(root, result, stage, date, args, run_) -> int:
     repo = repo_at(root)
-    verdict = guard.check({s: head_record(repo, s) for s in result.records}, result.records)
+    fresh = result.history_records()  # the guard judges every row it would publish (issue #10)
+    verdict = guard.check({s: head_record(repo, s) for s in fresh}, fresh)
     print(verdict.reason, file=sys.stderr)
     if verdict.fault:
         print("nothing was published: results, badges and history are as committed", file=sys.stderr)
         return 1
-    return _publish(root, result, stage, date, args, repo, verdict.reason)
-
-
-def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
-    staged = result.staged + stage_badges(result.records, root, stage)
-    staged += recording.stage_history(result.history_records(), root, stage, date)
-    stage.promote(staged)
-    _regen(root)
-    print(f"published {len(staged)} data file(s) (records, badges, history) and regenerated the pages; "
+    message = recording.commit_message(result.records, repo, date, verdict.reason) if args.commit else None
+    try:
+        outcome = run_.publish(stage, result.records, fresh, result.staged, date, message)
+    except SchemaViolation as exc:
+        print(f"error: a badge or history row failed validation; nothing published:\n{exc}", file=sys.stderr)
+        return 1
+    for problem in outcome.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    print(f"published {len(outcome.files)} data file(s) (records, badges, history) and regenerated the pages; "
           f"{len(result.unchanged)} record(s) unchanged", file=sys.stderr)
     if args.commit:
-        sha = commit_published(root, recording.commit_message(result.records, repo, date, guard_reason))
-        print(f"committed {sha[:12]}" if sha else "nothing changed: no commit", file=sys.stderr)
+        print(f"committed {outcome.commit[:12]}" if outcome.commit else "nothing changed: no commit", file=sys.stderr)
     _print_summary(result.records)
     return 0
-
-
-def _regen(root: Path) -> None:
-    """Regenerate leaderboard, pages and dashboard from the published records (issue #5)."""
-    regen(root)
 
 
 def _print_summary(records: dict[str, dict]) -> None:

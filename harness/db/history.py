@@ -16,7 +16,9 @@ the isolation column existed — a five-column header, or a row one cell short �
 recorded (methodology, "Trends over time": unknown conditions are shown as unknown, never
 back-filled). The reader applies the schema's rules by hand (the jsonschema validator costs too
 much per row at 150,000 rows; ``tests/publish`` checks the two agree) and raises
-:class:`HistoryError` naming every bad line at once, never dropping a row silently.
+:class:`HistoryError` naming every bad line at once, never dropping a row silently. A sweep reads
+with :func:`read_lenient` instead: bad lines are reported, kept verbatim at the end of the file it
+writes, and never stop it adding its own rows (issue #10).
 """
 
 from __future__ import annotations
@@ -79,21 +81,42 @@ def read_history(path: str | Path) -> list[HistoryRow]:
 
     Raises :class:`HistoryError` for a wrong header or any invalid row (all reported together).
     """
+    rows, bad = read_lenient(path)
+    if bad:
+        raise HistoryError([line.problem for line in bad])
+    return rows
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line of history.csv that is not a valid row: its 1-based ``number``, its ``text`` as it is
+    in the file, and ``problem`` (``history.csv:<number>: …``)."""
+
+    number: int
+    text: str
+    problem: str
+
+
+def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
+    """``(valid rows in file order, bad lines)`` of ``path``: a malformed row is reported, not fatal
+    (issue #10: bad committed data never blocks publishing the rest). ``([], [])`` when the file does
+    not exist. Raises :class:`HistoryError` only when the file as a whole is unusable — unreadable,
+    not UTF-8, or a wrong header — since no row could then be added to it safely."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return []
+        return [], []
     except (OSError, UnicodeDecodeError) as exc:
         raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
     lines = text.splitlines()
     if not lines:
-        return []
+        return [], []
     header = [cell.strip() for cell in next(csv.reader(lines[:1]))]
     if tuple(header) not in (COLUMNS, COLUMNS[:5]):
         raise HistoryError([f"{path.name}:1: header must be {','.join(COLUMNS)}, got {','.join(header)}"])
     rows: list[HistoryRow] = []
-    errors: list[str] = []
+    errors: list[BadLine] = []
     dates: dict[str, bool] = {}
     for number, line in enumerate(lines[1:], start=2):
         fast = _FAST.match(line)
@@ -108,12 +131,10 @@ def read_history(path: str | Path) -> list[HistoryRow]:
             continue
         row, problem = _row(cells)
         if problem:
-            errors.append(f"{path.name}:{number}: {problem}")
+            errors.append(BadLine(number, line, f"{path.name}:{number}: {problem}"))
         else:
             rows.append(row)
-    if errors:
-        raise HistoryError(errors)
-    return rows
+    return rows, errors
 
 
 def _row(cells: list[str]) -> tuple[HistoryRow | None, str | None]:
@@ -187,8 +208,9 @@ def merge(existing: list[dict], new: list[dict]) -> list[dict]:
     return [rows[key] for key in sorted(rows)]
 
 
-def render(rows: list[dict]) -> str:
-    """CSV text of ``rows`` (header first, ``\\n`` line ends). Validates every row.
+def render(rows: list[dict], kept: list[BadLine] = ()) -> str:
+    """CSV text of ``rows`` (header first, ``\\n`` line ends), then the ``kept`` bad lines exactly
+    as they were (never dropped, never rewritten: a human fixes them). Validates every row.
 
     Raises ``harness.util.schemas.SchemaViolation`` naming the row.
     """
@@ -198,6 +220,8 @@ def render(rows: list[dict]) -> str:
     for index, row in enumerate(rows, start=2):
         schemas.check("history", row, where=f"history.csv line {index}")
         writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+    for bad in kept:
+        out.write(bad.text + "\n")
     return out.getvalue()
 
 

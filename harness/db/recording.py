@@ -14,15 +14,37 @@ from harness.db.committed import head_record
 from harness.db.staging import Staging
 
 
-def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> list[str]:
-    """Stage ``history.csv`` with one row per swept server for ``date`` (idempotent per day)."""
+def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
+    """Stage ``history.csv`` with one row per swept server for ``date`` (idempotent per day).
+
+    Returns ``(staged paths, problems)``: a malformed line already in the file is kept verbatim
+    (at the end) and reported as a problem naming its line, never a reason to stop (issue #10).
+    Raises ``HistoryError`` when the file as a whole is unusable (checked before measuring by
+    :func:`check_history`)."""
     rows = [history.row_for(date.isoformat(), _typed(rec)) for _, rec in sorted(records.items())]
-    merged = history.merge(history.read(root / "history.csv"), rows)
-    text = history.render(merged)
+    existing, bad = history.read_lenient(root / "history.csv")
+    merged = history.merge([row.to_json() for row in existing], rows)
+    text = history.render(merged, bad)
+    problems = [f"{line.problem} (kept as it is; fix it by hand)" for line in bad]
     if _read_text(root / "history.csv") == text:
-        return []
+        return [], problems
     staging.write_text("history.csv", text)
-    return ["history.csv"]
+    return ["history.csv"], problems
+
+
+def check_history(root: Path) -> None:
+    """Raise ``HistoryError`` when ``history.csv`` cannot take new rows at all (unreadable, not
+    UTF-8, a wrong header) — checked before anything is measured."""
+    history.read_lenient(root / "history.csv")
+
+
+def newest_dates(root: Path) -> dict[str, str]:
+    """server → the newest date (YYYY-MM-DD) it has a valid row for in ``history.csv``."""
+    rows, _ = history.read_lenient(root / "history.csv")
+    newest: dict[str, str] = {}
+    for row in rows:
+        newest[row.server] = max(newest.get(row.server, ""), row.date)
+    return newest
 
 
 def commit_message(records: dict[str, dict], repo, date: dt.date, guard_reason: str) -> str:

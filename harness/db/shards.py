@@ -6,11 +6,19 @@
 ``sweep --merge DIR...`` reads every shard, validates each record, and then runs the same guard and
 publish steps as a single sweep. Membership of a shard depends only on the sorted entry names,
 so every process computes the same split.
+
+A shard directory is checked against itself before anything of it is published (issue #10): the
+manifest's names are distinct slugs, each record names the server its manifest line and directory
+name it (a record of one server filed under another's name is refused, never published over the
+other's record), each record's ``measuredAt`` falls on the manifest's date, no record sits in the
+directory without a manifest line, and all shards agree on N and hold distinct parts. Against the
+catalog (:func:`check_catalog`): every server is an entry and its record's launch is the entry's.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
@@ -18,6 +26,7 @@ from harness.db.catalog import Entry
 from harness.util import atomic, schemas
 
 MANIFEST = "shard.json"
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 class ShardError(ValueError):
@@ -50,22 +59,68 @@ def write_manifest(out: Path, date: str, k: int, n: int, names: list[str]) -> No
 def read_shards(dirs: list[Path]) -> tuple[str, dict[str, dict]]:
     """``(date, server → record)`` from shard directories; every record is schema-validated.
 
-    Raises ``ShardError`` for a missing manifest, shards of different dates, a server listed in a
-    manifest without its record, or the same server in two shards; ``SchemaViolation`` for an
-    invalid record (naming its file and path).
+    Raises ``ShardError`` for a missing or malformed manifest, shards of different dates or splits,
+    a server listed without its record, a record that is not the server listed (or not of the
+    manifest's date), a record not listed, or the same server in two shards; ``SchemaViolation``
+    for an invalid record (naming its file and path).
     """
-    dates, records = set(), {}
+    dates, records, parts = set(), {}, {}
     for directory in dirs:
         manifest = _manifest(Path(directory))
         dates.add(manifest["date"])
+        _check_part(Path(directory), manifest, parts)
         for server in manifest["servers"]:
             path = Path(directory) / "results" / server / "measurement.json"
             if server in records:
                 raise ShardError(f"{path}: server {server!r} appears in more than one shard")
-            records[server] = _record(path)
+            records[server] = _matching(_record(path), server, manifest["date"], path)
+        _no_strays(Path(directory), manifest["servers"])
     if len(dates) != 1:
         raise ShardError(f"shards are for different dates: {', '.join(sorted(dates))}")
     return dates.pop(), records
+
+
+def check_catalog(records: dict[str, dict], catalog) -> list[str]:
+    """One line per merged record that the catalog does not vouch for: a server that is not an
+    entry, or a record whose ``launchCommand`` is not the entry's command (or URL)."""
+    problems = []
+    for server, rec in sorted(records.items()):
+        entry = catalog.get(server)
+        if entry is None:
+            problems.append(f"shard record {server!r}: no catalog entry of that name")
+        elif rec.get("launchCommand") != (entry.command if entry.command is not None else entry.url):
+            problems.append(f"shard record {server!r}: launched {rec.get('launchCommand')!r}, but the catalog entry "
+                            f"says {entry.command or entry.url!r}")
+    return problems
+
+
+def _matching(rec: dict, server: str, date: str, path: Path) -> dict:
+    """``rec`` when it is the record its manifest line says it is; raises ``ShardError`` if not."""
+    if rec.get("server") != server:
+        raise ShardError(f"{path}: the manifest lists {server!r} but the record is for {rec.get('server')!r}")
+    if str(rec.get("measuredAt", ""))[:10] != date:
+        raise ShardError(f"{path}: measuredAt {rec.get('measuredAt')!r} is not on the manifest's date {date}")
+    return rec
+
+
+def _check_part(directory: Path, manifest: dict, parts: dict) -> None:
+    try:
+        k, n = parse_spec(str(manifest.get("shard")))
+    except ShardError as exc:
+        raise ShardError(f"{directory / MANIFEST}: {exc}") from None
+    if parts and next(iter(parts.values()))[1] != n:
+        raise ShardError(f"{directory / MANIFEST}: shard {k}/{n} does not split the slice like the others "
+                         f"({next(iter(parts.values()))[1]} parts)")
+    if k in parts:
+        raise ShardError(f"{directory / MANIFEST}: shard {k}/{n} is also {parts[k][0]}")
+    parts[k] = (directory, n)
+
+
+def _no_strays(directory: Path, listed: list[str]) -> None:
+    results = directory / "results"
+    strays = sorted(p.name for p in results.iterdir() if p.name not in listed) if results.is_dir() else []
+    if strays:
+        raise ShardError(f"{results}: not listed in {MANIFEST}: {', '.join(strays[:10])}")
 
 
 def _manifest(directory: Path) -> dict:
@@ -75,13 +130,21 @@ def _manifest(directory: Path) -> dict:
         raise ShardError(f"{directory / MANIFEST}: not a shard manifest ({exc})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("servers"), list) or "date" not in manifest:
         raise ShardError(f"{directory / MANIFEST}: expected {{date, shard, servers}}")
+    names = manifest["servers"]
+    bad = [n for n in names if not isinstance(n, str) or not _SLUG.match(n)]
+    if bad:
+        raise ShardError(f"{directory / MANIFEST}: server names must be slugs, got {', '.join(map(repr, bad[:5]))}")
+    if len(set(names)) != len(names):
+        raise ShardError(f"{directory / MANIFEST}: a server is listed twice")
+    if not isinstance(manifest["date"], str) or not re.match(r"^\d{4}-\d{2}-\d{2}$", manifest["date"]):
+        raise ShardError(f"{directory / MANIFEST}: date must be YYYY-MM-DD, got {manifest['date']!r}")
     return manifest
 
 
 def _record(path: Path) -> dict:
     try:
         value = parse(path.read_text(encoding="utf-8"))
-    except (OSError, WireJSONError) as exc:
+    except (OSError, UnicodeDecodeError, WireJSONError) as exc:
         raise ShardError(f"{path}: unreadable record ({exc})") from None
     schemas.check("measurement", value, where=str(path))
     return value

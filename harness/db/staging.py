@@ -1,11 +1,19 @@
-"""The staging area and the publish journal: how a sweep's files reach the working tree whole.
+"""The staging area and the publish journal: how a sweep's files reach the working tree whole, and
+how an interrupted publish is finished by the next run (issue #4; issue #10, "Interrupted publishes").
 
 A sweep writes every new file under ``.staging/<run>/`` first (mirroring the repository paths).
-Publishing then (1) writes ``.staging/<run>/JOURNAL`` atomically — the list of files to move —
-and (2) renames each staged file over its target. A rename is atomic, and the journal makes the
-set of renames restartable: a sweep killed before the journal exists leaves the published files
-untouched (the next sweep deletes the stale staging directory); one killed after it is rolled
-forward by the next sweep (``recover``), so the working tree ends up all-new, never a mix.
+Publishing then writes ``.staging/<run>/JOURNAL`` atomically — the files to move, the commit message
+(or none) — and works through its steps, recording each in the journal before doing it::
+
+    promoting   records and badges renamed over their targets
+    history     history.csv renamed over its target
+    regen       pages regenerated from what is now on disk
+    commit      the journal's files plus the regenerated ones committed (``--commit`` only)
+
+A rename is atomic and each step is idempotent, so a run killed at any moment is finished by the
+next one, which repeats the journal's steps from the start: remaining renames, regen, commit. The
+journal is deleted only after the whole publish it describes is complete — never on an error or an
+interrupt. A run killed before its journal exists published nothing; its staging is discarded.
 """
 
 from __future__ import annotations
@@ -13,16 +21,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
 
 from harness.util import atomic
 
 STAGING_DIR = ".staging"
 JOURNAL = "JOURNAL"
+STEPS = ("promoting", "history", "regen", "commit", "done")
+
+
+class JournalError(ValueError):
+    """A journal that cannot be read; ``str()`` names the file."""
 
 
 class Staging:
-    """One sweep's staging directory under ``root/.staging/<run>``."""
+    """One run's staging directory under ``root/.staging/<run>`` (or ``directory``, for a shard)."""
 
     def __init__(self, root: Path, run: str, directory: Path | None = None):
         self.root = Path(root)
@@ -43,46 +57,125 @@ class Staging:
         return sorted(str(p.relative_to(self.dir)) for p in self.dir.rglob("*") if p.is_file() and p.name != JOURNAL
                       and not p.name.endswith(".tmp"))
 
-    def promote(self, relatives: list[str]) -> list[Path]:
-        """Journal, then move each staged file over its target; returns the targets."""
-        atomic.write_text(self.dir / JOURNAL, json.dumps(sorted(relatives)))
-        return _roll_forward(self.root, self.dir)
+    def begin(self, files: list[str], history: list[str], message: str | None) -> "Journal":
+        """Write the journal (before anything is moved): from here on the publish is finished by
+        whoever runs next, whatever happens to this process."""
+        journal = Journal(self.dir, sorted(files), sorted(history), message)
+        journal.save()
+        return journal
+
+    def has_journal(self) -> bool:
+        return (self.dir / JOURNAL).exists()
 
     def discard(self) -> None:
-        """Delete this staging directory."""
+        """Delete this staging directory (only ever one without a journal: see ``Journal.finish``)."""
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def recover(root: Path) -> list[str]:
-    """Finish or discard what an interrupted sweep left under ``root/.staging``.
+@dataclass
+class Journal:
+    """What one publish moves and commits, and the step it has reached (``STEPS``)."""
 
-    A run with a journal is rolled forward (its remaining renames are done); a run without one is
-    deleted. Returns one human line per run handled.
-    """
+    run_dir: Path
+    files: list[str]
+    history: list[str]
+    message: str | None  # the commit message; None: the run does not commit
+    step: str = "begun"
+    regenerated: list[str] = field(default_factory=list)
+    commit: str | None = None
+
+    @property
+    def run(self) -> str:
+        return self.run_dir.name
+
+    def save(self) -> None:
+        data = {k: v for k, v in asdict(self).items() if k != "run_dir"}
+        atomic.write_text(self.run_dir / JOURNAL, json.dumps(data, indent=1) + "\n")
+
+    def advance(self, step: str, **fields) -> None:
+        """Record that the publish has reached ``step`` (one of ``STEPS``), with any new fields."""
+        assert step in STEPS, step
+        self.step = step
+        for key, value in fields.items():
+            setattr(self, key, value)
+        self.save()
+
+    def promote(self, root: Path, relatives: list[str]) -> int:
+        """Rename each staged file of ``relatives`` over its target; returns how many moved (a file
+        already moved before an interruption is absent from staging and skipped)."""
+        moved = 0
+        for relative in relatives:
+            staged, target = self.run_dir / relative, Path(root) / relative
+            if staged.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged, target)
+                moved += 1
+        _fsync_dir(Path(root))
+        return moved
+
+    def pending(self) -> int:
+        """Staged files not yet moved."""
+        return sum(1 for r in self.files + self.history if (self.run_dir / r).exists())
+
+    def finish(self) -> None:
+        """The publish is complete: remove what is left of the run, the journal last."""
+        for path in sorted(self.run_dir.rglob("*"), reverse=True):
+            if path.name == JOURNAL and path.parent == self.run_dir:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        (self.run_dir / JOURNAL).unlink(missing_ok=True)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def read_journal(run_dir: Path) -> Journal:
+    """The journal of ``run_dir``. A journal of the first format (a bare list of paths) reads as
+    a publish of those files without a commit. Raises :class:`JournalError`."""
+    path = Path(run_dir) / JOURNAL
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise JournalError(f"{path}: unreadable journal ({exc})") from None
+    if isinstance(data, list):
+        data = {"files": [r for r in data if r != "history.csv"], "history": [r for r in data if r == "history.csv"],
+                "message": None}
+    if not isinstance(data, dict):
+        raise JournalError(f"{path}: expected an object")
+    try:
+        journal = Journal(Path(run_dir), list(data["files"]), list(data.get("history", [])), data.get("message"),
+                          data.get("step", "begun"), list(data.get("regenerated", [])), data.get("commit"))
+    except (KeyError, TypeError) as exc:
+        raise JournalError(f"{path}: missing or malformed field ({exc})") from None
+    bad = [r for r in journal.files + journal.history + journal.regenerated if not _inside(r)]
+    if bad:
+        raise JournalError(f"{path}: paths outside the repository: {', '.join(map(repr, bad[:5]))}")
+    return journal
+
+
+def interrupted(root: Path) -> tuple[list[Journal], list[Path], list[str]]:
+    """What interrupted runs left under ``root/.staging``, oldest run name first: journals to
+    finish, staging directories without a journal (nothing of them was published: to discard),
+    and one problem line per unreadable journal (its directory is left for a human)."""
     base = Path(root) / STAGING_DIR
-    done = []
+    journals, unjournaled, problems = [], [], []
     for run in sorted(p for p in base.glob("*") if p.is_dir()) if base.exists() else []:
-        if (run / JOURNAL).exists():
-            pending = [r for r in json.loads((run / JOURNAL).read_text()) if (run / r).exists()]
-            _roll_forward(Path(root), run)
-            done.append(f"recovered interrupted publish {run.name}: {len(pending)} file(s) rolled forward")
-        else:
-            done.append(f"discarded unpublished staging {run.name}")
-        shutil.rmtree(run, ignore_errors=True)
-    return done
+        if not (run / JOURNAL).exists():
+            unjournaled.append(run)
+            continue
+        try:
+            journals.append(read_journal(run))
+        except JournalError as exc:
+            problems.append(str(exc))
+    return journals, unjournaled, problems
 
 
-def _roll_forward(root: Path, run_dir: Path) -> list[Path]:
-    relatives = json.loads((run_dir / JOURNAL).read_text())
-    targets = []
-    for relative in relatives:
-        staged, target = run_dir / relative, root / relative
-        if staged.exists():  # absent = already moved before an interruption
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, target)
-        targets.append(target)
-    _fsync_dir(root)
-    return targets
+def _inside(relative: object) -> bool:
+    if not isinstance(relative, str) or not relative:
+        return False
+    path = PurePosixPath(relative)
+    return not path.is_absolute() and ".." not in path.parts
 
 
 def _fsync_dir(path: Path) -> None:

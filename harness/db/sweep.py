@@ -1,8 +1,16 @@
 """Measure a set of catalog entries concurrently into a staging area (issue #4, "Sweep").
 
-Each entry yields exactly one record, whatever the server does. A record whose result is the
-same as the one already in the working tree for the same UTC day is not restaged, so a rerun on
-the same day changes nothing.
+Each entry yields exactly one record, whatever the server does. Whether it replaces the published
+record (issue #10, "Records that churn"):
+
+* a record is rewritten only when what it asserts changed — status, capture, evidence, launch,
+  isolation mode (``harness.probe.record.assertion``). Otherwise the published record stays byte
+  for byte, so its ``measuredAt`` is when its capture (or failure evidence) was first taken, and
+  this sweep's confirmation is its ``history.csv`` row;
+* the same capture gaining a confirmation (published unconfirmed, now confirmed by a second
+  launch) is rewritten with ``confirmed: true`` and the original ``measuredAt``;
+* a sweep dated before what is already published for a server — its record's day or its newest
+  ``history.csv`` row — never replaces the record: it only adds its history row (``backfill``).
 """
 
 from __future__ import annotations
@@ -23,7 +31,6 @@ from harness.probe import isolation, record
 from harness.probe.measure import measure
 from harness.util import schemas
 
-VOLATILE = ("measuredAt", "attempts", "deadlineMs")
 
 
 def default_concurrency() -> int:
@@ -51,12 +58,12 @@ class SweepResult:
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
                 progress: Progress, isolation_mode: str = "host", measurer=None,
-                stage_unchanged: bool = False) -> SweepResult:
+                stage_unchanged: bool = False, newest: dict[str, str] | None = None) -> SweepResult:
     """Measure ``entries`` with at most ``concurrency`` in flight; stage each new record.
 
     ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``.
     ``stage_unchanged``: stage every record even when the working tree already has the same result
-    (a shard directory must hold all of its records).
+    (a shard directory must hold all of its records). ``newest``: server → newest history date.
     """
     measurer = measurer or functools.partial(measure, isolation=isolation_mode, pass_declared_values=False)
     gate = asyncio.Semaphore(concurrency)
@@ -69,7 +76,7 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
             progress.begin(entry.name)
             measurement = await measurer(target_for(entry))
             rec = record.build(measurement, iso, measured_at=_stamp(date))
-            _stage(rec, root, staging, date, result, stage_unchanged)
+            _stage(rec, root, staging, date, result, stage_unchanged, newest or {})
             progress.done(entry.name, rec["status"], _detail(rec))
 
     try:
@@ -79,34 +86,55 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     return result
 
 
-def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult) -> None:
-    """Stage ``rec`` unless the working tree already holds the same result from the same day."""
-    _stage(rec, root, staging, date, result)
+def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult,
+                 newest: dict[str, str] | None = None) -> None:
+    """Stage ``rec`` unless the published record already says the same (see module doc)."""
+    _stage(rec, root, staging, date, result, False, newest or {})
 
 
-def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool = False) -> None:
-    relative = f"results/{rec['server']}/measurement.json"
+def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool,
+           newest: dict[str, str]) -> None:
+    server = rec["server"]
+    relative = f"results/{server}/measurement.json"
     current = None if always else _read(root / relative)
-    current_day = (current or {}).get("measuredAt", "")[:10]
-    if current is not None and current_day > date.isoformat():  # never overwrite a newer measurement
-        result.records[rec["server"]] = current
-        result.backfill[rec["server"]] = rec
-        result.unchanged.append(rec["server"])
+    published_day = max(str((current or {}).get("measuredAt", ""))[:10], newest.get(server, ""))
+    if current is not None and published_day > date.isoformat():  # never overwrite a newer measurement
+        result.records[server] = current
+        result.backfill[server] = rec
+        result.unchanged.append(server)
         return
-    if current is not None and same_result(current, rec) and current_day == date.isoformat():
-        result.records[rec["server"]] = current
-        result.unchanged.append(rec["server"])
+    chosen = rec if current is None else settle(current, rec)
+    if chosen is current:
+        result.records[server] = current
+        result.unchanged.append(server)
         return
-    staged = staging.write_text(relative, record.serialize(rec))
+    staged = staging.write_text(relative, record.serialize(chosen))
     schemas.check("measurement", parse(staged.read_text(encoding="utf-8")), where=str(staged))
-    result.records[rec["server"]] = rec
+    result.records[server] = chosen
     result.staged.append(relative)
 
 
+def settle(current: dict, fresh: dict) -> dict:
+    """The record to publish, given the published ``current`` and this sweep's ``fresh`` one:
+    ``current`` itself (the same object) when ``fresh`` asserts nothing new; ``fresh`` with
+    ``current``'s ``measuredAt`` when the only news is a confirmation of the same capture; else
+    ``fresh``."""
+    old, new = record.assertion(current), record.assertion(fresh)
+    if old == new:
+        return current
+    old.pop("confirmed", None)
+    new.pop("confirmed", None)
+    if old != new:
+        return fresh
+    if current.get("confirmed") is True or not fresh.get("confirmed"):
+        return current  # a single launch that found the same capture confirms nothing new
+    return {**fresh, "measuredAt": current["measuredAt"]}
+
+
 def same_result(a: dict, b: dict) -> bool:
-    """True when two records differ only in when and how long (``measuredAt``, attempts)."""
-    strip = lambda r: {k: v for k, v in r.items() if k not in VOLATILE}  # noqa: E731
-    return strip(a) == strip(b)
+    """True when two records assert the same (``harness.probe.record.assertion``): they differ
+    only in when and how the capture was taken."""
+    return record.assertion(a) == record.assertion(b)
 
 
 def _stamp(date: dt.date) -> dt.datetime:

@@ -9,6 +9,7 @@ next sweep recovers without manual cleanup.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import publisher
 from harness.core.jsparse import parse
 from harness.db import staging
 from harness.db.staging import JOURNAL, STAGING_DIR, Staging
@@ -69,14 +71,24 @@ def _stage_new(root: Path, run: str = "2026-11-30-1234") -> Staging:
     return stage
 
 
+def _begin(stage: Staging):
+    return stage.begin([t for t in TARGETS if t != "history.csv"], ["history.csv"], None)
+
+
+def _promote_all(journal) -> None:
+    """The two renaming steps of a publish (harness.cli.publisher.finish), in order."""
+    journal.promote(journal.run_dir.parents[1], journal.files)
+    journal.promote(journal.run_dir.parents[1], journal.history)
+
+
 def _kill_after(monkeypatch, renames: int) -> list:
     """Make the ``renames``+1-th rename of a staged file over its target raise ``Killed``
-    (the journal's own atomic write is let through)."""
+    (the journal's own atomic writes are let through)."""
     real = os.replace
     done = []
 
     def replace(src, dst, *args, **kwargs):
-        if Path(src).name != JOURNAL and not Path(src).name.startswith(f".{JOURNAL}."):
+        if Path(dst).name != JOURNAL:
             if len(done) == renames:
                 raise Killed()
             done.append(dst)
@@ -91,34 +103,37 @@ def test_publish_killed_after_k_of_n_renames_is_rolled_forward(tmp_path, monkeyp
     root = tmp_path
     _old_tree(root)
     stage = _stage_new(root)
+    journal = _begin(stage)
     done = _kill_after(monkeypatch, k)
 
     if k < len(TARGETS):
         with pytest.raises(Killed):
-            stage.promote(TARGETS)
+            _promote_all(journal)
     else:
-        stage.promote(TARGETS)
+        _promote_all(journal)
     monkeypatch.undo()
 
     state = _state(root)  # every file is whole: old or new
     assert sum(v == "new" for v in state.values()) == k == len(done)
-    assert (stage.dir / JOURNAL).exists()
+    assert (stage.dir / JOURNAL).exists()  # deleted only once the whole publish is done
 
-    lines = staging.recover(root)
+    lines = publisher.recover(root)
 
-    assert lines == [f"recovered interrupted publish {stage.dir.name}: {len(TARGETS) - k} file(s) rolled forward"]
+    assert lines[0] == (f"finished interrupted publish {stage.dir.name} (stopped at: begun): {len(TARGETS) - k} "
+                        "file(s) rolled forward, pages regenerated, not a committing run")
+    assert all(line.startswith("  pages not regenerated: ") for line in lines[1:])  # no catalog in this tree
     assert set(_state(root).values()) == {"new"}
     assert not stage.dir.exists()
-    assert staging.recover(root) == []  # idempotent
+    assert publisher.recover(root) == []  # idempotent
 
 
 def test_kill_while_writing_the_journal_leaves_everything_old(tmp_path):
     root = tmp_path
     _old_tree(root)
     stage = _stage_new(root)
-    (stage.dir / f".{JOURNAL}.x1y2z3.tmp").write_text('["badges/a.json", "badg')  # a torn temp journal
+    (stage.dir / f".{JOURNAL}.x1y2z3ab.tmp").write_text('{"files": ["badges/a.json", "badg')  # a torn temp journal
 
-    lines = staging.recover(root)
+    lines = publisher.recover(root)
 
     assert lines == [f"discarded unpublished staging {stage.dir.name}"]
     state = _state(root)
@@ -131,8 +146,8 @@ def test_staging_without_a_journal_is_discarded(tmp_path):
     root = tmp_path
     _old_tree(root)
     _stage_new(root, "run-a")
-    _stage_new(root, "run-b").path("results/a/.measurement.json.abc.tmp").write_text("{\"half")  # torn write
-    lines = staging.recover(root)
+    _stage_new(root, "run-b").path("results/a/.measurement.json.abc12345.tmp").write_text("{\"half")  # torn write
+    lines = publisher.recover(root)
     assert lines == ["discarded unpublished staging run-a", "discarded unpublished staging run-b"]
     assert _state(root)["results/a/measurement.json"] == "old"
     assert list((root / STAGING_DIR).iterdir()) == []
@@ -144,18 +159,41 @@ def test_two_interrupted_runs_roll_forward_in_order(tmp_path, monkeypatch):
     root = tmp_path
     _old_tree(root)
     first = _stage_new(root, "2026-11-29-1")
+    journal = _begin(first)
     _kill_after(monkeypatch, 2)
     with pytest.raises(Killed):
-        first.promote(TARGETS)
+        _promote_all(journal)
     monkeypatch.undo()
     second = Staging(root, "2026-11-30-2")
     second.write_text("badges/a.json", "something else\n")
 
-    lines = staging.recover(root)
+    lines = [line for line in publisher.recover(root) if not line.startswith("  ")]
 
-    assert lines[0].startswith("recovered interrupted publish 2026-11-29-1")
+    assert lines[0].startswith("finished interrupted publish 2026-11-29-1")
     assert lines[1] == "discarded unpublished staging 2026-11-30-2"
     assert set(_state(root).values()) == {"new"}
+
+
+def test_a_journal_of_the_first_format_is_still_finished(tmp_path):
+    """A publish interrupted under the previous harness (a journal that is a bare list of paths)."""
+    root = tmp_path
+    _old_tree(root)
+    stage = _stage_new(root)
+    (stage.dir / JOURNAL).write_text(json.dumps(sorted(TARGETS)))
+    lines = publisher.recover(root)
+    assert lines[0].startswith(f"finished interrupted publish {stage.dir.name}")
+    assert set(_state(root).values()) == {"new"} and not stage.dir.exists()
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"files": "results/a"}', '{"files": ["../../etc/passwd"]}', "[1, 2]"])
+def test_an_unreadable_journal_is_reported_and_left_alone(tmp_path, text):
+    root = tmp_path
+    _old_tree(root)
+    stage = _stage_new(root)
+    (stage.dir / JOURNAL).write_text(text)
+    lines = publisher.recover(root)
+    assert len(lines) == 1 and lines[0].startswith("left for a human: ") and str(stage.dir / JOURNAL) in lines[0]
+    assert set(_state(root).values()) <= {"old", "absent"} and stage.dir.exists()
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,165 @@
+"""The one path by which a measurement reaches the database (issue #10): ``sweep`` (and
+``sweep --merge``) and ``measure --server`` all publish through here.
+
+    with publisher.session(root, commit=True, wait=False, say=print) as run:   # lock, recover, checks
+        ... measure into a Staging ...
+        outcome = run.publish(stage, result, date, message)                      # journal, steps, commit
+
+``session`` takes the repository lock (``harness.db.lock``; a second publisher exits 2 naming the
+holder, or waits), removes temporary files a killed run left, finishes every interrupted publish
+that has a journal (its remaining renames, regen, and its commit when it was a committing run) and
+discards staging that never got one. For a committing run it then refuses — before anything is
+measured — when the published paths hold changes nobody committed (:class:`Refused`, naming them),
+and when ``history.csv`` could not take a row at all.
+
+``publish`` stages badges and history, writes the journal, and works through its steps (see
+``harness.db.staging``): promote records and badges, promote history.csv, regenerate the pages,
+commit exactly the journal's files plus the pages regen changed. Bad committed data met on the way
+— a malformed history line, an unreadable record of another server that stops regen — is reported
+per file (``Outcome.problems``) and never stops the rest from being published.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.db import recording, staging
+from harness.db.catalog import CatalogError
+from harness.db.commit import changed_paths, commit_paths, dirty_published, require_repo, sweep_temp_files
+from harness.db.history import HistoryError
+from harness.db.lock import RepoLock
+from harness.db.staging import Journal, Staging
+from harness.publish.badge import stage_badges
+from harness.publish.records import RecordError
+from harness.publish.regen import regen
+from harness.util.untrusted import escape
+
+
+class Refused(Exception):
+    """The run must not go on; ``code`` is the exit code, ``str()`` says why."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Outcome:
+    """What one publish did: ``files`` (records, badges, history.csv moved into place),
+    ``regenerated`` (pages regen changed), ``commit`` (its sha, or ``None``) and ``problems``
+    (bad committed data met on the way, one line per file or line)."""
+
+    files: list[str] = field(default_factory=list)
+    regenerated: list[str] = field(default_factory=list)
+    commit: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+class Session:
+    """A held publish lock on one repository (see module doc)."""
+
+    def __init__(self, root: Path, say):
+        self.root, self.say = Path(root), say
+
+    def publish(self, stage: Staging, records: dict[str, dict], history_records: dict[str, dict],
+                staged: list[str], date: dt.date, message: str | None) -> Outcome:
+        """Publish ``staged`` records plus the badges of ``records`` and the history rows of
+        ``history_records``; commit with ``message`` unless it is ``None``."""
+        files = sorted(staged + stage_badges(records, self.root, stage))
+        history, problems = recording.stage_history(history_records, self.root, stage, date)
+        journal = stage.begin(files, history, message)
+        outcome = finish(self.root, journal)
+        outcome.problems[:0] = problems
+        return outcome
+
+
+@contextlib.contextmanager
+def session(root: Path, *, commit: bool, wait: bool = False, say=print):
+    """Hold the lock, recover, and check a committing run's preconditions (see module doc).
+
+    Raises ``harness.db.lock.LockHeld``, ``harness.db.commit.NotARepository`` or :class:`Refused`."""
+    root = Path(root)
+    with RepoLock(root, wait=wait, on_wait=lambda holder: say(f"waiting for the publish lock, held by {holder}")):
+        for line in recover(root):
+            say(line)
+        if commit:
+            require_repo(root)
+            dirty = dirty_published(root)
+            if dirty:
+                raise Refused(2, _dirty_message(dirty))
+        try:
+            recording.check_history(root)
+        except HistoryError as exc:
+            raise Refused(2, f"{exc}\nhistory.csv cannot take new rows; nothing was measured") from None
+        yield Session(root, say)
+
+
+def recover(root: Path) -> list[str]:
+    """Finish or discard what interrupted runs left (see module doc); one human line per item."""
+    root = Path(root)
+    lines = [f"removed a temporary file left by an interrupted run: {escape(p)}" for p in sweep_temp_files(root)]
+    journals, unjournaled, problems = staging.interrupted(root)
+    for journal in journals:
+        pending, step = journal.pending(), journal.step
+        outcome = finish(root, journal)
+        done = f"committed {outcome.commit[:12]}" if outcome.commit else "nothing left to commit" \
+            if journal.message is not None else "not a committing run"
+        lines.append(f"finished interrupted publish {escape(journal.run)} (stopped at: {step}): {pending} file(s) "
+                     f"rolled forward, pages regenerated, {done}")
+        lines += [f"  {escape(p)}" for p in outcome.problems]
+    for run in unjournaled:
+        Staging(root, run.name).discard()
+        lines.append(f"discarded unpublished staging {escape(run.name)}")
+    lines += [f"left for a human: {escape(p)}" for p in problems]
+    return lines
+
+
+def finish(root: Path, journal: Journal) -> Outcome:
+    """Work through ``journal``'s steps from the first (each is idempotent), then delete it."""
+    root = Path(root)
+    journal.advance("promoting")
+    journal.promote(root, journal.files)
+    journal.advance("history")
+    journal.promote(root, journal.history)
+    journal.advance("regen")
+    outputs, problems = _regen(root)
+    outcome = Outcome(journal.files + journal.history, [], None, problems)
+    if journal.message is not None:
+        outcome.regenerated = regenerated(root, outputs, journal.files + journal.history)
+        journal.advance("commit", regenerated=outcome.regenerated)
+        outcome.commit = commit_paths(root, journal.message, journal.files + journal.history + outcome.regenerated)
+    journal.advance("done", commit=outcome.commit)
+    journal.finish()
+    return outcome
+
+
+def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[str]:
+    """The paths regen changed: its outputs that differ from HEAD, and files regen removed (deleted
+    from a folder it writes into). Anything else that changed is not this publish's."""
+    repo = require_repo(root)
+    folders = {str(Path(p).parent) for p in outputs}
+    changed = changed_paths(repo, sorted(folders | set(outputs)))
+    wanted = set(outputs)
+    return sorted(p for p in changed if p not in published and
+                  (p in wanted or (str(Path(p).parent) in folders and not (root / p).exists())))
+
+
+def _regen(root: Path) -> tuple[list[str], list[str]]:
+    """Regenerate the pages; ``(outputs written, problems)``. Bad data on disk (an unreadable record,
+    a malformed history line, a broken catalog) leaves every page as it was and is reported per
+    file: the records, badges and history already published stay published."""
+    try:
+        written = regen(root)
+    except (CatalogError, RecordError, HistoryError) as exc:
+        return [], [f"pages not regenerated: {escape(line)}" for line in exc.errors]
+    return [str(p.relative_to(root)) for p in written], []
+
+
+def _dirty_message(dirty: list[str]) -> str:
+    shown = "\n".join(f"  {escape(p)}" for p in dirty[:40]) + (f"\n  … and {len(dirty) - 40} more" if len(dirty) > 40 else "")
+    return ("published paths hold changes that are not committed, so a bot commit could carry them:\n"
+            f"{shown}\ncommit them, or discard them (git checkout / git clean), then run again; "
+            "nothing was measured")
