@@ -1,11 +1,14 @@
 """The comparable trend of one server: the run of sweeps ending at the newest one that were all
 measured under the same isolation (methodology, "Trends over time — same conditions, or no line").
 
-Rule. The series' isolation is that of the newest row whose isolation is on record. Walking back
-from the newest row, rows under that isolation and rows whose isolation is not recorded are kept;
-the first row recorded under another isolation ends the walk, and it and everything older are left
-out. A not-recorded row is not evidence of a difference, so it never ends the series; it plots and
-is marked. With no isolation on record at all, every row plots.
+Rule. Only rows with a number decide it (issue #10): a failure contributes no point, so it can
+neither set nor end a comparable run. The series' isolation is that of the newest *measured* row
+whose isolation is on record. Walking back from the newest row, the first measured row recorded
+under another isolation ends the walk, and it and everything older are left out; failures after
+it are kept as gaps whatever their isolation, except those before the run's first point that were
+recorded under another isolation (they end the older run, not begin this one). A not-recorded row is not evidence of a
+difference, so it never ends the series; it plots and is marked. With no measured row's isolation
+on record, every row plots.
 
 Shape: :class:`Series` — ``rows`` (oldest first, failures included: they are gaps, never zeros),
 ``isolation`` (``None`` when nothing is on record), ``starts`` (date of the first kept row),
@@ -44,11 +47,14 @@ class Series:
 
 def comparable(rows: list[HistoryRow]) -> Series:
     """The comparable series of one server's ``rows`` (sorted by date, oldest first)."""
-    current = next((r.isolation for r in reversed(rows) if r.isolation is not None), None)
+    current = next((r.isolation for r in reversed(rows) if r.isolation is not None and r.tokens is not None), None)
     cut = 0
     for index in range(len(rows) - 1, -1, -1):
-        isolation = rows[index].isolation
-        if isolation is not None and isolation != current:
+        row = rows[index]
+        if row.tokens is not None and row.isolation is not None and row.isolation != current:
             cut = index + 1
             break
+    while current is not None and cut < len(rows) and rows[cut].tokens is None \
+            and rows[cut].isolation not in (None, current):
+        cut += 1
     return Series(tuple(rows[cut:]), current, tuple(rows[:cut]))

@@ -31,11 +31,11 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 def render(row: Row, series: Series) -> str:
     """The page text for ``row`` and its comparable history ``series``."""
     here = site.server_page(row.name)
-    out = [f"# {md(row.name)}", "", _headline(row), "",
+    out = [f"# {md(row.name)}", "", _headline(row), *_capture_lines(row, series), "",
            f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)}) · "
            f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
            f"[dashboard]({site.link(here, site.DASHBOARD)})", ""]
-    out += _facts(row)
+    out += _facts(row, series)
     out += _verify(row)
     out += _session(row)
     out += _tools(row)
@@ -58,7 +58,7 @@ def _table(pairs: list[tuple[str, str]]) -> list[str]:
     return ["| Field | Value |", "|---|---|", *(f"| {k} | {v} |" for k, v in pairs), ""]
 
 
-def _facts(row: Row) -> list[str]:
+def _facts(row: Row, series: Series) -> list[str]:
     r, entry, iso = row.record, row.entry, row.isolation
     out = ["## Measurement", ""]
     if r is None:
@@ -69,7 +69,9 @@ def _facts(row: Row) -> list[str]:
         ("Status", row.status),
         ("Tokens (o200k\\_base)", num(row.tokens)),
         ("Tools", num(row.tool_count)),
-        ("Measured at", md(r.get("measuredAt"), NAME_LIMIT) or "not on record"),
+        ("Captured (first taken)", md(r.get("measuredAt"), NAME_LIMIT) or "not on record"),
+        ("Last confirmed", last_confirmed(r, series) or "not since it was captured"),
+        ("Confirmed by a second launch", _confirmed(r)),
         ("Launch command", md(r.get("launchCommand"), FIELD_LIMIT) or "not on record"),
         ("Env var names (values never recorded)", md(", ".join(map(str, r.get("envVarNames") or [])), FIELD_LIMIT) or "none"),
         ("Isolation", md(iso.get("mode"), NAME_LIMIT) or "not on record"),
@@ -82,10 +84,46 @@ def _facts(row: Row) -> list[str]:
         ("Server name and version", md(" ".join(one_line(x, NAME_LIMIT) for x in (r.get("serverName"), r.get("serverVersion")) if x)) or "not sent"),
         ("Canonical SHA-256", f"`{sha}`" if isinstance(sha, str) and _HEX64.match(sha) else "none"),
         ("Canonical length", f"{num(as_int(r.get('canonicalLength')))} bytes" if as_int(r.get("canonicalLength")) else "none"),
-        ("Timeout (first attempt)", f"{num(as_int(r.get('timeoutMs')))} ms" if as_int(r.get("timeoutMs")) else "not on record"),
+        ("Budget of the published attempt", f"{num(as_int(r.get('timeoutMs')))} ms" if as_int(r.get("timeoutMs")) else "not on record"),
         ("Harness version", md(r.get("harnessVersion"), NAME_LIMIT) or "not on record"),
     ]
     return out + _table(pairs) + _catalog(row)
+
+
+# --- issue #10: when the capture was taken and last confirmed; unconfirmed single launches --------
+
+def _capture_lines(row: Row, series: Series) -> list[str]:
+    """Under the headline: "Captured …, last confirmed …" and, for a single-launch capture, that it
+    is unconfirmed. ``measuredAt`` is when the capture was first taken; later sweeps that found the
+    same thing are rows of history.csv (methodology, "Two launches")."""
+    r = row.record
+    if r is None:
+        return []
+    captured = md(str(r.get("measuredAt") or "")[:10], NAME_LIMIT) or "an unrecorded date"
+    confirmed = last_confirmed(r, series)
+    out = ["", f"Captured {captured}, last confirmed {confirmed}." if confirmed else
+           f"Captured {captured}; not confirmed by a sweep since."]
+    if row.tokens is not None and r.get("confirmed") is False:
+        out += ["", "**Unconfirmed:** this number comes from a single launch — the confirming second launch "
+                "failed or was not made — so it is not known to be stable (see the notes)."]
+    return out
+
+
+def last_confirmed(record: dict, series: Series) -> str | None:
+    """The newest history.csv date, on or after the capture's day, whose row has the record's
+    status and number (``None`` when there is none)."""
+    day = str(record.get("measuredAt") or "")[:10]
+    tokens = as_int(record.get("totalTokens"))
+    dates = [h.date for h in (*series.left_out, *series.rows)
+             if h.date >= day and h.status == record.get("status") and h.tokens == tokens]
+    return max(dates) if dates else None
+
+
+def _confirmed(record: dict) -> str:
+    if record.get("status") not in ("measured", "dynamic"):
+        return "—"
+    value = record.get("confirmed")
+    return {True: "yes", False: "**no — unconfirmed (single launch)**"}.get(value, "not on record")
 
 
 def _runtimes(runtimes: object) -> str:

@@ -49,7 +49,24 @@ def test_failed_rows_belong_but_do_not_plot():
     s = comparable(rows("d H h"))
     assert [r.date[-2:] for r in s.rows] == ["02", "03"]
     assert [r.date[-2:] for r in s.points] == ["03"]
-    assert kept("h D h") == (["03"], "host", 2)  # a failed sweep under docker still ends the run
+
+
+def test_only_measured_rows_decide_the_run():
+    """Issue #10: a failure contributes no point, so under another isolation it neither ends nor
+    starts a comparable run; it stays as a gap."""
+    assert kept("h D h") == (["01", "02", "03"], "host", 0)
+    assert kept("h S D h") == (["01", "02", "03", "04"], "host", 0)
+    assert kept("d h D S h") == (["02", "03", "04", "05"], "host", 1)
+    assert kept("h h D") == (["01", "02", "03"], "host", 0)  # the newest row failed under docker
+    assert comparable(rows("h h D")).isolation == "host"  # ... and does not set the run's isolation
+    assert kept("h D ? h") == (["01", "02", "03", "04"], "host", 0)
+
+
+def test_failures_before_the_first_point_under_another_isolation_belong_to_the_older_run():
+    assert kept("d D h") == (["03"], "host", 2)
+    assert kept("d D H h") == (["03", "04"], "host", 2)  # a failure under the run's own isolation opens it
+    assert kept("D h") == (["02"], "host", 1)
+    assert kept("D H") == (["01", "02"], None, 0)  # no point at all: nothing decides, everything shows
 
 
 def test_empty():
