@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 import git
 import pytest
 
+from harness.cli import main
 from harness.core.jsparse import parse
 from harness.db import shards
 from tests.conftest import FIXTURE_SERVERS
@@ -83,3 +86,88 @@ def test_bad_shard_spec_and_mixed_dates(tmp_path):
         shards.write_manifest(tmp_path / f"p{k}", day, k, 2, [])
     with pytest.raises(shards.ShardError, match="different dates"):
         shards.read_shards([tmp_path / "p1", tmp_path / "p2"])
+
+
+# --------------------------------------------------------------------------------------------
+# Shard directories are checked against themselves and the catalog before anything is published
+# (issue #10): a record of one server filed under another's name never overwrites the other's.
+
+
+@pytest.fixture(scope="module")
+def shard_template(tmp_path_factory):
+    """A repository with a committed sweep of s0..s2, and one shard directory (1/1) of the same
+    catalog measured on DATE."""
+    base = tmp_path_factory.mktemp("shards")
+    root = base / "repo"
+    _repo(root)
+    common = ["--isolation", "host", "--root", str(root), "--only", "s0,s1,s2"]
+    assert main(["sweep", *common, "--date", "2026-11-25", "--commit"]) == 0
+    assert main(["sweep", *common, "--date", DATE, "--shard", "1/1", "--out", str(base / "part")]) == 0
+    return root, base / "part"
+
+
+def _swap(part: Path) -> str:
+    """s1's directory now holds s2's record (the manifest still says s1)."""
+    shutil.copy(part / "results/s2/measurement.json", part / "results/s1/measurement.json")
+    return "the manifest lists 's1' but the record is for 's2'"
+
+
+def _unlisted(part: Path) -> str:
+    shutil.copytree(part / "results/s2", part / "results/s9")
+    return "not listed in shard.json: s9"
+
+
+def _other_day(part: Path) -> str:
+    path = part / "results/s1/measurement.json"
+    path.write_text(path.read_text().replace(f'"measuredAt": "{DATE}', '"measuredAt": "2026-11-01', 1))
+    return "is not on the manifest's date"
+
+
+def _traversal(part: Path) -> str:
+    manifest = json.loads((part / shards.MANIFEST).read_text())
+    manifest["servers"].append("../../repo/results/s0")
+    (part / shards.MANIFEST).write_text(json.dumps(manifest))
+    return "server names must be slugs"
+
+
+def _not_in_catalog(part: Path) -> str:
+    rec = json.loads((part / "results/s2/measurement.json").read_text())
+    (part / "results/ghost").mkdir()
+    (part / "results/ghost/measurement.json").write_text(json.dumps({**rec, "server": "ghost"}))
+    manifest = json.loads((part / shards.MANIFEST).read_text())
+    (part / shards.MANIFEST).write_text(json.dumps({**manifest, "servers": [*manifest["servers"], "ghost"]}))
+    return "shard record 'ghost': no catalog entry of that name"
+
+
+def _other_launch(part: Path) -> str:
+    path = part / "results/s1/measurement.json"
+    rec = json.loads(path.read_text())
+    path.write_text(json.dumps({**rec, "launchCommand": "npx -y something-else"}))
+    return "shard record 's1': launched 'npx -y something-else', but the catalog entry says"
+
+
+@pytest.mark.parametrize("tamper", [_swap, _unlisted, _other_day, _traversal, _not_in_catalog, _other_launch])
+def test_a_shard_that_does_not_match_its_records_is_refused(shard_template, tmp_path, tamper, capsys):
+    template, part_template = shard_template
+    root, part = tmp_path / "repo", tmp_path / "part"
+    git.Repo.clone_from(template, root)
+    shutil.copytree(part_template, part)
+    says = tamper(part)
+    before = {p: p.read_bytes() for p in sorted((root / "results").rglob("*")) if p.is_file()}
+    head = git.Repo(root).head.commit.hexsha
+
+    code = main(["sweep", "--root", str(root), "--merge", str(part), "--commit"])
+
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "nothing published" in err, err
+    assert {p: p.read_bytes() for p in sorted((root / "results").rglob("*")) if p.is_file()} == before
+    assert git.Repo(root).head.commit.hexsha == head and not git.Repo(root).is_dirty(untracked_files=True)
+
+
+def test_two_copies_of_one_part_or_parts_of_different_splits_are_refused(tmp_path):
+    for name, spec in (("a", "1/2"), ("b", "1/2"), ("c", "2/3")):
+        shards.write_manifest(tmp_path / name, DATE, *map(int, spec.split("/")), [])
+    with pytest.raises(shards.ShardError, match="is also"):
+        shards.read_shards([tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(shards.ShardError, match="does not split the slice like the others"):
+        shards.read_shards([tmp_path / "a", tmp_path / "c"])
