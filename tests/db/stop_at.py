@@ -70,31 +70,17 @@ def main(argv: list[str]) -> int:
     return cli_main(args)
 
 
-class Stopped:
-    """``with Stopped(step, release, root, *sweep_args) as run:`` — a real sweep process paused at
-    ``step`` (``run.stopped_at`` is the path it printed); ``run.signal(sig)``, ``run.wait()``."""
+class Lines:
+    """Reads a process's stderr on a thread; ``wait_for(text)`` blocks until a line contains it and
+    returns that line (``None`` when the stream ended or ``timeout`` seconds passed first)."""
 
-    def __init__(self, step: str, release: Path | str, root: Path, *args: str, command: str = "sweep"):
-        self.argv = [sys.executable, "-m", "tests.db.stop_at", step, str(release), command, "--root", str(root), *args]
+    def __init__(self, proc: subprocess.Popen):
         self.lines: list[str | None] = []
         self._cv = threading.Condition()
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
 
-    def __enter__(self) -> "Stopped":
-        self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
-        threading.Thread(target=self._read, daemon=True).start()
-        line = self.wait_for("STOPPED AT ")
-        assert line is not None, self.err()
-        self.stopped_at = line.split(" ", 3)[3]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(30)
-
-    def _read(self) -> None:
-        for line in self.proc.stderr:
+    def _read(self, proc) -> None:
+        for line in proc.stderr:
             with self._cv:
                 self.lines.append(line.rstrip("\n"))
                 self._cv.notify_all()
@@ -112,6 +98,31 @@ class Stopped:
                 if not self._cv.wait(max(0.0, ends - time.monotonic())):
                     return None
 
+    def text(self) -> str:
+        return "\n".join(line for line in self.lines if line is not None)
+
+
+class Stopped:
+    """``with Stopped(step, release, root, *sweep_args) as run:`` — a real sweep process paused at
+    ``step`` (``run.stopped_at`` is the path it printed); ``run.signal(sig)``, ``run.wait()``."""
+
+    def __init__(self, step: str, release: Path | str, root: Path, *args: str, command: str = "sweep"):
+        self.argv = [sys.executable, "-m", "tests.db.stop_at", step, str(release), command, "--root", str(root), *args]
+
+    def __enter__(self) -> "Stopped":
+        self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        self.lines = Lines(self.proc)
+        line = self.lines.wait_for("STOPPED AT ")
+        assert line is not None, self.err()
+        self.stopped_at = line.split(" ", 3)[3]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+
     def signal(self, sig: int) -> int:
         if sig == signal.SIGKILL:
             os.killpg(self.proc.pid, sig)
@@ -121,11 +132,11 @@ class Stopped:
 
     def wait(self) -> int:
         code = self.proc.wait(120)
-        self.wait_for("\0never\0", timeout=10)  # drain stderr
+        self.lines.wait_for("\0never\0", timeout=10)  # drain stderr
         return code
 
     def err(self) -> str:
-        return "\n".join(line for line in self.lines if line is not None)
+        return self.lines.text()
 
 
 def journal_of(path: str) -> dict:

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from harness.db.staging import JOURNAL, STAGING_DIR, Staging
 from harness.db.sweep import same_result
 from harness.probe.process import descendants
 from tests.conftest import REPO
+from tests.db.stop_at import Lines
 from tests.db.sweeprepo import (
     BOT_IDENTITY, catalog_text, check_published, commit_catalog, fixture, git, head, head_files, init_repo,
     last_commit, porcelain, process_identity, staging_leftovers, still_running, sweep, well_behaved, working_files,
@@ -220,34 +220,6 @@ def _sweep_process(root: Path) -> subprocess.Popen:
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-class _Lines:
-    """Reads a process's stderr on a thread; ``wait_for(text)`` blocks until a line contains it."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.lines: list[str] = []
-        self._cv = threading.Condition()
-        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
-        self._thread.start()
-
-    def _read(self, proc):
-        for line in proc.stderr:
-            with self._cv:
-                self.lines.append(line.rstrip("\n"))
-                self._cv.notify_all()
-        with self._cv:
-            self.lines.append(None)
-            self._cv.notify_all()
-
-    def wait_for(self, text: str, timeout: float = 30.0) -> bool:
-        ends = time.monotonic() + timeout
-        with self._cv:
-            while True:
-                if any(line is not None and text in line for line in self.lines):
-                    return True
-                if None in self.lines or not self._cv.wait(max(0.0, ends - time.monotonic())):
-                    return False
-
-
 def _family(pid: int) -> set[tuple[int, int]]:
     """The sweep process and every descendant, as (pid, start time) identities."""
     found = (process_identity(p) for p in descendants(pid) | {pid})
@@ -357,7 +329,7 @@ def test_sigkill_at_any_moment_leaves_old_or_new_and_the_next_sweep_recovers(kil
     assert head(root) == before and working_files(root) == old
 
     proc = _sweep_process(root)
-    lines = _Lines(proc)
+    lines = Lines(proc)
     seen: set[tuple[int, int]] = set()
     try:
         if moment.startswith("line:"):
