@@ -40,10 +40,13 @@ AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 
 def register(sub) -> None:
     p = sub.add_parser("measure", help="measure one MCP server and write its record and badge",
-                       description="Measure one MCP server (launch it, initialize, tools/list) and write "
-                                   "<results>/<name>/measurement.json and <badges>/<name>.json. Exit codes: 0 "
-                                   "measured or dynamic; 3 another status was recorded (the record says why); "
-                                   "2 bad input.")
+                       description="Measure one MCP server (launch it, initialize, tools/list). --server NAME "
+                                   "measures a catalog entry as the sweep does and publishes it the sweep's way "
+                                   "(record, badge, history row, pages; no commit). --command/--url writes "
+                                   "<out>/results/<name>/measurement.json and <out>/badges/<name>.json, <out> "
+                                   "being --out or .mcp-context-cost/ — never the database's results/ and badges/. "
+                                   "Exit codes: 0 measured or dynamic; 3 another status was recorded (the record "
+                                   "says why); 2 bad input, a refused name or folder, or the publish lock held.")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--server", help="name of an entry in the catalog")
     what.add_argument("--command", help="launch command (split like a shell, run without one)")
@@ -61,7 +64,8 @@ def register(sub) -> None:
     p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
     p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
     p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")
-    p.add_argument("--single", action="store_true", help="one launch only (no confirmation launch)")
+    p.add_argument("--single", action="store_true",
+                   help="one launch only (no confirmation launch): the record is marked unconfirmed")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
     p.set_defaults(func=run)

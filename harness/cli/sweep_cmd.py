@@ -45,7 +45,9 @@ def register(sub) -> None:
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
     p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
-    p.add_argument("--commit", action="store_true", help="commit the published files (bot identity)")
+    p.add_argument("--commit", action="store_true",
+                   help="commit exactly the files this run published (bot identity); refused, before anything is "
+                        "measured, while published paths hold uncommitted changes")
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
