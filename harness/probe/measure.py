@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal
+from harness.probe import heal, side_lists
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -60,7 +60,7 @@ async def measure(
     stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
     """
     limits = limits or limits_from_env()
-    launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
+    launcher = launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation))
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline
