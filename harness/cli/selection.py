@@ -42,10 +42,11 @@ def numbered(records: dict[str, dict]) -> dict[str, dict]:
     return {name: r for name, r in records.items() if r.get("status") in NUMBERED}
 
 
-def choose(catalog: Catalog, pool: dict[str, dict] | None, args) -> list[str]:
+def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[str, dict] | None = None) -> list[str]:
     """Entry names in catalog order: ``--only`` (each must be in the catalog — and in ``pool``
-    when one is given), ``--top N`` by the published headline (ties by name), else all of
-    ``pool`` (or the whole catalog). Raises ``LookupError`` naming what is missing."""
+    when one is given), ``--top N`` by the published headline of ``records`` (default ``pool``;
+    ties by name), else all of ``pool`` (or the whole catalog). Raises ``LookupError`` naming
+    what is missing."""
     names = [e.name for e in catalog.entries]
     usable = [n for n in names if pool is None or n in pool]
     if args.only:
@@ -58,7 +59,8 @@ def choose(catalog: Catalog, pool: dict[str, dict] | None, args) -> list[str]:
             raise LookupError(f"--only names without a published number: {', '.join(unusable)}")
         return [n for n in names if n in wanted]
     if args.top:
-        weight = lambda n: int((pool or {}).get(n, {}).get("totalTokens") or 0)  # noqa: E731
+        published = records if records is not None else (pool or {})
+        weight = lambda n: int((published.get(n) or {}).get("totalTokens") or 0)  # noqa: E731
         chosen = set(sorted(usable, key=lambda n: (-weight(n), n))[: args.top])
         return [n for n in usable if n in chosen]
     return usable

@@ -10,7 +10,7 @@ entry with its status and notes (failures are findings). All recorded text goes 
 
 from __future__ import annotations
 
-from harness.publish import site
+from harness.publish import readings_md, site
 from harness.publish.board import Row, status_counts
 from harness.publish.mdescape import md
 from harness.publish.text import num
@@ -36,6 +36,7 @@ def render(rows: list[Row]) -> str:
         *_ranked(rows),
         *_deferring(rows),
         *_unmeasured(rows),
+        *readings_md.leaderboard_section(rows),
     ]
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from harness.publish import site
+from harness.publish import readings_md, site
 from harness.publish.board import Row
 from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
@@ -38,6 +38,7 @@ def render(row: Row, series: Series) -> str:
     out += _facts(row)
     out += _verify(row)
     out += _session(row)
+    out += readings_md.server_section(row)
     out += _tools(row)
     out += _discover(row)
     out += _notes(row)
