@@ -72,6 +72,8 @@ async def collect(transport, capture: Capture, limits: Limits, lists: list, seco
                 except _SideStop as stop:
                     out[key] = {"error": str(stop)[:300]}
                     if stop.fatal:
+                        for rest, method_, _ in lists:
+                            out.setdefault(rest, {"error": f"{method_}: not asked: the session had ended ({str(stop)[:120]})"})
                         break
     except TimeoutError:
         pass
