@@ -57,7 +57,8 @@ async def measure(
 
     ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
     environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
-    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
+    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
+    resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
     """
     limits = limits or limits_from_env()
     launcher = launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation))

@@ -4,7 +4,8 @@ taxonomy — no silent drops"), generated from the records and the catalog.
 Sections: status counts (all nine statuses); measured/dynamic rows ranked by tokens with tool
 count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
 more than loading everything (session-start load above the headline, both figures); every other
-entry with its status and notes (failures are findings). All recorded text goes through
+entry with its status and notes (failures are findings); the readings beside the headline
+(:mod:`harness.publish.readings_md`: Claude, mcp-tokens, resources & prompts, capability probe). All recorded text goes through
 ``harness.publish.mdescape.md``.
 """
 
