@@ -23,6 +23,7 @@ from harness.core import side_figures
 from harness.core.projection import selection_share
 from harness.db import readings_store
 from harness.db.history import NUMBERED
+from harness.publish.records import RecordError
 from harness.publish.text import as_int
 
 
@@ -83,9 +84,13 @@ class Readings:
 
 def attach(rows: list, root: Path) -> list:
     """``rows`` with ``readings`` filled from the run files under ``root`` and each record.
-    Raises :class:`harness.db.readings_store.ReadingsError` for an unusable run file."""
-    files = {kind: {r["server"]: r for r in (readings_store.read(root, kind) or {}).get("rows", [])}
-             for kind in readings_store.FILES}
+    Raises :class:`harness.publish.records.RecordError` naming an unusable run file (so ``regen``
+    reports it like a bad record and writes nothing)."""
+    try:
+        files = {kind: {r["server"]: r for r in (readings_store.read(root, kind) or {}).get("rows", [])}
+                 for kind in readings_store.FILES}
+    except readings_store.ReadingsError as exc:
+        raise RecordError([str(exc)]) from None
     return [dataclasses.replace(row, readings=for_row(row, files)) for row in rows]
 
 

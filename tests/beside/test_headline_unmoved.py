@@ -66,3 +66,18 @@ def test_the_readings_move_no_headline_byte(tmp_path):
     cells = {r["server"]: r for r in csv.DictReader(io.StringIO((beside / "results/leaderboard.csv").read_text()))}
     assert all(cells[n]["claudeTokens"] == str(392 + tokens[n]) for n in measured)
     assert cells[measured[0]]["capabilityFloorTokens"] == "10" and cells[measured[1]]["mcpTokensPercent"] == "1.00"
+
+
+def test_a_broken_run_file_is_named_and_regen_writes_nothing(tmp_path):
+    from tests.probe.helpers import run_cli
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    _copy_published(root)
+    for text, words in (('{"method": "tools-delta/v1", "rows": [{"server": "memory"}]}', "required property"),
+                        ("{not json", "not JSON")):
+        (root / "results/divergence.json").write_text(text)
+        done = run_cli("regen", "--root", str(root))
+        assert done.returncode == 2 and "divergence.json" in done.stderr and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+        assert not (root / "results/leaderboard.md").exists()
