@@ -261,3 +261,18 @@ def test_canonical_hash_of_a_row_is_the_capture_it_counted(tmp_path):
     import hashlib
     assert row["canonicalSha256"] == hashlib.sha256(stringify(records["alpha"]["rawToolsCapture"]).encode()).hexdigest()
     assert row["claudeTokens"] == 12
+
+
+def test_the_spec_s_field_selection_figure_for_xcodebuildmcp():
+    """Spec "Claude divergence", effect 1: xcodebuildmcp 26,594 → 2,676 tokens (89.9%)."""
+    import gzip
+    import hashlib
+
+    from harness.core.counting import count_tools
+
+    text = gzip.decompress((Path(__file__).parent / "data" / "xcodebuildmcp-tools.json.gz").read_bytes()).decode()
+    assert hashlib.sha256(text.encode()).hexdigest() == "f467743f38a30d15da18709c500aa4e22186a755f0e3d2c97966ccd343978a5d"
+    tools = parse(text)
+    assert count_tools(tools).totalTokens == 26594
+    assert mapped_tokens(tools) == 2676
+    assert f"{selection_share(26594, 2676) * 100:.1f}%" == "89.9%"
