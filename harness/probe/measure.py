@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal
+from harness.probe import heal, side_lists
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -86,10 +86,11 @@ async def measure(
 
     ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
     environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
-    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
+    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
+    resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
     """
     limits = limits or limits_from_env()
-    launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
+    launcher = launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation))
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline

@@ -49,6 +49,10 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
         notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
     if measurement.discover_capture is not None:
         record["discover"] = _discover_figure(measurement.discover_capture, redactor)
+    if measurement.status in MEASURED_STATUSES and capture.side_lists is not None:
+        from harness.probe.side_lists import to_record  # side figures, never part of the headline (#14)
+
+        record["sideLists"] = to_record(capture.side_lists, redactor)
     for key, value in measurement.extra.items():
         record[key] = value
     record["notes"] = notes

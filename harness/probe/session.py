@@ -44,18 +44,27 @@ class _Stop(Exception):
         self.failure = failure
 
 
-async def converse(transport: Transport, capture: Capture, limits: Limits) -> None:
+async def converse(transport: Transport, capture: Capture, limits: Limits, *,
+                   capabilities: dict | None = None, after_tools=None) -> None:
     """Run initialize → initialized → tools/list pages, filling ``capture`` as it goes.
 
     ``capture.phase`` always names the step in progress, so a caller that cancels this coroutine
     (the measurement deadline) knows where the run ended. On failure ``capture.failure`` is set;
     nothing is raised for anything the server does. Transport limit errors propagate as
     ``Failure(kind="limit")``.
+
+    Hooks for the side readings beside the headline (issue #14), both off by default:
+    ``capabilities`` replaces the empty client capabilities at ``initialize`` (the capability
+    probe; the headline always declares none); ``after_tools(transport, capture, limits)`` runs
+    once the tool list is complete (resources/prompts side figures) and must not touch
+    ``capture.tools`` or ``capture.failure``.
     """
     async def steps() -> None:
-        await _initialize(transport, capture)
+        await _initialize(transport, capture, capabilities)
         await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await _list_tools(transport, capture, limits)
+        if after_tools is not None:
+            await after_tools(transport, capture, limits)
 
     await _guarded(transport, capture, steps())
 
@@ -129,19 +138,20 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
     capture.extra_supported = supported if isinstance(supported, list) else None
 
 
-def initialize_request(version: str) -> dict:
-    """The ``initialize`` request this harness sends (id 1, no client capabilities)."""
+def initialize_request(version: str, capabilities: dict | None = None) -> dict:
+    """The ``initialize`` request this harness sends (id 1, no client capabilities unless the
+    capability probe passes ``capabilities``)."""
     return {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO},
+        "params": {"protocolVersion": version, "capabilities": dict(capabilities or {}), "clientInfo": CLIENT_INFO},
     }
 
 
-async def _initialize(transport: Transport, capture: Capture) -> None:
+async def _initialize(transport: Transport, capture: Capture, capabilities: dict | None = None) -> None:
     capture.phase = "initialize"
-    await transport.send(initialize_request(capture.requested_version))
+    await transport.send(initialize_request(capture.requested_version, capabilities))
     result = await _result(transport, capture, 1)
     info = result.get("serverInfo")
     if isinstance(info, dict):

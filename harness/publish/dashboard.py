@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 from harness.core import bands
-from harness.publish import site, svg
+from harness.publish import readings_html, site, svg
 from harness.publish.board import Row, status_counts
 from harness.publish.series import Series
 from harness.publish.text import num, one_line
@@ -65,6 +65,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         *_bands(rows),
         *_table(rows, series, sparks or {}),
         *_deferring(rows),
+        *readings_html.dashboard_section(rows),
         "</main>",
         "</body>",
         "</html>",
