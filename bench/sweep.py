@@ -51,7 +51,7 @@ from harness.probe import environment, isolation, record, sandbox  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.probe.process import resolve_argv, split_command  # noqa: E402
 from harness.probe.session import initialize_request  # noqa: E402
-from harness.probe.workdir import prepare_workdir  # noqa: E402
+from harness.probe.workdir import launch_dir  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "servers"
 UVX = 'uvx --with "mcp<2" '
@@ -112,9 +112,7 @@ def timed_sweep(base: Path, work: Path, label: str, concurrency: int, mode: str)
 def bare_launch(target, mode: str) -> tuple[float, int]:
     """Spawn, initialize, initialized, tools/list (following nextCursor), kill. (seconds, tools)."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench-bare-") as tmp:
-        cwd = Path(tmp)
-        prepare_workdir(cwd, needs_git=target.needs_git)
+    with launch_dir(target.name, target.needs_git) as cwd:  # the harness's own working directory
         env = environment.child_env(target.env, pass_declared_values=False)
         argv = split_command(target.command)
         if mode == "sandbox":

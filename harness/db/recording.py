@@ -12,6 +12,7 @@ from pathlib import Path
 from harness.db import history
 from harness.db.committed import head_record
 from harness.db.staging import Staging
+from harness.util import schemas
 
 
 def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
@@ -22,9 +23,11 @@ def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: 
     Raises ``HistoryError`` when the file as a whole is unusable (checked before measuring by
     :func:`check_history`)."""
     rows = [history.row_for(date.isoformat(), _typed(rec)) for _, rec in sorted(records.items())]
-    existing, bad = history.read_lenient(root / "history.csv")
+    for row in rows:
+        schemas.check("history", row, where=f"history.csv row {row['date']},{row['server']}")
+    existing, bad = history.read_lenient(root / "history.csv")  # valid by the reader's own rules
     merged = history.merge([row.to_json() for row in existing], rows)
-    text = history.render(merged, bad)
+    text = history.render(merged, bad, validate=False)
     problems = [f"{line.problem} (kept as it is; fix it by hand)" for line in bad]
     if _read_text(root / "history.csv") == text:
         return [], problems
@@ -35,7 +38,7 @@ def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: 
 def check_history(root: Path) -> None:
     """Raise ``HistoryError`` when ``history.csv`` cannot take new rows at all (unreadable, not
     UTF-8, a wrong header) — checked before anything is measured."""
-    history.read_lenient(root / "history.csv")
+    history.check_usable(root / "history.csv")
 
 
 def newest_dates(root: Path) -> dict[str, str]:
