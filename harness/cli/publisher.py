@@ -72,7 +72,7 @@ class Session:
         history, problems = recording.stage_history(history_records, self.root, stage, date)
         journal = stage.begin(files, history, message)
         outcome = finish(self.root, journal)
-        outcome.problems[:0] = problems
+        outcome.problems[:0] = [escape(p) for p in problems]  # history.csv text is committed data, not ours
         return outcome
 
 

@@ -33,6 +33,7 @@ from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.probe import isolation
 from harness.util.schemas import SchemaViolation
+from harness.util.untrusted import escape
 
 
 def register(sub) -> None:
@@ -147,8 +148,9 @@ def _merge(root: Path, args, run_) -> int:
         problems = shards.check_catalog(records, load_catalog(root / args.catalog))
         if problems:
             raise shards.ShardError("\n".join(problems))
-    except (shards.ShardError, CatalogError) as exc:
-        print(f"error: {exc}\nnothing published", file=sys.stderr)
+    except (shards.ShardError, CatalogError) as exc:  # shard files are untrusted input: one escaped line each
+        print("error: " + "\n".join(escape(line) for line in str(exc).splitlines()) + "\nnothing published",
+              file=sys.stderr)
         return 2
     except SchemaViolation as exc:
         print(f"error: {exc}\nnothing published", file=sys.stderr)

@@ -47,6 +47,7 @@ def _commit_by_hand(root, message="a hand edit"):
     ("2026-10-26,Alpha Server,12,3,measured,host", "server must be a slug"),
     ("2026-10-26,alpha,12,3,great,host", "status must be one of"),
     ("2026-10-26,alpha,12,3,measured,laptop", "isolation must be host, sandbox, docker or empty"),
+    ("2026-10-26,al\x1b[2Jpha\u202e,12,3,measured,host", "server must be a slug, got 'al\\x1b[2Jpha\\u202e'"),
 ])
 def test_a_malformed_history_row_is_reported_kept_and_the_sweep_publishes(repo, line, says):
     with open(repo / "history.csv", "a") as fh:
@@ -58,7 +59,7 @@ def test_a_malformed_history_row_is_reported_kept_and_the_sweep_publishes(repo, 
     code, _, err = sweep(repo, "--only", "alpha", "--commit", "--date", D2, *HOST)
 
     assert code == 0, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "\x1b" not in err and "\u202e" not in err  # committed text, escaped
     assert commit_count(repo) == commits + 1 and porcelain(repo) == ""
     text = (repo / "history.csv").read_text()
     assert f"{D2},alpha," in text  # this sweep's row is published
