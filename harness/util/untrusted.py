@@ -41,13 +41,13 @@ import re
 # Every code point of categories Cc, Cf, Zl, Zp and Cs (Unicode 15.1), minus U+200C/U+200D
 # (ZWNJ/ZWJ: they join, they neither reorder nor hide). tests/util/test_untrusted.py checks this
 # list against ``unicodedata`` so a newer Python's tables cannot silently widen the gap.
-_UNSAFE_RANGES = (
+UNSAFE_CHARS = (
     "\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e007f"
 )
-_UNSAFE = re.compile(f"[{_UNSAFE_RANGES}]")
+_UNSAFE = re.compile(f"[{UNSAFE_CHARS}]")
 # The subset JSON.stringify leaves raw (it escapes C0 and lone surrogates itself).
 _JSON_RAW = re.compile("[\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
                        "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
