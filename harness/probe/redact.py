@@ -59,6 +59,7 @@ CUT_MARGIN = 512  # characters (or bytes) a transport keeps beyond a display lim
 _STRIDE = 4  # see Secrets._spans: every run of RUN_LENGTH holds an aligned _STRIDE-gram
 _CHUNK = 1 << 20  # long texts are searched in overlapping chunks (bounded memory for the views)
 _OVERLAP = 4096
+_CACHED_LENGTH, _CACHE_SIZE = 64, 20_000
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _JSON_ESCAPE = re.compile(r'\\(?:u[0-9A-Fa-f]{4}|["\\/bfnrt])')
 _JSON_NAMED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -76,6 +77,7 @@ class Secrets:
         self._runs = frozenset(f[i:i + RUN_LENGTH] for f in forms if len(f) >= RUN_LENGTH
                                for i in range(len(f) - RUN_LENGTH + 1))
         self._grams = frozenset(run[i:i + _STRIDE] for run in self._runs for i in range(RUN_LENGTH - _STRIDE + 1))
+        self._seen: dict[str, str] = {}  # short strings repeat (keys, types): redact each once
 
     @classmethod
     def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
@@ -124,8 +126,18 @@ class Secrets:
     def text(self, value: str | None) -> str | None:
         """``value`` with every occurrence of a secret replaced by ``[redacted]``; ``None`` stays
         ``None``; a non-string is returned unchanged."""
-        if not self.values or not isinstance(value, str):
+        if not self.values or not isinstance(value, str) or len(value) < MIN_SECRET_LENGTH:
             return value
+        if len(value) > _CACHED_LENGTH:
+            return self._redact(value)
+        clean = self._seen.get(value)
+        if clean is None:
+            if len(self._seen) >= _CACHE_SIZE:
+                self._seen.clear()
+            clean = self._seen[value] = self._redact(value)
+        return clean
+
+    def _redact(self, value: str) -> str:
         for _ in range(3):  # masking can only create a new match if a secret contains MASK's text
             spans = _merge(self._spans(value))
             if not spans:
