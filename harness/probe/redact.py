@@ -60,6 +60,7 @@ _STRIDE = 4  # see Secrets._spans: every run of RUN_LENGTH holds an aligned _STR
 _CHUNK = 1 << 20  # long texts are searched in overlapping chunks (bounded memory for the views)
 _OVERLAP = 4096
 _CACHED_LENGTH, _CACHE_SIZE = 64, 20_000
+_ENCODED_UP_TO = 8192
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _JSON_ESCAPE = re.compile(r'\\(?:u[0-9A-Fa-f]{4}|["\\/bfnrt])')
 _JSON_NAMED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -250,7 +251,11 @@ def cut_tail(value: str, limit_bytes: int) -> str:
 
 
 def _forms(value: str) -> set[str]:
-    """The spellings of ``value`` searched for (see the module docstring)."""
+    """The spellings of ``value`` searched for (see the module docstring). A value longer than
+    ``_ENCODED_UP_TO`` characters (a certificate bundle, not a key) is searched as written only,
+    which keeps the set's memory bounded (an env value can be 128 KiB)."""
+    if len(value) > _ENCODED_UP_TO:
+        return {value}
     data = value.encode("utf-8", "surrogatepass")
     forms = {value, data.hex(), data.hex().upper()}
     if " " in value:
