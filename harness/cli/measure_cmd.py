@@ -71,10 +71,10 @@ def run(args) -> int:
         measurement = measure_sync(target, dual=not args.single, isolation=mode)
         rec = record.build(measurement, isolation.describe(mode))
     except (LookupError, ValueError) as exc:
-        print(untrusted.line(f"error: {exc}"), file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     except TokenizerUnavailable as exc:
-        print(untrusted.line(f"error: {exc}"), file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     path = record.write(rec, Path(args.results))
     badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))

@@ -25,6 +25,7 @@ Which function where:
 * ``line(text)`` — one whole line printed to a terminal or a CI log. Compose the line first
   (``f"{name}: {status}"``), then pass the whole line: pieces escaped one by one could still join
   into ``::`` or ``##[``.
+* ``lines(text)`` — a message of several lines the harness composed (an exception's text).
 * ``escape(text)`` — a fragment inside a line, a Markdown cell or an annotation; with
   ``spaces=True`` line breaks and tabs become one space each instead (prose in published Markdown,
   where a break would end a table row).
@@ -87,6 +88,13 @@ def line(text: object) -> str:
     if body.startswith(COMMAND_KEY):
         safe = safe[: len(safe) - len(body)] + "\\x3a" + body[1:]
     return safe
+
+
+def lines(text: object) -> str:
+    """A multi-line message (an exception's text) with each of its lines made safe by
+    :func:`line`. Its line breaks are kept, so use it only where they are the harness's own (an
+    error naming entries one per line), never for what a server said."""
+    return "\n".join(line(part) for part in str(text).split("\n"))
 
 
 def json_text(text: str) -> str:

@@ -67,3 +67,26 @@ def test_hostile_text_is_escaped_in_every_output_and_file(swept):
     hostile = records(root)["hostile-names"]
     assert any("\ud800" in tool["name"] for tool in hostile["rawToolsCapture"])  # kept exactly
     assert rederive(hostile).ok
+
+
+@pytest.mark.parametrize("value", ["x\x9b31m ##[error]pwned \u202e", "\u2028::error::pwned", "pwned \ud800"])
+def test_a_hostile_catalog_error_is_printed_escaped(value, tmp_path):
+    """The catalog is edited by pull requests: its text reaches the log only escaped, by every
+    command that reports a bad catalog."""
+    import contextlib
+    import io
+
+    from harness.action import catalog as action_catalog
+    from harness.cli import main
+
+    root = init_repo(tmp_path / "repo", catalog_text([{"name": value, "command": well_behaved(3)}]))
+    code, out, err = sweep(root, "--all")
+    assert code == 2 and "error:" in err
+    assert_safe_output(out + err, "the sweep's error")
+    for argv, run in ((["slice", "--catalog", str(root / "servers.yaml")], main),
+                      (["changed", "--base", str(tmp_path / "none.yaml"), "--head", str(root / "servers.yaml")],
+                       action_catalog.main)):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            assert run(argv) == 2
+        assert_safe_output(printed.getvalue(), f"{argv[0]}'s error")

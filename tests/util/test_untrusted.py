@@ -124,3 +124,9 @@ def test_json_text_escapes_what_stringify_leaves_raw_and_parses_back_the_same(va
     assert stringify(parse(safe)) == stringify(value)  # the canonical form re-derives byte for byte
     assert json.loads(safe) == json.loads(text)
     assert untrusted.json_text(safe) == safe
+
+
+def test_lines_keeps_the_harness_line_breaks_and_makes_each_line_safe():
+    message = "error: 2 problems\nentry 'a\x9b': bad\n::error::pwned ##[group]"
+    assert untrusted.lines(message) == "error: 2 problems\nentry 'a\\x9b': bad\n\\x3a:error::pwned #\\x23[group]"
+    assert_safe_output(untrusted.lines(message))
