@@ -80,7 +80,8 @@ class HttpTransport:
             response = self.http.post(self.url, json=message, headers=headers, timeout=timeout, stream=True)
             body = self._read_body(response)
         except requests.RequestException as exc:
-            raise HttpRefusal(Failure("unreachable", self.capture.phase, redact.cut(f"no HTTP answer: {type(exc).__name__}: {exc}", 400)))
+            detail = redact.cut(f"no HTTP answer: {type(exc).__name__}: {exc}", 400)
+            raise HttpRefusal(Failure("unreachable", self.capture.phase, detail))
         self._check_status(response, body)
         self.session_id = response.headers.get("Mcp-Session-Id", self.session_id)
         if "id" in message and "method" in message:
