@@ -30,14 +30,16 @@ def _catalog() -> str:
     return catalog_text(entries)
 
 
-@pytest.fixture
-def swept(tmp_path, monkeypatch):
-    for name, value in (("HTTP_PROXY", PROXY), ("https_proxy", PROXY), ("PIP_INDEX_URL", INDEX),
-                        ("npm_config_registry", INDEX), ("MY_KEY", SENTINEL),
-                        ("MCP_CONTEXT_COST_STDERR_TAIL_BYTES", str(TAIL))):
-        monkeypatch.setenv(name, value)
-    root = init_repo(tmp_path / "repo", _catalog())
-    code, out, err = sweep(root, "--all", "--commit", "--isolation", "host", "--concurrency", "4")
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """One sweep of the hostile catalog, committed, shared by the checks below."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name, value in (("HTTP_PROXY", PROXY), ("https_proxy", PROXY), ("PIP_INDEX_URL", INDEX),
+                            ("npm_config_registry", INDEX), ("MY_KEY", SENTINEL),
+                            ("MCP_CONTEXT_COST_STDERR_TAIL_BYTES", str(TAIL))):
+            monkeypatch.setenv(name, value)
+        root = init_repo(tmp_path_factory.mktemp("hostile") / "repo", _catalog())
+        code, out, err = sweep(root, "--all", "--commit", "--isolation", "host", "--concurrency", "4")
     assert code == 0, out + err
     return root, out, err
 
