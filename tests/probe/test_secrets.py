@@ -258,9 +258,10 @@ def cli_measure(out: Path, name: str, *what: str, env: dict | None = None):
     assert_no_traceback(done)
     assert (out / "results" / name / "measurement.json").is_file(), done.stdout + done.stderr
     assert (out / "badges" / f"{name}.json").is_file()
+    verify = run_cli("verify", str(out / "results" / name / "measurement.json"))
     for secret in (SENTINEL, PASSWORD):
-        assert_secret_absent(secret, roots=(out,), texts=(done.stdout, done.stderr))
-    assert_safe_output(done.stdout + done.stderr, "measure's output")
+        assert_secret_absent(secret, roots=(out,), texts=(done.stdout, done.stderr, verify.stdout, verify.stderr))
+    assert_safe_output(done.stdout + done.stderr + verify.stdout + verify.stderr, "measure's and verify's output")
     return done
 
 
