@@ -18,6 +18,7 @@ import asyncio
 from typing import Protocol
 
 from harness import __version__
+from harness.probe import redact
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 
@@ -192,7 +193,7 @@ async def _list_tools(transport: Transport, capture: Capture, limits: Limits, me
         if not isinstance(cursor, str):
             raise _Stop(Failure("bad-reply", capture.phase, f"nextCursor is {_js_type(cursor)}, not a string"))
         if cursor in seen:
-            raise _Stop(Failure("pagination", capture.phase, f"nextCursor {cursor[:80]!r} repeated"))
+            raise _Stop(Failure("pagination", capture.phase, f"nextCursor {redact.cut(cursor, 80)!r} repeated"))
         seen.add(cursor)
     capture.tools = tools
 
@@ -221,7 +222,7 @@ async def _answer_server_message(transport: Transport, capture: Capture, message
     if "id" not in message:
         return  # a notification: nothing to answer
     method = message.get("method")
-    capture.server_requests.append(str(method)[:80])
+    capture.server_requests.append(redact.cut(str(method), 80))
     if method == "ping":
         reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
     else:
