@@ -197,7 +197,7 @@ def test_secret_echoed_by_a_stdio_server_is_redacted_everywhere(mode, status, ec
     assert_nowhere(out)
 
 
-@pytest.mark.parametrize("path,status", [("/describe", "measured"), ("/reject", "startup-failure")])
+@pytest.mark.parametrize("path,status", [("/describe", "measured"), ("/reject", "unreachable")])
 def test_header_value_echoed_by_a_remote_server_is_redacted(path, status, echo_http, out):
     httpd, base = echo_http
     httpd.seen.clear()
