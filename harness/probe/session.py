@@ -80,7 +80,7 @@ async def converse(transport: Transport, capture: Capture, limits: Limits) -> No
             await listen()  # Streamable HTTP: open the stream that carries unrelated notifications
         await talk.list_settled()
 
-    await _guarded(transport, capture, steps())
+    await _guarded(talk, steps())
 
 
 async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
@@ -98,7 +98,7 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
         _adopt_discover(await talk.request("server/discover", {"_meta": meta}), capture, meta)
         await talk.list_settled()
 
-    await _guarded(transport, capture, steps())
+    await _guarded(talk, steps())
 
 
 async def run_within(conversation, transport: Transport, capture: Capture, limits: Limits, budget: float) -> None:
@@ -139,17 +139,20 @@ def initialize_request(version: str, request_id: int = 1) -> dict:
     }
 
 
-async def _guarded(transport: Transport, capture: Capture, steps) -> None:
+async def _guarded(talk: "Conversation", steps) -> None:
     """Run a conversation's ``steps`` coroutine; turn a stop or a vanished server into
     ``capture.failure``, or mark the capture ``done``."""
+    capture = talk.capture
     try:
         await steps
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
     except ConnectionError:
-        await _drain(transport)
+        await _drain(talk.transport)
         capture.failure = Failure("exited", capture.phase, EXITED)
+    finally:
+        talk.finish()
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
@@ -171,6 +174,8 @@ class Conversation:
         self.transport, self.capture, self.limits, self.meta = transport, capture, limits, meta
         self.next_id = 1
         self.list_changed = 0
+        self.deaf = False  # nothing more could arrive while waiting for list_changed
+        self.unknown_ids: list[object] = []  # ids of replies that answered no request of ours
         self._string_ids = False
 
     async def request(self, method: str, params: dict) -> dict:
@@ -206,6 +211,7 @@ class Conversation:
         if not declares_list_changed(capture.capabilities):
             return
         first, started, listings = len(capture.tools), loop.time(), 1
+        settled = started  # when the last listing completed
         while True:
             if self.list_changed == before:  # nothing arrived during the listing: wait for it
                 window = min(SETTLE_QUIET_SECONDS if capture.tools else SETTLE_EMPTY_SECONDS,
@@ -219,12 +225,13 @@ class Conversation:
             before, listings = self.list_changed, listings + 1
             try:
                 self._adopt(await self.list_all(listings))
+                settled = loop.time()
             except (_Stop, ConnectionError) as exc:
                 detail = exc.failure.detail if isinstance(exc, _Stop) else EXITED
                 capture.notes.append(f"listing {listings} after {LIST_CHANGED} failed ({detail}); the previous "
                                      "complete listing is published")
                 return
-        self._note_settled(first, listings, loop.time() - started)
+        self._note_settled(first, listings, settled - started)
 
     def _adopt(self, listing: tuple[list, int]) -> None:
         self.capture.tools, self.capture.pages = listing
@@ -236,6 +243,10 @@ class Conversation:
                 f"declared tools.listChanged and sent {LIST_CHANGED}: listed {listings} times; the list settled "
                 f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools)} tools), "
                 "and the settled list is published")
+        elif not capture.tools and self.deaf:
+            capture.notes.append(f"declared tools.listChanged and listed zero tools; nothing could carry {LIST_CHANGED} "
+                                 "any more (the server closed its output, or offers no stream for notifications), so "
+                                 "zero is published")
         elif not capture.tools:
             capture.notes.append(f"declared tools.listChanged and listed zero tools; no {LIST_CHANGED} came within "
                                  f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
@@ -251,11 +262,12 @@ class Conversation:
                 while self.list_changed == seen:
                     incoming = await self.transport.receive()
                     if incoming is None:
+                        self.deaf = True
                         return False
                     if "method" in incoming.message:
                         await self._on_server_message(incoming.message)
                     else:
-                        self.transport.note_noise(incoming.raw)  # a reply to nothing outstanding
+                        self._unknown(incoming)
         except TimeoutError:
             return False
         return True
@@ -334,7 +346,7 @@ class Conversation:
                 continue
             match = replies.answers(message.get("id"), request_id)
             if match is None:
-                self.transport.note_noise(incoming.raw)  # answers no request of ours
+                self._unknown(incoming)
                 continue
             if match == replies.STRING and not self._string_ids:
                 self._string_ids = True
@@ -348,6 +360,18 @@ class Conversation:
                 raise _Stop(Failure("bad-reply", self.capture.phase,
                                     f"result is {replies.js_type(result)}, not an object"))
             return result
+
+    def _unknown(self, incoming) -> None:
+        """A reply that answers no request of ours: noise (issue #11, item 2)."""
+        self.unknown_ids.append(incoming.message.get("id"))
+        self.transport.note_noise(incoming.raw)
+
+    def finish(self) -> None:
+        """Add the notes only the whole conversation can write."""
+        if self.unknown_ids:
+            first = stringify(self.unknown_ids[0]) if self.unknown_ids[0] is not None else "null"
+            self.capture.notes.append(f"{len(self.unknown_ids)} repl(ies) answering no request of this client were "
+                                      f"skipped and counted as noise (first: id {first[:40]})")
 
     async def _on_server_message(self, message: dict) -> None:
         if "id" not in message:
