@@ -28,6 +28,9 @@ _NETWORK = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|
                       r"|dns error|failed to lookup address|Connection refused|Network is unreachable"
                       r"|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|unable to get local issuer certificate"
                       r"|CERTIFICATE_VERIFY_FAILED|invalid peer certificate|UnknownIssuer", re.IGNORECASE)
+# The package managers' own fetch lines: uv's "Failed to fetch/download: <url>" and npm's "request to
+# <url> failed" name the index, registry or Python download they could not reach, whatever its host.
+_FETCH = re.compile(r"Failed to (?:fetch|download):? `?https?://|\brequest to https?://\S+ failed")
 # npm prints its fetch error's code on a line of its own; every npm fetch is to a registry or git host.
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) code (?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
                        r"|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|SELF_SIGNED_CERT_IN_CHAIN"
@@ -41,15 +44,15 @@ MAX_CHARS = 300
 
 def evidence(stderr_tail: str) -> str | None:
     """The decisive line (stripped, at most ``MAX_CHARS``) showing the machine's network or
-    toolchain failed the launch, or ``None``. Preference: a line naming a registry or git host
-    with a network failure; else npm's ``code E…`` line; else a registry line in a tail that
-    reports a network failure elsewhere (uv prints the cause below the URL); else uv's missing
-    Python."""
+    toolchain failed the launch, or ``None``. Preference: a package manager's fetch line, or a line
+    naming a registry or git host, that also says how the network failed; else npm's ``code E…``
+    line; else such a fetch or registry line in a tail that reports the network failure on another
+    line (uv prints each cause below the URL); else uv's missing Python."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
     network_anywhere = any(_NETWORK.search(line) for line in lines)
-    for accept in (lambda l: _HOST.search(l) and _NETWORK.search(l),
+    for accept in (lambda l: (_FETCH.search(l) or _HOST.search(l)) and _NETWORK.search(l),
                    lambda l: _NPM_CODE.search(l),
-                   lambda l: network_anywhere and _HOST.search(l),
+                   lambda l: network_anywhere and (_FETCH.search(l) or _HOST.search(l)),
                    lambda l: _NO_PYTHON.search(l)):
         found = next((line for line in lines if accept(line)), None)
         if found:
