@@ -270,6 +270,9 @@ class Conversation:
                         self._unknown(incoming)
         except TimeoutError:
             return False
+        except ConnectionError:  # the server went away while we answered its request
+            self.deaf = True
+            return False
         return True
 
     async def list_all(self, listing: int) -> tuple[list, int]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness.core import tokenizer
 from tests.conftest import FIXTURE_SERVERS, REPO
+from tests.probe.helpers import stop_process
 
 PROTOCOL_CASES = REPO / "tests" / "fixtures" / "protocol_cases"
 
@@ -84,14 +85,7 @@ class PortServer:
         return f"{scheme}://127.0.0.1:{self.port}/mcp"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc.stdout.close()
+        stop_process(self.proc)
 
 
 def sse_server(*flags: str) -> PortServer:
