@@ -55,8 +55,10 @@ class Reply:
         except httpx2.SSEError:
             inbox.put_nowait(TransportLimitExceeded(f"a Server-Sent Event exceeded {self.limit} bytes"))
         except httpx2.HTTPError as exc:  # the connection broke, or the bytes are not HTTP
-            self.transport.unanswered = self._describe(f"the answer broke off: {no_answer_reason(exc, str(self.response.url))}")
-            inbox.put_nowait(END)
+            if self.request_id is not None:
+                reason = no_answer_reason(exc, str(self.response.url))
+                self.transport.unanswered = self._describe(f"the answer broke off: {reason}")
+                inbox.put_nowait(END)
         except Exception as exc:  # noqa: BLE001 - a bug here must surface in the conversation, not vanish
             inbox.put_nowait(exc)
         finally:
