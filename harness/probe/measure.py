@@ -2,7 +2,8 @@
 
 Rules (methodology, "Failure taxonomy"; issue #3):
   * startup-failure is retried once, after the first attempt has warmed the package cache;
-    timeout is retried once with double the budget; other failures are final at once.
+    timeout is retried once with double the budget; other failures are final at once — among them
+    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11).
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture and says so.
@@ -97,11 +98,11 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     first, verdict, widest = await _first_good(target, run, attempts, base, isolation, healed)
     if first is None:
         failed = _failed(target, verdict, attempts, deadline, widest)
-        failed.notes += healed
+        failed.notes += healed + attempts[-1].notes
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(launcher, target, base, limits, failed)
         return failed
-    result = Measurement(target, st.MEASURED, first, attempts, healed, deadline_seconds=deadline,
+    result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
                          widest_budget_seconds=widest)
     if len(attempts) > 1:
         result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
@@ -192,7 +193,8 @@ def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, w
         notes.append(f"failed the same way on retry {len(attempts) - 1} (retried: {verdict.status})")
     if verdict.status == st.TIMEOUT:
         notes.append(f"widest budget tried: {widest:g} s")
-    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest)
+    extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
+    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest, extra=extra)
 
 
 def _attempt_summary(target: Target, capture: Capture) -> str:

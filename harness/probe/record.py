@@ -51,7 +51,9 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
     if capture.noise_lines:
         notes.append(f"{capture.noise_lines} non-JSON stdout line(s) skipped, e.g. {redactor.text(capture.noise_sample[0])!r}")
-    if capture.ok and not capture.tools:
+    if capture.ok and not capture.tools and capture.zero_tools_reason:
+        notes.append(capture.zero_tools_reason)
+    elif capture.ok and not capture.tools:
         declared = "declared" if capture.declared_tools_capability else "did not declare"
         notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
     if measurement.discover_capture is not None:
@@ -61,7 +63,7 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
 
         record["sideLists"] = to_record(capture.side_lists, redactor)
     for key, value in measurement.extra.items():
-        record[key] = value
+        record[key] = redactor.text(value) if isinstance(value, str) else value
     record["notes"] = notes
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     record = {key: value if key in NOT_SCRUBBED else redactor.scrub(value) for key, value in record.items()}

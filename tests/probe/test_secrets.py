@@ -221,7 +221,7 @@ def http_server(tmp_path_factory):
     server.stop()
 
 
-@pytest.mark.parametrize("path,status", [("/describe", "measured"), ("/reject", "startup-failure")])
+@pytest.mark.parametrize("path,status", [("/describe", "measured"), ("/reject", "unreachable")])
 def test_header_value_echoed_by_a_remote_server_is_redacted(path, status, echo_http, out):
     httpd, base = echo_http
     httpd.seen.clear()
