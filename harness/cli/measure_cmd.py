@@ -18,7 +18,8 @@ Where the files go (issue #10, "Commit scope"):
 
 Prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
 without a number was recorded, 2 for bad input (unknown server, bad catalog, a refused name or
-folder, the publish lock held by another run).
+folder, the publish lock held by another run), 70 for a bug in the harness (one line naming the
+server; see ``harness.cli.main``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.probe import isolation, record
+from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
+from harness.util import untrusted
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
@@ -46,7 +49,8 @@ def register(sub) -> None:
                                    "<out>/results/<name>/measurement.json and <out>/badges/<name>.json, <out> "
                                    "being --out or .mcp-context-cost/ — never the database's results/ and badges/. "
                                    "Exit codes: 0 measured or dynamic; 3 another status was recorded (the record "
-                                   "says why); 2 bad input, a refused name or folder, or the publish lock held.")
+                                   "says why); 2 bad input, a refused name or folder, or the publish lock held; 70 "
+                                   "a bug in the harness (one line names the server).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--server", help="name of an entry in the catalog")
     what.add_argument("--command", help="launch command (split like a shell, run without one)")
@@ -88,17 +92,22 @@ def run(args) -> int:
         from harness.cli.measure_server import measure_entry
 
         return measure_entry(args)
+    # Only reading the input can be bad input (exit 2). An exception from measuring or recording is
+    # a bug in the harness and reaches ``harness.cli.main`` (exit 70): an IndexError is a
+    # LookupError, and once was reported here as bad input (issue #11, item 6).
     try:
         target = _target(args)
         results, badges = _ad_hoc_dirs(args)
         mode = isolation.resolve_mode(args.isolation)
-        measurement = measure_sync(target, dual=not args.single, isolation=mode)
-        rec = record.build(measurement, isolation.describe(mode))
+        limits = limits_from_env()
     except (LookupError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
+    measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
+    try:
+        rec = record.build(measurement, isolation.describe(mode))
     except TokenizerUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     path = record.write(rec, results)
     badge_path = write_badge(badges / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
@@ -128,7 +137,8 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
     try:
         entry = load_catalog(catalog_path).get(target.name)
     except CatalogError:
-        print(f"note: {catalog_path} is not a valid catalog; --name was not checked against it", file=sys.stderr)
+        print(untrusted.line(f"note: {catalog_path} is not a valid catalog; --name was not checked against it"),
+              file=sys.stderr)
         return
     if entry is not None and (entry.command, entry.url) != (target.command, target.url):
         raise ValueError(f"--name {target.name!r} is the catalog entry launched as {entry.command or entry.url!r}; "
@@ -153,7 +163,8 @@ def _target(args) -> Target:
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:
-    """A few human lines: status, number, tools, where the files went."""
+    """A few human lines: status, number, tools, where the files went. Each line passes through
+    ``untrusted.line`` (tool names, notes and paths are untrusted text)."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
@@ -165,4 +176,4 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
         lines.append(f"  note: {note}")
     lines.append(f"  record: {path}")
     lines.append(f"  badge:  {badge_path}")
-    return "\n".join(lines)
+    return "\n".join(untrusted.line(line) for line in lines)

@@ -31,6 +31,7 @@ from harness.db.staging import Staging
 from harness.db.sweep import sweep
 from harness.probe import isolation, record
 from harness.probe.measure import measure
+from harness.util import untrusted
 from harness.util.schemas import SchemaViolation
 
 # measure_cmd's options that describe an ad-hoc launch; a catalog entry declares its own.
@@ -49,13 +50,17 @@ def measure_entry(args) -> int:
     root = catalog_path.parent
     try:
         with publisher.session(root, commit=False, wait=args.wait, say=_say) as run_:
-            entry = _entry(catalog_path, args)
+            try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
+                entry = _entry(catalog_path, args)
+            except (CatalogError, LookupError) as exc:
+                print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+                return 2
             rec, kept = _measure_and_publish(root, entry, args, run_)
-    except (CatalogError, LookupError, LockHeld, publisher.Refused, TokenizerUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (LockHeld, publisher.Refused, TokenizerUnavailable) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "code", 2)
     except SchemaViolation as exc:
-        print(f"error: the record failed validation; nothing published:\n{exc}", file=sys.stderr)
+        print("error: the record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     from harness.cli.measure_cmd import summary
 
@@ -86,7 +91,7 @@ def _measure_and_publish(root: Path, entry, args, run_) -> tuple[dict, bool]:
         if not stage.has_journal():
             stage.discard()
     for problem in outcome.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+        print(untrusted.line(f"problem: {problem}"), file=sys.stderr)
     return result.records[entry.name], entry.name in result.unchanged
 
 

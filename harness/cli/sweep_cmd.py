@@ -33,7 +33,7 @@ from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.probe import isolation
 from harness.util.schemas import SchemaViolation
-from harness.util.untrusted import escape
+from harness.util import untrusted
 
 
 def register(sub) -> None:
@@ -79,8 +79,11 @@ def run(args, measurer=None) -> int:
         with publisher.session(root, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
             if getattr(args, "merge", None):
                 return _merge(root, args, run_)
-            catalog = load_catalog(root / args.catalog)
-            entries = _choose(catalog, args, date)
+            try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
+                entries = _choose(load_catalog(root / args.catalog), args, date)
+            except (CatalogError, LookupError) as exc:
+                print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+                return 2
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
                   f"concurrency {args.concurrency}", file=sys.stderr)
             stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")
@@ -89,11 +92,12 @@ def run(args, measurer=None) -> int:
             finally:
                 if not stage.has_journal():  # a journaled publish is finished by whoever runs next
                     stage.discard()
-    except (CatalogError, LookupError, NotARepository, LockHeld, publisher.Refused) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (NotARepository, LockHeld, publisher.Refused) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "code", 2)
     except OSError as exc:
-        print(f"error: {exc}\nthe next sweep finishes an interrupted publish from its journal", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}") + "\nthe next sweep finishes an interrupted publish from its journal",
+              file=sys.stderr)
         return 1
 
 
@@ -127,7 +131,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
         if not args.out:
             raise LookupError("--shard needs --out DIR")
     except (CatalogError, LookupError, shards.ShardError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     entries = shards.part(entries, k, n)
     out = Path(args.out).resolve()
@@ -135,7 +139,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     try:
         result = _measure(root, entries, staging.Staging(root, "", directory=out), date, args, measurer, True)
     except SchemaViolation as exc:
-        print(f"error: a record failed validation:\n{exc}", file=sys.stderr)
+        print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     shards.write_manifest(out, date.isoformat(), k, n, list(result.records))
     _print_summary(result.records)
@@ -149,11 +153,10 @@ def _merge(root: Path, args, run_) -> int:
         if problems:
             raise shards.ShardError("\n".join(problems))
     except (shards.ShardError, CatalogError) as exc:  # shard files are untrusted input: one escaped line each
-        print("error: " + "\n".join(escape(line) for line in str(exc).splitlines()) + "\nnothing published",
-              file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 2
     except SchemaViolation as exc:
-        print(f"error: {exc}\nnothing published", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 1
     date = dt.date.fromisoformat(day)
     stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
@@ -172,7 +175,7 @@ def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> 
     try:
         result = _measure(root, entries, stage, date, args, measurer, newest=recording.newest_dates(root))
     except SchemaViolation as exc:
-        print(f"error: a record failed validation; nothing published:\n{exc}", file=sys.stderr)
+        print("error: a record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     return _check_publish(root, result, stage, date, args, run_)
 
@@ -189,10 +192,11 @@ def _check_publish(root, result, stage, date, args, run_) -> int:
     try:
         outcome = run_.publish(stage, result.records, fresh, result.staged, date, message)
     except SchemaViolation as exc:
-        print(f"error: a badge or history row failed validation; nothing published:\n{exc}", file=sys.stderr)
+        print("error: a badge or history row failed validation; nothing published:\n" + untrusted.lines(exc),
+              file=sys.stderr)
         return 1
     for problem in outcome.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+        print(untrusted.line(f"problem: {problem}"), file=sys.stderr)
     print(f"published {len(outcome.files)} data file(s) (records, badges, history) and regenerated the pages; "
           f"{len(result.unchanged)} record(s) unchanged", file=sys.stderr)
     if args.commit:

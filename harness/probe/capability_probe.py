@@ -38,6 +38,10 @@ class AnsweringTransport:
     async def send(self, message: dict) -> None:
         await self.inner.send(message)
 
+    def __getattr__(self, name: str):
+        # note_noise, listen, … : everything else is the inner transport's own.
+        return getattr(self.inner, name)
+
     async def receive(self):
         while True:
             incoming = await self.inner.receive()

@@ -2,11 +2,15 @@
 
 Rules (methodology, "Failure taxonomy"; issue #3):
   * startup-failure is retried once, after the first attempt has warmed the package cache;
-    timeout is retried once with double the budget; other failures are final at once.
+    timeout is retried once with double the budget; other failures are final at once — among them
+    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11).
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture, which is then *unconfirmed* (``confirmed = False``; issue #10).
   * one overall deadline bounds the whole measurement, whatever the retries do.
+  * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
+    runs, so transports redact what they cut, and every capture is redacted as it arrives —
+    before a status is decided, a note is written or a retry is prepared (issue #9).
 
 Every launch is kept as an :class:`AttemptInfo` beside its ``Capture``: its role (first, retry,
 confirmation), the budget it was given (seconds) and, when it failed, the status and evidence it
@@ -22,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal, side_lists
+from harness.probe import heal, redact, side_lists
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -67,6 +71,7 @@ class Measurement:
     widest_budget_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
     discover_capture: Capture | None = None
+    secrets: redact.Secrets = redact.NONE
     attempt_info: list[AttemptInfo] = field(default_factory=list)
     budget_seconds: float = 0.0
     confirmed: bool | None = None
@@ -90,7 +95,25 @@ async def measure(
     resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
     """
     limits = limits or limits_from_env()
-    launcher = launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation))
+    secrets = redact.Secrets.for_target(target)
+    launcher = _redacting(launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation)),
+                          secrets)
+    with redact.activated(secrets):
+        result = await _measure(target, limits, requested_version, dual, isolation, launcher)
+    result.secrets = secrets
+    return result
+
+
+def _redacting(launcher, secrets: redact.Secrets):
+    """``launcher`` whose every capture is redacted before anyone reads it."""
+    async def launch(*args, **kwargs) -> Capture:
+        return redact.scrub_capture(await launcher(*args, **kwargs), secrets)
+
+    return launch
+
+
+async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
+                   launcher) -> Measurement:
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline
@@ -104,12 +127,14 @@ async def measure(
     healed: list[str] = []
     first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed)
     if first is None:
-        failed = Measurement(target, verdict.status, attempts[-1], attempts, [verdict.evidence, *healed], deadline,
-                             widest, attempt_info=info, budget_seconds=info[-1].budget_seconds)
+        extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
+        failed = Measurement(target, verdict.status, attempts[-1], attempts,
+                             [verdict.evidence, *healed, *attempts[-1].notes], deadline, widest, extra=extra,
+                             attempt_info=info, budget_seconds=info[-1].budget_seconds)
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(launcher, target, base, limits, failed)
         return failed
-    result = Measurement(target, st.MEASURED, first, attempts, healed, deadline_seconds=deadline,
+    result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
                          widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
     if dual:
         await _confirm(target, run, widest, result)

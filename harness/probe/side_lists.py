@@ -18,16 +18,17 @@ from __future__ import annotations
 import asyncio
 
 from harness.core.side_figures import LISTS, METHOD, figure
+from harness.probe import redact
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture
-# The session's request/reply primitive: answers server requests while waiting, turns an error
-# reply into _Stop. Reused rather than re-implemented, so both listings read replies alike.
-from harness.probe.session import _result, _Stop
+# The session's request/reply primitive (``Conversation.request``): ids, lenient reply matching,
+# server requests answered while waiting, an error reply turned into _Stop. Reused rather than
+# re-implemented, so both listings read replies alike.
+from harness.probe.session import _Stop
 
 SIDE_BUDGET_SECONDS = 15.0  # at most, for all three lists together
 MARGIN_SECONDS = 2.0  # left before the launch's own deadline
 MIN_SECONDS = 1.0  # below this the lists are not asked for at all
-FIRST_ID = 10_001  # well clear of the tools/list ids (2, 3, …)
 
 
 class _SideStop(Exception):
@@ -47,7 +48,7 @@ def declared(capabilities: object) -> list[tuple[str, str, str]]:
 def after_tools_until(deadline: float):
     """An ``after_tools`` step that collects the side lists into ``capture.side_lists`` and ends
     ``MARGIN_SECONDS`` before ``deadline`` (``loop.time()`` seconds) at the latest."""
-    async def step(transport, capture: Capture, limits: Limits) -> None:
+    async def step(talk, capture: Capture, limits: Limits) -> None:
         lists = declared(capture.capabilities)
         if not lists:
             return
@@ -55,20 +56,20 @@ def after_tools_until(deadline: float):
         if seconds < MIN_SECONDS:
             capture.side_lists = {key: {"error": "not asked: no time left in the launch budget"} for key, _, _ in lists}
             return
-        capture.side_lists = await collect(transport, capture, limits, lists, seconds)
+        capture.side_lists = await collect(talk, limits, lists, seconds)
     return step
 
 
-async def collect(transport, capture: Capture, limits: Limits, lists: list, seconds: float) -> dict:
-    """``{record key: {"items": [...], "pages": n} | {"error": why}}`` for ``lists``, within
-    ``seconds`` for all of them; never raises for anything the server does."""
+async def collect(talk, limits: Limits, lists: list, seconds: float) -> dict:
+    """``{record key: {"items": [...], "pages": n} | {"error": why}}`` for ``lists``, asked through
+    ``talk`` (a ``session.Conversation``) within ``seconds`` for all of them; never raises for
+    anything the server does."""
     out: dict = {}
-    ids = iter(range(FIRST_ID, FIRST_ID + 1_000_000))
     try:
         async with asyncio.timeout(seconds):
             for key, method, field in lists:
                 try:
-                    out[key] = await _list(transport, capture, limits, method, field, ids)
+                    out[key] = await _list(talk, limits, method, field)
                 except _SideStop as stop:
                     out[key] = {"error": str(stop)[:300]}
                     if stop.fatal:
@@ -82,7 +83,7 @@ async def collect(transport, capture: Capture, limits: Limits, lists: list, seco
     return out
 
 
-async def _list(transport, capture: Capture, limits: Limits, method: str, field: str, ids) -> dict:
+async def _list(talk, limits: Limits, method: str, field: str) -> dict:
     items: list = []
     seen: set[str] = set()
     cursor = None
@@ -91,9 +92,7 @@ async def _list(transport, capture: Capture, limits: Limits, method: str, field:
         pages += 1
         if pages > limits.max_pages:
             raise _SideStop(f"{method}: more than {limits.max_pages} pages")
-        request_id = next(ids)
-        params = {} if cursor is None else {"cursor": cursor}
-        result = await _ask(transport, capture, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        result = await _ask(talk, method, {} if cursor is None else {"cursor": cursor})
         page = result.get(field)
         if not isinstance(page, list):
             raise _SideStop(f"{method}: result.{field} is {'missing' if field not in result else 'not an array'}")
@@ -104,14 +103,13 @@ async def _list(transport, capture: Capture, limits: Limits, method: str, field:
         if not isinstance(cursor, str):
             raise _SideStop(f"{method}: nextCursor is not a string")
         if cursor in seen:
-            raise _SideStop(f"{method}: nextCursor {cursor[:80]!r} repeated")
+            raise _SideStop(f"{method}: nextCursor {redact.cut(cursor, 80)!r} repeated")
         seen.add(cursor)
 
 
-async def _ask(transport, capture: Capture, request: dict) -> dict:
+async def _ask(talk, method: str, params: dict) -> dict:
     try:
-        await transport.send(request)
-        return await _result(transport, capture, request["id"])
+        return await talk.request(method, params)
     except _Stop as stop:
         raise _SideStop(stop.failure.detail, fatal=stop.failure.kind == "exited") from None
     except ConnectionError:

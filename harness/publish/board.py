@@ -97,7 +97,7 @@ def _largest(record: dict) -> tuple[str, int] | None:
 
 
 def status_counts(rows: list[Row]) -> dict[str, int]:
-    """``{status: count}`` for all nine statuses, in the taxonomy's order (zeros kept)."""
+    """``{status: count}`` for all ten statuses, in the taxonomy's order (zeros kept)."""
     counts = {status: 0 for status in STATUSES}
     for row in rows:
         counts[row.status] += 1

@@ -2,7 +2,7 @@
 
 One self-contained file: inline CSS, inline SVG sparklines, no script, no external request (a
 Content-Security-Policy of ``default-src 'none'`` says so to the browser too), relative links only.
-It shows the status counts (all nine), the colour bands with how many entries fall in each, the
+It shows the status counts (all ten), the colour bands with how many entries fall in each, the
 leaderboard — one ``<tr>`` per catalog entry in ``table#leaderboard``, ranked rows first — the rows
 where deferring costs more, and links to every server page and to the methodology. All recorded
 text is escaped with ``html.escape``.

@@ -1,7 +1,7 @@
 """``results/leaderboard.md``: every catalog entry with exactly one status (methodology, "Failure
 taxonomy — no silent drops"), generated from the records and the catalog.
 
-Sections: status counts (all nine statuses); measured/dynamic rows ranked by tokens with tool
+Sections: status counts (all ten statuses); measured/dynamic rows ranked by tokens with tool
 count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
 more than loading everything (session-start load above the headline, both figures); every other
 entry with its status and notes (failures are findings); the readings beside the headline
