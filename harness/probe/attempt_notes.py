@@ -32,9 +32,7 @@ def _captured(status: str, main: list[dict], confirming: list[dict]) -> list[str
         verb = "measured" if status == "measured" else "captured"
         before = "; then ".join(_ended(i, a) for i, a in enumerate(main[:-1], start=1))
         notes.append(f"{verb} on retry {len(main) - 1} ({_label(len(main), main[-1])}) after {before}")
-    if not confirming:
-        notes.append("single launch: no second launch was made to confirm the capture, so it is unconfirmed")
-    elif confirming[0].get("status"):
+    if confirming and confirming[0].get("status"):  # none made (--single): "confirmed": false says it
         second = confirming[0]
         notes.append(f"second launch failed ({second['status']}: {second.get('evidence') or 'no evidence'}); the "
                      "first launch's capture is published, unconfirmed")

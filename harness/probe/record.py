@@ -182,13 +182,14 @@ def _settle(record: dict, measurement: Measurement) -> None:
     from the attempts appended, and volatile text normalised in every stored evidence text."""
     if record["status"] in MEASURED_STATUSES:
         record["confirmed"] = bool(measurement.confirmed)
+    launch = record["launchCommand"]  # a temp path the launch itself names is kept as it is
     for attempt in record["attempts"]:
-        attempt["outcome"] = normalise(attempt["outcome"])
+        attempt["outcome"] = normalise(attempt["outcome"], launch)
         if attempt.get("evidence"):
-            attempt["evidence"] = normalise(attempt["evidence"])
-    record["notes"] = [normalise(n) for n in record["notes"]] + narrative(record["status"], record["attempts"])
+            attempt["evidence"] = normalise(attempt["evidence"], launch)
+    record["notes"] = [normalise(n, launch) for n in record["notes"]] + narrative(record["status"], record["attempts"])
     if record.get("stderrTail"):
-        record["stderrTail"] = normalise(record["stderrTail"])
+        record["stderrTail"] = normalise(record["stderrTail"], launch)
 
 
 def assertion(record: dict) -> dict:

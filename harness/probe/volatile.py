@@ -13,8 +13,8 @@ Replacements (each a placeholder in angle brackets, so a reader sees that text w
     2026-11-30T12:34:56.789Z, 2026-11-30 12:34:56, 2026-11-30T12_34_56_789Z   ->  <time>
     12:34:56, 12:34:56.789                                                    ->  <time>
     /tmp/tmpa8s7d6f/x, /var/tmp/npx-1234/y                                     ->  /tmp/<tmp>/x ...
-        (only a generated-looking first component under a temp root: tmpXXXXXX, a run of digits, or
-        a token mixing letters and digits — /tmp/my-server/run.py is a path, and stays)
+        (the first component under a temp root, whatever it looks like — random names can be all
+        letters — unless the launch command itself names that path: ``keep``)
     (node:12345), pid 12345, PID: 12345                                       ->  (node:<pid>), pid <pid>
     1733000000 or 1733000000000 (a Unix time in seconds or milliseconds)       ->  <epoch>
     150ms, 1.25s                                                              ->  <n>ms, <n>s
@@ -38,21 +38,15 @@ _RULES: tuple[tuple[re.Pattern, str], ...] = (
 
 _TEMP_PATH = re.compile(r"(?<![\w.-])(/(?:private/)?(?:tmp|var/tmp|var/folders/[^\s'\"/]+/[^\s'\"/]+/T))/"
                         r"([^\s'\"/:,;)\]]+)")
-_GENERATED = re.compile(r"^tmp[a-z0-9_]{6,}$|^\d{3,}$|^(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{5,}$", re.IGNORECASE)
 
 
-def _temp_component(match: re.Match) -> str:
-    name = match.group(2)
-    generated = name == "<tmp>" or any(_GENERATED.match(token) for token in re.split(r"[-_.]", name))
-    return f"{match.group(1)}/<tmp>" if generated else match.group(0)
-
-
-def normalise(text: str | None) -> str | None:
+def normalise(text: str | None, keep: str = "") -> str | None:
     """``text`` with every volatile fragment replaced (see module doc); ``None`` stays ``None``.
-    Idempotent: ``normalise(normalise(t)) == normalise(t)``."""
+    A temp path that occurs in ``keep`` (the launch command) is left as it is. Idempotent:
+    ``normalise(normalise(t, k), k) == normalise(t, k)``."""
     if not text:
         return text
-    text = _TEMP_PATH.sub(_temp_component, text)
+    text = _TEMP_PATH.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}/<tmp>", text)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text
