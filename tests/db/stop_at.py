@@ -70,6 +70,13 @@ def main(argv: list[str]) -> int:
     return cli_main(args)
 
 
+def interruptible() -> None:
+    """``preexec_fn`` for a process a test will SIGINT: a shell runs background jobs (``cmd &``)
+    with SIGINT ignored, and a child inherits that; with the default disposition Python turns
+    SIGINT into ``KeyboardInterrupt``, as at a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Lines:
     """Reads a process's stderr on a thread; ``wait_for(text)`` blocks until a line contains it and
     returns that line (``None`` when the stream ended or ``timeout`` seconds passed first)."""
@@ -111,7 +118,7 @@ class Stopped:
 
     def __enter__(self) -> "Stopped":
         self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=interruptible)
         self.lines = Lines(self.proc)
         line = self.lines.wait_for("STOPPED AT ")
         assert line is not None, self.err()

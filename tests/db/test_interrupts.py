@@ -24,7 +24,7 @@ import pytest
 from harness.core.jsparse import parse
 from harness.db.sweep import same_result
 from tests.conftest import REPO
-from tests.db.stop_at import Stopped, journal_of
+from tests.db.stop_at import Stopped, interruptible, journal_of
 from tests.db.sweeprepo import (
     BOT_IDENTITY, catalog_text, check_published, commit_catalog, fixture, git, head, history_rows, init_repo,
     last_commit, porcelain, records, staging_leftovers, sweep, well_behaved, working_files,
@@ -133,7 +133,7 @@ def test_an_interrupt_while_measuring_publishes_nothing_and_the_next_sweep_does_
     tree = working_files(root)
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "sweep", "--root", str(root), *COMMON, "--commit",
                              "--date", D1], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=interruptible)
     try:
         ends = time.monotonic() + 60
         while not list(root.glob(".staging/*/results/alpha/measurement.json")) and time.monotonic() < ends:
