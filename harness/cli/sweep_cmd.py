@@ -28,12 +28,13 @@ from harness.db.sweep import SweepResult, default_concurrency, stage_record, swe
 from harness.probe import isolation
 from harness.publish.badge import stage_badges
 from harness.publish.regen import regen
+from harness.util.cliargs import iso_date, unknown_names
 from harness.util.schemas import SchemaViolation
 
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish and commit")
-    p.add_argument("--date", type=dt.date.fromisoformat,
+    p.add_argument("--date", type=iso_date,
                    help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
                         "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
                         "published record is never replaced by an older day's")
@@ -98,9 +99,9 @@ def _choose(catalog, args, date: dt.date):
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
         known = {e.name: e for e in catalog.entries}
-        missing = [n for n in wanted if n not in known]
+        missing = unknown_names(wanted, known, "--only names not in the catalog")
         if missing:
-            raise LookupError(f"--only names not in the catalog: {', '.join(missing)}")
+            raise LookupError(missing)
         return [known[n] for n in wanted]
     return list(catalog.entries) if args.all else rotation.slice_for(catalog, date)
 
