@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness.cli import sweep_summary
 from harness.db import guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository, commit_published, require_repo
@@ -121,7 +122,8 @@ def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
         print(f"error: a record failed validation:\n{exc}", file=sys.stderr)
         return 1
     shards.write_manifest(out, date.isoformat(), k, n, list(result.records))
-    _print_summary(result.records)
+    sweep_summary.show(result, date, last=f"shard {k}/{n}: wrote {len(result.records)} record(s) to {out}; nothing "
+                                          "published or committed until: mcp-context-cost sweep --merge DIR...")
     return 0
 
 
@@ -159,7 +161,8 @@ def _check_publish(root, result, stage, date, args) -> int:
     verdict = guard.check({s: head_record(repo, s) for s in result.records}, result.records)
     print(verdict.reason, file=sys.stderr)
     if verdict.fault:
-        print("nothing was published: results, badges and history are as committed", file=sys.stderr)
+        sweep_summary.show(result, date, last="nothing was published: results, badges and history are as committed",
+                           stream=sys.stderr)  # a diagnosis: stdout stays for what was published
         return 1
     return _publish(root, result, stage, date, args, repo, verdict.reason)
 
@@ -169,21 +172,13 @@ def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
     staged += recording.stage_history(result.history_records(), root, stage, date)
     stage.promote(staged)
     _regen(root)
-    print(f"published {len(staged)} data file(s) (records, badges, history) and regenerated the pages; "
-          f"{len(result.unchanged)} record(s) unchanged", file=sys.stderr)
+    sha = None
     if args.commit:
         sha = commit_published(root, recording.commit_message(result.records, repo, date, guard_reason))
-        print(f"committed {sha[:12]}" if sha else "nothing changed: no commit", file=sys.stderr)
-    _print_summary(result.records)
+    sweep_summary.show(result, date, root=root, written=staged, commit=args.commit, sha=sha)
     return 0
 
 
 def _regen(root: Path) -> None:
     """Regenerate leaderboard, pages and dashboard from the published records (issue #5)."""
     regen(root)
-
-
-def _print_summary(records: dict[str, dict]) -> None:
-    for server, rec in sorted(records.items()):
-        number = f"{int(rec['totalTokens']):,} tokens" if rec["totalTokens"] is not None else ""
-        print(f"{server:32} {rec['status']:18} {number}")
