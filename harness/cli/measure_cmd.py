@@ -28,7 +28,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge",
+    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge (never commits)",
                        description="Measure one MCP server (launch it, initialize, tools/list) and write "
                                    "<results>/<name>/measurement.json and <badges>/<name>.json. Exit codes: 0 "
                                    "measured or dynamic; 3 another status was recorded (the record says why); "

@@ -34,7 +34,15 @@ from harness.util.schemas import SchemaViolation
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish and commit")
+    p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish it into the working tree "
+                                     "(commits only with --commit)",
+                       description="Measure this week's rotation slice of the catalog (or --only/--all), validate "
+                                   "every record, run the harness-fault guard against HEAD, then write records, "
+                                   "badges, history.csv and the regenerated pages into the working tree. Nothing "
+                                   "is committed unless --commit is given; the summary's last line says what was "
+                                   "written and how to commit or discard it. Exit codes: 0 published (or nothing "
+                                   "to publish); 1 a record failed validation or the guard found a harness fault "
+                                   "(nothing published); 2 bad input.")
     p.add_argument("--date", type=iso_date,
                    help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
                         "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
@@ -43,7 +51,9 @@ def register(sub) -> None:
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
     p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
-    p.add_argument("--commit", action="store_true", help="commit the published files (bot identity)")
+    p.add_argument("--commit", action="store_true",
+                   help="commit the published files as mcp-context-cost-bot; without it they are written but "
+                        "nothing is committed")
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")

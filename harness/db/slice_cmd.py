@@ -55,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``slice`` subcommand to an ``argparse`` subparsers object; sets ``func``."""
     parser = subparsers.add_parser(
-        "slice", help="list the servers this week's rotation re-measures",
-        description="Print the servers the weekly sweep re-measures for a date (UTC ISO week).")
+        "slice", help="list the servers this week's rotation re-measures (reads only)",
+        description="Print the servers the weekly sweep re-measures for a date (UTC ISO week). Reads only: "
+                    "writes nothing, commits nothing. Exit codes: 0 printed; 2 a bad --date or catalog.")
     parser.add_argument("--date", type=iso_date, default=None,
                         help="any day of the week to show, YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
