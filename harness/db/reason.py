@@ -35,6 +35,7 @@ _RESOLVE = re.compile(r"Failed to resolve '(?P<host>[^']+)'|getaddrinfo (?:ENOTF
 _REFUSED = re.compile(r"Connection refused|ECONNREFUSED")
 _TIMED_OUT = re.compile(r"ConnectTimeoutError|Read timed out|connect timeout", re.IGNORECASE)
 _TLS = re.compile(r"SSLError|CERTIFICATE_VERIFY_FAILED|certificate verify failed")
+_QUOTED_TEXT = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _PHASE = re.compile(r"\s*\(phase: [^)]*\)\s*$")
 _SPACES = re.compile(r"\s+")
 
@@ -69,10 +70,18 @@ def decisive(note: str) -> str:
 
 
 def _unquote(quote: str, rest: str) -> str:
-    """The text of a Python ``repr`` that starts right after ``quote``; tolerant of a note that was
-    cut before the closing quote."""
-    end = rest.rfind(quote)
-    body = rest[:end] if end > 0 else rest
+    """The text of a Python ``repr`` that starts right after its opening ``quote``: up to the first
+    unescaped ``quote`` (a note cut before its closing quote keeps what is there)."""
+    escaped, end = False, len(rest)
+    for index, char in enumerate(rest):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == quote:
+            end = index
+            break
+    body = rest[:end]
     try:
         value = ast.literal_eval(quote + body + quote)
     except (ValueError, SyntaxError):
@@ -100,9 +109,8 @@ def _network(text: str) -> str:
 
 
 def _innermost(text: str) -> str:
-    """The last human sentence of an exception chain: what follows the last ``: `` inside the
-    innermost ``Caused by``, without the repr punctuation around it."""
-    inner = text.rsplit("(Caused by ", 1)[-1]
-    inner = _PHASE.sub("", inner).rstrip(")\"' ")
-    message = inner.rsplit(": ", 1)[-1].strip("(\"' ")
-    return message or text
+    """The last human sentence of an exception chain: the last quoted message inside the innermost
+    ``Caused by`` (``RemoteDisconnected('Remote end closed ...')`` → ``Remote end closed ...``)."""
+    inner = _PHASE.sub("", text.rsplit("(Caused by ", 1)[-1])
+    quoted = [a or b for a, b in _QUOTED_TEXT.findall(inner) if (a or b).strip()]
+    return quoted[-1].strip() if quoted else text
