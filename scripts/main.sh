@@ -12,18 +12,27 @@ bash scripts/setup.sh || exit 1
 .venv/bin/mcp-context-cost sweep "$@"
 code=$?
 
+# One message line, wrapped between words on a terminal (a log keeps it on one line).
+say() {
+  if [ -t 1 ] && command -v fold >/dev/null 2>&1; then
+    echo "$1" | fold -s -w "$(tput cols 2>/dev/null || echo 100)"
+  else
+    echo "$1"
+  fi
+}
+
 committing=""
 for arg in "$@"; do
   if [ "$arg" = "--commit" ]; then committing=1; fi
 done
 case "$code" in
   0) if [ -n "$committing" ]; then
-       echo "main.sh: the sweep published and committed its files as mcp-context-cost-bot (its last line above names the commit)"
+       say "main.sh: the sweep published and committed its files as mcp-context-cost-bot (its last line names the commit)"
      else
-       echo "main.sh: the sweep rewrote tracked files in results/, badges/, history.csv and docs/ and committed nothing; the line above has the commands to commit or discard them (or pass --commit: main.sh hands its arguments to sweep)"
+       say "main.sh: the sweep wrote into tracked files (results/, badges/, history.csv, docs/) and committed nothing; the line above has the commands to commit or discard them (or pass --commit: main.sh hands its arguments to sweep)"
      fi ;;
-  1) echo "main.sh: nothing was published (sweep exit 1): results, badges, history and pages are as they were" ;;
-  2) echo "main.sh: bad input (sweep exit 2): nothing was measured or written" ;;
-  *) echo "main.sh: sweep ended with exit code $code" ;;
+  1) say "main.sh: nothing was published (sweep exit 1): results, badges, history and pages are as they were" ;;
+  2) say "main.sh: bad input (sweep exit 2): nothing was measured or written" ;;
+  *) say "main.sh: sweep ended with exit code $code" ;;
 esac
 exit "$code"

@@ -137,12 +137,15 @@ def closing_line(root: Path, written: list[str], commit: bool, sha: str | None, 
 
 
 def describe_written(written: list[str]) -> str:
-    """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths."""
+    """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths
+    (``regenerated the pages; no record, badge or history row changed`` when that is all)."""
     records = sum(1 for p in written if p.endswith("/measurement.json"))
     badges = sum(1 for p in written if p.startswith("badges/"))
-    parts = [f"{records} record{'s' if records != 1 else ''}", f"{badges} badge{'s' if badges != 1 else ''}"]
-    if "history.csv" in written:
-        parts.append("history.csv")
+    parts = [f"{records} record{'s' if records != 1 else ''}"] if records else []
+    parts += [f"{badges} badge{'s' if badges != 1 else ''}"] if badges else []
+    parts += ["history.csv"] if "history.csv" in written else []
+    if not parts:
+        return "regenerated the pages; no record, badge or history row changed"
     return "wrote " + ", ".join(parts) + " and the pages"
 
 

@@ -164,7 +164,10 @@ def test_a_status_the_summary_does_not_know_is_counted_under_its_own_name(tmp_pa
     assert "[environment] connect ENETUNREACH 10.0.0.1:443" in out
     assert _server_line(out, "c").endswith("cannot resolve host mcp.example.com")  # not the exception repr
     assert "\x1b" not in out and "\\x1b[2J" in out and "\n::error" not in out
-    assert out.splitlines()[-1].endswith("not a git repository, so nothing was committed")
+    assert out.splitlines()[-1] == (f"regenerated the pages; no record, badge or history row changed under {tmp_path}; "
+                                    "not a git repository, so nothing was committed")
+    assert sweep_summary.describe_written(["results/a/measurement.json", "badges/a.json"]) == \
+        "wrote 1 record, 1 badge and the pages"
 
 
 def test_progress_on_a_narrow_terminal_wraps_whole_words(tmp_path):

@@ -70,7 +70,7 @@ def test_main_passes_every_argument_to_sweep_and_says_nothing_was_committed(fake
     assert done.returncode == 0
     assert "ARGS ['sweep', '--only', 'memory,time', '--date', '2026-11-30']" in done.stdout
     last = done.stdout.splitlines()[-1]
-    assert last.startswith("main.sh: the sweep rewrote tracked files in results/, badges/, history.csv and docs/ "
+    assert last.startswith("main.sh: the sweep wrote into tracked files (results/, badges/, history.csv, docs/) "
                            "and committed nothing")
     assert "main.sh hands its arguments to sweep" in last
 
@@ -79,7 +79,7 @@ def test_main_passes_every_argument_to_sweep_and_says_nothing_was_committed(fake
 def test_main_keeps_the_sweep_exit_code_and_says_what_it_means(fake_checkout, code, says):
     done = _main(fake_checkout, exit_code=code)
     assert done.returncode == code and says in done.stdout.splitlines()[-1]
-    assert "rewrote" not in done.stdout
+    assert "wrote into" not in done.stdout
 
 
 def test_main_with_commit_says_it_committed(fake_checkout):
