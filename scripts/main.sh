@@ -15,7 +15,8 @@ code=$?
 # One message line, wrapped between words on a terminal (a log keeps it on one line).
 say() {
   if [ -t 1 ] && command -v fold >/dev/null 2>&1; then
-    echo "$1" | fold -s -w "$(tput cols 2>/dev/null || echo 100)"
+    cols=$(stty size 2>/dev/null </dev/tty | cut -d' ' -f2)
+    echo "$1" | fold -s -w "${cols:-80}"
   else
     echo "$1"
   fi
