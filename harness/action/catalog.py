@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from harness.db.catalog import CatalogError, load_catalog
+from harness.util import untrusted
 
 
 def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             print(name)
         return 0
     except CatalogError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
 
 

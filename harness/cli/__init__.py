@@ -14,6 +14,9 @@ COMMAND_MODULES = (
     "harness.db.slice_cmd",
     "harness.cli.sweep_cmd",
     "harness.publish.regen_cmd",
+    "harness.cli.divergence_cmd",
+    "harness.cli.cross_check_cmd",
+    "harness.cli.capability_probe_cmd",
 )
 
 

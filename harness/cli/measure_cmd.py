@@ -22,6 +22,7 @@ from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
+from harness.util import untrusted
 from harness.util.cliargs import did_you_mean
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -72,10 +73,10 @@ def run(args) -> int:
         measurement = measure_sync(target, dual=not args.single, isolation=mode)
         rec = record.build(measurement, isolation.describe(mode))
     except (LookupError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     except TokenizerUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     path = record.write(rec, Path(args.results))
     badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
@@ -128,7 +129,8 @@ def _require_program(target: Target, mode: str, what: str) -> None:
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:
-    """A few human lines: status, number, tools, where the files went."""
+    """A few human lines: status, number, tools, where the files went. Each line passes through
+    ``untrusted.line`` (tool names, notes and paths are untrusted text)."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
@@ -140,4 +142,4 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
         lines.append(f"  note: {note}")
     lines.append(f"  record: {path}")
     lines.append(f"  badge:  {badge_path}")
-    return "\n".join(lines)
+    return "\n".join(untrusted.line(line) for line in lines)

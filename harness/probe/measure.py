@@ -7,6 +7,9 @@ Rules (methodology, "Failure taxonomy"; issue #3):
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture and says so.
   * one overall deadline bounds the whole measurement, whatever the retries do.
+  * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
+    runs, so transports redact what they cut, and every capture is redacted as it arrives —
+    before a status is decided, a note is written or a retry is prepared (issue #9).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal
+from harness.probe import heal, redact, side_lists
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -41,6 +44,7 @@ class Measurement:
     widest_budget_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
     discover_capture: Capture | None = None
+    secrets: redact.Secrets = redact.NONE
 
 
 async def measure(
@@ -57,10 +61,29 @@ async def measure(
 
     ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
     environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
-    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
+    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
+    resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
     """
     limits = limits or limits_from_env()
-    launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
+    secrets = redact.Secrets.for_target(target)
+    launcher = _redacting(launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation)),
+                          secrets)
+    with redact.activated(secrets):
+        result = await _measure(target, limits, requested_version, dual, isolation, launcher)
+    result.secrets = secrets
+    return result
+
+
+def _redacting(launcher, secrets: redact.Secrets):
+    """``launcher`` whose every capture is redacted before anyone reads it."""
+    async def launch(*args, **kwargs) -> Capture:
+        return redact.scrub_capture(await launcher(*args, **kwargs), secrets)
+
+    return launch
+
+
+async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
+                   launcher) -> Measurement:
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline

@@ -55,6 +55,7 @@ class Capture:
     failure: Failure | None = None
     server_requests: list[str] = field(default_factory=list)
     extra_supported: list | None = None
+    side_lists: dict | None = None  # resources/prompts side figures (probe.side_lists), when asked
 
     @property
     def ok(self) -> bool:

@@ -22,6 +22,7 @@ from collections import deque
 import requests
 
 from harness.core.jsparse import WireJSONError, parse
+from harness.probe import redact
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
@@ -79,7 +80,8 @@ class HttpTransport:
             response = self.http.post(self.url, json=message, headers=headers, timeout=timeout, stream=True)
             body = self._read_body(response)
         except requests.RequestException as exc:
-            raise HttpRefusal(Failure("unreachable", self.capture.phase, f"no HTTP answer: {type(exc).__name__}: {exc}"[:400]))
+            detail = redact.cut(f"no HTTP answer: {type(exc).__name__}: {exc}", 400)
+            raise HttpRefusal(Failure("unreachable", self.capture.phase, detail))
         self._check_status(response, body)
         self.session_id = response.headers.get("Mcp-Session-Id", self.session_id)
         if "id" in message and "method" in message:
@@ -103,7 +105,7 @@ class HttpTransport:
                 f", WWW-Authenticate: {challenge}" if challenge else ", no WWW-Authenticate header")
             raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=response.status_code, message=challenge))
         if response.status_code >= 400 and not _looks_like_jsonrpc(body):
-            snippet = body[:200].decode("utf-8", errors="replace").strip()
+            snippet = redact.cut(body[:200 + redact.CUT_MARGIN].decode("utf-8", errors="replace"), 200).strip()
             raise HttpRefusal(Failure("unreachable", self.capture.phase, f"HTTP {response.status_code}: {snippet!r}", code=response.status_code))
 
     def _queue(self, response: requests.Response, body: bytes) -> None:
@@ -119,7 +121,7 @@ class HttpTransport:
             else:
                 self.capture.noise_lines += 1
         if not self.inbox:
-            snippet = body[:200].decode("utf-8", errors="replace").strip()
+            snippet = redact.cut(body[:200 + redact.CUT_MARGIN].decode("utf-8", errors="replace"), 200).strip()
             raise HttpRefusal(Failure("unreachable", self.capture.phase,
                                       f"HTTP {response.status_code} ({kind or 'no content type'}) without a JSON-RPC reply: {snippet!r}"))
 

@@ -18,6 +18,7 @@ import asyncio
 from typing import Protocol
 
 from harness import __version__
+from harness.probe import redact
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 
@@ -44,18 +45,27 @@ class _Stop(Exception):
         self.failure = failure
 
 
-async def converse(transport: Transport, capture: Capture, limits: Limits) -> None:
+async def converse(transport: Transport, capture: Capture, limits: Limits, *,
+                   capabilities: dict | None = None, after_tools=None) -> None:
     """Run initialize → initialized → tools/list pages, filling ``capture`` as it goes.
 
     ``capture.phase`` always names the step in progress, so a caller that cancels this coroutine
     (the measurement deadline) knows where the run ended. On failure ``capture.failure`` is set;
     nothing is raised for anything the server does. Transport limit errors propagate as
     ``Failure(kind="limit")``.
+
+    Hooks for the side readings beside the headline (issue #14), both off by default:
+    ``capabilities`` replaces the empty client capabilities at ``initialize`` (the capability
+    probe; the headline always declares none); ``after_tools(transport, capture, limits)`` runs
+    once the tool list is complete (resources/prompts side figures) and must not touch
+    ``capture.tools`` or ``capture.failure``.
     """
     async def steps() -> None:
-        await _initialize(transport, capture)
+        await _initialize(transport, capture, capabilities)
         await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await _list_tools(transport, capture, limits)
+        if after_tools is not None:
+            await after_tools(transport, capture, limits)
 
     await _guarded(transport, capture, steps())
 
@@ -129,19 +139,20 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
     capture.extra_supported = supported if isinstance(supported, list) else None
 
 
-def initialize_request(version: str) -> dict:
-    """The ``initialize`` request this harness sends (id 1, no client capabilities)."""
+def initialize_request(version: str, capabilities: dict | None = None) -> dict:
+    """The ``initialize`` request this harness sends (id 1, no client capabilities unless the
+    capability probe passes ``capabilities``)."""
     return {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO},
+        "params": {"protocolVersion": version, "capabilities": dict(capabilities or {}), "clientInfo": CLIENT_INFO},
     }
 
 
-async def _initialize(transport: Transport, capture: Capture) -> None:
+async def _initialize(transport: Transport, capture: Capture, capabilities: dict | None = None) -> None:
     capture.phase = "initialize"
-    await transport.send(initialize_request(capture.requested_version))
+    await transport.send(initialize_request(capture.requested_version, capabilities))
     result = await _result(transport, capture, 1)
     info = result.get("serverInfo")
     if isinstance(info, dict):
@@ -182,7 +193,7 @@ async def _list_tools(transport: Transport, capture: Capture, limits: Limits, me
         if not isinstance(cursor, str):
             raise _Stop(Failure("bad-reply", capture.phase, f"nextCursor is {_js_type(cursor)}, not a string"))
         if cursor in seen:
-            raise _Stop(Failure("pagination", capture.phase, f"nextCursor {cursor[:80]!r} repeated"))
+            raise _Stop(Failure("pagination", capture.phase, f"nextCursor {redact.cut(cursor, 80)!r} repeated"))
         seen.add(cursor)
     capture.tools = tools
 
@@ -211,7 +222,7 @@ async def _answer_server_message(transport: Transport, capture: Capture, message
     if "id" not in message:
         return  # a notification: nothing to answer
     method = message.get("method")
-    capture.server_requests.append(str(method)[:80])
+    capture.server_requests.append(redact.cut(str(method), 80))
     if method == "ping":
         reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
     else:

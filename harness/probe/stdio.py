@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe import process
+from harness.probe import process, redact
 from harness.probe.limits import Limits, TransportLimitExceeded  # noqa: F401 - re-exported
 
 EOF_MARK = object()
 EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
+NOISE_SAMPLE_CHARS = 120  # characters of a skipped stdout line kept as an example for the notes
 
 
 @dataclass
@@ -100,9 +101,10 @@ class StdioTransport:
             self._note_noise(text)
 
     def stderr_tail(self) -> str:
-        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes replaced)."""
-        data = b"".join(self._stderr)[-self.limits.stderr_tail_bytes :]
-        return data.decode("utf-8", errors="replace")
+        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes
+        replaced), cut only after the current secrets were redacted (``redact.cut_tail``)."""
+        data = b"".join(self._stderr)[-(self.limits.stderr_tail_bytes + redact.CUT_MARGIN) :]
+        return redact.cut_tail(data.decode("utf-8", errors="replace"), self.limits.stderr_tail_bytes)
 
     async def close(self) -> int | None:
         """End the server and everything it started; returns its exit code. Safe to call twice."""
@@ -142,7 +144,7 @@ class StdioTransport:
     def _note_noise(self, text: str) -> None:
         self.noise_lines += 1
         if len(self.noise_sample) < 3:
-            self.noise_sample.append(text[:120])
+            self.noise_sample.append(redact.cut(text, NOISE_SAMPLE_CHARS))
         if self.noise_lines > self.limits.max_noise_lines:
             error = TransportLimitExceeded(f"more than {self.limits.max_noise_lines} non-JSON stdout lines")
             self._lines.put_nowait(error)
@@ -177,7 +179,7 @@ class StdioTransport:
 
     async def _read_stderr(self) -> None:
         assert self._proc and self._proc.stderr
-        keep = self.limits.stderr_tail_bytes
+        keep = self.limits.stderr_tail_bytes + redact.CUT_MARGIN  # redaction sees whole secrets at the cut
         while chunk := await self._proc.stderr.read(1 << 16):
             self._stderr.append(chunk)
             self._stderr_size += len(chunk)

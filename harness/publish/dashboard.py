@@ -27,7 +27,7 @@ import html
 from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
-from harness.publish import site, svg
+from harness.publish import readings_html, site, svg
 from harness.publish.board import Row, status_counts
 from harness.publish.htmltext import breakable, shorten
 from harness.publish.series import Series
@@ -76,6 +76,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         *_distribution(rows),
         *_table(rows, series, sparks or {}),
         *_deferring(rows),
+        *readings_html.dashboard_section(rows),
         "</main>",
         f"<script>{assets.SCRIPT}</script>",
         "</body>",

@@ -35,6 +35,7 @@ h1{font-size:26px;margin:0 0 8px}h2{font-size:19px;margin:28px 0 8px}
 a{color:var(--link)}.muted{color:var(--muted)}
 p.howto{background:#f4f6f8;border-left:4px solid var(--link);padding:8px 12px}
 table{border-collapse:collapse;width:100%}
+section>table:not(#leaderboard){display:block;max-width:100%;overflow-x:auto}
 th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--head);font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
