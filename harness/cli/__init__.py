@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "harness.db.slice_cmd",
     "harness.cli.sweep_cmd",
     "harness.publish.regen_cmd",
+    "harness.audit.audit_cmd",
 )
 
 
