@@ -228,7 +228,7 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
         entry.header_names += (str(name),)
         if complete:
             entry.header_values[str(name)] = text
-            entry.secret_values.append(text)
+            entry.secret_values += [text] + text.split(None, 1)[1:]  # and the credential of "<scheme> <credential>"
 
 
 def _env(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
