@@ -64,7 +64,7 @@ def _config(cfile: ConfigFile, rows: list[Row], context: int) -> dict:
 
 def _server(row: Row, context: int) -> dict:
     entry = row.entry
-    notes = list(row.outcome.notes) if row.outcome and not row.cost else []
+    notes = list(row.outcome.notes) if row.outcome else []
     return {
         "name": entry.name, "scope": entry.scope, "transport": entry.transport, "launch": entry.display_launch(),
         "envNames": list(entry.env_names), "headerNames": list(entry.header_names), "identity": row.key,
