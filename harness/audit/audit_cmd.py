@@ -176,10 +176,6 @@ def _increase(text: str):
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 1 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got {text[:40]!r}")
-    return value
+    from harness.cli.measure_cmd import _seconds as seconds  # the same 1-600 s rule as measure
+
+    return seconds(text)

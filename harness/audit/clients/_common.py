@@ -144,18 +144,13 @@ def build_entry(name: str, raw: object, shape: Shape, ctx: Context, where: str) 
 
 
 def _switches(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
-    if shape.disabled_key and shape.disabled_key in raw:
-        value = raw[shape.disabled_key]
-        if value is True:
-            entry.disabled = f"{shape.disabled_key}: true"
-        elif value is not False:
-            entry.problems.append(f"{where}.{shape.disabled_key}: not a boolean")
-    if shape.enabled_key and shape.enabled_key in raw:
-        value = raw[shape.enabled_key]
-        if value is False:
-            entry.disabled = f"{shape.enabled_key}: false"
-        elif value is not True:
-            entry.problems.append(f"{where}.{shape.enabled_key}: not a boolean")
+    for key, off in ((shape.disabled_key, True), (shape.enabled_key, False)):
+        if not key or key not in raw:
+            continue
+        if raw[key] is off:
+            entry.disabled = f"{key}: {'true' if off else 'false'}"
+        elif raw[key] is not (not off):
+            entry.problems.append(f"{where}.{key}: not a boolean")
     if shape.always_load and "alwaysLoad" in raw:
         if isinstance(raw["alwaysLoad"], bool):
             entry.always_load = raw["alwaysLoad"]
@@ -296,3 +291,15 @@ def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, wor
     entries, problems = entries_from_map(document.get(key), shape, ctx, key)
     cfile.entries += entries
     cfile.notes += problems
+
+
+def table(document: object, key: str, cfile) -> list[tuple[str, object]]:
+    """The ``(name, raw entry)`` pairs of ``document[key]`` (at most ``MAX_ENTRIES``); a value
+    that is not an object is a note on ``cfile`` and no pairs."""
+    servers = document.get(key) if isinstance(document, dict) else None
+    if servers is None:
+        return []
+    if not isinstance(servers, dict):
+        cfile.notes.append(f"{key} is not an object")
+        return []
+    return [(str(name), raw) for name, raw in list(servers.items())[:MAX_ENTRIES]]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry
+from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, table
 from harness.audit.model import HTTP, ConfigFile
 
 CLIENT = "codex-cli"
@@ -35,14 +35,8 @@ def candidates(layout: Layout) -> list[Candidate]:
 
 
 def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
-    servers = document.get("mcp_servers") if isinstance(document, dict) else None
-    if servers is None:
-        return
-    if not isinstance(servers, dict):
-        cfile.notes.append("mcp_servers is not a table")
-        return
     ctx = Context(CLIENT, cfile.path, cfile.scope, layout, layout.cwd if cfile.scope == "project" else None)
-    for name, raw in list(servers.items())[:500]:
+    for name, raw in table(document, "mcp_servers", cfile):
         entry = build_entry(str(name), raw, SHAPE, ctx, f"mcp_servers.{name}")
         token_var = raw.get("bearer_token_env_var") if isinstance(raw, dict) else None
         if isinstance(token_var, str) and token_var:

@@ -13,7 +13,7 @@ goose: no file describes a launch, so they are listed as not measurable.
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable
+from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import BUILTIN, HTTP, SSE, STDIO, ConfigFile
 
 CLIENT = "goose"
@@ -31,14 +31,8 @@ def candidates(layout: Layout) -> list[Candidate]:
 
 
 def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
-    extensions = document.get("extensions") if isinstance(document, dict) else None
-    if extensions is None:
-        return
-    if not isinstance(extensions, dict):
-        cfile.notes.append("extensions is not a mapping")
-        return
     ctx = Context(CLIENT, cfile.path, cfile.scope, layout)
-    for name, raw in list(extensions.items())[:500]:
+    for name, raw in table(document, "extensions", cfile):
         if isinstance(raw, dict) and raw.get("type") in ("builtin", "platform"):
             entry = not_launchable(str(name), ctx, BUILTIN, f"a goose {raw.get('type')} extension: it runs inside "
                                    "goose, so its cost is not measured here")

@@ -14,7 +14,7 @@ a key of Zed's settings source, not on the MCP page. No variable expansion is do
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable
+from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import EXTENSION, ConfigFile
 
 CLIENT = "zed"
@@ -22,7 +22,6 @@ NAME = "Zed"
 DOCS = "https://zed.dev/docs/ai/mcp"
 READ_ON = "2026-11-30"
 SHAPE = Shape(type_key=None, enabled_key="enabled")
-MAX_SERVERS = 500
 
 
 def candidates(layout: Layout) -> list[Candidate]:
@@ -32,14 +31,8 @@ def candidates(layout: Layout) -> list[Candidate]:
 
 
 def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
-    servers = document.get("context_servers") if isinstance(document, dict) else None
-    if servers is None:
-        return
-    if not isinstance(servers, dict):
-        cfile.notes.append("context_servers is not an object")
-        return
     ctx = Context(CLIENT, cfile.path, cfile.scope, layout, layout.cwd if cfile.scope == "project" else None)
-    for name, raw in list(servers.items())[:MAX_SERVERS]:
+    for name, raw in table(document, "context_servers", cfile):
         where = f"context_servers.{name}"
         if isinstance(raw, dict) and raw.get("source") == "extension":
             cfile.entries.append(not_launchable(str(name), ctx, EXTENSION, "provided by a Zed extension: the file "
