@@ -127,7 +127,7 @@ def read(environ: Mapping[str, str]) -> Inputs:
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
         baseline=(workdir / baseline_text) if baseline_text else None, max_increase=max_increase,
         badge_path=workdir / (badge_text or f"{OUTPUT_DIR}/badges/{name}.json"),
-        workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir / c for c in config),
+        workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir.resolve() / c for c in config),
     )
 
 

@@ -184,3 +184,34 @@ def test_other_clients_get_their_record_not_a_posture(machine):
     assert goose["record"]["record"] == "paid-in-full" and goose["total"]["floor"]  # a builtin has no number
     kinds = {r["client"]: r["record"] for r in built["records"]}
     assert kinds["zed"] == "paid-in-full" and kinds["cline"] == "not-searched"
+
+
+def test_a_client_tool_filter_is_counted_again_with_the_same_rules():
+    from harness.audit.measuring import cost
+    from harness.audit.model import Entry
+
+    measured = outcome(tools=4)
+    entry = Entry("s", "gemini-cli", "x", "user", "stdio", include_tools=("tool_0", "tool_2", "tool_3"),
+                  exclude_tools=("tool_3",))
+    result = cost(entry, measured)
+    kept = [t for t in measured.tools if t["name"] in ("tool_0", "tool_2")]
+    assert (result.tokens, result.tool_count, result.filtered) == (count_tools(kept).totalTokens, 2, 2)
+    plain = cost(Entry("s", "cursor", "x", "user", "stdio"), measured)
+    assert (plain.tokens, plain.filtered) == (measured.tokens, 0)
+
+
+@pytest.mark.parametrize("platform, desktop, managed", [
+    ("darwin", "home/Library/Application Support/Claude/claude_desktop_config.json",
+     "sys/Library/Application Support/ClaudeCode/managed-mcp.json"),
+    ("linux", "home/.config/Claude/claude_desktop_config.json", "sys/etc/claude-code/managed-mcp.json"),
+])
+def test_platform_paths(tmp_path, platform, desktop, managed):
+    from harness.audit.clients import claude_code, claude_desktop
+    from harness.audit.clients._common import Layout
+
+    layout = Layout(home=tmp_path / "home", cwd=tmp_path / "p", platform=platform, system_root=tmp_path / "sys")
+    assert claude_desktop.candidates(layout)[0].path == tmp_path / desktop
+    assert claude_code.candidates(layout)[2].path == tmp_path / managed
+    windows = Layout(home=tmp_path, cwd=tmp_path, platform="win32", appdata=tmp_path / "AppData" / "Roaming")
+    assert claude_desktop.candidates(windows)[0].path == tmp_path / "AppData/Roaming/Claude/claude_desktop_config.json"
+    assert str(claude_code.managed_dir(windows)).replace("\\", "/") == "C:/Program Files/ClaudeCode"

@@ -22,7 +22,7 @@ local, then project, then user (``harness.audit.sessions``).
 
 from __future__ import annotations
 
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 
 from harness.audit.clients._common import Candidate, Context, Layout, Shape, entries_from_map
 from harness.audit.model import HTTP, SSE, ConfigFile
@@ -41,7 +41,7 @@ def managed_dir(layout: Layout) -> Path:
     if layout.platform == "darwin":
         return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
     if layout.platform == "win32":
-        return Path(PureWindowsPath("C:/Program Files/ClaudeCode"))
+        return Path("C:/Program Files/ClaudeCode")
     return layout.system_root / "etc" / "claude-code"
 
 
