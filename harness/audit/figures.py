@@ -96,7 +96,7 @@ def trim_plan(rows: list[Row], context: int, limit: int = 5) -> list[dict]:
         row = next(r for r in rows if r.entry.name == tool["server"])
         key = TOOL_FILTER.get(row.entry.client)
         how = (f"add {tool['tool']!r} to {key} of {tool['server']!r}" if key else
-               "this client's file has no per-tool filter: ask the server's author, or switch the tool off in the client")
+               f"switch off {tool['tool']!r} of {tool['server']!r} in the client (this file format has no tool filter)")
         steps.append({"action": "drop-tool", "server": tool["server"], "tool": tool["tool"], "saves": tool["tokens"],
                       "savesShare": share(tool["tokens"], context), "approximate": True, "how": how})
     return steps

@@ -8,6 +8,7 @@ and is handed to rich as a ``Text`` (never as markup), so no control character, 
 from __future__ import annotations
 
 import io
+import textwrap
 
 from rich import box
 from rich.console import Console
@@ -39,7 +40,12 @@ def _t(value: object, style: str | None = None) -> Text:
 
 
 def _line(console: Console, *parts: object, style: str | None = None) -> None:
-    console.print(_t("".join(str(p) for p in parts), style))
+    """One logical line, escaped, wrapped at ``WIDTH`` with continuation lines indented under it."""
+    text = escape("".join(str(p) for p in parts))
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
+    wrapped = textwrap.fill(text, WIDTH, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False,
+                            drop_whitespace=True)
+    console.print(Text(wrapped, style=style or ""), overflow="fold")
 
 
 def _header(console: Console, report: dict) -> None:
@@ -110,8 +116,12 @@ def _session(console: Console, session: dict, context: int) -> None:
         _line(console, f"  total: none — {session['refused']}")
     else:
         total = session["total"]
-        _line(console, f"  every request carries {total['display']} tokens of tool definitions "
-              f"({_pct(total['share'])} of {context:,})", style="bold")
+        # "Every request carries" is said only where it is on record: Claude Code's documented mechanism
+        # sends every definition in every request, and the paid-in-full clients load everything. What a
+        # deferring client's backend sends is on no surface this project reads (methodology).
+        paid = session["client"] == "claude-code" or (session["record"] or {}).get("record") == "paid-in-full"
+        lead = "every request carries" if paid else "the configured servers' tool definitions total"
+        _line(console, f"  {lead} {total['display']} tokens ({_pct(total['share'])} of {context:,})", style="bold")
     for note in session["notes"]:
         _line(console, f"  note: {note}")
     if session["deferral"]:
