@@ -77,8 +77,10 @@ def run(args, measurer=None) -> int:
         results.append(gates_mod.baseline_gate(report, baseline, args.max_increase))
     report["gates"] = [g.to_json() for g in results]
     report["exitCode"] = gates_mod.exit_code(report, results)
-    report, _ = redactor.json(report)
+    from harness.audit.report import redact
     from harness.util import schemas
+
+    report = redact(report, redactor)
 
     schemas.check("audit-report", report, where="audit report")
     _emit(args, report, redactor)
@@ -136,11 +138,13 @@ def _emit(args, report: dict, redactor) -> None:
 
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     markdown = render_markdown.render(report)
-    for target, body in ((args.json, text), (args.markdown, markdown)):
+    # The report is already redacted field by field; the human forms get one more pass over the
+    # whole text as well, while the JSON is written as validated (a later --baseline reads it).
+    for target, body in ((args.json, text), (args.markdown, redactor.text(markdown))):
         if target not in (None, STDOUT):
-            atomic.write_text(Path(target), redactor.text(body))
+            atomic.write_text(Path(target), body)
     if args.json == STDOUT:
-        sys.stdout.write(redactor.text(text))
+        sys.stdout.write(text)
     elif args.markdown == STDOUT:
         sys.stdout.write(redactor.text(markdown))
     else:

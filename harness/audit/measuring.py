@@ -72,7 +72,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Redactor, *, iso
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
                       measurer=measure) -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server. Never raises for server behaviour."""
+    (default: stderr) receives one line per finished server, cleaned by ``redactor``. Never raises
+    for server behaviour."""
     from harness.probe import isolation as iso
 
     lease, gate = EnvLease(), asyncio.Semaphore(concurrency)
@@ -87,10 +88,13 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Redactor, *, iso
             async with lease.hold(assignments(entry)):
                 measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
                                              pass_declared_values=True)
-            rec = record.build(measurement, described, redactor=redactor)
+            # The capture is redacted (before counting, the probe's rule) with this server's own values
+            # only, so another entry's env value cannot change this server's number; ``redactor``
+            # (every value of every config) cleans what is printed.
+            rec = record.build(measurement, described, redactor=redactor_for(entries))
         outcomes[key] = outcome_of(rec)
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
-        write(escape(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}"))
+        write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
 
     await asyncio.gather(*(one(key, entries) for key, entries in groups.items()))
     return outcomes

@@ -138,3 +138,23 @@ def _summary(report: dict, outcomes: dict[str, Outcome]) -> dict:
         "costliestSession": costliest["label"] if costliest else None,
         "costliestSessionTotal": costliest["total"] if costliest else None,
     }
+
+
+# Fields whose values are this harness's own vocabulary, never text a config or a server supplied:
+# redaction leaves them alone, so an env value that happens to read "stdio" or "measured" cannot
+# turn a field into something its schema rejects.
+CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding", "harnessVersion", "generatedAt",
+                        "isolation", "state", "transport", "status", "identity", "display", "record", "posture",
+                        "verdict", "action", "tier", "allow", "composition", "gate", "variable", "jsonType", "client",
+                        "scope", "decidedBy"})
+
+
+def redact(value: object, redactor, key: str | None = None) -> object:
+    """``value`` with every config-held secret replaced by the probe's redactor in every string
+    that is not in a ``CONTROLLED`` field (keys are the report's own and are left alone)."""
+    if isinstance(value, dict):
+        return {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(item, redactor, key) for item in value]
+    return redactor.text(value) if isinstance(value, str) else value
+

@@ -215,3 +215,14 @@ def test_platform_paths(tmp_path, platform, desktop, managed):
     windows = Layout(home=tmp_path, cwd=tmp_path, platform="win32", appdata=tmp_path / "AppData" / "Roaming")
     assert claude_desktop.candidates(windows)[0].path == tmp_path / "AppData/Roaming/Claude/claude_desktop_config.json"
     assert str(claude_code.managed_dir(windows)).replace("\\", "/") == "C:/Program Files/ClaudeCode"
+
+
+def test_redaction_leaves_the_report_valid_when_a_value_is_a_word_of_its_vocabulary(machine):
+    from harness.audit.report import redact
+    from harness.probe.redact import Redactor
+
+    built = audit(machine)
+    cleaned = redact(built, Redactor(["stdio", "measured", "read-only", "claude-code", "deferred"]))
+    schemas.check("audit-report", cleaned)
+    assert cleaned["configs"][0]["servers"][0]["transport"] == "stdio"
+    assert cleaned["configs"][0]["servers"][0]["status"] == "measured"
