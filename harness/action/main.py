@@ -74,7 +74,8 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     if inputs.config:  # audit client configs instead of measuring one server (issue #12)
         from harness.audit.action_step import run_audit_step
 
-        return run_audit_step(inputs, environ, out, outputs, _finish)
+        return run_audit_step(inputs, environ, out, outputs,
+                              lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
         rec, record_path, badge_path = _measure(inputs, environ, out)
     except Exception as exc:  # the step must fail loudly, whatever went wrong

@@ -25,7 +25,7 @@ from harness.audit.model import Entry
 from harness.core.counting import count_tools
 from harness.probe import record
 from harness.probe.measure import measure
-from harness.probe.redact import Redactor
+from harness.probe.redact import Secrets
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
 from harness.util.untrusted import escape
@@ -63,12 +63,19 @@ class Cost:
     filtered: int = 0
 
 
-def redactor_for(entries: list[Entry]) -> Redactor:
-    """One redactor over every value any config holds (env, headers, expanded references)."""
-    return Redactor(value for entry in entries for value in entry.secret_values)
+def redactor_for(entries: list[Entry]) -> Secrets:
+    """One secret set over everything the ``entries`` hand a server (``Secrets.handed``: every env
+    and header value, secret-named options in the launch argv such as ``--api-key X``, credentials in
+    the URL) plus every value an expansion substituted (issue #9: a secret is any non-public value
+    handed to a server)."""
+    found = Secrets(value for entry in entries for value in entry.secret_values)
+    for entry in entries:
+        found |= Secrets.handed(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
+                                url=entry.launch_url)
+    return found
 
 
-async def measure_all(groups: dict[str, list[Entry]], redactor: Redactor, *, isolation: str = "host",
+async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
                       measurer=measure) -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
@@ -91,7 +98,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Redactor, *, iso
             # The capture is redacted (before counting, the probe's rule) with this server's own values
             # only, so another entry's env value cannot change this server's number; ``redactor``
             # (every value of every config) cleans what is printed.
-            rec = record.build(measurement, described, redactor=redactor_for(entries))
+            rec = record.build(measurement, described, secrets=redactor_for(entries))
         outcomes[key] = outcome_of(rec)
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
         write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))

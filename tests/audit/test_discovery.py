@@ -159,7 +159,9 @@ def test_every_secret_value_is_known_to_the_redactor(found):
     redactor = redactor_for([e for f in found for e in f.entries])
     for value in ("cursor-key-value-1234", "claude-api-key-5678", "zed-literal-token-1234", "abc-zed-1234",
                   "cline-literal-key-5678", "ghp_desktopliteral0000", "postgres://u:p@h/db"):
-        assert redactor.text(f"x {value} y") == "x [redacted] y"
+        # A run of 8+ characters of a handed value is a secret (issue #9), so for a header handed as
+        # "Bearer <key>" the space before the key goes with it.
+        assert redactor.text(f"x {value} y") in ("x [redacted] y", "x[redacted] y")
     assert all(value not in repr(e) for f in found for e in f.entries for value in e.env_values.values())
 
 
