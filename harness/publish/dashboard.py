@@ -61,6 +61,8 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         f"single tool is called. How it is made and what it is not: <a href=\"{html.escape(methodology)}\">"
         f"{html.escape(site.METHODOLOGY_LABEL)}</a>. The same table as Markdown and CSV: "
         f"<a href=\"{html.escape(leaderboard)}\">leaderboard</a>.</p>",
+        "<p>What moved since each server's previous cost: "
+        f"<a href=\"{html.escape(site.link(HERE, site.REGRESSIONS_MD))}\">cost movement</a>.</p>",
         *_counts(rows, newest),
         *_bands(rows),
         *_table(rows, series, sparks or {}),
