@@ -26,6 +26,7 @@ is listed either way.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from dataclasses import dataclass
 
@@ -221,6 +222,14 @@ def _parts(values: tuple[int, int, int] | None) -> dict | None:
     if values is None:
         return None
     return dict(zip(("tokens", "descriptionTokens", "inputSchemaTokens"), values))
+
+
+def render_json(document: dict) -> str:
+    """File text of a :func:`to_json` document: one server per line (compact JSON; non-ASCII and
+    lone surrogates in tool names escaped, so the bytes are always valid UTF-8)."""
+    head = json.dumps({k: v for k, v in document.items() if k != "servers"}, separators=(",", ":"))
+    lines = ",\n".join(json.dumps(entry, separators=(",", ":")) for entry in document["servers"])
+    return head[:-1] + ',"servers":[\n' + lines + "\n]}\n"
 
 
 def ordered(movements: list[Movement]) -> list[Movement]:

@@ -7,12 +7,15 @@ older side from somewhere: every regen appends the vector of the server's curren
 on file (consecutive de-duplication: A → B → A keeps three vectors, so the newest vector is always
 the current capture). Failures append nothing — they are gaps, never zeros.
 
-A vector::
+A vector, as read (:class:`Vector`, a mapping)::
 
     {"date": "2026-11-30",              UTC day of the record's measuredAt
      "canonicalSha256": "…", "isolation": "sandbox" | "host" | "docker" | null (not on record),
      "status": "measured" | "dynamic", "totalTokens": 486, "toolCount": 2,
      "tools": [{"name": "…", "tokens": 1, "descriptionTokens": 1, "inputSchemaTokens": 1}, …]}
+
+In the file each tool is the array ``[name, tokens, descriptionTokens, inputSchemaTokens]`` (a
+third of the bytes of the object form, at up to 104 vectors per server).
 
 Per-tool numbers are ``harness.core.counting.count_tools`` of the record's own ``rawToolsCapture``
 (a non-string name is kept as its JSON text, as the record does); the capture must re-derive the
@@ -31,15 +34,18 @@ append adds one line and unchanged vectors are never re-serialized::
     {…newest…}
     ]}
 
-Every vector is validated against the schema before it is written; reading checks the same rules
+Every vector is validated against the schema before it is written. Reading checks the same rules
 by hand (the validator costs too much per vector at 100,000 vectors; the tests check the two agree)
-and raises ``RecordError`` naming the file and line.
+and raises ``RecordError`` naming the file and line: a vector's scalar fields when the file is read,
+its per-tool list when that is first used (a regen reads every vector but uses the tools of at most
+two per server), so a damaged list is reported the first time anything depends on it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
@@ -53,6 +59,7 @@ METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
 FIELDS = ("date", "canonicalSha256", "isolation", "status", "totalTokens", "toolCount", "tools")
 TOOL_FIELDS = ("name", "tokens", "descriptionTokens", "inputSchemaTokens")
+_KEYS = frozenset(FIELDS)
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -61,28 +68,76 @@ class CaptureMismatch(RecordError):
     """A record's ``rawToolsCapture`` does not re-derive its published numbers: no vector."""
 
 
-@dataclass(frozen=True)
-class VectorHistory:
-    """One server's vectors, oldest first, with each vector's line of file text (kept verbatim so
-    an unchanged vector is never serialized again)."""
+class Vector(Mapping):
+    """One vector, read as the mapping above. The scalar fields are checked when the line is read;
+    the per-tool list is parsed and checked on first use (attribution, reuse) — a regen reads
+    every vector of every server but uses the tools of two per server at most. ``line`` is the
+    vector's text in the file, kept verbatim; ``where`` names it in errors."""
 
-    server: str
-    vectors: tuple[dict, ...] = ()
-    lines: tuple[str, ...] = ()
+    __slots__ = ("fields", "line", "where", "_tools", "_tools_text")
+
+    def __init__(self, fields: dict, line: str, where: str = "", tools: list | None = None,
+                 tools_text: str | None = None):
+        self.fields, self.line, self.where = fields, line, where
+        self._tools, self._tools_text = tools, tools_text
+
+    @classmethod
+    def of(cls, vector: dict) -> Vector:
+        """A new vector from its dict (serialized once, as ``JSON.stringify`` would)."""
+        return cls({k: vector[k] for k in FIELDS[:-1]}, stringify(wire(vector)), tools=vector["tools"])
 
     @property
-    def newest(self) -> dict | None:
+    def tools(self) -> list[dict]:
+        if self._tools is None:
+            try:
+                tools = json.loads(self._tools_text)
+            except ValueError as exc:
+                raise RecordError([f"{self.where}: tools are not JSON: {exc}"]) from None
+            problem = _tools_problem(tools)
+            if problem:
+                raise RecordError([f"{self.where}: {problem}"])
+            self._tools = [dict(zip(TOOL_FIELDS, tool)) for tool in tools]
+        return self._tools
+
+    def __getitem__(self, name: str):
+        return self.tools if name == "tools" else self.fields[name]
+
+    def __iter__(self):
+        return iter(FIELDS)
+
+    def __len__(self) -> int:
+        return len(FIELDS)
+
+    def __repr__(self) -> str:
+        return f"Vector({self.line[:120]!r}…)"
+
+
+@dataclass(frozen=True)
+class VectorHistory:
+    """One server's vectors, oldest first."""
+
+    server: str
+    vectors: tuple[Vector, ...] = ()
+
+    @property
+    def newest(self) -> Vector | None:
         return self.vectors[-1] if self.vectors else None
 
     def text(self) -> str:
         """The file text (only meaningful with at least one vector)."""
-        body = ",\n".join(self.lines)
-        return f"{_header(self.server)}\n{body}\n]}}\n"
+        return file_text(self.server, [v.line for v in self.vectors])
 
 
-def _header(server: str) -> str:
-    return json.dumps({"method": METHOD, "server": server, "bound": MAX_VECTORS}, separators=(",", ":"))[:-1] \
-        + ',"vectors":['
+def file_text(server: str, lines: list[str]) -> str:
+    """The file holding vector ``lines`` (each one vector's JSON text, oldest first)."""
+    header = json.dumps({"method": METHOD, "server": server, "bound": MAX_VECTORS}, separators=(",", ":"))
+    return header[:-1] + ',"vectors":[\n' + ",\n".join(lines) + "\n]}\n"
+
+
+def wire(vector: dict) -> dict:
+    """``vector`` as the file holds it: each tool as ``[name, tokens, descriptionTokens,
+    inputSchemaTokens]``."""
+    return {**vector, "tools": [[t[k] for k in TOOL_FIELDS] for t in vector["tools"]]}
 
 
 def key(vector_or_record_fields: dict) -> tuple:
@@ -138,15 +193,14 @@ def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHi
     known = {v["canonicalSha256"]: v for v in history.vectors}
     vector = vector_of(record, where, known)
     schemas.check("tool-vectors", {"method": METHOD, "server": history.server, "bound": MAX_VECTORS,
-                                   "vectors": [vector]}, where=where)
-    vectors = (*history.vectors, vector)[-MAX_VECTORS:]
-    lines = (*history.lines, stringify(vector))[-MAX_VECTORS:]
-    return VectorHistory(history.server, vectors, lines)
+                                   "vectors": [wire(vector)]}, where=where)
+    return VectorHistory(history.server, (*history.vectors, Vector.of(vector))[-MAX_VECTORS:])
 
 
 def read(path, server: str) -> VectorHistory:
     """The vectors on file at ``path`` (empty when the file does not exist). Raises
-    :class:`RecordError` naming the file (and line) for anything not in the format above."""
+    :class:`RecordError` naming the file (and line) for anything not in the format above; a
+    vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -154,30 +208,52 @@ def read(path, server: str) -> VectorHistory:
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordError([f"{path}: cannot read: {exc}"]) from None
     rows = text.split("\n")
-    if len(rows) < 4 or rows[0] != _header(server) or rows[-2:] != ["]}", ""]:
+    if len(rows) < 4 or rows[0] != file_text(server, []).split("\n", 1)[0] or rows[-2:] != ["]}", ""]:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
     body = rows[1:-2]
-    vectors, lines, errors = [], [], []
+    vectors, errors = [], []
     for index, row in enumerate(body):
+        where = f"{path}:{index + 2}"
         last = index == len(body) - 1
-        line = row if last else row[:-1]
-        problem = None if last or row.endswith(",") else "a vector line must end with ','"
-        try:
-            vector = json.loads(line)
-        except ValueError as exc:
-            vector, problem = None, problem or f"not JSON: {exc}"
-        problem = problem or _problem(vector)
-        if problem:
-            errors.append(f"{path}:{index + 2}: {problem}")
+        if not (last or row.endswith(",")):
+            errors.append(f"{where}: a vector line must end with ','")
+            continue
+        vector = _vector(row if last else row[:-1], where)
+        if isinstance(vector, str):
+            errors.append(f"{where}: {vector}")
         else:
             vectors.append(vector)
-            lines.append(line)
     if len(body) > MAX_VECTORS:
         errors.append(f"{path}: {len(body)} vectors, more than the bound of {MAX_VECTORS}")
     if errors:
         raise RecordError(errors)
-    return VectorHistory(server, tuple(vectors), tuple(lines))
+    return VectorHistory(server, tuple(vectors))
+
+
+# The line as this module writes it: the scalars matched at its start, the tools (up to the final
+# "}") left for later.
+_HEAD = re.compile(r'\{"date":"(?P<date>[^"\\]*)","canonicalSha256":"(?P<sha>[0-9a-f]{64})",'
+                   r'"isolation":(?:null|"(?P<iso>host|sandbox|docker)"),"status":"(?P<status>measured|dynamic)",'
+                   r'"totalTokens":(?P<total>0|[1-9][0-9]{0,14}),"toolCount":(?P<count>0|[1-9][0-9]{0,14}),'
+                   r'"tools":(?=\[)')
+
+
+def _vector(line: str, where: str) -> Vector | str:
+    """The vector on ``line``, or the problem with it."""
+    match = _HEAD.match(line)
+    if match and line.endswith("]}") and _DATE.match(match["date"]):
+        fields = {"date": match["date"], "canonicalSha256": match["sha"], "isolation": match["iso"],
+                  "status": match["status"], "totalTokens": int(match["total"]), "toolCount": int(match["count"])}
+        return Vector(fields, line, where, tools_text=line[match.end():-1])
+    try:  # written some other way (by hand, or reformatted): read it whole and check every rule now
+        value = json.loads(line)
+    except ValueError as exc:
+        return f"not JSON: {exc}"
+    problem = _problem(value)
+    if problem:
+        return problem
+    return Vector({k: value[k] for k in FIELDS[:-1]}, line, where, tools=[dict(zip(TOOL_FIELDS, t)) for t in value["tools"]])
 
 
 def _whole(value: object) -> bool:
@@ -186,7 +262,7 @@ def _whole(value: object) -> bool:
 
 def _problem(vector: object) -> str | None:
     """Why ``vector`` breaks ``schemas/tool-vectors.schema.json`` (``$defs/vector``), or ``None``."""
-    if not isinstance(vector, dict) or tuple(sorted(vector)) != tuple(sorted(FIELDS)):
+    if not isinstance(vector, dict) or vector.keys() != _KEYS:
         return f"a vector is an object with exactly {', '.join(FIELDS)}"
     if not isinstance(vector["date"], str) or not _DATE.match(vector["date"]):
         return "date must be YYYY-MM-DD"
@@ -198,18 +274,21 @@ def _problem(vector: object) -> str | None:
         return "status must be measured or dynamic"
     if not (_whole(vector["totalTokens"]) and _whole(vector["toolCount"])):
         return "totalTokens and toolCount must be whole numbers"
-    tools = vector["tools"]
+    return _tools_problem(vector["tools"])
+
+
+def _tools_problem(tools: object) -> str | None:
     if not isinstance(tools, list):
         return "tools must be a list of per-tool vectors"
     for tool in tools:
-        if not isinstance(tool, dict) or tuple(sorted(tool)) != tuple(sorted(TOOL_FIELDS)) \
-                or not isinstance(tool["name"], str) or not all(_whole(tool[k]) for k in TOOL_FIELDS[1:]):
-            return f"a per-tool vector is {{{', '.join(TOOL_FIELDS)}}}: a string and three whole numbers"
+        if type(tool) is not list or len(tool) != 4 or type(tool[0]) is not str \
+                or not (_whole(tool[1]) and _whole(tool[2]) and _whole(tool[3])):
+            return f"a per-tool vector is [{', '.join(TOOL_FIELDS)}]: a string and three whole numbers"
     return None
 
 
 def at(history: VectorHistory, date: str, tokens: int | None, tool_count: int | None,
-       isolation: str | None) -> dict | None:
+       isolation: str | None) -> Vector | None:
     """The vector in force on ``date``: the newest one (in file order) dated on or before it — and
     only when it carries the given totals (and ``isolation``, when that is on record); else
     ``None`` (the vectors do not reach back that far, or do not describe that measurement)."""
