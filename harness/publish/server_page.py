@@ -8,7 +8,8 @@ not on record" when ``isolation.arch`` is absent —, protocol revisions request
 command; session-start load; the per-tool table; the ``discover`` figure of a protocol-mismatch
 record, labelled as separate from the headline; notes; the stderr tail of a failure; the catalog's
 own facts; and "Over time" from ``history.csv``, only the comparable series
-(:mod:`harness.publish.series`). Recorded text goes through ``mdescape.md``.
+(:mod:`harness.publish.series`). Regen appends the "Cost movement" section (:func:`cost_movement`,
+issue #13). Recorded text goes through ``mdescape.md``.
 """
 
 from __future__ import annotations
