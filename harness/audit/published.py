@@ -4,8 +4,9 @@ repository's raw URL (issue #13: ``--index URL|PATH``).
 
 A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
 where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
-most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes, and a
-JSON document nested deeper than Python's parser allows is refused like any other bad document.
+most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
+:data:`DEADLINE` seconds for the whole download, and a JSON document nested deeper than Python's
+parser allows is refused like any other bad document.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository this harness runs from
 MAX_BYTES = 64 * 1024 * 1024
 TIMEOUT = (10.0, 60.0)
+DEADLINE = 180.0
 
 
 class Unavailable(Exception):
@@ -68,17 +70,24 @@ def _local(path: str, what: str) -> bytes:
 
 
 def _fetch(url: str, what: str) -> bytes:
+    import time
+
     import requests
 
+    started = time.monotonic()
     try:
         with requests.get(url, timeout=TIMEOUT, stream=True) as response:
             if response.status_code != 200:
                 raise Unavailable(what, url, f"HTTP {response.status_code} {response.reason or ''}".rstrip())
             data = bytearray()
-            for chunk in response.iter_content(chunk_size=1 << 16):
+            # read1: whatever has arrived (a fixed-size read would wait for the whole chunk, past
+            # the deadline, on a server that drips).
+            while chunk := response.raw.read1(1 << 16, decode_content=True):
                 data += chunk
                 if len(data) > MAX_BYTES:
                     raise Unavailable(what, url, f"larger than {MAX_BYTES:,} bytes")
+                if time.monotonic() - started > DEADLINE:
+                    raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s")
             return bytes(data)
     except requests.RequestException as exc:
         raise Unavailable(what, url, f"{type(exc).__name__}: {_short(exc)}") from None

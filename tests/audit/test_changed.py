@@ -164,3 +164,35 @@ def test_measure_changed_end_to_end(tmp_path, capsys):
     code, out = _measure(capsys, tmp_path / "elsewhere", "--command", fixture_command("jsonrpc_error", "--on", "initialize"),
                          "--name", "broken", "--changed", "--index", str(index))
     assert code == 3 and "changed: no capture to join (status " in out
+
+
+def test_a_download_that_never_ends_is_cut_at_the_deadline(monkeypatch):
+    import http.server
+    import threading
+    import time
+
+    class Drip(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # a body that never finishes: one byte every 50 ms, for at most 30 s
+            self.send_response(200)
+            self.end_headers()
+            for _ in range(600):
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.05)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    server.daemon_threads, server.block_on_close = True, False
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(published, "DEADLINE", 0.5)
+    try:
+        with pytest.raises(published.Unavailable, match=r"still downloading after 0\.5 s"):
+            changed.load_index(f"http://127.0.0.1:{server.server_address[1]}/capture-index.json")
+    finally:
+        server.shutdown()
+        server.server_close()
