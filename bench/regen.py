@@ -127,29 +127,46 @@ GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "resul
              "results/regressions.json", "results/capture-index.json", "results/tool-shape.json")
 
 
-def timed(root: Path, reps: int) -> tuple[float, float, int]:
-    """(cold s, warm s, files) of regen on ``root``: the best of ``reps``. Cold starts from no
-    published pages and the vectors as built (so the current record's vector is appended)."""
+def _reset(root: Path, vectors: dict[Path, bytes]) -> None:
+    """Back to the state as built: no published pages, the vectors before this run's appends."""
     import shutil
 
-    cold, warm, files = [], [], 0
+    for folder in GENERATED:
+        path = root / folder
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    for path, data in vectors.items():
+        path.write_bytes(data)
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> tuple[float, float]:
+    wall, cpu = _clock()
+    return wall - start[0], cpu - start[1]
+
+
+def timed(root: Path, reps: int) -> dict[str, tuple[float, float]]:
+    """Best of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
+    busy machine slows both alike: ``{"base cold", "base warm", "cold", "warm"}``. Cold starts
+    from no published pages and the vectors as built (so the current record's vector is appended)."""
     vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
+    runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(reps):
-        for folder in GENERATED:
-            path = root / folder
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-        for path, data in vectors.items():
-            path.write_bytes(data)
-        t0 = time.perf_counter()
-        files = len(regen(root))
-        cold.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        regen(root)
-        warm.append(time.perf_counter() - t0)
-    return min(cold), min(warm), files
+        for label, context in (("base ", baseline), ("", contextlib.nullcontext)):
+            _reset(root, vectors)
+            with context():
+                start = _clock()
+                regen(root)
+                runs.setdefault(label + "cold", []).append(_since(start))
+                start = _clock()
+                regen(root)
+                runs.setdefault(label + "warm", []).append(_since(start))
+    return {label: (min(w for w, _ in times), min(c for _, c in times)) for label, times in runs.items()}
 
 
 def main() -> int:
@@ -160,24 +177,23 @@ def main() -> int:
     tokenizer.provision()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = {}
-    print(f"{'entries':>8} {'history rows':>13} {'files':>6} {'base cold':>10} {'base warm':>10} {'cold s':>8} "
-          f"{'warm s':>8} {'cold x':>7} {'warm x':>7}")
+    print(f"{'entries':>8} {'history rows':>13} {'run':>10} {'baseline wall s':>16} {'wall s':>8} {'x':>6} "
+          f"{'baseline CPU s':>15} {'CPU s':>7} {'x':>6}")
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"regen-bench-{n}-") as tmp:
             root = Path(tmp)
             build(root, n)
-            with baseline():
-                base_cold, base_warm, _ = timed(root, args.reps)
-            cold, warm, files = timed(root, args.reps)
-            results[n] = cold
-            print(f"{n:>8} {n * WEEKS:>13} {files:>6} {base_cold:>10.2f} {base_warm:>10.2f} {cold:>8.2f} {warm:>8.2f} "
-                  f"{cold / base_cold:>7.2f} {warm / base_warm:>7.2f}")
+            got = timed(root, args.reps)
+            results[n] = got["cold"][0]
+            for run in ("cold", "warm"):
+                (bw, bc), (w, c) = got[f"base {run}"], got[run]
+                print(f"{n:>8} {n * WEEKS:>13} {run:>10} {bw:>16.2f} {w:>8.2f} {w / bw:>6.2f} {bc:>15.2f} {c:>7.2f} "
+                      f"{c / bc:>6.2f}")
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
         print(f"growth {lo} -> {hi}: x{results[hi] / results[lo]:.2f} for x{hi / lo:.0f} entries "
               f"(linear = x{hi / lo:.0f}); {hi} entries in {results[hi]:.2f} s (target < 10 s)")
-    print("cold x / warm x: regen with the history pass of issue #13 against the baseline without it "
-          "(target < 2)")
+    print("x: regen with the history pass of issue #13 against the baseline without it, same run (target < 2)")
     return 0
 
 

@@ -26,19 +26,24 @@ from harness.publish.tool_vectors import VectorHistory
 METHOD = "capture-index/v1"
 
 
-def build(vectors: dict[str, VectorHistory]) -> dict:
-    """The index document for ``vectors`` (server name → its vectors)."""
-    captures: dict[str, dict[str, dict]] = {}
+def _collect(vectors: dict[str, VectorHistory]) -> tuple[dict[str, dict[str, dict]], dict[str, dict]]:
+    """``(first, current)``: sha → {server: scalar fields of the first vector with it}, and server →
+    its current entry. Captures are in the order first seen (servers by name, each oldest first):
+    deterministic without sorting 100,000 hashes. Only the vectors' scalar fields are read; their
+    per-tool lists never are."""
+    first: dict[str, dict[str, dict]] = {}
     current: dict[str, dict] = {}
     for server in sorted(vectors):
         history = vectors[server].vectors
         if not history:
             continue
         for vector in history:
-            fields = vector.fields  # the scalars only: the per-tool lists are never parsed here
-            by_server = captures.setdefault(fields["canonicalSha256"], {})
-            if server not in by_server:
-                by_server[server] = _entry(server, fields)
+            fields = vector.fields
+            seen = first.get(fields["canonicalSha256"])
+            if seen is None:
+                first[fields["canonicalSha256"]] = {server: fields}
+            elif server not in seen:
+                seen[server] = fields
         newest = history[-1].fields
         since = newest["date"]
         for vector in reversed(history):
@@ -47,32 +52,35 @@ def build(vectors: dict[str, VectorHistory]) -> dict:
             since = vector.fields["date"]
         current[server] = {"canonicalSha256": newest["canonicalSha256"], "date": since,
                            "totalTokens": newest["totalTokens"], "toolCount": newest["toolCount"]}
-    return {"method": METHOD,
-            "captures": {sha: [by_server[s] for s in (sorted(by_server) if len(by_server) > 1 else by_server)]
-                         for sha, by_server in sorted(captures.items())},
-            "current": current}
+    return first, current
 
 
-def _entry(server: str, vector: dict) -> dict:
-    return {"server": server, "date": vector["date"], "totalTokens": vector["totalTokens"],
-            "toolCount": vector["toolCount"]}
+def _servers(by_server: dict[str, dict]) -> list[str]:
+    return sorted(by_server) if len(by_server) > 1 else list(by_server)
 
 
-def render(document: dict) -> str:
-    """File text: one capture (and one current entry) per line. Every value is a slug, a date, a
-    hex digest or a whole number — nothing that needs escaping — so lines are formatted directly.
-    The document is built only from vectors that passed the tool-vectors rules, so it is not
-    re-validated here (jsonschema costs ~0.3 ms per capture, seconds at 100,000); the tests check it
-    against ``schemas/capture-index.schema.json``, and readers (:mod:`harness.audit.published`)
+def build(vectors: dict[str, VectorHistory]) -> dict:
+    """The index document for ``vectors`` (server name → its vectors)."""
+    first, current = _collect(vectors)
+    captures = {sha: [{"server": s, "date": by_server[s]["date"], "totalTokens": by_server[s]["totalTokens"],
+                       "toolCount": by_server[s]["toolCount"]} for s in _servers(by_server)]
+                for sha, by_server in first.items()}
+    return {"method": METHOD, "captures": captures, "current": current}
+
+
+def text(vectors: dict[str, VectorHistory]) -> str:
+    """The file text of :func:`build`'s document, one capture (and one current entry) per line,
+    formatted straight from the vectors: every value is a slug, a date, a hex digest or a whole
+    number — nothing that needs escaping. It is not re-validated here (jsonschema costs ~0.3 ms per
+    capture, seconds at 100,000); the tests check it against ``schemas/capture-index.schema.json``
+    and that it parses to :func:`build`'s document, and readers (:mod:`harness.audit.published`)
     validate what they read."""
-    captures = ",\n".join(f'"{sha}":[' + ",".join(_row(row) for row in rows) + "]"
-                           for sha, rows in document["captures"].items())
-    current = ",\n".join(f'"{name}":{{"canonicalSha256":"{c["canonicalSha256"]}","date":"{c["date"]}",'
-                          f'"totalTokens":{c["totalTokens"]},"toolCount":{c["toolCount"]}}}'
-                          for name, c in document["current"].items())
-    return f'{{"method":"{METHOD}",\n"captures":{{\n{captures}\n}},\n"current":{{\n{current}\n}}}}\n'
-
-
-def _row(row: dict) -> str:
-    return (f'{{"server":"{row["server"]}","date":"{row["date"]}","totalTokens":{row["totalTokens"]},'
-            f'"toolCount":{row["toolCount"]}}}')
+    first, current = _collect(vectors)
+    captures = ",\n".join(
+        f'"{sha}":[' + ",".join(f'{{"server":"{s}","date":"{by_server[s]["date"]}","totalTokens":'
+                                f'{by_server[s]["totalTokens"]},"toolCount":{by_server[s]["toolCount"]}}}'
+                                for s in _servers(by_server)) + "]"
+        for sha, by_server in first.items())
+    now = ",\n".join(f'"{name}":{{"canonicalSha256":"{c["canonicalSha256"]}","date":"{c["date"]}",'
+                      f'"totalTokens":{c["totalTokens"]},"toolCount":{c["toolCount"]}}}' for name, c in current.items())
+    return f'{{"method":"{METHOD}",\n"captures":{{\n{captures}\n}},\n"current":{{\n{now}\n}}}}\n'

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
@@ -69,28 +69,35 @@ class CaptureMismatch(RecordError):
 
 
 class Vector(Mapping):
-    """One vector, read as the mapping above. The scalar fields are checked when the line is read;
+    """One vector, read as the mapping above. The scalar fields are checked when the file is read;
     the per-tool list is parsed and checked on first use (attribution, reuse) — a regen reads
-    every vector of every server but uses the tools of two per server at most. ``line`` is the
-    vector's text in the file, kept verbatim; ``where`` names it in errors."""
+    every vector of every server but uses the tools of two per server at most. The vector's text
+    is ``source[start:stop]`` (kept verbatim, never copied until needed); ``where`` names it in
+    errors."""
 
-    __slots__ = ("fields", "line", "where", "_tools", "_tools_text")
+    __slots__ = ("fields", "where", "_tools", "_source", "_start", "_stop", "_tools_at")
 
-    def __init__(self, fields: dict, line: str, where: str = "", tools: list | None = None,
-                 tools_text: str | None = None):
-        self.fields, self.line, self.where = fields, line, where
-        self._tools, self._tools_text = tools, tools_text
+    def __init__(self, fields: dict, source: str, start: int, stop: int, where: str = "",
+                 tools: list | None = None, tools_at: int | None = None):
+        self.fields, self.where, self._tools = fields, where, tools
+        self._source, self._start, self._stop, self._tools_at = source, start, stop, tools_at
 
     @classmethod
     def of(cls, vector: dict) -> Vector:
         """A new vector from its dict (serialized once, as ``JSON.stringify`` would)."""
-        return cls({k: vector[k] for k in FIELDS[:-1]}, stringify(wire(vector)), tools=vector["tools"])
+        line = stringify(wire(vector))
+        return cls({k: vector[k] for k in FIELDS[:-1]}, line, 0, len(line), tools=vector["tools"])
+
+    @property
+    def line(self) -> str:
+        """The vector's JSON text, one line."""
+        return self._source[self._start:self._stop]
 
     @property
     def tools(self) -> list[dict]:
         if self._tools is None:
             try:
-                tools = json.loads(self._tools_text)
+                tools = json.loads(self._source[self._tools_at:self._stop - 1])
             except ValueError as exc:
                 raise RecordError([f"{self.where}: tools are not JSON: {exc}"]) from None
             problem = _tools_problem(tools)
@@ -114,10 +121,12 @@ class Vector(Mapping):
 
 @dataclass(frozen=True)
 class VectorHistory:
-    """One server's vectors, oldest first."""
+    """One server's vectors, oldest first; ``source`` is the file text they were read from while
+    nothing has been appended (so an unchanged file is written back as the very same string)."""
 
     server: str
     vectors: tuple[Vector, ...] = ()
+    source: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def newest(self) -> Vector | None:
@@ -125,7 +134,7 @@ class VectorHistory:
 
     def text(self) -> str:
         """The file text (only meaningful with at least one vector)."""
-        return file_text(self.server, [v.line for v in self.vectors])
+        return self.source if self.source is not None else file_text(self.server, [v.line for v in self.vectors])
 
 
 def file_text(server: str, lines: list[str]) -> str:
@@ -207,53 +216,59 @@ def read(path, server: str) -> VectorHistory:
         return VectorHistory(server)
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordError([f"{path}: cannot read: {exc}"]) from None
-    rows = text.split("\n")
-    if len(rows) < 4 or rows[0] != file_text(server, []).split("\n", 1)[0] or rows[-2:] != ["]}", ""]:
+    header = file_text(server, []).split("\n", 1)[0] + "\n"
+    if not text.startswith(header) or not text.endswith("\n]}\n") or len(text) <= len(header) + 4:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
-    body = rows[1:-2]
     vectors, errors = [], []
-    for index, row in enumerate(body):
-        where = f"{path}:{index + 2}"
-        last = index == len(body) - 1
-        if not (last or row.endswith(",")):
+    start, end, number = len(header), len(text) - 4, 2  # the body: from after the header to before "\n]}\n"
+    while start <= end:
+        stop = text.find("\n", start, end)
+        stop = end if stop < 0 else stop
+        last = stop == end
+        where = f"{path}:{number}"
+        if not last and text[stop - 1] != ",":
             errors.append(f"{where}: a vector line must end with ','")
-            continue
-        vector = _vector(row if last else row[:-1], where)
-        if isinstance(vector, str):
-            errors.append(f"{where}: {vector}")
         else:
-            vectors.append(vector)
-    if len(body) > MAX_VECTORS:
-        errors.append(f"{path}: {len(body)} vectors, more than the bound of {MAX_VECTORS}")
+            vector = _vector(text, start, stop if last else stop - 1, where)
+            if isinstance(vector, str):
+                errors.append(f"{where}: {vector}")
+            else:
+                vectors.append(vector)
+        start, number = stop + 1, number + 1
+    if number - 2 > MAX_VECTORS:
+        errors.append(f"{path}: {number - 2} vectors, more than the bound of {MAX_VECTORS}")
     if errors:
         raise RecordError(errors)
-    return VectorHistory(server, tuple(vectors))
+    return VectorHistory(server, tuple(vectors), text)
 
 
 # The line as this module writes it: the scalars matched at its start, the tools (up to the final
 # "}") left for later.
-_HEAD = re.compile(r'\{"date":"(?P<date>[^"\\]*)","canonicalSha256":"(?P<sha>[0-9a-f]{64})",'
+_HEAD = re.compile(r'\{"date":"(?P<date>\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))",'
+                   r'"canonicalSha256":"(?P<sha>[0-9a-f]{64})",'
                    r'"isolation":(?:null|"(?P<iso>host|sandbox|docker)"),"status":"(?P<status>measured|dynamic)",'
                    r'"totalTokens":(?P<total>0|[1-9][0-9]{0,14}),"toolCount":(?P<count>0|[1-9][0-9]{0,14}),'
                    r'"tools":(?=\[)')
 
 
-def _vector(line: str, where: str) -> Vector | str:
-    """The vector on ``line``, or the problem with it."""
-    match = _HEAD.match(line)
-    if match and line.endswith("]}") and _DATE.match(match["date"]):
-        fields = {"date": match["date"], "canonicalSha256": match["sha"], "isolation": match["iso"],
-                  "status": match["status"], "totalTokens": int(match["total"]), "toolCount": int(match["count"])}
-        return Vector(fields, line, where, tools_text=line[match.end():-1])
+def _vector(text: str, start: int, stop: int, where: str) -> Vector | str:
+    """The vector written at ``text[start:stop]``, or the problem with it."""
+    match = _HEAD.match(text, start, stop)
+    if match and text.startswith("]}", stop - 2, stop):
+        date, sha, iso, status, total, count = match.groups()
+        fields = {"date": date, "canonicalSha256": sha, "isolation": iso, "status": status,
+                  "totalTokens": int(total), "toolCount": int(count)}
+        return Vector(fields, text, start, stop, where, tools_at=match.end())
     try:  # written some other way (by hand, or reformatted): read it whole and check every rule now
-        value = json.loads(line)
+        value = json.loads(text[start:stop])
     except ValueError as exc:
         return f"not JSON: {exc}"
     problem = _problem(value)
     if problem:
         return problem
-    return Vector({k: value[k] for k in FIELDS[:-1]}, line, where, tools=[dict(zip(TOOL_FIELDS, t)) for t in value["tools"]])
+    tools = [dict(zip(TOOL_FIELDS, t)) for t in value["tools"]]
+    return Vector({k: value[k] for k in FIELDS[:-1]}, text, start, stop, where, tools=tools)
 
 
 def _whole(value: object) -> bool:
