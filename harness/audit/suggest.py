@@ -139,7 +139,8 @@ def markdown(tools: list[dict], source: str | Path | None, quote: Callable[[str]
         return lines + [f"The tool-shape baseline could not be used: {quote(str(exc))}", ""]
     lines += ["| tool | tokens | description | input schema |", "| --- | --- | --- | --- |"]
     for p in sorted(placed, key=lambda p: -p.counts[0])[:limit]:
-        cells = [quote(p.name)] + [f"{c:,} ({percentile_label(q)})" for c, q in zip(p.counts, p.percentiles)]
+        cells = [quote(p.name)] + [f"{c:,} {'below p0' if q is None else f'at p{q}'}"
+                                   for c, q in zip(p.counts, p.percentiles)]
         lines.append("| " + " | ".join(cells) + " |")
     if len(placed) > limit:
         lines.append(f"\n… and {len(placed) - limit} more tools")

@@ -58,8 +58,8 @@ def _add_changed(p) -> None:
                    help="after measuring, join the capture by canonicalSha256 to the published capture index: "
                         "behind (with the tokens moving to current would add or save), current, or unidentified")
     p.add_argument("--index", metavar="URL|PATH",
-                   help="capture index for --changed (default: <results>/capture-index.json when it exists, "
-                        "else the published repository's raw URL)")
+                   help="capture index for --changed, which it implies (default: <results>/capture-index.json "
+                        "when it exists, else the published repository's raw URL)")
 
 
 def _report_changed(args, rec: dict) -> None:
@@ -105,7 +105,7 @@ def run(args) -> int:
     path = record.write(rec, Path(args.results))
     badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
     print(summary(rec, path, badge_path))
-    if getattr(args, "changed", False):
+    if getattr(args, "changed", False) or getattr(args, "index", None):
         _report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
 

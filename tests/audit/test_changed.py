@@ -156,7 +156,7 @@ def test_measure_changed_end_to_end(tmp_path, capsys):
                              "--index", base + "capture-index.json")
     assert code == 0 and "changed: mine (published as fx): current" in out
     code, out = _measure(capsys, tmp_path / "elsewhere", "--command", fixture_command("well_behaved", "--tools", "4"),
-                         "--name", "fx", "--changed", "--index", str(index))
+                         "--name", "fx", "--index", str(index))  # --index implies --changed
     assert code == 0 and "changed: fx: unidentified — canonicalSha256" in out
     code, out = _measure(capsys, tmp_path / "elsewhere", "--command", three, "--name", "fx", "--changed",
                          "--index", str(tmp_path / "no-index.json"))

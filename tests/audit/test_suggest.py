@@ -87,8 +87,8 @@ def test_job_summary_places_each_tool_and_names_the_suggestion(tmp_path):
     md = render(_record([tool("fat|desc", 95), tool("ok", 20)]), tool_shape=str(path))
     section = md.split("### Tool shape", 1)[1]
     # tokens are 21…120 (p93 = 113), descriptions 1…100, every schema 10 (so 10 is at p100)
-    assert "| fat\\|desc | 113 (p93) | 95 (p95) | 10 (p100) |" in section
-    assert "| ok | 38 (p18) | 20 (p20) | 10 (p100) |" in section
+    assert "| fat\\|desc | 113 at p93 | 95 at p95 | 10 at p100 |" in section
+    assert "| ok | 38 at p18 | 20 at p20 | 10 at p100 |" in section
     assert "- fat\\|desc: description 95 tokens, at p95 of measured descriptions" in section
     calm = render(_record([tool("ok", 20)]), tool_shape=str(path))
     assert suggest.NOTHING_UNUSUAL in calm
