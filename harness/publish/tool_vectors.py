@@ -83,9 +83,10 @@ class Vector(Mapping):
         self._source, self._start, self._stop, self._tools_at = source, start, stop, tools_at
 
     @classmethod
-    def of(cls, vector: dict) -> Vector:
-        """A new vector from its dict (serialized once, as ``JSON.stringify`` would)."""
-        line = stringify(wire(vector))
+    def of(cls, vector: dict, on_file: dict | None = None) -> Vector:
+        """A new vector from its dict (and its :func:`wire` form, when already made), serialized
+        once, as ``JSON.stringify`` would."""
+        line = stringify(on_file if on_file is not None else wire(vector))
         return cls({k: vector[k] for k in FIELDS[:-1]}, line, 0, len(line), tools=vector["tools"])
 
     @property
@@ -199,11 +200,13 @@ def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHi
     newest = history.newest
     if newest is not None and key(newest) == record_key(record):
         return history
-    known = {v["canonicalSha256"]: v for v in history.vectors}
+    known = {v.fields["canonicalSha256"]: v for v in history.vectors}
     vector = vector_of(record, where, known)
-    schemas.check("tool-vectors", {"method": METHOD, "server": history.server, "bound": MAX_VECTORS,
-                                   "vectors": [wire(vector)]}, where=where)
-    return VectorHistory(history.server, (*history.vectors, Vector.of(vector))[-MAX_VECTORS:])
+    on_file = wire(vector)
+    document = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
+    if not schemas.validator("tool-vectors").is_valid(document):  # the quick answer; the errors only if needed
+        schemas.check("tool-vectors", document, where=where)
+    return VectorHistory(history.server, (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:])
 
 
 def read(path, server: str) -> VectorHistory:
