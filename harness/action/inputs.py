@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
-         "badge-path", "working-directory")
+         "badge-path", "working-directory", "config")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OUTPUT_DIR = ".mcp-context-cost"
@@ -71,6 +71,7 @@ class Inputs:
     badge_path: Path
     workspace: Path
     working_directory: Path
+    config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
 
     @property
     def results_dir(self) -> Path:
@@ -93,7 +94,10 @@ def read(environ: Mapping[str, str]) -> Inputs:
     problems: list[str] = []
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
     command, url = raw(environ, "command") or None, raw(environ, "url") or None
-    if bool(command) == bool(url):
+    config = split_names(raw(environ, "config"))
+    if config and (command or url):
+        problems.append("give either 'config' (audit client configs) or one of 'command' and 'url', not both")
+    elif bool(command) == bool(url) and not config:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
         problems.append(f"input 'url' must be an http(s) URL, got {url!r}")
@@ -123,7 +127,7 @@ def read(environ: Mapping[str, str]) -> Inputs:
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
         baseline=(workdir / baseline_text) if baseline_text else None, max_increase=max_increase,
         badge_path=workdir / (badge_text or f"{OUTPUT_DIR}/badges/{name}.json"),
-        workspace=workspace, working_directory=workdir.resolve(),
+        workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir.resolve() / c for c in config),
     )
 
 

@@ -29,10 +29,10 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.probe import isolation, record
+from harness.probe import environment, isolation, record, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
-from harness.probe.process import SpawnError, split_command
+from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 from harness.util import untrusted
@@ -42,7 +42,7 @@ AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 
 
 def register(sub) -> None:
-    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge",
+    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge (never commits)",
                        description="Measure one MCP server (launch it, initialize, tools/list). --server NAME "
                                    "measures a catalog entry as the sweep does and publishes it the sweep's way "
                                    "(record, badge, history row, pages; no commit). --command/--url writes "
@@ -72,7 +72,35 @@ def register(sub) -> None:
                    help="one launch only (no confirmation launch): the record is marked unconfirmed")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
+    _add_changed(p)
     p.set_defaults(func=run)
+
+
+def _add_changed(p) -> None:
+    """``--changed`` / ``--index`` (issue #13): join the capture to the published capture index."""
+    p.add_argument("--changed", action="store_true",
+                   help="after measuring, join the capture by canonicalSha256 to the published capture index: "
+                        "behind (with the tokens moving to current would add or save), current, or unidentified")
+    p.add_argument("--index", metavar="URL|PATH",
+                   help="capture index for --changed, which it implies (default: <results>/capture-index.json "
+                        "when it exists, else the published repository's raw URL)")
+
+
+def report_changed(args, rec: dict) -> None:
+    """Print the ``--changed`` line: the join's state, or why there is none (a named problem). The
+    local index is the database's (``<catalog's folder>/results/capture-index.json``)."""
+    from harness.audit import changed, published
+    from harness.util.untrusted import escape
+
+    if not rec.get("canonicalSha256"):
+        print(f"changed: no capture to join (status {rec['status']})")
+        return
+    try:
+        index = changed.load_index(args.index, root=Path(args.catalog).resolve().parent if not args.index else None)
+    except published.Unavailable as exc:
+        print(f"changed: {escape(exc)}")
+        return
+    print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
 
 
 def _seconds(text: str) -> float:
@@ -100,6 +128,7 @@ def run(args) -> int:
         results, badges = _ad_hoc_dirs(args)
         mode = isolation.resolve_mode(args.isolation)
         limits = limits_from_env()
+        require_program(target, mode, "--command" if args.command is not None else "--url")
     except (LookupError, ValueError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -112,6 +141,8 @@ def run(args) -> int:
     path = record.write(rec, results)
     badge_path = write_badge(badges / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
     print(summary(rec, path, badge_path))
+    if getattr(args, "changed", False) or getattr(args, "index", None):
+        report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
 
 
@@ -160,6 +191,19 @@ def _target(args) -> Target:
                     headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
     _refuse_catalog_name(target, Path(args.catalog))
     return target
+
+
+def require_program(target: Target, mode: str, what: str) -> None:
+    """A launch command whose program is not on the child's PATH (or not executable) is bad input,
+    reported before anything is launched (issue #15). Raises ``ValueError``. In ``docker`` mode the
+    program is looked up inside the container, so nothing is checked here."""
+    if target.command is None or mode == "docker":
+        return
+    path = environment.child_env()["PATH"]
+    try:
+        resolve_argv(split_command(target.command), sandbox.sandbox_path(path) if mode == "sandbox" else path)
+    except SpawnError as exc:
+        raise ValueError(f"{what}: {exc} (nothing was launched)") from None
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import publisher
+from harness.cli.measure_cmd import report_changed, require_program, summary
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import recording
 from harness.db.catalog import CatalogError, load_catalog
@@ -29,9 +30,11 @@ from harness.db.lock import LockHeld
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.sweep import sweep
+from harness.db.targets import target_for
 from harness.probe import isolation, record
 from harness.probe.measure import measure
 from harness.util import untrusted
+from harness.util.cliargs import did_you_mean
 from harness.util.schemas import SchemaViolation
 
 # measure_cmd's options that describe an ad-hoc launch; a catalog entry declares its own.
@@ -52,7 +55,7 @@ def measure_entry(args) -> int:
         with publisher.session(root, commit=False, wait=args.wait, say=_say) as run_:
             try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
                 entry = _entry(catalog_path, args)
-            except (CatalogError, LookupError) as exc:
+            except (CatalogError, LookupError, ValueError) as exc:
                 print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
                 return 2
             rec, kept = _measure_and_publish(root, entry, args, run_)
@@ -62,20 +65,26 @@ def measure_entry(args) -> int:
     except SchemaViolation as exc:
         print("error: the record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
-    from harness.cli.measure_cmd import summary
-
     if kept:
         print(f"note: the published record already says this (captured {rec['measuredAt']}); it is kept as it is, "
               "and today's confirmation is its history.csv row", file=sys.stderr)
     print(summary(rec, root / "results" / entry.name / "measurement.json", root / "badges" / f"{entry.name}.json"))
+    if getattr(args, "changed", False) or getattr(args, "index", None):
+        report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
 
 
 def _entry(catalog_path: Path, args):
-    entry = load_catalog(catalog_path).get(args.server)
+    """The catalog entry (``--timeout`` applied), its launcher checked before anything is launched.
+    Raises ``CatalogError``, ``LookupError`` (no such entry) or ``ValueError`` (no such program)."""
+    catalog = load_catalog(catalog_path)
+    entry = catalog.get(args.server)
     if entry is None:
-        raise LookupError(f"no entry named {args.server!r} in {args.catalog}")
-    return dataclasses.replace(entry, timeout_seconds=args.timeout) if args.timeout else entry
+        hint = did_you_mean(args.server, (e.name for e in catalog.entries))
+        raise LookupError(f"no entry named {args.server!r} in {args.catalog}{hint}")
+    entry = dataclasses.replace(entry, timeout_seconds=args.timeout) if args.timeout else entry
+    require_program(target_for(entry), isolation.resolve_mode(args.isolation), f"entry {args.server!r}")
+    return entry
 
 
 def _measure_and_publish(root: Path, entry, args, run_) -> tuple[dict, bool]:

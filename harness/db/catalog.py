@@ -35,7 +35,9 @@ import jsonschema
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "servers.schema.json"
+from harness.util import schemas
+
+SCHEMA_PATH = schemas.schema_file("servers")  # package data: found from any working directory
 DEFAULT_CYCLE_WEEKS = 3
 
 # What each field must be, in words, for error messages (keys are the YAML spellings).

@@ -2,10 +2,15 @@
 
     results/leaderboard.md, results/leaderboard.csv     the leaderboard
     docs/servers/<name>.md                              one page per catalog entry
+    docs/servers/<name>.html                            the same page as HTML (what GitHub Pages serves)
     docs/sparklines/<name>.svg                          small trend picture (leaderboard, dashboard)
     docs/trends/<name>.svg                              larger trend chart (server page)
     docs/index.html                                     the dashboard (GitHub Pages root)
     docs/METHODOLOGY.md                                 hand-written; every generated page links it
+    results/<name>/tool-vectors.json                    per-tool token vectors (cost-regression/v1)
+    results/regressions.md, results/regressions.json    cost movement (cost-regression/v1)
+    results/capture-index.json                          capture index (capture-index/v1)
+    results/tool-shape.json                             tool-shape baseline (tool-shape/v1)
 
 All links are relative, so the same files work on GitHub, on GitHub Pages and from a checkout.
 """
@@ -23,10 +28,20 @@ METHODOLOGY_LABEL = "methodology 1.0"
 SERVER_DIR, SPARK_DIR, TREND_DIR = "docs/servers", "docs/sparklines", "docs/trends"
 HISTORY = "history.csv"
 RESULTS = "results"
+REGRESSIONS_MD = "results/regressions.md"
+REGRESSIONS_JSON = "results/regressions.json"
+CAPTURE_INDEX = "results/capture-index.json"
+TOOL_SHAPE = "results/tool-shape.json"
+COST_MOVEMENT_ANCHOR = "cost-movement"  # the "## Cost movement" heading of a server page
 
 
 def server_page(name: str) -> str:
     return f"{SERVER_DIR}/{name}.md"
+
+
+def server_html(name: str) -> str:
+    """The HTML rendering of :func:`server_page` (issue #15): the dashboard links here."""
+    return f"{SERVER_DIR}/{name}.html"
 
 
 def sparkline(name: str) -> str:
@@ -39,6 +54,10 @@ def trend(name: str) -> str:
 
 def record(name: str) -> str:
     return f"{RESULTS}/{name}/measurement.json"
+
+
+def tool_vectors(name: str) -> str:
+    return f"{RESULTS}/{name}/tool-vectors.json"
 
 
 @functools.lru_cache(maxsize=65536)
