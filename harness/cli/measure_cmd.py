@@ -45,7 +45,7 @@ def register(sub) -> None:
     p = sub.add_parser("measure", help="measure one MCP server and write its record and badge (never commits)",
                        description="Measure one MCP server (launch it, initialize, tools/list). --server NAME "
                                    "measures a catalog entry as the sweep does and publishes it the sweep's way "
-                                   "(record, badge, history row, pages; no commit). --command/--url writes "
+                                   "(record, badge, history row, pages; it never commits). --command/--url writes "
                                    "<out>/results/<name>/measurement.json and <out>/badges/<name>.json, <out> "
                                    "being --out or .mcp-context-cost/ — never the database's results/ and badges/. "
                                    "Exit codes: 0 measured or dynamic; 3 another status was recorded (the record "
@@ -96,11 +96,17 @@ def report_changed(args, rec: dict) -> None:
         print(f"changed: no capture to join (status {rec['status']})")
         return
     try:
-        index = changed.load_index(args.index, root=Path(args.catalog).resolve().parent if not args.index else None)
+        index = changed.load_index(args.index, root=None if args.index else _database(args))
     except published.Unavailable as exc:
         print(f"changed: {escape(exc)}")
         return
     print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
+
+
+def _database(args) -> Path:
+    """The repository whose ``results/capture-index.json`` ``--changed`` reads: the one holding the
+    ad-hoc ``--results`` folder when one is given, else the one holding ``--catalog``."""
+    return Path(args.results).resolve().parent if args.results else Path(args.catalog).resolve().parent
 
 
 def _seconds(text: str) -> float:

@@ -43,18 +43,13 @@ AD_HOC_OPTIONS = ("name", "env", "header", "needs_git", "out", "results", "badge
 
 def measure_entry(args) -> int:
     """Run ``measure --server`` (see module doc); returns the exit code."""
-    given = [f"--{o.replace('_', '-')}" for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
-    if given:
-        verb = "applies" if len(given) == 1 else "apply"
-        print(f"error: {', '.join(given)} {verb} to --command/--url only; --server measures the entry as the "
-              "catalog declares it and publishes into the repository", file=sys.stderr)
-        return 2
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
     try:
         with publisher.session(root, commit=False, wait=args.wait, say=_say) as run_:
             try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
                 entry = _entry(catalog_path, args)
+                _refuse_ad_hoc_options(args, root)
             except (CatalogError, LookupError, ValueError) as exc:
                 print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
                 return 2
@@ -72,6 +67,18 @@ def measure_entry(args) -> int:
     if getattr(args, "changed", False) or getattr(args, "index", None):
         report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+
+
+def _refuse_ad_hoc_options(args, root: Path) -> None:
+    """Raise ``ValueError`` for options that describe an ad-hoc launch or output. ``--results`` and
+    ``--badges`` naming the database's own folders are allowed: they say what ``--server`` does."""
+    given = [o for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
+    given = [o for o in given if not (o in ("results", "badges") and Path(getattr(args, o)).resolve() == root / o)]
+    if given:
+        flags = ", ".join(f"--{o.replace('_', '-')}" for o in given)
+        raise ValueError(f"{flags} {'applies' if len(given) == 1 else 'apply'} to --command/--url only; --server "
+                         "measures the entry as the catalog declares it and publishes into the repository holding "
+                         "--catalog")
 
 
 def _entry(catalog_path: Path, args):
