@@ -40,6 +40,7 @@ class StdioTransport:
     env: dict[str, str]
     cwd: Path
     limits: Limits
+    pass_fds: tuple[int, ...] = ()  # inherited by the child (bwrap's --args descriptor)
     noise_lines: int = 0
     noise_sample: list[str] = field(default_factory=list)
     exit_code: int | None = None
@@ -52,7 +53,7 @@ class StdioTransport:
     async def start(self) -> None:
         """Spawn the process. Raises ``process.SpawnError``."""
         # The reader splits lines itself, so asyncio's own line limit is not what bounds a message.
-        self._proc = await process.spawn(self.argv, self.env, self.cwd, stream_limit=2**16)
+        self._proc = await process.spawn(self.argv, self.env, self.cwd, stream_limit=2**16, pass_fds=self.pass_fds)
         self._lines: asyncio.Queue = asyncio.Queue()
         self._tasks = [
             asyncio.ensure_future(self._read_stdout()),
