@@ -11,10 +11,10 @@ Paths: ``working-directory`` is relative to ``GITHUB_WORKSPACE`` (default: the w
 
 Every problem is collected and raised at once as :class:`InputError` (one line per problem).
 Every input is bounded before it is looked at (issue #9, kind 5): at most ``MAX_INPUT_CHARS``
-characters, no NUL or other control character (a ``command`` may span lines), numbers of at most
-``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most ``MAX_BUDGET_DIGITS`` digits, a ``name``
-that is a full-match slug of at most 64 characters, ``env`` names that are names and not refused
-(:mod:`harness.probe.envnames`).
+characters, no NUL or other control character (``command`` and ``env`` may span lines), numbers
+of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most ``MAX_BUDGET_DIGITS`` digits,
+a ``name`` that is a full-match slug of at most 64 characters, ``env`` names that are names and
+not refused (:mod:`harness.probe.envnames`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ OUTPUT_DIR = ".mcp-context-cost"
 MAX_INPUT_CHARS = 8192
 MAX_NUMBER_CHARS = 32
 MAX_BUDGET_DIGITS = 15  # 10^15 tokens; history.csv cells are bounded the same way
+MULTILINE = ("command", "env")  # a YAML block may span lines: a command (shlex), a list of names
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -106,7 +107,7 @@ def bounded(environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
     values = {}
     for name in NAMES:
         value = raw(environ, name)
-        allowed = _CONTROL_BUT_LINES if name == "command" else _CONTROL
+        allowed = _CONTROL_BUT_LINES if name in MULTILINE else _CONTROL
         if len(value) > MAX_INPUT_CHARS:
             problems.append(f"input '{name}' is longer than {MAX_INPUT_CHARS} characters ({len(value)})")
             value = ""

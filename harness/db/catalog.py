@@ -236,7 +236,7 @@ def _semantic_checks(doc: dict, rep: _Reporter) -> None:
     for i, item in enumerate(servers):
         if not isinstance(item, dict):
             continue
-        entry_rules.check_strings(item, ["servers", i], rep.add)
+        entry_rules.check_strings(item, ["servers", i], rep.add, rep.flagged)
         entry_rules.check_env_names(item, ["servers", i], rep.add, rep.flagged)
         name = item.get("name")
         if isinstance(name, str) and not names.is_catalog_name(name) and ("servers", i, "name") not in rep.flagged:

@@ -48,16 +48,17 @@ def _clip(value: object, depth: int = 0) -> object:
     return value
 
 
-def check_strings(item: dict, path: list, add) -> None:
+def check_strings(item: dict, path: list, add, flagged: set) -> None:
     """Every string of an entry (values, list items, mapping keys and values) is valid Unicode
-    without control or bidirectional characters; free-text fields may hold tabs and line breaks."""
+    without control or bidirectional characters; free-text fields may hold tabs and line breaks.
+    Paths in ``flagged`` (the schema already named them) are not reported twice."""
     for field, value in item.items():
         if not isinstance(field, str):
             continue
         forbidden = FORBIDDEN_IN_TEXT if field in FREE_TEXT_FIELDS else FORBIDDEN
         for label, text, where in _strings(field, value):
             bad = forbidden.search(text)
-            if bad:
+            if bad and tuple(path + where) not in flagged:
                 add(path + where, f"{label}: contains the character U+{ord(bad.group(0)):04X}, which "
                                   "is not allowed here (control, bidirectional or invalid Unicode)")
 
