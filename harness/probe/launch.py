@@ -47,7 +47,7 @@ async def launch_once(
         try:
             _refuse_names(target)
             prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
-            argv, env, fds = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
+            argv, env, fds = isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
             transport = StdioTransport(argv, env, cwd, limits, pass_fds=fds)
             await transport.start()
         except SpawnError as exc:
@@ -79,8 +79,8 @@ def _refuse_names(target: Target) -> None:
             raise SpawnError(f"environment variable {name!r} {why}")
 
 
-def _isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
-                   target: Target) -> tuple[list[str], dict, tuple[int, ...]]:
+def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
+                  target: Target) -> tuple[list[str], dict, tuple[int, ...]]:
     """``(argv, env of the launched process, descriptors it inherits)`` for the chosen isolation
     mode (see ``sandbox``): under ``sandbox`` and ``docker`` the host-side launcher gets an empty
     environment and reads the server's from a memory file. Raises ``SpawnError``."""

@@ -52,7 +52,7 @@ def resolve_argv(argv: list[str], path: str) -> list[str]:
     return [found, *argv[1:]]
 
 
-async def spawn(argv: list[str], env: dict[str, str], cwd, stream_limit: int,
+async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, stream_limit: int,
                 pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
     """Start ``argv`` (already resolved) with pipes on stdin/stdout/stderr in a new session, tracked
     by a ``reaper.Tracker`` until ``terminate``; ``pass_fds`` are inherited (e.g. bwrap's

@@ -27,6 +27,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.util import names
+
 SANDBOX_HOME = "/home/mcp"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 HIDDEN_DIRS = ("/root", "/home", "/tmp", "/run", "/var/tmp", "/mnt", "/media", "/srv")
@@ -38,7 +40,7 @@ SECRET_FILES = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
     "/etc/sudoers", "/etc/krb5.keytab", "/etc/environment", "/etc/apt/auth.conf", "/etc/ppp/chap-secrets",
     "/etc/ppp/pap-secrets", "/etc/ipsec.secrets", "/etc/mysql/debian.cnf", "/etc/ldap.secret",
-    "/etc/pam_ldap.secret", "/etc/npmrc", "/etc/pip.conf", "/etc/uv/uv.toml",
+    "/etc/pam_ldap.secret",
 )
 SECRET_GLOBS = ("/etc/ssh/ssh_host_*_key",)
 SECRET_DIRS = (
@@ -74,7 +76,8 @@ def server_cache(name: str, launch: str) -> Path:
     one that any server can plant files in for the next to run (issue #9, kind 4); one cache per
     server keeps its installs warm across its own launches and exposes them to no other server."""
     digest = hashlib.sha256(f"{name}\0{launch}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return cache_root() / "servers" / f"{name[:64]}-{digest}"
+    label = name if names.is_result_name(name) else "server"  # a name becomes a path only if it is a slug
+    return cache_root() / "servers" / f"{label}-{digest}"
 
 
 def visible_roots() -> list[str]:
