@@ -129,7 +129,7 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
     for pid in family:
         _signal_pid(pid, signal.SIGKILL)
     if tracker is not None:
-        await tracker.kill()
+        await tracker.kill(root_alive=proc.returncode is None)
     await _wait(proc, grace)
     if tracker is not None:
         await tracker.close()

@@ -83,29 +83,31 @@ class Tracker:
             PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def started(self, pid: int) -> None:
-        """After the spawn: remember the root and drop a cgroup the child could not join."""
+        """After the spawn: remember the root; an empty cgroup (the child could not join it, or
+        everything already exited) is dropped, and tracking falls back to ``proc``."""
         self.root_pid = pid
         if self._procs_fd is not None:
             os.close(self._procs_fd)
             self._procs_fd = None
-        if self.cgroup is not None and pid not in self._cgroup_pids():
+        if self.cgroup is not None and not self._cgroup_pids():
             self.discard()
 
-    def members(self) -> set[int]:
-        """Live processes of this launch: the cgroup's, else the root's descendants and every
-        process carrying the marker."""
+    def members(self, root_alive: bool = True) -> set[int]:
+        """Live processes of this launch: the cgroup's, else every process carrying the marker and,
+        while the root has not been reaped (its pid cannot have been reused), its descendants."""
         if self.cgroup is not None:
             return self._cgroup_pids()
-        found = descendants(self.root_pid) | {self.root_pid} if self.root_pid else set()
+        found = descendants(self.root_pid) | {self.root_pid} if self.root_pid and root_alive else set()
         return {pid for pid in found | marked(self.token) if alive(pid)}
 
-    async def kill(self) -> None:
+    async def kill(self, root_alive: bool = True) -> None:
         """SIGKILL every member (``cgroup.kill`` where there is one), sweeping again until none is
-        left or ``KILL_ROUNDS`` sweeps have been made. Never raises."""
+        left or ``KILL_ROUNDS`` sweeps have been made. ``root_alive``: the server has not been
+        reaped yet. Never raises."""
         for _ in range(KILL_ROUNDS):
             if self.cgroup is not None:
                 _write(self.cgroup / "cgroup.kill", "1")  # kernel 5.14+; the sweep below covers older ones
-            left = self.members()
+            left = self.members(root_alive)
             if not left:
                 return
             for pid in left:
