@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from harness.db.catalog import BOUNDS, CatalogError, load_catalog
-from harness.util import yamlsafe
+from harness.util import untrusted, yamlsafe
 
 
 def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             print(name)
         return 0
     except CatalogError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
 
 

@@ -1,31 +1,39 @@
 """Talking to the GitHub Actions runner: workflow commands, step outputs, the job summary.
 
 Workflow commands are lines on stdout (``::error title=T::message``). The runner reads a command
-only at the start of a line, so escaping is what keeps a message on one line and keeps text a
-server chose (a tool name, a note, a stderr line) from being read as a command of its own:
+at the start of a line (``::``) and, in the legacy form, anywhere in one (``##[``), so escaping is
+what keeps a message on one line and keeps text a server chose (a tool name, a note, a stderr
+line) from being read as a command of its own. Every message and property value first passes
+through ``harness.util.untrusted.escape`` (control and bidi characters shown as visible escapes,
+lone surrogates too, ``##[`` broken), then the runner's own escaping:
 
 * data (the message after ``::``): ``%`` → ``%25``, ``\\r`` → ``%0D``, ``\\n`` → ``%0A``;
 * property values (``title=…``, ``file=…``): the same, plus ``:`` → ``%3A`` and ``,`` → ``%2C``.
 
-Plain log text that may contain untrusted lines is printed between ``::stop-commands::TOKEN``
-and ``::TOKEN::`` with a random token, so nothing in it is processed as a command.
+Plain log text that may contain untrusted lines is printed line by line through
+``untrusted.line`` between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token.
 
 Outputs go to the file named by ``GITHUB_OUTPUT`` in the multiline-safe form
 ``name<<DELIMITER`` / value / ``DELIMITER``, with a random delimiter that does not occur in the
-value. The job summary is Markdown appended to the file named by ``GITHUB_STEP_SUMMARY``.
+value. The job summary is Markdown appended to the file named by ``GITHUB_STEP_SUMMARY``. Neither
+write fails on text that is not valid Unicode (issue #9): a string the OS decoded with
+``surrogateescape`` gets its original bytes back, any other lone surrogate a ``\\udxxx`` escape.
 """
 
 from __future__ import annotations
 
+import codecs
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from harness.util import untrusted
+
 
 def escape_data(text: str) -> str:
     """``text`` escaped for the message part of a workflow command."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return untrusted.escape(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
@@ -49,9 +57,11 @@ def annotate(stream: TextIO, level: str, title: str, message: str, file: str | N
 
 
 def print_untrusted(stream: TextIO, text: str) -> None:
-    """Print ``text`` with workflow-command processing switched off around it."""
+    """Print the lines of ``text``, each through ``untrusted.line``, with workflow-command
+    processing switched off around them."""
     token = secrets.token_hex(16)
-    stream.write(f"::stop-commands::{token}\n{text.rstrip()}\n::{token}::\n")
+    body = "\n".join(untrusted.line(part) for part in text.rstrip().split("\n"))
+    stream.write(f"::stop-commands::{token}\n{body}\n::{token}::\n")
     stream.flush()
 
 
@@ -69,15 +79,15 @@ def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
     """Append ``values`` to the ``GITHUB_OUTPUT`` file at ``path``; nothing when ``path`` is empty
     (a local run). Raises ``OSError`` when the file cannot be written."""
     if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(format_outputs(values))
+        with open(path, "ab") as handle:
+            handle.write(_encode(format_outputs(values)))
 
 
 def append_summary(path: str | None, markdown: str) -> None:
     """Append ``markdown`` to the ``GITHUB_STEP_SUMMARY`` file at ``path`` (nothing when empty)."""
     if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(markdown.rstrip("\n") + "\n")
+        with open(path, "ab") as handle:
+            handle.write(_encode(markdown.rstrip("\n") + "\n"))
 
 
 def relative_to_workspace(path: Path, workspace: Path) -> str:
@@ -87,6 +97,24 @@ def relative_to_workspace(path: Path, workspace: Path) -> str:
         return Path(path).resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8 that never raises: an OS string's undecodable bytes are restored (surrogateescape),
+    any other lone surrogate is written as a ``\\udxxx`` escape."""
+    return text.encode("utf-8", _LONE_SURROGATES)
+
+
+def _lone_surrogates(error: UnicodeEncodeError) -> tuple[bytes, int]:
+    out = bytearray()
+    for char in error.object[error.start:error.end]:
+        code = ord(char)
+        out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}".encode("ascii")
+    return bytes(out), error.end
+
+
+_LONE_SURROGATES = "mcp-context-cost-lone-surrogates"
+codecs.register_error(_LONE_SURROGATES, _lone_surrogates)
 
 
 def _delimiter(value: str) -> str:

@@ -17,6 +17,10 @@ Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): `
 inside it), ``delta`` (signed tokens against the baseline).
 
 Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
+
+Whatever goes wrong — a record that cannot be written, a bug, text that is not valid Unicode — the
+step still writes its outputs (``status`` ``error`` when there is no record), a job summary saying
+what failed and an ``::error`` annotation, with every secret redacted from the message (issue #9).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from harness.action import gate, github
 from harness.action.baseline import BaselineError, Comparison, compare, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
+from harness.util import untrusted
 
 IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
 CONTAINER_NOTE = ("the mcp-context-cost container action: the server runs as a child of the harness inside the "
@@ -38,27 +43,39 @@ HOST_NOTE = ("the mcp-context-cost host action: the server runs as a child of th
              "environment, declared env values passed")
 
 
+OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta")
+
+
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
     """Run the Action against ``environ`` (default ``os.environ``), writing commands and the log
     to ``stdout``. Returns the exit code."""
     environ = os.environ if environ is None else environ
     out = stdout or sys.stdout
-    outputs = dict.fromkeys(("tokens", "tool-count", "status", "canonical-sha256", "measurement-path",
-                             "badge-path", "delta"), "")
+    outputs = dict.fromkeys(OUTPUT_NAMES, "")
     outputs["status"] = "error"
+    try:
+        return _run(environ, out, outputs)
+    except Exception as exc:  # noqa: BLE001 - a crash still reports, writes outputs and a summary
+        message = _secrets(environ).text(f"{type(exc).__name__}: {exc}")
+        github.annotate(out, "error", "the action failed", message)
+        return _finish(environ, out, outputs, f"## Context cost\n\nThe action failed: {text(message)}", 1)
+
+
+def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     try:
         inputs = read(environ)
     except InputError as exc:
         for problem in exc.problems:
             github.annotate(out, "error", "invalid input", problem)
-        return _finish(environ, outputs, "## Context cost\n\nInvalid input:\n\n" +
+        return _finish(environ, out, outputs, "## Context cost\n\nInvalid input:\n\n" +
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
     try:
         rec, record_path, badge_path = _measure(inputs, environ, out)
     except Exception as exc:  # the step must fail loudly, whatever went wrong
-        github.annotate(out, "error", "measurement could not run", f"{type(exc).__name__}: {exc}")
-        return _finish(environ, outputs, f"## Context cost: {inputs.name}\n\nThe measurement could not run: "
-                       f"{type(exc).__name__}: {text(str(exc))}", 1)
+        message = _secrets(environ).text(f"{type(exc).__name__}: {exc}")
+        github.annotate(out, "error", "measurement could not run", message)
+        return _finish(environ, out, outputs, f"## Context cost: {text(inputs.name)}\n\nThe measurement could not "
+                       f"run: {text(message)}", 1)
     comparison, baseline_error = _compare(inputs, rec)
     failures = gate.evaluate(rec, inputs, comparison, baseline_error)
     outputs.update({
@@ -74,7 +91,7 @@ def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None =
     markdown = render(rec, failures=failures, comparison=comparison, baseline_error=baseline_error,
                       budget=inputs.budget, baseline_label=_label(inputs),
                       paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
-    return _finish(environ, outputs, markdown, 1 if failures else 0)
+    return _finish(environ, out, outputs, markdown, 1 if failures else 0)
 
 
 def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
@@ -82,7 +99,6 @@ def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
     Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
     from harness.probe import isolation, record
     from harness.probe.measure import measure_sync
-    from harness.probe.target import Target
     from harness.publish.badge import badge_for, write_badge
 
     for name in inputs.env:
@@ -90,13 +106,30 @@ def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
             del environ[name]
             github.annotate(out, "notice", "empty env value", f"{name} is empty here (secrets are not given to pull "
                             "requests from forks): the server gets a placeholder value instead")
-    target = Target(name=inputs.name, command=inputs.command, url=inputs.url, env=inputs.env,
-                    timeout_seconds=inputs.timeout_seconds, cwd=str(inputs.working_directory))
-    measurement = measure_sync(target, pass_declared_values=True)
+    measurement = measure_sync(_target(inputs), pass_declared_values=True)
     rec = record.build(measurement, _isolation(environ, isolation))
     record_path = record.write(rec, inputs.results_dir)
     badge_path = write_badge(inputs.badge_path, badge_for(rec["status"], rec["totalTokens"]))
     return rec, record_path, badge_path
+
+
+def _target(inputs: Inputs):
+    from harness.probe.target import Target
+
+    return Target(name=inputs.name, command=inputs.command, url=inputs.url, env=inputs.env,
+                  timeout_seconds=inputs.timeout_seconds, cwd=str(inputs.working_directory))
+
+
+def _secrets(environ):
+    """What the server is (or would be) handed that must not be shown: from the inputs when they
+    can be read, else the credentials of the host's proxy and index settings."""
+    from harness.probe import environment
+    from harness.probe.redact import Secrets
+
+    try:
+        return Secrets.for_target(_target(read(environ)), environ)
+    except Exception:  # noqa: BLE001 - unreadable inputs: redact what the host itself holds
+        return Secrets(environment.host_secrets(environ))
 
 
 def _isolation(environ, isolation) -> dict:
@@ -121,7 +154,7 @@ def _log(out: TextIO, rec: dict, comparison: Comparison | None, outputs: dict) -
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools"
     if comparison is not None:
         lines.append(f"  against the baseline: {comparison.delta:+,} tokens")
-    lines += [f"  note: {note}" for note in rec["notes"]]
+    lines += [f"  note: {untrusted.escape(note)}" for note in rec["notes"]]
     lines += [f"  record: {outputs['measurement-path']}", f"  badge:  {outputs['badge-path']}"]
     github.print_untrusted(out, "\n".join(lines))
 
@@ -130,9 +163,16 @@ def _label(inputs: Inputs) -> str | None:
     return github.relative_to_workspace(inputs.baseline, inputs.workspace) if inputs.baseline else None
 
 
-def _finish(environ, outputs: dict, markdown: str, code: int) -> int:
-    github.write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
-    github.append_summary(environ.get("GITHUB_STEP_SUMMARY"), markdown)
+def _finish(environ, out: TextIO, outputs: dict, markdown: str, code: int) -> int:
+    """Write the outputs, then the summary; a file that cannot be written is an ``::error`` and
+    exit code 1, and does not stop the other from being written."""
+    for variable, write in (("GITHUB_OUTPUT", lambda path: github.write_outputs(path, outputs)),
+                            ("GITHUB_STEP_SUMMARY", lambda path: github.append_summary(path, markdown))):
+        try:
+            write(environ.get(variable))
+        except OSError as exc:
+            github.annotate(out, "error", f"cannot write {variable}", str(exc))
+            code = 1
     return code
 
 

@@ -6,7 +6,9 @@ many per-tool tokens); then the per-tool breakdown (tokens, description tokens, 
 tokens) and the record's notes.
 
 Everything a server chose (tool names, notes) is escaped so that it reads as text — no table
-break, no link, no HTML. Long tables are cut at ``MAX_TOOL_ROWS`` rows with a line saying so
+break, no link, no HTML, and no control or bidi character or lone surrogate (those become visible
+escapes through ``harness.util.untrusted``, so writing the summary never fails). Long tables are
+cut at ``MAX_TOOL_ROWS`` rows with a line saying so
 (GitHub keeps at most 1 MiB of summary per step).
 
 Also a command: ``python -m harness.action.summary RECORD.json...`` prints the section of each
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from harness.action.baseline import Comparison, ToolChange
 from harness.action.gate import GateFailure
+from harness.util import untrusted
 
 MAX_TOOL_ROWS = 300
 MAX_TEXT = 500
@@ -29,12 +32,12 @@ _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
 def text(value: object, limit: int = MAX_TEXT) -> str:
-    """``value`` as inline Markdown text: one line, punctuation backslash-escaped, at most
-    ``limit`` characters of the original."""
+    """``value`` as inline Markdown text: one line, at most ``limit`` characters of the original,
+    control characters as visible escapes, punctuation backslash-escaped."""
     raw = " ".join(str(value).split())
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
-    return _PUNCT.sub(r"\\\1", raw)
+    return _PUNCT.sub(r"\\\1", untrusted.escape(raw))
 
 
 def render(record: dict, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
@@ -52,7 +55,7 @@ def render(record: dict, *, failures: list[GateFailure] | None = None, compariso
     if record.get("notes"):
         lines += ["**Notes**", ""] + [f"- {text(note)}" for note in record["notes"]] + [""]
     for label, path in (paths or {}).items():
-        lines.append(f"{text(label)}: `{path}`  ")
+        lines.append(f"{text(label)}: {text(path)}  ")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -14,6 +14,9 @@ COMMAND_MODULES = (
     "harness.db.slice_cmd",
     "harness.cli.sweep_cmd",
     "harness.publish.regen_cmd",
+    "harness.cli.divergence_cmd",
+    "harness.cli.cross_check_cmd",
+    "harness.cli.capability_probe_cmd",
 )
 
 
@@ -43,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code.
+
+    Exit codes common to every command: 2 bad input (argparse and each command's own checks),
+    130 interrupted, and ``harness.probe.internal.EXIT_CODE`` (70) for an unexpected exception —
+    a bug in the harness, reported on one line naming the server (issue #11, item 6).
+    """
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -53,6 +61,28 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected exception becomes an exit code
+        return _internal_error(exc, args)
+
+
+def _internal_error(exc: Exception, args) -> int:
+    from harness.probe import internal
+    from harness.util.untrusted import line
+
+    detail = internal.traceback_text(exc)
+    if detail:
+        print(detail, file=sys.stderr, end="")
+    print(line(internal.message(exc, _subject(args))), file=sys.stderr)
+    return internal.EXIT_CODE
+
+
+def _subject(args) -> str | None:
+    """The server the command was working on, for the internal-error line (``None``: no one server)."""
+    for name in ("server", "name", "url"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            return f"server {value!r}"
+    return None
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 
 Writes ``<results>/<name>/measurement.json`` and ``<badges>/<name>.json`` (validated, atomic) and
 prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog).
+without a number was recorded, 2 for bad input (unknown server, bad catalog), 70 for a bug in the
+harness (one line naming the server; see ``harness.cli.main``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.probe import envnames, isolation, record
+from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
-from harness.util import names
+from harness.util import names, untrusted
 from harness.util.untrusted import escape
 
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
@@ -36,7 +38,7 @@ def register(sub) -> None:
                        description="Measure one MCP server (launch it, initialize, tools/list) and write "
                                    "<results>/<name>/measurement.json and <badges>/<name>.json. Exit codes: 0 "
                                    "measured or dynamic; 3 another status was recorded (the record says why); "
-                                   "2 bad input.")
+                                   "2 bad input; 70 a bug in the harness (one line names the server).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--server", help="name of an entry in the catalog")
     what.add_argument("--command", help="launch command (split like a shell, run without one)")
@@ -69,16 +71,21 @@ def _seconds(text: str) -> float:
 
 
 def run(args) -> int:
+    # Only reading the input can be bad input (exit 2). An exception from measuring or recording is
+    # a bug in the harness and reaches ``harness.cli.main`` (exit 70): an IndexError is a
+    # LookupError, and once was reported here as bad input (issue #11, item 6).
     try:
         target = _target(args)
         mode = isolation.resolve_mode(args.isolation)
-        measurement = measure_sync(target, dual=not args.single, isolation=mode)
-        rec = record.build(measurement, isolation.describe(mode))
+        limits = limits_from_env()
     except (LookupError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
+    measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
+    try:
+        rec = record.build(measurement, isolation.describe(mode))
     except TokenizerUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     path = record.write(rec, Path(args.results))
     badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
@@ -130,7 +137,8 @@ def _check_flags(args) -> None:
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:
-    """A few human lines: status, number, tools, where the files went."""
+    """A few human lines: status, number, tools, where the files went. Each line passes through
+    ``untrusted.line`` (tool names, notes and paths are untrusted text)."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
@@ -142,4 +150,4 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
         lines.append(f"  note: {note}")
     lines.append(f"  record: {path}")
     lines.append(f"  badge:  {badge_path}")
-    return "\n".join(lines)
+    return "\n".join(untrusted.line(line) for line in lines)

@@ -29,6 +29,7 @@ from harness.probe import isolation
 from harness.publish.badge import stage_badges
 from harness.publish.regen import regen
 from harness.util.schemas import SchemaViolation
+from harness.util import untrusted
 
 
 def register(sub) -> None:
@@ -70,7 +71,7 @@ def run(args, measurer=None) -> int:
         try:
             require_repo(root)
         except NotARepository as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
             return 2
     if getattr(args, "merge", None):
         return _merge(root, args)
@@ -83,7 +84,7 @@ def run(args, measurer=None) -> int:
                 raise LookupError("--shard needs --out DIR")
             return _measure_shard(root, shards.part(entries, k, n), date, args, measurer, k, n)
     except (CatalogError, LookupError, shards.ShardError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
           f"concurrency {args.concurrency}", file=sys.stderr)
@@ -117,7 +118,7 @@ def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
     try:
         result = _measure(root, entries, staging.Staging(root, "", directory=out), date, args, measurer, True)
     except SchemaViolation as exc:
-        print(f"error: a record failed validation:\n{exc}", file=sys.stderr)
+        print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     shards.write_manifest(out, date.isoformat(), k, n, list(result.records))
     _print_summary(result.records)
@@ -128,10 +129,10 @@ def _merge(root: Path, args) -> int:
     try:
         day, records = shards.read_shards([Path(d) for d in args.merge])
     except shards.ShardError as exc:
-        print(f"error: {exc}\nnothing published", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 2
     except SchemaViolation as exc:
-        print(f"error: {exc}\nnothing published", file=sys.stderr)
+        print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 1
     date = dt.date.fromisoformat(day)
     stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
@@ -148,7 +149,7 @@ def _measure_check_publish(root, entries, stage, date, args, measurer) -> int:
     try:
         result = _measure(root, entries, stage, date, args, measurer)
     except SchemaViolation as exc:
-        print(f"error: a record failed validation; nothing published:\n{exc}", file=sys.stderr)
+        print("error: a record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     return _check_publish(root, result, stage, date, args)
 

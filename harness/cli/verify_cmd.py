@@ -17,7 +17,7 @@ import sys
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
-from harness.util import bounded
+from harness.util import bounded, untrusted
 from harness.util.untrusted import escape
 
 MAX_RECORD_BYTES = bounded.MAX_RECORD_BYTES
@@ -66,20 +66,23 @@ def run(args) -> int:
     except (OSError, WireJSONError, NotARecord) as exc:
         return _report_unreadable(args, str(exc))
     if args.json:
-        print(json.dumps({"source": args.source, "ok": comparison.ok, "mismatches": list(comparison.mismatches),
-                          "published": comparison.published, "derived": comparison.derived}, indent=2))
+        print(untrusted.json_text(json.dumps({"source": args.source, "ok": comparison.ok,
+                                              "mismatches": list(comparison.mismatches),
+                                              "published": comparison.published, "derived": comparison.derived},
+                                             indent=2)))
     elif comparison.ok:
         fields = ", ".join(f"{k}={v}" for k, v in comparison.derived.items())
-        print(f"OK {args.source}: {fields}")
+        print(untrusted.line(f"OK {args.source}: {fields}"))
     else:
         for field in comparison.mismatches:
-            print(f"MISMATCH {field}: published {comparison.published[field]}, derived {comparison.derived[field]}")
+            print(untrusted.line(f"MISMATCH {field}: published {comparison.published[field]}, "
+                                 f"derived {comparison.derived[field]}"))
     return 0 if comparison.ok else 1
 
 
 def _report_unreadable(args, message: str) -> int:
     if args.json:
-        print(json.dumps({"source": args.source, "ok": False, "error": message}))
+        print(untrusted.json_text(json.dumps({"source": args.source, "ok": False, "error": message})))
     else:
-        print(f"cannot verify {args.source}: {message}", file=sys.stderr)
+        print(untrusted.line(f"cannot verify {args.source}: {message}"), file=sys.stderr)
     return 2

@@ -1,13 +1,15 @@
 """Re-derive a record's numbers from its own capture (methodology, "Reproduce it").
 
 totalTokens, canonicalSha256, toolCount (and canonicalLength when present) are recomputed from
-``rawToolsCapture`` alone and compared field by field.
+``rawToolsCapture`` alone and compared field by field; so is every resources/prompts side figure
+of ``sideLists`` from its own ``rawCapture`` (fields ``sideLists.<list>.<field>``; issue #14).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core import side_figures
 from harness.core.counting import count_tools
 
 CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
@@ -46,6 +48,8 @@ def rederive(record: object) -> Comparison:
     fields = [f for f in CHECKED if f in record]
     published = {f: _as_int(record[f]) for f in fields}
     derived = {f: derived_all[f] for f in fields}
+    side_published, side_derived = side_figures.rederive(record.get("sideLists"))
+    published, derived, fields = published | side_published, derived | side_derived, fields + list(side_published)
     mismatches = tuple(f for f in fields if published[f] != derived[f])
     return Comparison(published, derived, mismatches)
 

@@ -1,8 +1,11 @@
-"""Sweep progress: a live bar on a terminal (rich), plain lines in CI or when piped."""
+"""Sweep progress: a live bar on a terminal (rich), plain lines in CI or when piped. Every line
+passes through ``harness.util.untrusted.line`` (a note quotes what a server said)."""
 
 from __future__ import annotations
 
 import sys
+
+from harness.util import untrusted
 
 
 class Progress:
@@ -38,7 +41,7 @@ class Progress:
         self.finished += 1
         if name in self.running:
             self.running.remove(name)
-        line = f"[{self.finished}/{self.total}] {name}: {status}" + (f" {detail}" if detail else "")
+        line = untrusted.line(f"[{self.finished}/{self.total}] {name}: {status}" + (f" {detail}" if detail else ""))
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False)
             self._bar.update(self._task, completed=self.finished)
@@ -52,4 +55,4 @@ class Progress:
 
     def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, description="measuring: " + ", ".join(self.running[:4]))
+            self._bar.update(self._task, description=untrusted.escape("measuring: " + ", ".join(self.running[:4])))

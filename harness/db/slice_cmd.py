@@ -24,6 +24,7 @@ import sys
 
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.rotation import slice_for, week_index, week_label
+from harness.util import untrusted
 
 
 def _iso_date(text: str) -> _dt.date:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         catalog = load_catalog(args.catalog)
     except CatalogError as exc:
-        print(exc, file=sys.stderr)
+        print(untrusted.lines(exc), file=sys.stderr)
         return 2
     names = [entry.name for entry in slice_for(catalog, when)]
     index = week_index(when)

@@ -19,7 +19,7 @@ from harness.db.catalog import Entry
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.targets import target_for
-from harness.probe import isolation, record
+from harness.probe import internal, isolation, record
 from harness.probe.measure import measure
 from harness.util import schemas
 
@@ -67,8 +67,13 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     async def one(entry: Entry) -> None:
         async with gate:
             progress.begin(entry.name)
-            measurement = await measurer(target_for(entry))
-            rec = record.build(measurement, iso, measured_at=_stamp(date))
+            target = target_for(entry)
+            try:
+                rec = record.build(await measurer(target), iso, measured_at=_stamp(date))
+            except schemas.SchemaViolation:
+                raise  # an invalid record stops the sweep before anything is published (sweep_cmd)
+            except Exception as exc:  # noqa: BLE001 - a harness bug is this server's recorded error, not the sweep's end
+                rec = record.build(internal.measurement(target, exc), iso, measured_at=_stamp(date))
             _stage(rec, root, staging, date, result, stage_unchanged)
             progress.done(entry.name, rec["status"], _detail(rec))
 

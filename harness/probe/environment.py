@@ -80,3 +80,102 @@ def _path_with_tools(path: str) -> str:
     if tools_dir not in parts:
         parts.append(tools_dir)
     return os.pathsep.join(parts)
+
+
+# --- which values are secrets (issue #9) ---------------------------------------------------------
+# Everything above is handed to the server; of it, these are not public: the values of declared
+# names (unless the harness's dummy), header values, and credentials inside URLs — a proxy setting
+# (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY, any case) or an index setting (PIP_INDEX_URL, UV_INDEX_URL,
+# npm_config_registry…) with ``user:password@``, which npx/uvx need to reach the network. The
+# functions below return candidate values; harness.probe.redact.Secrets drops the too-short ones.
+
+SECRET_OPTION = re.compile(r"(api[-_]?key|apikey|(?:^|[-_])key$|token|secret|passw(?:or)?d|pwd|credential|auth|"
+                           r"private[-_]?key|session|cookie|bearer)", re.IGNORECASE)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+")
+_QUERY_PARAM = re.compile(r"[?&;]([^=&;#\s]+)=([^&;#\s]*)")
+_REFERENCE = re.compile(r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%)$")  # $KEY, ${KEY}, %KEY%
+_HEADER_ARG = re.compile(r"^([A-Za-z0-9-]+)\s*:\s*(.+)$", re.DOTALL)
+
+
+def url_secrets(text: str) -> list[str]:
+    """Credentials inside every URL in ``text``: the userinfo (``user:password``), the password and
+    the user name, each as written and percent-decoded, and the values of query parameters with a
+    secret-looking name (``?token=…``, ``&api_key=…``)."""
+    from urllib.parse import unquote
+
+    found: list[str] = []
+    for url in _URL.findall(text or ""):
+        authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        userinfo = authority.rpartition("@")[0]
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            for part in (userinfo, user, password):
+                found += [part, unquote(part)]
+        for name, value in _QUERY_PARAM.findall(url):
+            if SECRET_OPTION.search(unquote(name).lstrip("-")) and credential_like(unquote(value)):
+                found += [value, unquote(value)]
+    return [value for value in found if value and not _REFERENCE.match(value)]
+
+
+def credential_like(value: str) -> bool:
+    """Whether a value found by a name alone (an option, a query parameter) reads as a credential
+    rather than a setting: at least 8 characters, not only digits, not words of lower-case letters
+    (``--auth-mode restricted``, ``--token-limit 4096`` are settings, and masking ``restricted``
+    everywhere would change published numbers)."""
+    return len(value) >= 8 and not value.isdigit() and not re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", value)
+
+
+def header_secrets(value: str) -> list[str]:
+    """The secret in a header value: the credential of a ``<scheme> <credential>`` value (``Bearer
+    X`` → ``X``; for ``Basic`` also the decoded ``user:password`` and its password), else the whole
+    value. The scheme word alone is public, and runs such as ``Bearer s`` must not be masked in
+    every text that mentions bearer tokens."""
+    import base64
+    import binascii
+
+    scheme, _, credential = value.strip().partition(" ")
+    credential = credential.strip()
+    if not (credential and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", scheme)):
+        return [value] if value else []
+    found = [credential]
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credential, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
+        found += [decoded, decoded.partition(":")[2]]
+    return [v for v in found if v]
+
+
+def argv_secrets(argv: list[str]) -> list[str]:
+    """Secrets written into a launch command: the value of a secret-named option (``--api-key X``,
+    ``--token=X``), of a ``NAME=value`` argument with a secret-looking name (``env API_KEY=X …``),
+    of a ``Name: value`` header argument (``--header "Authorization: Bearer X"``), and credentials
+    in URLs. ``$KEY``-style references are names, not values, and are skipped."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        found += url_secrets(arg)
+        option, eq, value = arg.partition("=")
+        if option.startswith("-") and SECRET_OPTION.search(option.lstrip("-")):
+            value = value if eq else (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else "")
+            found.append(value if credential_like(value) else "")
+        elif eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", option) and DENY_PATTERN.search(option):
+            found.append(value if credential_like(value) else "")
+        header = _HEADER_ARG.match(arg)
+        if header and SECRET_OPTION.search(header.group(1)):
+            found += header_secrets(header.group(2))
+    return [value for value in found if value and not _REFERENCE.match(value)]
+
+
+def host_secrets(host: Mapping[str, str] | None = None) -> list[str]:
+    """Credentials in the host environment a child may be handed or a package manager may use:
+    the URL credentials in every value (proxy and index settings above all), and the values of
+    package-manager settings with a secret-looking name (``npm_config__authToken``,
+    ``UV_INDEX_<NAME>_PASSWORD``), which ``child_env`` withholds but which are credentials all the same."""
+    host = os.environ if host is None else host
+    found: list[str] = []
+    for name, value in host.items():
+        found += url_secrets(value) if "://" in value else []
+        if name.startswith(NETWORK_PREFIXES) and DENY_PATTERN.search(name):
+            found.append(value)
+    return found

@@ -2,11 +2,15 @@
 
 Rules (methodology, "Failure taxonomy"; issue #3):
   * startup-failure is retried once, after the first attempt has warmed the package cache;
-    timeout is retried once with double the budget; other failures are final at once.
+    timeout is retried once with double the budget; other failures are final at once — among them
+    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11).
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture and says so.
   * one overall deadline bounds the whole measurement, whatever the retries do.
+  * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
+    runs, so transports redact what they cut, and every capture is redacted as it arrives —
+    before a status is decided, a note is written or a retry is prepared (issue #9).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal
+from harness.probe import heal, redact, side_lists
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -41,6 +45,7 @@ class Measurement:
     widest_budget_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
     discover_capture: Capture | None = None
+    secrets: redact.Secrets = redact.NONE
 
 
 async def measure(
@@ -57,10 +62,29 @@ async def measure(
 
     ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
     environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
-    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target).
+    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
+    resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
     """
     limits = limits or limits_from_env()
-    launcher = launcher or _default_launcher(target, pass_declared_values, isolation)
+    secrets = redact.Secrets.for_target(target)
+    launcher = _redacting(launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation)),
+                          secrets)
+    with redact.activated(secrets):
+        result = await _measure(target, limits, requested_version, dual, isolation, launcher)
+    result.secrets = secrets
+    return result
+
+
+def _redacting(launcher, secrets: redact.Secrets):
+    """``launcher`` whose every capture is redacted before anyone reads it."""
+    async def launch(*args, **kwargs) -> Capture:
+        return redact.scrub_capture(await launcher(*args, **kwargs), secrets)
+
+    return launch
+
+
+async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
+                   launcher) -> Measurement:
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
     ends = time.monotonic() + deadline
@@ -74,11 +98,11 @@ async def measure(
     first, verdict, widest = await _first_good(target, run, attempts, base, isolation, healed)
     if first is None:
         failed = _failed(target, verdict, attempts, deadline, widest)
-        failed.notes += healed
+        failed.notes += healed + attempts[-1].notes
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(launcher, target, base, limits, failed)
         return failed
-    result = Measurement(target, st.MEASURED, first, attempts, healed, deadline_seconds=deadline,
+    result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
                          widest_budget_seconds=widest)
     if len(attempts) > 1:
         result.notes.append(f"measured on retry {len(attempts) - 1} after: {_attempt_summary(target, attempts[0])}")
@@ -169,7 +193,8 @@ def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, w
         notes.append(f"failed the same way on retry {len(attempts) - 1} (retried: {verdict.status})")
     if verdict.status == st.TIMEOUT:
         notes.append(f"widest budget tried: {widest:g} s")
-    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest)
+    extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
+    return Measurement(target, verdict.status, last, attempts, notes, deadline, widest, extra=extra)
 
 
 def _attempt_summary(target: Target, capture: Capture) -> str:

@@ -15,7 +15,8 @@ class Failure:
     ``kind``: ``spawn`` (could not start), ``exited`` (stdout closed before the reply),
     ``timeout`` (the measurement deadline passed), ``jsonrpc-error`` (an error reply),
     ``bad-reply`` (a reply of the wrong shape), ``limit`` (a size, page or noise bound),
-    ``pagination`` (a repeated cursor).
+    ``pagination`` (a repeated cursor), ``unreachable`` (a ``url`` that gave no MCP answer: DNS,
+    connection, TLS, or an HTTP answer that is not JSON-RPC), ``http-auth`` (HTTP 401/403).
     ``phase``: ``spawn``, ``initialize`` or ``tools/list page N``.
     ``code``/``message``/``data``: the JSON-RPC error object, when there was one.
     ``exit_code``: the process exit code, when it had exited.
@@ -34,7 +35,10 @@ class Failure:
 class Capture:
     """Everything one launch saw. ``tools`` is the concatenated ``tools`` arrays (parsed with
     ``JSON.parse`` semantics) when every page arrived, else ``None`` and ``failure`` says why.
-    ``elapsed_seconds`` is wall time from spawn to the last reply (seconds).
+    ``elapsed_seconds`` is wall time from spawn to the last reply (seconds). ``notes``: what the
+    conversation noticed and worked around (an id echoed as a string, a settled tool list, a server
+    without a tools capability), each one sentence for the record's notes. ``zero_tools_reason``:
+    the sentence that explains a capture of zero tools when it is not an empty ``tools`` array.
     """
 
     requested_version: str
@@ -55,6 +59,9 @@ class Capture:
     failure: Failure | None = None
     server_requests: list[str] = field(default_factory=list)
     extra_supported: list | None = None
+    side_lists: dict | None = None  # resources/prompts side figures (probe.side_lists), when asked
+    notes: list[str] = field(default_factory=list)
+    zero_tools_reason: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -2,7 +2,13 @@
 
 Shape: ``schemas/measurement.schema.json``. The record is serialized with JavaScript
 ``JSON.stringify(record, null, 2)`` semantics so that ``JSON.stringify(m.rawToolsCapture)`` in any
-JSON implementation reproduces the canonical bytes (methodology, "Reproduce it").
+JSON implementation reproduces the canonical bytes (methodology, "Reproduce it"); the characters
+``JSON.stringify`` leaves raw that a terminal would act on (DEL, C1, bidi controls) are written as
+``\\uXXXX`` escapes, which parse back to the same value (``harness.util.untrusted.json_text``).
+
+Secrets (issue #9): every text comes from an already-redacted capture, the tool list is redacted
+*before* it is counted (so the numbers re-derive from the published bytes), and a final pass scrubs
+every field of the finished record — ``launchCommand`` included — before it is validated.
 """
 
 from __future__ import annotations
@@ -18,20 +24,24 @@ from harness.core.counting import count_tools
 from harness.probe import isolation as iso
 from harness.probe.measure import Measurement
 from harness.probe.outcome import Capture
-from harness.probe.redact import Redactor
-from harness.util import atomic, schemas
+from harness.probe.redact import Secrets
+from harness.util import atomic, schemas, untrusted
 
 MEASURED_STATUSES = ("measured", "dynamic")
+# Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
+# secret value that happens to equal a server's slug must not turn it into "[redacted]".
+NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 
-def build(measurement: Measurement, isolation: dict | None = None, redactor: Redactor | None = None,
+def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
           measured_at: dt.datetime | None = None) -> dict:
     """The record dict for ``measurement``; validated against the schema before it is returned.
 
+    ``secrets`` default to the measurement's own (``Secrets.for_target`` when it has none).
     Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
     """
     target, capture = measurement.target, measurement.capture
-    redactor = redactor or Redactor.for_names(target.env, extra=_header_secrets(target))
+    redactor = secrets or measurement.secrets or Secrets.for_target(target)
     notes = [redactor.text(n) for n in measurement.notes]
     record = _header(measurement, isolation or iso.describe(), measured_at)
     record |= _server_fields(capture, redactor)
@@ -41,28 +51,24 @@ def build(measurement: Measurement, isolation: dict | None = None, redactor: Red
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
     if capture.noise_lines:
         notes.append(f"{capture.noise_lines} non-JSON stdout line(s) skipped, e.g. {redactor.text(capture.noise_sample[0])!r}")
-    if capture.ok and not capture.tools:
+    if capture.ok and not capture.tools and capture.zero_tools_reason:
+        notes.append(capture.zero_tools_reason)
+    elif capture.ok and not capture.tools:
         declared = "declared" if capture.declared_tools_capability else "did not declare"
         notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
     if measurement.discover_capture is not None:
         record["discover"] = _discover_figure(measurement.discover_capture, redactor)
+    if measurement.status in MEASURED_STATUSES and capture.side_lists is not None:
+        from harness.probe.side_lists import to_record  # side figures, never part of the headline (#14)
+
+        record["sideLists"] = to_record(capture.side_lists, redactor)
     for key, value in measurement.extra.items():
-        record[key] = value
+        record[key] = redactor.text(value) if isinstance(value, str) else value
     record["notes"] = notes
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
+    record = {key: value if key in NOT_SCRUBBED else redactor.scrub(value) for key, value in record.items()}
     schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
     return record
-
-
-def _header_secrets(target) -> list[str]:
-    """The header values a remote target sends (an endpoint may echo them into an error body or a
-    tool description), plus the credential part of a ``<scheme> <credential>`` value."""
-    if not target.headers:
-        return []
-    from harness.probe.remote import header_values
-
-    values = list(header_values(target).values())
-    return values + [parts[1] for parts in (v.split(None, 1) for v in values) if len(parts) == 2]
 
 
 def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) -> dict:
@@ -84,7 +90,7 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
     }
 
 
-def _server_fields(capture: Capture, redactor: Redactor) -> dict:
+def _server_fields(capture: Capture, redactor: Secrets) -> dict:
     fields = {
         "serverName": redactor.text(capture.server_name),
         "serverVersion": redactor.text(capture.server_version),
@@ -98,7 +104,7 @@ def _server_fields(capture: Capture, redactor: Redactor) -> dict:
     return fields
 
 
-def _numbers(m: Measurement, redactor: Redactor, notes: list[str]) -> dict:
+def _numbers(m: Measurement, redactor: Secrets, notes: list[str]) -> dict:
     if m.status not in MEASURED_STATUSES:
         return {"totalTokens": None, "toolCount": None, "canonicalSha256": None, "canonicalLength": None,
                 "tools": [], "rawToolsCapture": None}
@@ -131,7 +137,7 @@ def _tool_entry(tool: dict) -> dict:
     return entry
 
 
-def _discover_figure(capture: Capture, redactor: Redactor) -> dict:
+def _discover_figure(capture: Capture, redactor: Secrets) -> dict:
     tools, _ = redactor.json(capture.tools)
     counts = count_tools(tools).to_json()
     return {
@@ -144,11 +150,11 @@ def _discover_figure(capture: Capture, redactor: Redactor) -> dict:
     }
 
 
-def _attempt(capture: Capture, redactor: Redactor) -> dict:
-    outcome = "listed" if capture.ok else redactor.text(f"{capture.failure.kind}: {capture.failure.detail}")
+def _attempt(capture: Capture, redactor: Secrets) -> dict:
+    outcome = "listed" if capture.ok else redactor.cut(f"{capture.failure.kind}: {capture.failure.detail}", 300)
     return {
         "phase": capture.phase,
-        "outcome": outcome[:300],
+        "outcome": outcome,
         "elapsedSeconds": capture.elapsed_seconds,
         "exitCode": capture.exit_code,
         "canonicalSha256": _sha(capture) if capture.ok else None,
@@ -160,8 +166,9 @@ def _sha(capture: Capture) -> str:
 
 
 def serialize(record: dict) -> str:
-    """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline."""
-    return stringify(record, indent=2) + "\n"
+    """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline, with no raw
+    control or bidi character (``untrusted.json_text``; the parsed value is the same)."""
+    return untrusted.json_text(stringify(record, indent=2)) + "\n"
 
 
 def write(record: dict, results_dir: Path) -> Path:

@@ -1,44 +1,158 @@
-"""Keep secret values out of everything the harness writes or prints.
+"""Keep secret values out of everything the harness writes or prints (issue #9, "Secrets reaching
+published records").
 
-The values of an entry's declared env names and header values are known to the harness while it
-runs; a server may echo one into stderr, an error message or even a tool description. Every text
-that leaves the probe passes through ``Redactor.text``; a capture that contains a value is
-redacted before it is counted, so the published numbers still re-derive from the published bytes.
+A secret is any value the harness hands a server that is not public: a declared env value, a header
+value, the credentials inside a proxy or package-index URL, a key written into the launch command
+(:mod:`harness.probe.environment` says which values those are). A server may echo one into stderr,
+an error message, serverInfo or even a tool description, in any encoding.
+
+The API, for any command (``measure``, ``sweep``, the Action, ``audit``):
+
+* ``Secrets(values)`` — an immutable set; values shorter than ``MIN_SECRET_LENGTH`` characters and
+  the harness's own dummy values are ignored. ``a | b`` joins two sets.
+  ``Secrets.handed(env=, headers=, argv=, url=)`` builds the set from what a server is handed (a
+  client config's ``env``/``headers``/``args``/``url``: every env and header value is secret);
+  ``Secrets.for_target(target)`` does the same for a :class:`~harness.probe.target.Target` from the
+  host environment (declared names' host values, ``MCP_HEADER_*`` values, URL credentials).
+* ``secrets.text(s)`` — ``s`` with every occurrence replaced by ``[redacted]``;
+  ``secrets.json(value)`` — the same for every string and key of a JSON value, plus whether
+  anything changed; ``secrets.scrub(value)`` — just the value; ``secrets.found(s)`` — a test.
+* ``secrets.cut(s, n)`` / ``secrets.cut_tail(s, n_bytes)`` — redact, *then* keep the first ``n``
+  characters / the last ``n_bytes`` bytes: the only right order, since a secret cut in two by a
+  truncation is no longer found whole.
+* ``with activated(secrets):`` makes a set the current one for the measurement in progress
+  (a context variable, so concurrent measurements of a sweep never share one); transports cut the
+  server's text with the module-level ``cut``/``cut_tail``, which use it.
+
+What counts as an occurrence of a secret ``v`` (at least ``MIN_SECRET_LENGTH`` characters):
+
+* ``v`` itself, its UTF-8 bytes in hex (lower and upper case), and its base64 (standard and
+  url-safe, padded or not, and at each of the three byte alignments it can have inside a longer
+  base64 text, e.g. ``Basic base64(user:password)``);
+* any of those written with percent-encoding (``%2B``, ``%2b``, any subset of characters encoded)
+  or JSON string escapes (``\\u0041``, ``\\"``, ``\\/``): the text is also searched in its
+  percent-decoded and JSON-unescaped readings, and a match is mapped back to the characters that
+  spell it;
+* for a form of ``RUN_LENGTH`` (8) characters or more: any run of 8 or more of its consecutive
+  characters — half a secret is a secret. A shorter form must occur whole.
+
+Every covered span becomes one ``[redacted]``. Redaction is idempotent, so a capture redacted
+before counting is unchanged by the final scrub of the whole record, and the published numbers
+still re-derive from the published bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 
-from harness.probe.environment import DUMMY_PREFIX
+from harness.probe import environment
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 4  # shorter values would mangle ordinary text and are not credentials
+RUN_LENGTH = 8  # a run of this many consecutive characters of a secret's form is redacted
+CUT_MARGIN = 512  # characters (or bytes) a transport keeps beyond a display limit for redaction to see
+_STRIDE = 4  # see Secrets._spans: every run of RUN_LENGTH holds an aligned _STRIDE-gram
+_CHUNK = 1 << 20  # long texts are searched in overlapping chunks (bounded memory for the views)
+_OVERLAP = 4096
+_CACHED_LENGTH, _CACHE_SIZE = 64, 20_000
+_ENCODED_UP_TO = 8192
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_JSON_ESCAPE = re.compile(r'\\(?:u[0-9A-Fa-f]{4}|["\\/bfnrt])')
+_JSON_NAMED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
-class Redactor:
-    """Replaces every known secret value with ``[redacted]`` in texts and JSON values."""
+class Secrets:
+    """An immutable set of secret values and their redaction (see the module docstring)."""
 
-    def __init__(self, values: Iterable[str]):
-        unique = {v for v in values if v and len(v) >= MIN_SECRET_LENGTH and not v.startswith(DUMMY_PREFIX)}
-        self.values = sorted(unique, key=len, reverse=True)
+    def __init__(self, values: Iterable[str] = ()):
+        unique = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH
+                  and not v.startswith(environment.DUMMY_PREFIX) and v != MASK}
+        self.values: tuple[str, ...] = tuple(sorted(unique, key=lambda v: (-len(v), v)))
+        forms = {form for value in self.values for form in _forms(value)}
+        self._short = tuple(sorted((f for f in forms if len(f) < RUN_LENGTH), key=len, reverse=True))
+        self._runs = frozenset(f[i:i + RUN_LENGTH] for f in forms if len(f) >= RUN_LENGTH
+                               for i in range(len(f) - RUN_LENGTH + 1))
+        self._grams = frozenset(run[i:i + _STRIDE] for run in self._runs for i in range(RUN_LENGTH - _STRIDE + 1))
+        self._seen: dict[str, str] = {}  # short strings repeat (keys, types): redact each once
 
     @classmethod
-    def for_names(cls, names: Iterable[str], extra: Iterable[str] = ()) -> "Redactor":
-        """A redactor for the host values of env ``names`` plus ``extra`` literal values."""
+    def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
+               argv: Iterable[str] = (), url: str | None = None) -> "Secrets":
+        """The secrets among what a server is handed: every value of ``env`` and ``headers`` (for a
+        header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
+        values of secret-named options in ``argv``, and the credentials in ``url``."""
+        values = list((env or {}).values())
+        for value in (headers or {}).values():
+            values += environment.header_secrets(value)
+        values += environment.argv_secrets(list(argv))
+        values += environment.url_secrets(url or "")
+        return cls(values)
+
+    @classmethod
+    def for_target(cls, target, environ: Mapping[str, str] | None = None) -> "Secrets":
+        """The secrets a measurement of ``target`` hands its server, read from ``environ`` (default
+        ``os.environ``): declared env names' host values, declared headers' ``MCP_HEADER_*`` values,
+        secrets in the launch command or URL, and the credentials of proxy and index settings."""
+        from harness.probe.process import SpawnError, split_command
+        from harness.probe.remote import header_env_name
+
+        environ = os.environ if environ is None else environ
+        env = {name: environ[name] for name in target.env if name in environ}
+        headers = {h: environ[header_env_name(h)] for h in target.headers if header_env_name(h) in environ}
+        try:
+            argv = split_command(target.command) if target.command else []
+        except SpawnError:
+            argv = str(target.command).split()
+        return cls.handed(env, headers, argv, target.url) | cls(environment.host_secrets(environ))
+
+    @classmethod
+    def for_names(cls, names: Iterable[str], extra: Iterable[str] = ()) -> "Secrets":
+        """The host values of env ``names`` plus ``extra`` literal values (the older interface)."""
         return cls([os.environ.get(name, "") for name in names] + list(extra))
 
+    def __or__(self, other: "Secrets") -> "Secrets":
+        return Secrets(self.values + other.values)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:  # never the values themselves
+        return f"<Secrets: {len(self.values)} value(s)>"
+
     def text(self, value: str | None) -> str | None:
-        """``value`` with every secret replaced (``None`` stays ``None``)."""
-        if value is None:
-            return None
-        for secret in self.values:
-            value = value.replace(secret, MASK)
+        """``value`` with every occurrence of a secret replaced by ``[redacted]``; ``None`` stays
+        ``None``; a non-string is returned unchanged."""
+        if not self.values or not isinstance(value, str) or len(value) < MIN_SECRET_LENGTH:
+            return value
+        if len(value) > _CACHED_LENGTH:
+            return self._redact(value)
+        clean = self._seen.get(value)
+        if clean is None:
+            if len(self._seen) >= _CACHE_SIZE:
+                self._seen.clear()
+            clean = self._seen[value] = self._redact(value)
+        return clean
+
+    def _redact(self, value: str) -> str:
+        for _ in range(3):  # masking can only create a new match if a secret contains MASK's text
+            spans = _merge(self._spans(value))
+            if not spans:
+                return value
+            value = _mask(value, spans)
         return value
 
+    def found(self, value: str) -> bool:
+        """Whether ``value`` holds an occurrence of a secret."""
+        return bool(self.values) and isinstance(value, str) and bool(self._spans(value))
+
     def json(self, value: object) -> tuple[object, bool]:
-        """``(value with secrets replaced in every string and key, whether anything changed)``."""
+        """``(value with every string and key redacted, whether anything changed)``. Lists and
+        dicts are copied; other values are returned as they are."""
         if not self.values:
             return value, False
         changed = False
@@ -56,3 +170,195 @@ class Redactor:
             return node
 
         return walk(value), changed
+
+    def scrub(self, value: object) -> object:
+        """``value`` (text or any JSON value) with every secret redacted."""
+        return self.json(value)[0]
+
+    def cut(self, value: str | None, limit: int) -> str | None:
+        """Redact, then keep the first ``limit`` characters. (Only the first ``limit + CUT_MARGIN``
+        are searched: an occurrence reaching into the kept part has a run of ``RUN_LENGTH`` there.)"""
+        if value is None:
+            return None
+        return self.text(value[:limit + CUT_MARGIN])[:limit]
+
+    def cut_tail(self, value: str, limit_bytes: int) -> str:
+        """Redact, then keep the last ``limit_bytes`` bytes of the UTF-8 text (a character cut at
+        the start is dropped)."""
+        value = self.text(value[-(limit_bytes + CUT_MARGIN):])
+        data = value.encode("utf-8", "surrogatepass")
+        return data[-limit_bytes:].decode("utf-8", "ignore") if len(data) > limit_bytes else value
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Spans of ``text`` covered by an occurrence, in every reading, chunk by chunk."""
+        spans: list[tuple[int, int]] = []
+        start = 0
+        while True:
+            chunk = text[start:start + _CHUNK]
+            for view, starts in _views(chunk):
+                for a, b in self._spans_in(view):
+                    spans.append((start + (starts[a] if starts else a), start + (starts[b] if starts else b)))
+            if start + _CHUNK >= len(text):
+                return spans
+            start += _CHUNK - _OVERLAP
+
+    def _spans_in(self, s: str) -> Iterator[tuple[int, int]]:
+        for form in self._short:
+            i = s.find(form)
+            while i != -1:
+                yield i, i + len(form)
+                i = s.find(form, i + 1)
+        if not self._runs:
+            return
+        runs, grams, last = self._runs, self._grams, len(s) - RUN_LENGTH
+        # A run at i holds the _STRIDE-gram at the next multiple p of _STRIDE (i <= p <= i+3), so
+        # only those grams are looked up, and only around a hit are the runs themselves checked.
+        for p in range(0, len(s) - _STRIDE + 1, _STRIDE):
+            if s[p:p + _STRIDE] in grams:
+                for i in range(max(0, p - (RUN_LENGTH - _STRIDE)), min(p, last) + 1):
+                    if s[i:i + RUN_LENGTH] in runs:
+                        yield i, i + RUN_LENGTH
+
+
+NONE = Secrets()
+Redactor = Secrets  # the older name, kept for callers written against it
+_ACTIVE: ContextVar[Secrets] = ContextVar("mcp_context_cost_secrets", default=NONE)
+
+
+@contextlib.contextmanager
+def activated(secrets: Secrets):
+    """Make ``secrets`` the current set for the code (and the tasks and threads it starts) inside."""
+    token = _ACTIVE.set(secrets)
+    try:
+        yield secrets
+    finally:
+        _ACTIVE.reset(token)
+
+
+def current() -> Secrets:
+    """The set made current by :func:`activated` (an empty set outside one)."""
+    return _ACTIVE.get()
+
+
+def cut(value: str | None, limit: int) -> str | None:
+    """``current().cut(value, limit)``: how a transport shortens what a server said."""
+    return current().cut(value, limit)
+
+
+def cut_tail(value: str, limit_bytes: int) -> str:
+    """``current().cut_tail(value, limit_bytes)``."""
+    return current().cut_tail(value, limit_bytes)
+
+
+def _forms(value: str) -> set[str]:
+    """The spellings of ``value`` searched for (see the module docstring). A value longer than
+    ``_ENCODED_UP_TO`` characters (a certificate bundle, not a key) is searched as written only,
+    which keeps the set's memory bounded (an env value can be 128 KiB)."""
+    if len(value) > _ENCODED_UP_TO:
+        return {value}
+    data = value.encode("utf-8", "surrogatepass")
+    forms = {value, data.hex(), data.hex().upper()}
+    if " " in value:
+        forms.add(value.replace(" ", "+"))  # form encoding
+    for shift in range(3):
+        full = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        # The characters made only of the value's own bits: the same in any base64 text that holds
+        # the value at this alignment. Aligned, the whole encoding (padded or not) counts as well.
+        core = full[-(-8 * shift // 6): (8 * shift + 8 * len(data)) // 6]
+        whole = {full, full.rstrip("=")} if shift == 0 else set()
+        for spelled in whole | {core}:
+            for text in (spelled, spelled.translate(_URLSAFE)):
+                if len(text) >= RUN_LENGTH or spelled in whole:
+                    forms.add(text)
+    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _views(text: str) -> Iterator[tuple[str, list[int] | None]]:
+    """``text`` as written, then percent-decoded and JSON-unescaped when it holds such escapes;
+    each reading with the position in ``text`` of each of its characters (``None``: the same)."""
+    yield text, None
+    if "%" in text:
+        yield _decoded(text, _PERCENT, _percent_chars)
+    if "\\" in text:
+        yield _decoded(text, _JSON_ESCAPE, _json_chars)
+
+
+def _decoded(text: str, pattern: re.Pattern, decode) -> tuple[str, list[int]]:
+    """The reading of ``text`` with every ``pattern`` match decoded by ``decode(match)`` (which
+    yields ``(character, offset of its spelling in the match)``), and the position map: entry
+    ``i`` is where the reading's character ``i`` starts in ``text``, plus one final entry."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    pos = 0
+    for match in pattern.finditer(text):
+        pieces.append(text[pos:match.start()])
+        starts.extend(range(pos, match.start()))
+        for char, offset in decode(match):
+            pieces.append(char)
+            starts.append(match.start() + offset)
+        pos = match.end()
+    pieces.append(text[pos:])
+    starts.extend(range(pos, len(text) + 1))
+    return "".join(pieces), starts
+
+
+def _percent_chars(match: re.Match) -> Iterator[tuple[str, int]]:
+    data = bytes.fromhex(match.group(0).replace("%", ""))
+    i = 0
+    while i < len(data):
+        size = 1 if data[i] < 0xC0 else 2 if data[i] < 0xE0 else 3 if data[i] < 0xF0 else 4
+        try:
+            char = data[i:i + size].decode("utf-8")
+        except UnicodeDecodeError:
+            char, size = "\ufffd", 1
+        yield char, 3 * i
+        i += size
+
+
+def _json_chars(match: re.Match) -> Iterator[tuple[str, int]]:
+    escape = match.group(0)
+    yield (chr(int(escape[2:], 16)) if escape[1] == "u" else _JSON_NAMED[escape[1]]), 0
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
+    out, pos = [], 0
+    for a, b in spans:
+        out += [text[pos:a], MASK]
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def scrub_capture(capture, secrets: Secrets):
+    """Redact, in place, every text of a ``harness.probe.outcome.Capture`` that a status, a note
+    or a retry reads — the stderr tail, noise samples, serverInfo, instructions, capabilities,
+    the server's requests and the failure's detail, message and data — and return it. The tool
+    list is left to the record, which redacts it before counting and says so in a note."""
+    if not secrets:
+        return capture
+    capture.stderr_tail = secrets.text(capture.stderr_tail)
+    capture.noise_sample = [secrets.text(s) for s in capture.noise_sample]
+    capture.server_requests = [secrets.text(s) for s in capture.server_requests]
+    for name in ("server_name", "server_version", "instructions"):
+        setattr(capture, name, secrets.text(getattr(capture, name)))
+    capture.capabilities = secrets.scrub(capture.capabilities)
+    capture.extra_supported = secrets.scrub(capture.extra_supported)
+    failure = capture.failure
+    if failure is not None:
+        failure.detail = secrets.text(failure.detail)
+        failure.message = secrets.text(failure.message)
+        failure.data = secrets.scrub(failure.data)
+    return capture

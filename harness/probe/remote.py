@@ -1,38 +1,51 @@
-"""Streamable HTTP transport (MCP 2025-11-25, "Transports") and the remote launcher.
+"""Streamable HTTP transport (MCP 2025-11-25, "Transports › Streamable HTTP") and the remote launcher.
 
 A ``url`` entry is asked an unauthenticated ``initialize`` first; the same conversation as stdio
 (``session.converse``) then runs over HTTP POSTs, so an endpoint that answers is measured directly,
-with no stdio bridge. Written on ``requests`` rather than the SDK's client for the reason given in
-``stdio``: the capture must be the raw reply text parsed with ``JSON.parse`` semantics.
+with no stdio bridge (methodology, "Remote entries").
+
+Built on ``httpx2``'s async client — the HTTP stack of the official ``mcp`` SDK 2.x — so the
+launch's one deadline cancels a request wherever it is (connecting, waiting for headers, reading a
+body that drips) and no thread is left reading after a measurement (issue #9, kind 6). Each
+request's answer is read incrementally by one task and only until the message that answers it:
+a Server-Sent Events stream held open after the reply is closed there (``httpreply``). The SDK's
+client is not used because the capture must be the raw reply text parsed with ``JSON.parse``
+semantics (see ``stdio``).
+
+Leniencies, each matching the official SDKs: redirects are followed (the SDK's
+``create_mcp_http_client`` does), a JSON-RPC batch array in a body or event is read message by
+message (2025-03-26), and an id echoed as a string still answers its request (``replies.answers``).
 
 Outcomes: HTTP 401/403 → ``Failure(kind="http-auth")`` carrying the status and the
-``WWW-Authenticate`` header (→ remote-auth-wall); any other non-MCP answer (connection refused,
-HTTP error, a body that is not JSON-RPC) → ``Failure(kind="unreachable")`` with the reason.
-Header values come from env ``MCP_HEADER_<NAME>`` (``-`` → ``_``, upper case); they are sent and
-never recorded — only their names are.
+``WWW-Authenticate`` header (→ remote-auth-wall); no MCP answer at all — a host that does not
+resolve, a refused connection, a TLS failure, an HTTP answer that is not JSON-RPC — →
+``Failure(kind="unreachable")`` with the reason (→ unreachable, never retried). Header values come
+from env ``MCP_HEADER_<NAME>`` (``-`` → ``_``, upper case); they are sent and never recorded —
+only their names are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
-from collections import deque
 
-import requests
+import httpx2
 
-from harness.core.jsparse import WireJSONError, parse
-from harness.probe.limits import Limits, TransportLimitExceeded
+from harness.probe import httpreply
+from harness.probe.limits import Limits
+from harness.probe.noise import Noise
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
-from harness.probe.stdio import Incoming
 from harness.probe.target import Target
 
 ACCEPT = "application/json, text/event-stream"
+CLOSE_SECONDS = 5.0  # closing sockets after the deadline must not become a second wait
 
 
 class HttpRefusal(Exception):
-    """The endpoint answered HTTP without an MCP reply. ``failure`` holds the evidence."""
+    """The endpoint gave no MCP answer. ``failure`` holds the evidence."""
 
     def __init__(self, failure: Failure):
         super().__init__(failure.detail)
@@ -50,103 +63,128 @@ def header_values(target: Target) -> dict[str, str]:
 
 
 class HttpTransport:
-    """``send``/``receive`` over Streamable HTTP POSTs, keeping ``Mcp-Session-Id`` once given."""
+    """``send``/``receive`` over Streamable HTTP POSTs, keeping ``Mcp-Session-Id`` once given.
 
-    def __init__(self, url: str, headers: dict[str, str], limits: Limits, capture: Capture, deadline: float):
+    ``send`` returns once the answer's status and headers are in; a reader task then queues the
+    answer's messages for ``receive``. Always ``await close()``: it cancels every reader and
+    closes every connection.
+    """
+
+    def __init__(self, url: str, headers: dict[str, str], limits: Limits, capture: Capture):
         self.url, self.headers, self.limits, self.capture = url, headers, limits, capture
-        self.deadline = deadline
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self.inbox: deque[Incoming] = deque()
-        self.http = requests.Session()
+        self.noise = Noise(limits.max_noise_lines, what="non-JSON-RPC bodies or events")
+        self.inbox: asyncio.Queue = asyncio.Queue()
+        self.unanswered: str | None = None  # what the last answer without a reply looked like
+        self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=True)
+        self._reader: asyncio.Task | None = None
+        self._listener: asyncio.Task | None = None
+
+    def note_noise(self, text: str) -> None:
+        """Count ``text`` as noise (see ``harness.probe.noise``)."""
+        self.noise.add(text)
 
     async def send(self, message: dict) -> None:
-        """POST one message; queue the JSON-RPC messages of the answer. Raises ``HttpRefusal``."""
-        await asyncio.to_thread(self._post, message)
+        """POST one message. For a request, start reading its answer. Raises ``HttpRefusal``."""
+        is_request = "method" in message and "id" in message
+        if is_request:
+            await _finish(self._reader)  # a stream held open after its reply ends here
+        response = await self._request("POST", json.dumps(message, separators=(",", ":")).encode("utf-8"))
+        body = await self._check_status(response)
+        self.session_id = response.headers.get("Mcp-Session-Id", self.session_id)
+        if not is_request:
+            await response.aclose()  # 202 Accepted, or an answer to nothing: never waited on
+            return
+        reply = httpreply.Reply(response, message["id"], message["method"], self)
+        self._reader = asyncio.ensure_future(reply.read(body))
 
-    async def receive(self) -> Incoming | None:
-        """The next queued message, or ``None`` when the endpoint sent nothing more."""
-        return self.inbox.popleft() if self.inbox else None
+    async def receive(self) -> httpreply.Incoming | None:
+        """The next message of an answer (or of the listening stream); ``None`` when no more can
+        come: the answer ended without a reply, or nothing is being read. Raises what a reader
+        hit (``TransportLimitExceeded``)."""
+        if self.inbox.empty() and not any(t is not None and not t.done() for t in (self._reader, self._listener)):
+            return None
+        item = await self.inbox.get()
+        if item is httpreply.END:
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
 
-    def _post(self, message: dict) -> None:
-        headers = {"Content-Type": "application/json", "Accept": ACCEPT, **self.headers}
+    async def listen(self) -> None:
+        """Open the GET stream a server may send unrelated notifications on (2025-11-25) — the one
+        ``notifications/tools/list_changed`` arrives on between requests. A server without one
+        answers 405; either way the conversation does not wait for it."""
+        async def run() -> None:
+            try:
+                response = await self._request("GET", None)
+            except HttpRefusal:
+                return
+            if response.status_code != 200 or httpreply.content_type(response) != "text/event-stream":
+                await response.aclose()
+                return
+            await httpreply.Reply(response, None, "GET", self).read(None)
+
+        self._listener = asyncio.ensure_future(run())
+
+    async def close(self) -> None:
+        """Cancel every reader, close every connection. Safe to call twice."""
+        for task in (self._reader, self._listener):
+            if task is not None and not task.done():
+                task.cancel()
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await asyncio.gather(*(t for t in (self._reader, self._listener) if t), return_exceptions=True)
+                await self.client.aclose()
+        except TimeoutError:
+            pass
+
+    def adopt(self, method: str, message: dict) -> None:
+        """Called with the reply to each request: after ``initialize``, later requests carry the
+        negotiated revision as ``MCP-Protocol-Version`` (2025-06-18 onward)."""
+        result = message.get("result")
+        if method == "initialize" and isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            self.protocol_version = result["protocolVersion"]
+
+    async def _request(self, method: str, body: bytes | None) -> httpx2.Response:
+        headers = {"Accept": ACCEPT if body is not None else "text/event-stream", **self.headers}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
-        timeout = max(1.0, self.deadline - time.monotonic())
         try:
-            response = self.http.post(self.url, json=message, headers=headers, timeout=timeout, stream=True)
-            body = self._read_body(response)
-        except requests.RequestException as exc:
-            raise HttpRefusal(Failure("unreachable", self.capture.phase, f"no HTTP answer: {type(exc).__name__}: {exc}"[:400]))
-        self._check_status(response, body)
-        self.session_id = response.headers.get("Mcp-Session-Id", self.session_id)
-        if "id" in message and "method" in message:
-            self._queue(response, body)
-        if message.get("method") == "initialize":
-            self._remember_version()
+            request = self.client.build_request(method, self.url, content=body, headers=headers)
+            return await self.client.send(request, stream=True)
+        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
+            raise HttpRefusal(Failure("unreachable", self.capture.phase, httpreply.no_answer_reason(exc, self.url)))
 
-    def _read_body(self, response: requests.Response) -> bytes:
-        data = bytearray()
-        for chunk in response.iter_content(1 << 16):
-            data += chunk
-            if len(data) > self.limits.max_message_bytes:
-                response.close()
-                raise TransportLimitExceeded(f"an HTTP reply exceeded {self.limits.max_message_bytes} bytes")
-        return bytes(data)
-
-    def _check_status(self, response: requests.Response, body: bytes) -> None:
-        if response.status_code in (401, 403):
+    async def _check_status(self, response: httpx2.Response) -> bytes | None:
+        """Raise ``HttpRefusal`` for an answer that is not MCP; return the body already read for
+        an error status that carries JSON-RPC (a 400 with an error object), else ``None``."""
+        status = response.status_code
+        if status in (401, 403):
+            await response.aclose()
             challenge = response.headers.get("WWW-Authenticate")
-            detail = f"HTTP {response.status_code} from {self.url}" + (
+            detail = f"HTTP {status} from {self.url}" + (
                 f", WWW-Authenticate: {challenge}" if challenge else ", no WWW-Authenticate header")
-            raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=response.status_code, message=challenge))
-        if response.status_code >= 400 and not _looks_like_jsonrpc(body):
-            snippet = body[:200].decode("utf-8", errors="replace").strip()
-            raise HttpRefusal(Failure("unreachable", self.capture.phase, f"HTTP {response.status_code}: {snippet!r}", code=response.status_code))
-
-    def _queue(self, response: requests.Response, body: bytes) -> None:
-        kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        texts = _sse_data(body) if kind == "text/event-stream" else [body.decode("utf-8", errors="replace")]
-        for text in texts:
-            try:
-                message = parse(text)
-            except WireJSONError:
-                message = None
-            if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
-                self.inbox.append(Incoming(raw=text, message=message))
-            else:
-                self.capture.noise_lines += 1
-        if not self.inbox:
-            snippet = body[:200].decode("utf-8", errors="replace").strip()
+            raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=status, message=challenge))
+        if status < 400:
+            return None
+        body = await httpreply.read_body(response, min(self.limits.max_message_bytes, httpreply.ERROR_BODY_BYTES))
+        if not httpreply.looks_like_jsonrpc(body):
             raise HttpRefusal(Failure("unreachable", self.capture.phase,
-                                      f"HTTP {response.status_code} ({kind or 'no content type'}) without a JSON-RPC reply: {snippet!r}"))
-
-    def _remember_version(self) -> None:
-        for incoming in self.inbox:
-            result = incoming.message.get("result")
-            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                self.protocol_version = result["protocolVersion"]
+                                      f"HTTP {status} from {self.url}: {httpreply.snippet(body)!r}", code=status))
+        return body
 
 
-def _sse_data(body: bytes) -> list[str]:
-    """The ``data`` payloads of a ``text/event-stream`` body (multi-line data joined by newlines)."""
-    events, current = [], []
-    for line in body.decode("utf-8", errors="replace").splitlines():
-        if not line:
-            if current:
-                events.append("\n".join(current))
-            current = []
-        elif line.startswith("data:"):
-            current.append(line[5:].removeprefix(" "))
-    if current:
-        events.append("\n".join(current))
-    return events
-
-
-def _looks_like_jsonrpc(body: bytes) -> bool:
-    return b'"jsonrpc"' in body[:4096]
+async def _finish(task: asyncio.Task | None) -> None:
+    """Stop a reader that is still going (a stream held open after its reply) and wait for it."""
+    if task is not None and not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def probe_remote(target: Target, budget: float, limits: Limits, requested_version: str,
@@ -154,14 +192,16 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
     """Measure a ``url`` target once within ``budget`` seconds; never raises for endpoint behaviour."""
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
-    transport = HttpTransport(str(target.url), header_values(target), limits, capture, started + budget)
+    transport = HttpTransport(str(target.url), header_values(target), limits, capture)
     try:
         await run_within(conversation, transport, capture, limits, budget)
     except HttpRefusal as refusal:
         capture.failure = refusal.failure
     finally:
-        transport.http.close()
+        await transport.close()
+        capture.noise_lines, capture.noise_sample = transport.noise.count, transport.noise.sample
         capture.elapsed_seconds = round(time.monotonic() - started, 3)
     if capture.failure and capture.failure.kind == "exited":
-        capture.failure = Failure("unreachable", capture.phase, "the endpoint answered without the expected JSON-RPC reply")
+        capture.failure = Failure("unreachable", capture.phase, "the endpoint answered without a JSON-RPC reply to "
+                                  f"the request: {transport.unanswered or 'an empty answer'}")
     return capture

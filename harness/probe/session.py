@@ -1,23 +1,28 @@
-"""The MCP conversation this harness holds with a server (protocol revision 2025-11-25, lifecycle
-and ``tools/list`` pagination), independent of the transport.
+"""The MCP conversation this harness holds with a server (protocol revision 2025-11-25: lifecycle,
+``tools/list`` pagination, tool-list change notifications), independent of the transport.
 
 1. ``initialize`` with ``capabilities: {}`` — the harness declares nothing it cannot do
    (spec, "What the client declares").
 2. ``notifications/initialized``.
-3. ``tools/list`` following ``nextCursor`` until it is absent, with a page cap and a guard against a
-   cursor the server already sent.
+3. ``tools/list`` following ``nextCursor`` (see ``Conversation.list_all``), then, for a server that
+   declares ``tools.listChanged``, the settle window (``Conversation.list_settled``).
 
 While waiting for a reply the client answers ``ping`` with an empty result and any other server
 request with JSON-RPC error -32601, since it declared no capability that would make such a request
-legitimate. Notifications are ignored.
+legitimate. Notifications are read (``notifications/tools/list_changed`` is counted) and never
+answered. Replies are matched to requests as leniently as the official SDKs match them
+(``replies.answers``); a reply that answers nothing this client asked is counted as noise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Protocol
 
 from harness import __version__
+from harness.core.canonical import stringify
+from harness.probe import redact, replies
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 
@@ -32,11 +37,24 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+LIST_CHANGED = "notifications/tools/list_changed"
+METHOD_NOT_FOUND = -32601
+
+# The settle window (issue #11, item 3), in seconds. After each complete listing of a server that
+# declares tools.listChanged, the client waits this long for notifications/tools/list_changed and
+# lists again when one arrives (or arrived during the listing). A listing of zero tools gets the
+# longer wait before zero is believed; the whole settling never takes more than SETTLE_MAX_SECONDS
+# or MAX_RELISTS extra listings, and never outlives the launch's deadline.
+SETTLE_QUIET_SECONDS = 2.0
+SETTLE_EMPTY_SECONDS = 5.0
+SETTLE_MAX_SECONDS = 15.0
+MAX_RELISTS = 10
 
 
 class Transport(Protocol):
     async def send(self, message: dict) -> None: ...
     async def receive(self): ...
+    def note_noise(self, text: str) -> None: ...
 
 
 class _Stop(Exception):
@@ -44,45 +62,107 @@ class _Stop(Exception):
         self.failure = failure
 
 
-async def converse(transport: Transport, capture: Capture, limits: Limits) -> None:
-    """Run initialize → initialized → tools/list pages, filling ``capture`` as it goes.
+async def converse(transport: Transport, capture: Capture, limits: Limits, *,
+                   capabilities: dict | None = None, after_tools=None) -> None:
+    """Run initialize → initialized → tools/list pages (→ settle), filling ``capture`` as it goes.
 
     ``capture.phase`` always names the step in progress, so a caller that cancels this coroutine
     (the measurement deadline) knows where the run ended. On failure ``capture.failure`` is set;
     nothing is raised for anything the server does. Transport limit errors propagate as
     ``Failure(kind="limit")``.
-    """
-    async def steps() -> None:
-        await _initialize(transport, capture)
-        await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        await _list_tools(transport, capture, limits)
 
-    await _guarded(transport, capture, steps())
+    Hooks for the readings beside the headline (issue #14), both off by default: ``capabilities``
+    replaces the empty client capabilities at ``initialize`` (the capability probe; the headline
+    always declares none); ``after_tools(conversation, capture, limits)`` runs once the tool list
+    has settled (resources/prompts side figures), sends its requests through
+    ``Conversation.request`` and must not touch ``capture.tools`` or ``capture.failure``.
+    """
+    talk = Conversation(transport, capture, limits)
+
+    async def steps() -> None:
+        await talk.initialize(capabilities)
+        await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listen = getattr(transport, "listen", None)
+        if listen is not None and declares_list_changed(capture.capabilities):
+            await listen()  # Streamable HTTP: open the stream that carries unrelated notifications
+        await talk.list_settled()
+        if after_tools is not None:
+            await after_tools(talk, capture, limits)
+
+    await _guarded(talk, steps())
+
+
+async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
+    """The 2026-07-28 revision's flow: ``server/discover`` then ``tools/list`` pages, each request
+    carrying the revision, client info and (empty) capabilities in ``params._meta``.
+
+    Used only after ``initialize`` was refused, to publish a separate, labelled figure; fills
+    ``capture`` like ``converse`` (``negotiated_version`` = the revision listed under).
+    """
+    meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
+    talk = Conversation(transport, capture, limits, meta)
+
+    async def steps() -> None:
+        capture.phase = "server/discover"
+        _adopt_discover(await talk.request("server/discover", {"_meta": meta}), capture, meta)
+        await talk.list_settled()
+
+    await _guarded(talk, steps())
 
 
 async def run_within(conversation, transport: Transport, capture: Capture, limits: Limits, budget: float) -> None:
     """Run ``conversation`` (``converse`` or ``discover``) under one deadline of ``budget`` seconds
-    for the whole exchange; a passed deadline or a crossed bound becomes ``capture.failure``."""
+    for the whole exchange; a passed deadline or a crossed bound becomes ``capture.failure``.
+
+    A deadline that passes while a complete listing is already in hand (the settle window) keeps
+    that listing, with a note: the list was answered, only the wait for a later one was cut short.
+    """
     try:
         async with asyncio.timeout(budget):
             await conversation(transport, capture, limits)
     except TimeoutError:
-        capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
+        if capture.tools is not None and capture.failure is None:
+            capture.notes.append(f"the launch's deadline ({budget:g} s) ended the settle window; the last "
+                                 "complete listing is published")
+            capture.phase = "done"
+        else:
+            capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
     except TransportLimitExceeded as exc:
         capture.failure = Failure("limit", capture.phase, str(exc))
 
 
-async def _guarded(transport: Transport, capture: Capture, steps) -> None:
+def declares_list_changed(capabilities: object) -> bool:
+    """True when an ``initialize`` (or ``server/discover``) result's ``capabilities`` declare
+    ``tools.listChanged: true`` (spec, "Tools › Capabilities")."""
+    tools = capabilities.get("tools") if isinstance(capabilities, dict) else None
+    return isinstance(tools, dict) and tools.get("listChanged") is True
+
+
+def initialize_request(version: str, request_id: int = 1, capabilities: dict | None = None) -> dict:
+    """The ``initialize`` request this harness sends (no client capabilities unless the capability
+    probe passes ``capabilities``)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": dict(capabilities or {}), "clientInfo": CLIENT_INFO},
+    }
+
+
+async def _guarded(talk: "Conversation", steps) -> None:
     """Run a conversation's ``steps`` coroutine; turn a stop or a vanished server into
     ``capture.failure``, or mark the capture ``done``."""
+    capture = talk.capture
     try:
         await steps
         capture.phase = "done"
     except _Stop as stop:
         capture.failure = stop.failure
     except ConnectionError:
-        await _drain(transport)
+        await _drain(talk.transport)
         capture.failure = Failure("exited", capture.phase, EXITED)
+    finally:
+        talk.finish()
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
@@ -96,22 +176,229 @@ async def _drain(transport: Transport, seconds: float = 2.0) -> None:
         pass
 
 
-async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
-    """The 2026-07-28 revision's flow: ``server/discover`` then ``tools/list`` pages, each request
-    carrying the revision, client info and (empty) capabilities in ``params._meta``.
+class Conversation:
+    """One client side of the conversation: request ids (1, 2, 3, … in the order sent), replies,
+    server requests, and the ``notifications/tools/list_changed`` count."""
 
-    Used only after ``initialize`` was refused, to publish a separate, labelled figure; fills
-    ``capture`` like ``converse`` (``negotiated_version`` = the revision listed under).
-    """
-    meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
+    def __init__(self, transport: Transport, capture: Capture, limits: Limits, meta: dict | None = None):
+        self.transport, self.capture, self.limits, self.meta = transport, capture, limits, meta
+        self.next_id = 1
+        self.list_changed = 0
+        self.deaf = False  # nothing more could arrive while waiting for list_changed
+        self.unknown_ids: list[object] = []  # ids of replies that answered no request of ours
+        self._string_ids = False
 
-    async def steps() -> None:
-        capture.phase = "server/discover"
-        await transport.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
-        _adopt_discover(await _result(transport, capture, 1), capture, meta)
-        await _list_tools(transport, capture, limits, meta)
+    async def request(self, method: str, params: dict) -> dict:
+        """Send one request and return its ``result``. Raises ``_Stop`` for an error reply, a
+        result that is not an object, or a server that went away."""
+        request_id, self.next_id = self.next_id, self.next_id + 1
+        await self.transport.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return await self._result(request_id)
 
-    await _guarded(transport, capture, steps())
+    async def initialize(self, capabilities: dict | None = None) -> None:
+        capture = self.capture
+        capture.phase = "initialize"
+        params = initialize_request(capture.requested_version, capabilities=capabilities)["params"]
+        result = await self.request("initialize", params)
+        info = result.get("serverInfo")
+        if isinstance(info, dict):
+            capture.server_name = replies.text_or_none(info.get("name"))
+            capture.server_version = replies.text_or_none(info.get("version"))
+        version = result.get("protocolVersion")
+        capture.negotiated_version = version if isinstance(version, str) else None
+        capture.instructions = replies.text_or_none(result.get("instructions"))
+        caps = result.get("capabilities")
+        capture.capabilities = caps if isinstance(caps, dict) else None
+        capture.declared_tools_capability = isinstance(caps, dict) and "tools" in caps
+
+    async def list_settled(self) -> None:
+        """List every page; for a server declaring ``tools.listChanged``, keep listing while
+        ``notifications/tools/list_changed`` arrives within the settle window. ``capture.tools``
+        always holds the last complete listing."""
+        capture, loop = self.capture, asyncio.get_running_loop()
+        before = self.list_changed
+        self._adopt(await self.list_all(1))
+        if not declares_list_changed(capture.capabilities):
+            return
+        first, started, listings = len(capture.tools), loop.time(), 1
+        settled = started  # when the last listing completed
+        while True:
+            if self.list_changed == before:  # nothing arrived during the listing: wait for it
+                window = min(SETTLE_QUIET_SECONDS if capture.tools else SETTLE_EMPTY_SECONDS,
+                             SETTLE_MAX_SECONDS - (loop.time() - started))
+                if window <= 0 or not await self._wait_list_changed(window):
+                    break
+            if listings - 1 >= MAX_RELISTS or loop.time() - started >= SETTLE_MAX_SECONDS:
+                capture.notes.append(f"{LIST_CHANGED} kept arriving: listed {listings} times in "
+                                     f"{math.ceil(loop.time() - started)} s; the last complete listing is published")
+                return
+            before, listings = self.list_changed, listings + 1
+            try:
+                self._adopt(await self.list_all(listings))
+                settled = loop.time()
+            except (_Stop, ConnectionError) as exc:
+                detail = exc.failure.detail if isinstance(exc, _Stop) else EXITED
+                capture.notes.append(f"listing {listings} after {LIST_CHANGED} failed ({detail}); the previous "
+                                     "complete listing is published")
+                return
+        self._note_settled(first, listings, settled - started)
+
+    def _adopt(self, listing: tuple[list, int]) -> None:
+        self.capture.tools, self.capture.pages = listing
+
+    def _note_settled(self, first: int, listings: int, seconds: float) -> None:
+        capture = self.capture
+        if listings > 1:
+            capture.notes.append(
+                f"declared tools.listChanged and sent {LIST_CHANGED}: listed {listings} times; the list settled "
+                f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools)} tools), "
+                "and the settled list is published")
+        elif not capture.tools and self.deaf:
+            capture.notes.append(f"declared tools.listChanged and listed zero tools; nothing could carry {LIST_CHANGED} "
+                                 "any more (the server closed its output, or offers no stream for notifications), so "
+                                 "zero is published")
+        elif not capture.tools:
+            capture.notes.append(f"declared tools.listChanged and listed zero tools; no {LIST_CHANGED} came within "
+                                 f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
+
+    async def _wait_list_changed(self, seconds: float) -> bool:
+        """Read messages for up to ``seconds`` until a ``notifications/tools/list_changed``; False
+        when none came, or when nothing more can come (the server exited, or the transport has no
+        channel for unrelated notifications)."""
+        self.capture.phase = "tools/list settle"
+        seen = self.list_changed
+        try:
+            async with asyncio.timeout(seconds):
+                while self.list_changed == seen:
+                    incoming = await self.transport.receive()
+                    if incoming is None:
+                        self.deaf = True
+                        return False
+                    if "method" in incoming.message:
+                        await self._on_server_message(incoming.message)
+                    else:
+                        self._unknown(incoming)
+        except TimeoutError:
+            return False
+        except ConnectionError:  # the server went away while we answered its request
+            self.deaf = True
+            return False
+        return True
+
+    async def list_all(self, listing: int) -> tuple[list, int]:
+        """One complete ``tools/list``: every page, concatenated in server order; ``(tools, pages)``.
+
+        Only an absent or ``null`` ``nextCursor`` ends the list: a cursor is an opaque string, so
+        ``""`` is a cursor and is followed, with a note (spec, "Pagination"; issue #11, item 1).
+        A cursor the server already sent stops the listing as a failure naming the cursor, instead
+        of looping; ``limits.max_pages`` bounds the pages of one listing.
+        """
+        capture = self.capture
+        tools: list = []
+        seen: dict[str, int] = {}  # cursor → the page that first carried it
+        pages: list[str] = []  # each page's tools, canonical, to say whether a repeat is a loop
+        cursor = None
+        while True:
+            page = len(pages) + 1
+            capture.phase = f"tools/list page {page}" + (f" (listing {listing})" if listing > 1 else "")
+            if page > self.limits.max_pages:
+                raise _Stop(Failure("limit", capture.phase, f"more than {self.limits.max_pages} tools/list pages"))
+            result = await self._list_page(cursor, page)
+            if result is None:
+                return [], 1
+            page_tools = result.get("tools")
+            if not isinstance(page_tools, list):
+                shape = "missing" if "tools" not in result else f"{replies.js_type(page_tools)}, not an array"
+                raise _Stop(Failure("bad-reply", capture.phase, f"tools/list result.tools is {shape}"))
+            tools.extend(page_tools)
+            pages.append(stringify(page_tools))
+            if listing == 1:
+                capture.pages = page
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return tools, page
+            if not isinstance(cursor, str):
+                raise _Stop(Failure("bad-reply", capture.phase, f"nextCursor is {replies.js_type(cursor)}, not a string"))
+            if cursor in seen:
+                again = "the same tools as" if pages[-1] == pages[seen[cursor] - 1] else "other tools than"
+                raise _Stop(Failure("pagination", capture.phase,
+                                    f"nextCursor {redact.cut(cursor, 80)!r} repeated: page {page} carried it again, with {again} "
+                                    f"page {seen[cursor]}; stopped instead of following it in a loop"))
+            seen[cursor] = page
+            if cursor == "" and listing == 1:
+                capture.notes.append(f'page {page} of tools/list carried nextCursor "" — an empty string is a cursor '
+                                     "(only an absent or null nextCursor ends the list), so it was followed")
+
+    async def _list_page(self, cursor: str | None, page: int) -> dict | None:
+        """One ``tools/list`` page's result; ``None`` for a server that declares no tools
+        capability and answers the first page with -32601 (it has no tools to list)."""
+        params = {"cursor": cursor} if cursor is not None else {}
+        if self.meta:
+            params["_meta"] = self.meta
+        try:
+            return await self.request("tools/list", params)
+        except _Stop as stop:
+            failure = stop.failure
+            if page > 1 or self.capture.declared_tools_capability or failure.code != METHOD_NOT_FOUND:
+                raise
+            self.capture.zero_tools_reason = (
+                "zero tools: the server declares no tools capability at initialize "
+                f"(capabilities: {_keys(self.capture.capabilities)}) and answered tools/list with JSON-RPC error "
+                f"{failure.code} ({failure.message!r}); measured as zero tools, as a client lists none from it")
+            return None
+
+    async def _result(self, request_id: int) -> dict:
+        """Wait for the reply to ``request_id``; answer server requests meanwhile; return its result."""
+        while True:
+            incoming = await self.transport.receive()
+            if incoming is None:
+                raise _Stop(Failure("exited", self.capture.phase, EXITED))
+            message = incoming.message
+            if "method" in message:
+                await self._on_server_message(message)
+                continue
+            match = replies.answers(message.get("id"), request_id)
+            if match is None:
+                self._unknown(incoming)
+                continue
+            if match == replies.STRING and not self._string_ids:
+                self._string_ids = True
+                self.capture.notes.append(
+                    f"the server echoed request id {request_id} as {redact.cut(stringify(message.get('id')), 40)} (a string, "
+                    "where JSON-RPC asks for the id unchanged); matched as the official SDKs match it")
+            if "error" in message:
+                raise _Stop(replies.error_failure(self.capture.phase, message["error"]))
+            result = message.get("result")
+            if not isinstance(result, dict):
+                raise _Stop(Failure("bad-reply", self.capture.phase,
+                                    f"result is {replies.js_type(result)}, not an object"))
+            return result
+
+    def _unknown(self, incoming) -> None:
+        """A reply that answers no request of ours: noise (issue #11, item 2)."""
+        self.unknown_ids.append(incoming.message.get("id"))
+        self.transport.note_noise(incoming.raw)
+
+    def finish(self) -> None:
+        """Add the notes only the whole conversation can write."""
+        if self.unknown_ids:
+            first = stringify(self.unknown_ids[0]) if self.unknown_ids[0] is not None else "null"
+            self.capture.notes.append(f"{len(self.unknown_ids)} repl(ies) answering no request of this client were "
+                                      f"skipped and counted as noise (first: id {redact.cut(first, 40)})")
+
+    async def _on_server_message(self, message: dict) -> None:
+        if "id" not in message:
+            if message.get("method") == LIST_CHANGED:
+                self.list_changed += 1
+            return  # a notification: nothing to answer
+        method = message.get("method")
+        self.capture.server_requests.append(redact.cut(str(method), 80))
+        if method == "ping":
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        else:
+            error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: this client declared no capabilities ({method})"}
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        await self.transport.send(reply)
 
 
 def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
@@ -119,130 +406,18 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
     supported = result.get("supportedVersions")
     capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
     capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
-    capture.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
+    capture.instructions = replies.text_or_none(result.get("instructions"))
     info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
     if isinstance(info, dict):
-        capture.server_name, capture.server_version = _text(info.get("name")), _text(info.get("version"))
+        capture.server_name = replies.text_or_none(info.get("name"))
+        capture.server_version = replies.text_or_none(info.get("version"))
     if isinstance(supported, list) and supported and capture.requested_version not in supported:
         meta[META_VERSION] = capture.requested_version = str(supported[-1])
     capture.negotiated_version = meta[META_VERSION]
     capture.extra_supported = supported if isinstance(supported, list) else None
 
 
-def initialize_request(version: str) -> dict:
-    """The ``initialize`` request this harness sends (id 1, no client capabilities)."""
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO},
-    }
-
-
-async def _initialize(transport: Transport, capture: Capture) -> None:
-    capture.phase = "initialize"
-    await transport.send(initialize_request(capture.requested_version))
-    result = await _result(transport, capture, 1)
-    info = result.get("serverInfo")
-    if isinstance(info, dict):
-        capture.server_name = _text(info.get("name"))
-        capture.server_version = _text(info.get("version"))
-    version = result.get("protocolVersion")
-    capture.negotiated_version = version if isinstance(version, str) else None
-    instructions = result.get("instructions")
-    capture.instructions = instructions if isinstance(instructions, str) else None
-    caps = result.get("capabilities")
-    capture.capabilities = caps if isinstance(caps, dict) else None
-    capture.declared_tools_capability = isinstance(caps, dict) and "tools" in caps
-
-
-async def _list_tools(transport: Transport, capture: Capture, limits: Limits, meta: dict | None = None) -> None:
-    tools: list = []
-    seen: set[str] = set()
-    cursor = None
-    while True:
-        page = capture.pages + 1
-        capture.phase = f"tools/list page {page}"
-        if page > limits.max_pages:
-            raise _Stop(Failure("limit", capture.phase, f"more than {limits.max_pages} tools/list pages"))
-        params = {"cursor": cursor} if cursor is not None else {}
-        if meta:
-            params["_meta"] = meta
-        await transport.send({"jsonrpc": "2.0", "id": page + 1, "method": "tools/list", "params": params})
-        result = await _result(transport, capture, page + 1)
-        page_tools = result.get("tools")
-        if not isinstance(page_tools, list):
-            shape = "missing" if "tools" not in result else f"{_js_type(page_tools)}, not an array"
-            raise _Stop(Failure("bad-reply", capture.phase, f"tools/list result.tools is {shape}"))
-        tools.extend(page_tools)
-        capture.pages = page
-        cursor = result.get("nextCursor")
-        if cursor is None or cursor == "":
-            break
-        if not isinstance(cursor, str):
-            raise _Stop(Failure("bad-reply", capture.phase, f"nextCursor is {_js_type(cursor)}, not a string"))
-        if cursor in seen:
-            raise _Stop(Failure("pagination", capture.phase, f"nextCursor {cursor[:80]!r} repeated"))
-        seen.add(cursor)
-    capture.tools = tools
-
-
-async def _result(transport: Transport, capture: Capture, request_id: int) -> dict:
-    """Wait for the reply to ``request_id``; answer server requests meanwhile; return its result."""
-    while True:
-        incoming = await transport.receive()
-        if incoming is None:
-            raise _Stop(Failure("exited", capture.phase, EXITED))
-        message = incoming.message
-        if "method" in message:
-            await _answer_server_message(transport, capture, message)
-            continue
-        if message.get("id") != request_id:
-            continue
-        if "error" in message:
-            raise _Stop(_error_failure(capture.phase, message["error"]))
-        result = message.get("result")
-        if not isinstance(result, dict):
-            raise _Stop(Failure("bad-reply", capture.phase, f"result is {_js_type(result)}, not an object"))
-        return result
-
-
-async def _answer_server_message(transport: Transport, capture: Capture, message: dict) -> None:
-    if "id" not in message:
-        return  # a notification: nothing to answer
-    method = message.get("method")
-    capture.server_requests.append(str(method)[:80])
-    if method == "ping":
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-    else:
-        error = {"code": -32601, "message": f"Method not found: this client declared no capabilities ({method})"}
-        reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-    await transport.send(reply)
-
-
-def _error_failure(phase: str, error: object) -> Failure:
-    if not isinstance(error, dict):
-        return Failure("bad-reply", phase, f"error is {_js_type(error)}, not an object")
-    code = error.get("code")
-    code = int(code) if isinstance(code, float) and code.is_integer() else None
-    message = _text(error.get("message"))
-    detail = f"JSON-RPC error {code}: {message}"
-    return Failure("jsonrpc-error", phase, detail, code=code, message=message, data=error.get("data"))
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _js_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+def _keys(capabilities: dict | None) -> str:
+    """The capability names a server declared, for a note (``resources, prompts`` or ``none``)."""
+    names = [redact.cut(str(k), 40) for k in capabilities] if isinstance(capabilities, dict) else []
+    return ", ".join(names[:8]) if names else "none"

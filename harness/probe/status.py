@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.probe import machine
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -25,10 +26,11 @@ TIMEOUT = "timeout"
 NOT_APPLICABLE = "not-applicable"
 PROTOCOL_MISMATCH = "protocol-mismatch"
 REMOTE_AUTH_WALL = "remote-auth-wall"
+UNREACHABLE = "unreachable"
 NOT_YET_RUN = "not-yet-run"
 
 STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
-            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, NOT_YET_RUN)
+            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
 RETRIED = (STARTUP_FAILURE, TIMEOUT)
 
@@ -43,10 +45,13 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 @dataclass(frozen=True)
 class Verdict:
-    """A failure status and the sentence of evidence that decided it."""
+    """A failure status and the sentence of evidence that decided it. ``environment``: the stderr
+    line showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
+    published as the record's ``environmentEvidence``; ``None`` otherwise."""
 
     status: str
     evidence: str
+    environment: str | None = None
 
 
 def classify(target: Target, capture: Capture) -> Verdict:
@@ -60,12 +65,23 @@ def classify(target: Target, capture: Capture) -> Verdict:
         return Verdict(PROTOCOL_MISMATCH, _refusal_evidence(failure))
     if failure.kind == "http-auth":
         return Verdict(REMOTE_AUTH_WALL, f"{failure.detail} (phase: {failure.phase})")
+    if failure.kind == "unreachable":
+        return Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
-        return Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})")
+        return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), capture)
     auth_line = auth_evidence(target, capture)
     if auth_line and failure.kind in ("exited", "jsonrpc-error"):
         return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
-    return Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail))
+    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), capture)
+
+
+def _with_environment(verdict: Verdict, capture: Capture) -> Verdict:
+    """``verdict`` with the machine's own failure marked, when the stderr tail shows one."""
+    line = machine.evidence(capture.stderr_tail)
+    if line is None:
+        return verdict
+    return Verdict(verdict.status, f"{verdict.evidence}; environment evidence (the measuring machine's network or "
+                   f"toolchain, not the server): {line!r}", line)
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:

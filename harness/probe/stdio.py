@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe import process
+from harness.probe import process, redact
 from harness.probe.limits import Limits, TransportLimitExceeded  # noqa: F401 - re-exported
+from harness.probe.noise import Noise
 
 EOF_MARK = object()
 EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
@@ -40,15 +41,31 @@ class StdioTransport:
     env: dict[str, str]
     cwd: Path
     limits: Limits
+    noise: Noise | None = None
     pass_fds: tuple[int, ...] = ()  # inherited by the child (bwrap's --args descriptor)
-    noise_lines: int = 0
-    noise_sample: list[str] = field(default_factory=list)
     exit_code: int | None = None
     _proc: asyncio.subprocess.Process | None = None
     _stderr: deque = field(default_factory=deque)
     _stderr_size: int = 0
     _stdout_total: int = 0
     _tasks: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.noise is None:
+            self.noise = Noise(self.limits.max_noise_lines, what="non-JSON stdout lines")
+
+    @property
+    def noise_lines(self) -> int:
+        return self.noise.count
+
+    @property
+    def noise_sample(self) -> list[str]:
+        return self.noise.sample
+
+    def note_noise(self, text: str) -> None:
+        """Count ``text`` (a line this client cannot use) as noise; see ``harness.probe.noise``.
+        Raises ``TransportLimitExceeded`` past ``limits.max_noise_lines``."""
+        self.noise.add(text)
 
     async def start(self) -> None:
         """Spawn the process. Raises ``process.SpawnError``."""
@@ -98,12 +115,13 @@ class StdioTransport:
                 message = None
             if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
                 return Incoming(raw=text, message=message)
-            self._note_noise(text)
+            self.note_noise(text)
 
     def stderr_tail(self) -> str:
-        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes replaced)."""
-        data = b"".join(self._stderr)[-self.limits.stderr_tail_bytes :]
-        return data.decode("utf-8", errors="replace")
+        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes
+        replaced), cut only after the current secrets were redacted (``redact.cut_tail``)."""
+        data = b"".join(self._stderr)[-(self.limits.stderr_tail_bytes + redact.CUT_MARGIN) :]
+        return redact.cut_tail(data.decode("utf-8", errors="replace"), self.limits.stderr_tail_bytes)
 
     async def close(self) -> int | None:
         """End the server and everything it started; returns its exit code. Safe to call twice."""
@@ -140,14 +158,6 @@ class StdioTransport:
         if not done:
             self._lines.put_nowait(EOF_MARK)
 
-    def _note_noise(self, text: str) -> None:
-        self.noise_lines += 1
-        if len(self.noise_sample) < 3:
-            self.noise_sample.append(text[:120])
-        if self.noise_lines > self.limits.max_noise_lines:
-            error = TransportLimitExceeded(f"more than {self.limits.max_noise_lines} non-JSON stdout lines")
-            self._lines.put_nowait(error)
-
     async def _read_stdout(self) -> None:
         assert self._proc and self._proc.stdout
         buffer = bytearray()
@@ -178,7 +188,7 @@ class StdioTransport:
 
     async def _read_stderr(self) -> None:
         assert self._proc and self._proc.stderr
-        keep = self.limits.stderr_tail_bytes
+        keep = self.limits.stderr_tail_bytes + redact.CUT_MARGIN  # redaction sees whole secrets at the cut
         while chunk := await self._proc.stderr.read(1 << 16):
             self._stderr.append(chunk)
             self._stderr_size += len(chunk)

@@ -34,6 +34,7 @@ class Row:
     largest: tuple[str, int] | None = None  # (tool name as one line, tokens)
     session: SessionLoad | None = None
     notes: tuple[str, ...] = field(default=())
+    readings: object = None  # publish.readings.Readings: figures beside the headline (issue #14)
 
     @property
     def name(self) -> str:
@@ -96,7 +97,7 @@ def _largest(record: dict) -> tuple[str, int] | None:
 
 
 def status_counts(rows: list[Row]) -> dict[str, int]:
-    """``{status: count}`` for all nine statuses, in the taxonomy's order (zeros kept)."""
+    """``{status: count}`` for all ten statuses, in the taxonomy's order (zeros kept)."""
     counts = {status: 0 for status in STATUSES}
     for row in rows:
         counts[row.status] += 1

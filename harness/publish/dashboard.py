@@ -2,7 +2,7 @@
 
 One self-contained file: inline CSS, inline SVG sparklines, no script, no external request (a
 Content-Security-Policy of ``default-src 'none'`` says so to the browser too), relative links only.
-It shows the status counts (all nine), the colour bands with how many entries fall in each, the
+It shows the status counts (all ten), the colour bands with how many entries fall in each, the
 leaderboard — one ``<tr>`` per catalog entry in ``table#leaderboard``, ranked rows first — the rows
 where deferring costs more, and links to every server page and to the methodology. All recorded
 text is escaped with ``html.escape``.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 from harness.core import bands
-from harness.publish import site, svg
+from harness.publish import readings_html, site, svg
 from harness.publish.board import Row, status_counts
 from harness.publish.series import Series
 from harness.publish.text import num, one_line
@@ -65,6 +65,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         *_bands(rows),
         *_table(rows, series, sparks or {}),
         *_deferring(rows),
+        *readings_html.dashboard_section(rows),
         "</main>",
         "</body>",
         "</html>",

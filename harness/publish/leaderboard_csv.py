@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 
+from harness.publish import readings_csv
 from harness.publish.board import Row
 from harness.publish.text import one_line
 
@@ -24,6 +25,7 @@ COLUMNS = (
     "sessionStartTokens", "sessionStartIsFloor", "sessionStartNamesTokens",
     "sessionStartInstructionsTokens", "deferringCostsMore",
     "isolation", "arch", "measuredAt", "canonicalSha256", "category", "notes",
+    *readings_csv.COLUMNS,
 )
 
 
@@ -63,6 +65,7 @@ def _cells(row: Row) -> dict[str, str]:
         "canonicalSha256": _text(record.get("canonicalSha256")),
         "category": _text(row.entry.category),
         "notes": _text("; ".join(row.notes)),
+        **readings_csv.cells(row),
     }
 
 

@@ -1,16 +1,17 @@
 """``results/leaderboard.md``: every catalog entry with exactly one status (methodology, "Failure
 taxonomy — no silent drops"), generated from the records and the catalog.
 
-Sections: status counts (all nine statuses); measured/dynamic rows ranked by tokens with tool
+Sections: status counts (all ten statuses); measured/dynamic rows ranked by tokens with tool
 count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
 more than loading everything (session-start load above the headline, both figures); every other
-entry with its status and notes (failures are findings). All recorded text goes through
+entry with its status and notes (failures are findings); the readings beside the headline
+(:mod:`harness.publish.readings_md`: Claude, mcp-tokens, resources & prompts, capability probe). All recorded text goes through
 ``harness.publish.mdescape.md``.
 """
 
 from __future__ import annotations
 
-from harness.publish import site
+from harness.publish import readings_md, site
 from harness.publish.board import Row, status_counts
 from harness.publish.mdescape import md
 from harness.publish.text import num
@@ -36,6 +37,7 @@ def render(rows: list[Row]) -> str:
         *_ranked(rows),
         *_deferring(rows),
         *_unmeasured(rows),
+        *readings_md.leaderboard_section(rows),
     ]
     return "\n".join(out).rstrip("\n") + "\n"
 

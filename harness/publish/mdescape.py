@@ -4,8 +4,11 @@
 Markdown table cell, a list item, a heading or a paragraph, and can neither break the table nor
 inject markup:
 
-* the value is first reduced to one line by :func:`harness.publish.text.one_line` (no newline can
-  end a table row; lone surrogates and control characters are gone; ``limit`` cuts long text);
+* the value is first reduced to one line: line breaks and tabs become spaces, and every other
+  control, bidi or invisible format character and any lone surrogate becomes a visible escape
+  (``\\x1b``, ``\\u202e``, ``\\udc80``) through :func:`harness.util.untrusted.escape`, the one
+  path for untrusted text (issue #9); then :func:`harness.publish.text.one_line` collapses spaces
+  and ``limit`` cuts long text;
 * ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;`` and ``&gt;`` — no raw HTML tag (``<script>``,
   ``<img onerror=…>``) and no entity of the input's own survives into the file;
 * the ASCII characters that open inline markup anywhere in a line — ``\\ ` * _ [ ] ( ) ! | ~ #``
@@ -23,6 +26,7 @@ from __future__ import annotations
 import re
 
 from harness.publish.text import one_line
+from harness.util import untrusted
 
 _TABLE = {ord(c): "\\" + c for c in "\\`*_[]()!|~#$"} | {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
 _LIST_START = re.compile(r"^(\d{1,9})([.)])")
@@ -30,6 +34,8 @@ _LIST_START = re.compile(r"^(\d{1,9})([.)])")
 
 def md(value: object, limit: int | None = None) -> str:
     """``value`` as Markdown-inert text on one line (see module docstring)."""
+    if isinstance(value, str):
+        value = untrusted.escape(value, spaces=True)
     text = one_line(value, limit).translate(_TABLE)
     if text[:1] in ("-", "+"):
         return "\\" + text

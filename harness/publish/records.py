@@ -7,7 +7,7 @@ full schema, because a record written by an older harness legitimately lacks fie
 saying what is not on record.
 
 Relied on: an object whose ``server`` is the directory's name and whose ``status`` is one of the
-nine; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
+ten; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
 ``rawToolsCapture``. Anything else raises :class:`RecordError` listing every bad file: a record
 that cannot be read is a fault to fix, never an entry to quietly show as not-yet-run.
 """
@@ -69,7 +69,7 @@ def _problem(record: object, name: str) -> str | None:
         return f"server is {record.get('server')!r}, expected {name!r} (the directory's name)"
     status = record.get("status")
     if status not in STATUSES:
-        return f"status {status!r} is not one of the nine"
+        return f"status {status!r} is not one of the ten"
     if status in NUMBERED:
         for field in ("totalTokens", "toolCount"):
             value = as_int(record.get(field))

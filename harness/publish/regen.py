@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic
-from harness.publish import dashboard, leaderboard_csv, leaderboard_md, server_page, site, svg
+from harness.publish import dashboard, leaderboard_csv, leaderboard_md, readings, server_page, site, svg
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import load_records
@@ -37,7 +37,7 @@ def render_all(repo_root: Path) -> dict[str, str]:
     names = [e.name for e in catalog.entries]
     records = load_records(root / site.RESULTS, names)
     history = by_server(read_history(root / site.HISTORY))
-    rows = build_rows(catalog, records)
+    rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
     outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows),

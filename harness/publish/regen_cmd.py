@@ -16,6 +16,7 @@ from harness.db.catalog import CatalogError
 from harness.db.history import HistoryError
 from harness.publish.records import RecordError
 from harness.publish.regen import regen
+from harness.util import untrusted
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         paths = regen(args.root)
     except (CatalogError, RecordError, HistoryError) as exc:
-        print(f"regen: nothing written:\n{exc}", file=sys.stderr)
+        print("regen: nothing written:\n" + untrusted.lines(exc), file=sys.stderr)
         return 2
     print(f"regen: {len(paths)} published files under {args.root} (leaderboard: results/leaderboard.md)")
     return 0

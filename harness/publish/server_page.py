@@ -5,7 +5,8 @@ was taken under"; "Trends over time").
 Sections: headline; the record's facts (launch command, isolation and architecture — "architecture
 not on record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated —
 "not captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash); the one-line verify
-command; session-start load; the per-tool table; the ``discover`` figure of a protocol-mismatch
+command; session-start load; the readings beside the headline (``readings_md.server_section``);
+the per-tool table; the ``discover`` figure of a protocol-mismatch
 record, labelled as separate from the headline; notes; the stderr tail of a failure; the catalog's
 own facts; and "Over time" from ``history.csv``, only the comparable series
 (:mod:`harness.publish.series`). Recorded text goes through ``mdescape.md``.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from harness.publish import site
+from harness.publish import readings_md, site
 from harness.publish.board import Row
 from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
@@ -38,6 +39,7 @@ def render(row: Row, series: Series) -> str:
     out += _facts(row)
     out += _verify(row)
     out += _session(row)
+    out += readings_md.server_section(row)
     out += _tools(row)
     out += _discover(row)
     out += _notes(row)

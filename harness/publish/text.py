@@ -7,8 +7,8 @@ assumption. Before any output format escapes it, it is reduced to one printable 
 * lone surrogates (kept by ``jsparse``) become U+FFFD, so the text encodes as UTF-8;
 * every line break (CR, LF, U+0085, U+2028, U+2029), every other control character, and the
   invisible characters that reorder or hide text (bidi embeddings and isolates, LRM/RLM, zero-width
-  space, BOM) become a space, then runs of spaces are collapsed (joiners used by emoji and scripts
-  are kept);
+  space, BOM, tag characters: ``harness.util.untrusted.UNSAFE_CHARS``) become a space, then runs
+  of spaces are collapsed (joiners used by emoji and scripts are kept);
 * text longer than ``limit`` characters is cut and ends with ``…``.
 
 Escaping for a format is done by the caller: Markdown with :func:`harness.publish.mdescape.md`,
@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 
 from harness.core.canonical import stringify
+from harness.util import untrusted
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]+")
+_BREAKS = re.compile(f"[{untrusted.UNSAFE_CHARS}]+")  # the one definition of unsafe (issue #9)
 _SPACES = re.compile(" {2,}")
 ELLIPSIS = "…"
 

@@ -76,11 +76,15 @@ def test_split_names():
 # workflow commands and outputs -----------------------------------------------------------------
 
 def test_escaping_follows_the_workflow_command_rules():
-    assert github.escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    # Untrusted line breaks are shown as visible escapes first (issue #9), so the runner's own
+    # %0D/%0A never turns them back into a second line of the annotation.
+    assert github.escape_data("50%\r\nnext") == "50%25\\r\\nnext"
     assert github.escape_property("a: b, c%") == "a%3A b%2C c%25"
     line = github.command("error", "line one\n::warning::injected", title="t: x, y", file=None)
-    assert line == "::error title=t%3A x%2C y::line one%0A::warning::injected"
+    assert line == "::error title=t%3A x%2C y::line one\\n::warning::injected"
     assert "\n" not in line
+    hostile = github.command("error", "\x1b]52;c;cHduZWQ=\x07 \x9b31m \u202e ##[error]x \ud800", title="\x1b[2J")
+    assert hostile == ("::error title=\\x1b[2J::\\x1b]52;c;cHduZWQ=\\x07 \\x9b31m \\u202e #\\x23[error]x \\ud800")
 
 
 def test_untrusted_text_is_fenced_by_stop_commands():
@@ -89,7 +93,7 @@ def test_untrusted_text_is_fenced_by_stop_commands():
     first, fake, ok, last = out.getvalue().splitlines()
     token = first.removeprefix("::stop-commands::")
     assert len(token) == 32 and last == f"::{token}::"
-    assert (fake, ok) == ("::error::fake", "ok")  # printed verbatim, but inside the fence
+    assert (fake, ok) == ("\\x3a:error::fake", "ok")  # inside the fence, and not a command even outside
 
 
 def test_outputs_are_multiline_safe(tmp_path):

@@ -145,13 +145,20 @@ class HttpFixture:
 
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL after 10 s; the exit code."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc.stdout.close()
+        code = stop_process(self.proc)
         self._log_handle.close()
-        return self.proc.returncode
+        return code
+
+
+def stop_process(proc: subprocess.Popen) -> int | None:
+    """SIGTERM, then SIGKILL after 10 s; close its stdout; the exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    if proc.stdout:
+        proc.stdout.close()
+    return proc.returncode

@@ -1,6 +1,6 @@
 """Issue #3 acceptance, remote entries: a Streamable HTTP endpoint that answers is measured
 directly; one that answers 401 is remote-auth-wall quoting the status and the WWW-Authenticate
-header; one where nothing listens is a failure whose note gives the reason."""
+header; one where nothing listens is unreachable, and its note gives the reason."""
 
 from __future__ import annotations
 
@@ -75,11 +75,12 @@ def test_auth_wall_receives_declared_header_names(auth_wall, monkeypatch, result
     assert "not-a-real-key-123" not in run.path.read_text()
 
 
-def test_nothing_listening_is_a_failure_with_the_reason(results_root):
-    url = f"http://127.0.0.1:{closed_port()}/mcp"
-    run = measure_and_write(Target(name="closed", url=url, timeout_seconds=3), results_root)
+def test_nothing_listening_is_unreachable_with_the_reason_and_not_retried(results_root):
+    port = closed_port()
+    run = measure_and_write(Target(name="closed", url=f"http://127.0.0.1:{port}/mcp", timeout_seconds=3), results_root)
     rec = run.record
-    assert rec["status"] == "startup-failure", run.notes
+    assert rec["status"] == "unreachable", run.notes
     assert rec["totalTokens"] is None
-    assert "no HTTP answer" in run.notes and "Connection refused" in run.notes
+    assert f"connection refused by 127.0.0.1:{port}" in run.notes
     assert rec["phase"] == "initialize"
+    assert len(run.measurement.attempts) == 1  # no package cache to warm: not retried

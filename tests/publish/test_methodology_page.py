@@ -16,7 +16,7 @@ def test_versioned_with_changelog():
     assert "## Changelog" in PAGE and "Page revision 1" in PAGE
 
 
-def test_names_all_nine_statuses():
+def test_names_every_status():
     for status in STATUSES:
         assert f"| `{status}` |" in PAGE, status
 

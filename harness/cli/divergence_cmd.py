@@ -1,0 +1,115 @@
+"""``mcp-context-cost divergence [--only a,b | --top N]``: the Claude divergence (spec "Claude
+divergence", method tools-delta/v1; issue #14).
+
+For each chosen server with a published number: project its capture onto name / description /
+input_schema, count the projection with o200k_base (``mappedTokens``), and ask Anthropic's
+count_tokens endpoint (official ``anthropic`` SDK, pinned model ``claude_count.MODEL``) for the same
+minimal request with and without those tools; the difference is ``claudeTokens``. Rows are merged
+into ``results/divergence.json`` (each names the model, the date and the canonicalSha256 it was
+computed from) and the pages are regenerated.
+
+Exit codes: 0 written (a row the endpoint refused is written as an error row and printed);
+1 the request without tools could not be counted (nothing written); 2 bad input or
+``ANTHROPIC_API_KEY`` missing (nothing written). The key is never printed or recorded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import sys
+
+from harness.cli import selection
+from harness.core.canonical import stringify
+from harness.core.projection import mapped_tokens, request_tools
+from harness.db import readings_store
+from harness.db.catalog import CatalogError
+from harness.probe.claude_count import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
+from harness.publish.records import RecordError
+from harness.util.untrusted import line
+
+KIND = "divergence"
+METHOD = "tools-delta/v1"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("divergence", help="count each published capture with Anthropic's count_tokens (tools-delta/v1)",
+                       description="Count each published capture's name/description/input_schema projection with "
+                                   f"Anthropic's count_tokens endpoint (model {MODEL}) minus the same request without "
+                                   "tools, and record it in results/divergence.json beside the o200k figures. Needs "
+                                   "ANTHROPIC_API_KEY (never printed or recorded). Exit codes: 0 written; 1 the "
+                                   "endpoint could not count the request without tools; 2 bad input or no key.")
+    selection.add_arguments(p, "the N servers with the largest published headline")
+    p.add_argument("--no-regen", action="store_true", help="write results/divergence.json only, not the pages")
+    p.set_defaults(func=run)
+
+
+def run(args, counter_factory=ClaudeCounter) -> int:
+    try:
+        catalog, records = selection.load(args)
+        pool = selection.numbered(records)
+        names = selection.choose(catalog, pool, args)
+        previous = readings_store.read(args.root, KIND)
+    except (CatalogError, RecordError, LookupError, readings_store.ReadingsError) as exc:
+        print(f"divergence: nothing written: {line(exc)}", file=sys.stderr)
+        return 2
+    try:
+        counter = counter_factory()
+    except MissingKey as exc:
+        print(f"divergence: nothing written: {exc}", file=sys.stderr)
+        return 2
+    try:
+        rows = count_rows(counter, [(n, pool[n]) for n in names], _today())
+    except CountFailed as exc:
+        print(f"divergence: nothing written: the request without tools could not be counted: {line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        counter.close()
+    merged = readings_store.merge_rows((previous or {}).get("rows", []), rows, [e.name for e in catalog.entries])
+    path = readings_store.write(args.root, KIND, {"method": METHOD, "rows": merged})
+    _print(rows, path)
+    if not args.no_regen:
+        from harness.publish.regen import regen
+
+        regen(args.root)
+    return 0
+
+
+def count_rows(counter, chosen: list[tuple[str, dict]], date: str) -> list[dict]:
+    """One row per ``(name, record)``. The request without tools is counted once, first (raises
+    :class:`CountFailed` when it cannot be: no row would mean anything); a server whose request
+    fails becomes an error row."""
+    without = counter.input_tokens()
+    return [count_row(name, record, counter, without, date) for name, record in chosen]
+
+
+def count_row(name: str, record: dict, counter, without: int, date: str) -> dict:
+    """The divergence row of one published ``record`` (see the schema); ``without`` is the
+    count of the request with no tools."""
+    tools = record["rawToolsCapture"]
+    row = {"server": name, "model": counter.model, "countedAt": date,
+           "canonicalSha256": hashlib.sha256(stringify(tools).encode("utf-8")).hexdigest(),
+           "totalTokens": int(record["totalTokens"]), "mappedTokens": mapped_tokens(tools), "toolCount": len(tools)}
+    if not tools:  # nothing to send: the request with no tools is the request
+        return row | {"withToolsTokens": without, "withoutToolsTokens": without, "claudeTokens": 0}
+    try:
+        with_tools = counter.input_tokens(request_tools(tools))
+    except CountFailed as exc:
+        return row | {"error": str(exc)}
+    return row | {"withToolsTokens": with_tools, "withoutToolsTokens": without,
+                  "claudeTokens": tools_delta(with_tools, without)}
+
+
+def _today() -> str:
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def _print(rows: list[dict], path) -> None:
+    for r in rows:
+        if "error" in r:
+            print(f"{r['server']:32} error: {line(r['error'])}")
+        else:
+            ratio = r["claudeTokens"] / r["totalTokens"] if r["totalTokens"] else 0.0
+            print(f"{r['server']:32} o200k {r['totalTokens']:>8,}  mapped {r['mappedTokens']:>8,}  "
+                  f"claude {r['claudeTokens']:>8,}  ({ratio:.2f}x)")
+    print(f"divergence: {len(rows)} row(s) written to {path}")

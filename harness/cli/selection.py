@@ -1,0 +1,66 @@
+"""Which catalog entries a beside-the-headline command works on (``divergence``, ``cross-check``,
+``capability-probe``; issue #14): ``--only a,b`` or ``--top N`` (the N largest published
+headlines), else every entry the command can use. Shared so the three read their choices alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.db.catalog import Catalog, load_catalog
+from harness.db.history import NUMBERED
+from harness.publish.records import load_records
+
+RESULTS = "results"
+
+
+def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--only", help="comma-separated catalog entry names")
+    which.add_argument("--top", type=_positive, metavar="N", help=top_help)
+    parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
+    parser.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+
+
+def _positive(text: str) -> int:
+    value = int(text) if text.isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def load(args) -> tuple[Catalog, dict[str, dict]]:
+    """The catalog and every published record of its entries. Raises ``CatalogError`` /
+    ``RecordError`` (bad input: the caller exits 2)."""
+    catalog = load_catalog(Path(args.root) / args.catalog)
+    return catalog, load_records(Path(args.root) / RESULTS, [e.name for e in catalog.entries])
+
+
+def numbered(records: dict[str, dict]) -> dict[str, dict]:
+    """The records that carry a headline number (measured or dynamic)."""
+    return {name: r for name, r in records.items() if r.get("status") in NUMBERED}
+
+
+def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[str, dict] | None = None) -> list[str]:
+    """Entry names in catalog order: ``--only`` (each must be in the catalog — and in ``pool``
+    when one is given), ``--top N`` by the published headline of ``records`` (default ``pool``;
+    ties by name), else all of ``pool`` (or the whole catalog). Raises ``LookupError`` naming
+    what is missing."""
+    names = [e.name for e in catalog.entries]
+    usable = [n for n in names if pool is None or n in pool]
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise LookupError(f"--only names not in the catalog: {', '.join(unknown)}")
+        unusable = [n for n in wanted if n not in usable]
+        if unusable:
+            raise LookupError(f"--only names without a published number: {', '.join(unusable)}")
+        return [n for n in names if n in wanted]
+    if args.top:
+        published = records if records is not None else (pool or {})
+        weight = lambda n: int((published.get(n) or {}).get("totalTokens") or 0)  # noqa: E731
+        chosen = set(sorted(usable, key=lambda n: (-weight(n), n))[: args.top])
+        return [n for n in usable if n in chosen]
+    return usable

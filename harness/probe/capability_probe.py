@@ -1,0 +1,128 @@
+"""The capability probe (spec "What the client declares"; method capability-probe/v1; issue #14).
+
+The headline declares ``capabilities: {}`` at initialize, and a server may show fewer tools to a
+client that declares nothing: there the published number is a floor. The probe measures how far:
+each entry is captured twice under the sweep's isolation, differing only in the declaration —
+none, then ``DECLARED`` — and the two tool sets are compared by name.
+
+It declares only what this client can answer truthfully (spec, same section): ``roots`` — it answers
+``roots/list`` with an empty root list — and ``elicitation`` — it answers ``elicitation/create`` by
+declining. It does **not** declare ``sampling``, which would claim it can ask a model for a
+completion. (Issue #14's text names sampling; the spec's section is the contract and excludes it.)
+Any other server request is answered as the headline's session answers it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from harness.core.canonical import stringify
+from harness.core.counting import count_tools
+from harness.probe.measure import Measurement, measure
+from harness.probe.session import converse
+from harness.probe.target import Target
+
+METHOD = "capability-probe/v1"
+DECLARED = {"roots": {}, "elicitation": {}}
+ANSWERS = {"roots/list": {"roots": []}, "elicitation/create": {"action": "decline"}}
+
+
+class AnsweringTransport:
+    """A transport that answers the server requests ``DECLARED`` makes legitimate (``ANSWERS``)
+    itself and hands every other message on unchanged."""
+
+    def __init__(self, inner, capture):
+        self.inner, self.capture = inner, capture
+
+    async def send(self, message: dict) -> None:
+        await self.inner.send(message)
+
+    def __getattr__(self, name: str):
+        # note_noise, listen, … : everything else is the inner transport's own.
+        return getattr(self.inner, name)
+
+    async def receive(self):
+        while True:
+            incoming = await self.inner.receive()
+            message = getattr(incoming, "message", None)
+            if not (isinstance(message, dict) and "id" in message and message.get("method") in ANSWERS):
+                return incoming
+            self.capture.server_requests.append(message["method"])
+            await self.inner.send({"jsonrpc": "2.0", "id": message["id"], "result": ANSWERS[message["method"]]})
+
+
+async def declaring(transport, capture, limits) -> None:
+    """``session.converse`` declaring ``DECLARED`` and answering its requests."""
+    await converse(AnsweringTransport(transport, capture), capture, limits, capabilities=DECLARED)
+
+
+def launcher_for(target: Target, isolation: str, conversation):
+    """A ``measure`` launcher running ``conversation`` — the sweep's launch otherwise (its
+    isolation, dummy env values), so the two postures differ only in the declaration."""
+    if target.url:
+        from harness.probe.remote import probe_remote
+
+        return functools.partial(probe_remote, conversation=conversation)
+    from harness.probe.launch import launch_once
+
+    async def stdio(t, budget, limits, version, **kwargs):
+        kwargs.setdefault("conversation", conversation)
+        return await launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation, **kwargs)
+    return stdio
+
+
+@dataclass
+class Pair:
+    """Both postures' measurements of one target."""
+
+    target: Target
+    without: Measurement
+    with_: Measurement
+
+    @property
+    def compared(self) -> bool:
+        """Both postures produced a tool list."""
+        return self.without.capture.ok and self.with_.capture.ok
+
+    @property
+    def status_changed(self) -> bool:
+        return self.without.status != self.with_.status
+
+
+async def probe(target: Target, isolation: str = "host") -> Pair:
+    """Measure ``target`` without and with ``DECLARED`` (one launch each, retried as a sweep
+    retries); never raises for server behaviour."""
+    plain = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
+                          launcher=launcher_for(target, isolation, converse))
+    richer = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
+                           launcher=launcher_for(target, isolation, declaring))
+    return Pair(target, plain, richer)
+
+
+def difference(without: list, with_: list) -> dict | None:
+    """How the declared posture's tools differ from the plain one's, by name; ``None`` when the
+    canonical tool sets are identical. Per-tool tokens are the record's per-tool diagnostics;
+    ``deltaTokens`` is the difference of the two headline counts."""
+    if stringify(without) == stringify(with_):
+        return None
+    a, b = count_tools(without), count_tools(with_)
+    plain = {_name(t.name): (stringify(tool), t.tokens) for t, tool in zip(a.tools, without)}
+    rich = {_name(t.name): (stringify(tool), t.tokens) for t, tool in zip(b.tools, with_)}
+    return {
+        "gained": [{"name": n, "tokens": rich[n][1]} for n in rich if n not in plain],
+        "lost": [{"name": n, "tokens": plain[n][1]} for n in plain if n not in rich],
+        "changed": [{"name": n, "tokens": rich[n][1]} for n in rich if n in plain and rich[n][0] != plain[n][0]],
+        "withoutCapabilities": _figure(a),
+        "withCapabilities": _figure(b),
+        "deltaTokens": b.totalTokens - a.totalTokens,
+    }
+
+
+def _figure(counted) -> dict:
+    return {"totalTokens": counted.totalTokens, "toolCount": counted.toolCount, "canonicalSha256": counted.canonicalSha256}
+
+
+def _name(name: object) -> str:
+    return name if isinstance(name, str) else stringify(name)
+

@@ -1,0 +1,95 @@
+"""Anthropic's own count of what a tools array adds to a request (spec "Claude divergence",
+method tools-delta/v1), through the official ``anthropic`` SDK.
+
+One count is ``POST /v1/messages/count_tokens`` for the pinned ``MODEL`` with the minimal one-token
+user message ``MESSAGE``; the tools' figure is that request's ``input_tokens`` with the projected
+tools minus the same request with no ``tools`` at all (:func:`tools_delta`).
+
+The API key is read from ``ANTHROPIC_API_KEY`` and handed to the SDK only: it is never recorded,
+and every error text leaving this module has it replaced (``harness.probe.redact``). Rate limits
+(HTTP 429) and transient failures (408, 409, 5xx, connection errors) are retried by the SDK itself
+(``max_retries``, honouring ``retry-after``); what is still failing after that is a
+:class:`CountFailed`. The SDK honours ``ANTHROPIC_BASE_URL`` (tests point it at a local endpoint).
+"""
+
+from __future__ import annotations
+
+import os
+
+from harness.probe.redact import Redactor
+
+MODEL = "claude-sonnet-4-5-20250929"  # pinned: a dated snapshot id, never an alias that moves
+MESSAGE = ({"role": "user", "content": "x"},)  # one token of user text; the same in both requests
+KEY_ENV = "ANTHROPIC_API_KEY"
+MAX_RETRIES = 4
+TIMEOUT_SECONDS = 60.0
+
+
+class MissingKey(RuntimeError):
+    """``ANTHROPIC_API_KEY`` is not set (or empty)."""
+
+
+class CountFailed(RuntimeError):
+    """The endpoint did not give a count (after the SDK's retries). The message never holds the key;
+    ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class ClaudeCounter:
+    """Counts through one SDK client. Raises :class:`MissingKey` when no key is available."""
+
+    def __init__(self, model: str = MODEL, *, api_key: str | None = None, base_url: str | None = None,
+                 max_retries: int = MAX_RETRIES, timeout: float = TIMEOUT_SECONDS):
+        import anthropic
+
+        key = api_key if api_key is not None else os.environ.get(KEY_ENV, "")
+        if not key.strip():
+            raise MissingKey(f"{KEY_ENV} is not set: the Claude divergence is counted by Anthropic's "
+                             "count_tokens endpoint, which needs an API key")
+        self.model = model
+        self._redactor = Redactor([key])
+        # An explicit api_key keeps the SDK from consulting profiles or federation settings.
+        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def input_tokens(self, tools: list | None = None) -> int:
+        """``input_tokens`` of the minimal request, with ``tools`` (already projected, plain JSON
+        values) or without any. Raises :class:`CountFailed`."""
+        import anthropic
+
+        extra = {} if tools is None else {"tools": tools}
+        try:
+            result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE), **extra)
+        except anthropic.APIStatusError as exc:
+            raise CountFailed(self._clean(f"HTTP {exc.status_code}: {_message(exc)}"), exc.status_code) from None
+        except anthropic.APIError as exc:
+            raise CountFailed(self._clean(f"{type(exc).__name__}: {exc}")) from None
+        except (ValueError, TypeError, UnicodeError) as exc:  # a value the request body cannot carry
+            raise CountFailed(self._clean(f"request not sent: {type(exc).__name__}: {exc}")) from None
+        value = getattr(result, "input_tokens", None)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CountFailed(f"count_tokens answered without a whole input_tokens ({value!r})")
+        return value
+
+    def _clean(self, text: str) -> str:
+        return (self._redactor.text(text) or "")[:500]
+
+
+def tools_delta(with_tools: int, without_tools: int) -> int:
+    """The tokens the tools add to the request: the subtraction of tools-delta/v1."""
+    return with_tools - without_tools
+
+
+def _message(exc) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type")
+            return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]
+    return str(getattr(exc, "message", "") or exc)

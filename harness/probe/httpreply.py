@@ -1,0 +1,163 @@
+"""Reading one Streamable HTTP answer: a JSON body or a Server-Sent Events stream, incrementally,
+up to the message that answers the request (MCP 2025-11-25, "Sending Messages to the Server").
+
+Events are parsed by ``httpx2.EventSource`` — the parser the official ``mcp`` SDK 2.x reads
+Streamable HTTP with. It follows the WHATWG rules: a line ends only at CR, LF or CRLF, so U+2028,
+U+2029, U+0085 and the other separators ``JSON.stringify`` leaves raw inside strings stay inside
+the ``data`` they belong to (issue #11, item 5); ``:`` lines are comments; ``data`` lines join
+with LF. The stream is decoded as UTF-8 whatever ``charset`` the header names, dropping one
+leading byte-order mark, as WHATWG requires. An event without data (a resumption primer) is
+skipped; ``data`` that is not JSON-RPC (``ping``) is noise, counted with its sample. Reading stops
+at the event that carries the reply, so a stream the server holds open afterwards costs nothing.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from urllib.parse import urlsplit
+
+import httpx2
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.probe import redact, replies
+from harness.probe.limits import TransportLimitExceeded
+from harness.probe.stdio import Incoming
+
+__all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "content_type", "looks_like_jsonrpc",
+           "no_answer_reason", "read_body", "snippet"]
+
+END = object()  # queued when an answer ended without the reply to its request
+ERROR_BODY_BYTES = 64 * 1024  # what is read of an error answer (4xx/5xx) to quote or parse it
+
+
+class Reply:
+    """The reader of one answer: ``await read(body)`` queues its messages on ``transport.inbox``
+    (``Incoming``, then ``END`` if the reply never came, or the exception that stopped it) and
+    always closes the response. ``request_id`` ``None`` reads a listening (GET) stream to its end."""
+
+    def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport):
+        self.response, self.request_id, self.method, self.transport = response, request_id, method, transport
+        self.limit = transport.limits.max_message_bytes
+
+    async def read(self, body: bytes | None) -> None:
+        """Read the answer (``body``: an error answer's body, already read). Never raises except
+        for cancellation: what stops it is queued, so ``receive`` raises it in the conversation."""
+        inbox = self.transport.inbox
+        try:
+            if await self._read(body):
+                return
+            if self.request_id is not None:
+                self.transport.unanswered = self.transport.unanswered or self._describe("no JSON-RPC reply in it")
+                inbox.put_nowait(END)
+        except TransportLimitExceeded as exc:
+            inbox.put_nowait(exc)
+        except httpx2.SSEError:
+            inbox.put_nowait(TransportLimitExceeded(f"a Server-Sent Event exceeded {self.limit} bytes"))
+        except httpx2.HTTPError as exc:  # the connection broke, or the bytes are not HTTP
+            if self.request_id is not None:
+                reason = no_answer_reason(exc, str(self.response.url))
+                self.transport.unanswered = self._describe(f"the answer broke off: {reason}")
+                inbox.put_nowait(END)
+        except Exception as exc:  # noqa: BLE001 - a bug here must surface in the conversation, not vanish
+            inbox.put_nowait(exc)
+        finally:
+            await self.response.aclose()
+
+    async def _read(self, body: bytes | None) -> bool:
+        """Queue the answer's messages; True once the reply to ``request_id`` is among them."""
+        kind = content_type(self.response)
+        if body is not None:
+            return self._take(body.decode("utf-8-sig", errors="replace"))
+        if kind == "text/event-stream":
+            self.response.encoding = "utf-8-sig"
+            async for event in httpx2.EventSource(self.response, max_event_size=self.limit):
+                if event.data and self._take(event.data):
+                    return True
+            return False
+        if kind in ("application/json", ""):
+            return self._take((await read_body(self.response, self.limit)).decode("utf-8-sig", errors="replace"))
+        start = await read_body(self.response, ERROR_BODY_BYTES, truncate=True)
+        self.transport.unanswered = self._describe(f"not JSON or an event stream: {snippet(start)!r}")
+        return False
+
+    def _take(self, text: str) -> bool:
+        """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
+        else as noise. True when one of them is the reply to ``request_id``."""
+        if not text.strip():
+            return False
+        try:
+            value = parse(text)
+        except WireJSONError:
+            value = None
+        items = value if isinstance(value, list) and value else [value]
+        answered = False
+        for item in items:
+            if not (isinstance(item, dict) and item.get("jsonrpc") == "2.0"):
+                self.transport.note_noise(text)
+                break
+            self.transport.inbox.put_nowait(Incoming(raw=text, message=item))
+            if self._answers(item):
+                self.transport.adopt(self.method, item)
+                answered = True
+        return answered
+
+    def _answers(self, message: dict) -> bool:
+        return (self.request_id is not None and "method" not in message
+                and replies.answers(message.get("id"), self.request_id) is not None)
+
+    def _describe(self, what: str) -> str:
+        kind = content_type(self.response) or "no content type"
+        return f"HTTP {self.response.status_code} ({kind}), {what}"
+
+
+def content_type(response: httpx2.Response) -> str:
+    """The media type of ``response`` in lower case, without parameters (``""`` when absent)."""
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+async def read_body(response: httpx2.Response, limit: int, truncate: bool = False) -> bytes:
+    """The body, read as it arrives, up to ``limit`` bytes. Past the limit: the first ``limit``
+    bytes when ``truncate``, else ``TransportLimitExceeded``."""
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) > limit:
+            if truncate:
+                return bytes(data[:limit])
+            raise TransportLimitExceeded(f"an HTTP reply exceeded {limit} bytes")
+    return bytes(data)
+
+
+def looks_like_jsonrpc(body: bytes) -> bool:
+    """Whether an error answer's body carries JSON-RPC (then it is parsed, not quoted)."""
+    return b'"jsonrpc"' in body[:4096]
+
+
+def snippet(body: bytes) -> str:
+    """The start of a body for a note: 200 bytes as UTF-8, stripped."""
+    return redact.cut(body[:200 + redact.CUT_MARGIN].decode("utf-8", errors="replace"), 200).strip()
+
+
+def no_answer_reason(exc: BaseException, url: str) -> str:
+    """Why a request got no HTTP answer, in words: the host does not resolve, the connection was
+    refused, TLS failed, or the library's own message. At most 400 characters."""
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    where = f"{host}:{parts.port}" if parts.port else host
+    for cause in _chain(exc):
+        if isinstance(cause, socket.gaierror):
+            return redact.cut(f"DNS: the host {host!r} does not resolve ({cause.strerror or cause})", 400)
+        if isinstance(cause, ConnectionRefusedError):
+            return redact.cut(f"connection refused by {where}: nothing accepts connections there", 400)
+        if isinstance(cause, ssl.SSLError):
+            return redact.cut(f"TLS with {where} failed: {cause}", 400)
+    return redact.cut(f"no HTTP answer from {where}: {type(exc).__name__}: {exc}", 400)
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__

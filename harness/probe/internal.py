@@ -1,0 +1,51 @@
+"""A bug in the harness itself, kept apart from anything a server or an input did (issue #11, item 6).
+
+Every server behaviour ends in a recorded status and every bad input in exit code 2; an exception
+that escapes either path is the harness's own fault. The command line then prints one line saying
+so, naming the server, and exits ``EXIT_CODE``; a sweep records it for that one server
+(``measurement``) and goes on with the others.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from harness.probe.measure import Measurement
+from harness.probe.outcome import Capture, Failure
+from harness.probe.session import REQUESTED_PROTOCOL_VERSION
+from harness.probe.target import Target
+
+EXIT_CODE = 70  # EX_SOFTWARE in sysexits.h: "an internal software error has been detected"
+TRACEBACK_ENV = "MCP_CONTEXT_COST_TRACEBACK"
+STATUS = "not-yet-run"  # the record claims nothing about the server: this sweep has no measurement of it
+
+
+def describe(exc: BaseException) -> str:
+    """``<ExceptionType>: <message>`` on one line, at most 300 characters."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())[:300]
+
+
+def message(exc: BaseException, subject: str | None) -> str:
+    """The one line the command line prints (unescaped: print it through ``untrusted.line``)."""
+    where = f" while working on {subject}" if subject else ""
+    return (f"internal error: a bug in mcp-context-cost{where} — not a fault of the server or of the input: "
+            f"{describe(exc)} (exit {EXIT_CODE}; set {TRACEBACK_ENV}=1 for the traceback)")
+
+
+def traceback_text(exc: BaseException) -> str | None:
+    """The full traceback when ``MCP_CONTEXT_COST_TRACEBACK=1`` asks for it, else ``None``."""
+    if os.environ.get(TRACEBACK_ENV) != "1":
+        return None
+    return "".join(traceback.format_exception(exc))
+
+
+def measurement(target: Target, exc: BaseException) -> Measurement:
+    """The measurement a sweep records for ``target`` when measuring it raised ``exc``: status
+    ``not-yet-run`` (nothing is claimed about the server), the error as ``harnessError`` and a note."""
+    capture = Capture(requested_version=REQUESTED_PROTOCOL_VERSION, phase="harness")
+    capture.failure = Failure("harness", "harness", describe(exc))
+    note = (f"harness error: a bug in mcp-context-cost ended this measurement ({describe(exc)}); nothing is claimed "
+            "about the server, which is measured again in the next sweep")
+    return Measurement(target, STATUS, capture, [capture], [note], extra={"harnessError": describe(exc)})

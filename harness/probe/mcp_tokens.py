@@ -1,0 +1,181 @@
+"""The independent counter behind the cross-check: sd2k/mcp-tokens at a pinned release (spec "CLI
+cross-check", method cli-cross-check/v1; "Known divergences"; issue #14).
+
+Provisioning. The CLI is taken only from its release asset (``ASSET`` of ``RELEASE``), and only
+when the asset's SHA-256 equals the pinned ``ASSET_SHA256``; anything else is refused before it is
+ever executed (:class:`Unavailable`, whose message names the CLI). The workflow downloads the asset
+(``asset_url()``) and passes it in; without one the command tries the download itself. The single
+``mcp-tokens`` regular file is extracted from the archive into a private temp directory.
+
+Invocation. ``analyze --provider tiktoken --model gpt-4o --format json -- <server argv>`` — the model
+is load-bearing: it selects o200k_base in tiktoken-rs, which otherwise falls back to cl100k_base.
+The CLI launches the server itself, in the same isolation as our own measurement (sandbox: the
+binary bind-mounted read-only into the same bubblewrap sandbox; docker: bind-mounted read-only into
+the same image), with the same dummy env values and never an ``ANTHROPIC_*`` variable.
+
+Its JSON report (README, "JSON output"): ``{"counter": {"provider", "model"}, "server_info",
+"total_tokens", "tools": {"total", "count", "items": [{"name", "tokens", …}]}, "resources"?,
+"prompts"?}``; ``tools.total`` is its count of the three-field tool structs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.probe import environment, process, sandbox
+from harness.probe.target import Target
+from harness.probe.workdir import prepare_workdir
+
+NAME = "sd2k/mcp-tokens"
+RELEASE = "v0.2.1"
+ASSET = "mcp-tokens-x86_64-unknown-linux-gnu.tar.xz"
+# The SHA-256 of ASSET as published with RELEASE. None until it has been read from the release
+# (github.com was unreachable where this module was written): until then every run is refused.
+ASSET_SHA256: str | None = None
+BINARY = "mcp-tokens"
+ARGS = ("analyze", "--provider", "tiktoken", "--model", "gpt-4o", "--format", "json")
+DOCKER_MOUNT = "/opt/mcp-tokens/mcp-tokens"
+DOWNLOAD_SECONDS = 30.0
+REPORT_LIMIT = 16 * 1024 * 1024
+
+
+class Unavailable(RuntimeError):
+    """The pinned CLI cannot be used here; the message names it and says why."""
+
+
+def asset_url() -> str:
+    return f"https://github.com/{NAME}/releases/download/{RELEASE}/{ASSET}"
+
+
+def label() -> str:
+    return f"{NAME} {RELEASE}"
+
+
+def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = ASSET_SHA256) -> Path:
+    """The verified ``mcp-tokens`` binary, extracted under ``workdir``. ``asset``: the downloaded
+    release archive (``None``: download it). Raises :class:`Unavailable`."""
+    archive = Path(asset) if asset is not None else _download(workdir)
+    if not archive.is_file():
+        raise Unavailable(f"{label()} cannot be obtained: no release asset at {archive}")
+    if expected_sha256 is None:
+        raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/probe/mcp_tokens.py); "
+                          "refusing to run an unverified binary")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != expected_sha256:
+        raise Unavailable(f"{label()}: {archive.name} has SHA-256 {digest}, not the pinned {expected_sha256}; "
+                          "refusing to run it")
+    return _extract(archive, workdir)
+
+
+def _download(workdir: Path) -> Path:
+    import requests
+
+    target = workdir / ASSET
+    try:
+        response = requests.get(asset_url(), timeout=DOWNLOAD_SECONDS)
+        response.raise_for_status()
+    except requests.RequestException as exc:
+        raise Unavailable(f"{label()} cannot be obtained here: {asset_url()}: {type(exc).__name__}") from None
+    target.write_bytes(response.content)
+    return target
+
+
+def _extract(archive: Path, workdir: Path) -> Path:
+    try:
+        with tarfile.open(archive) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() and Path(m.name).name == BINARY]
+            if len(members) != 1:
+                raise Unavailable(f"{label()}: {archive.name} holds {len(members)} '{BINARY}' files, expected one")
+            source = tar.extractfile(members[0])
+            out = workdir / "bin" / BINARY
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with open(out, "wb") as handle:
+                shutil.copyfileobj(source, handle)
+    except (tarfile.TarError, OSError) as exc:
+        raise Unavailable(f"{label()}: cannot unpack {archive.name}: {exc}") from None
+    out.chmod(0o500)
+    return out
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the CLI printed: its tools total (tokens), whole total, tool names, counter."""
+
+    tools_tokens: int
+    total_tokens: int
+    tool_names: tuple[str, ...]
+    provider: str
+    model: str
+
+
+def parse_report(text: str) -> Report:
+    """Read the CLI's JSON report. Raises ``ValueError`` naming what is missing."""
+    try:
+        doc = parse(text)
+    except WireJSONError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    items = tools.get("items") if isinstance(tools, dict) else None
+    counter = doc.get("counter") if isinstance(doc, dict) else None
+    if not isinstance(items, list) or not isinstance(counter, dict):
+        raise ValueError("no tools.items array or counter object in the report")
+    whole = lambda v: isinstance(v, float) and v.is_integer() and v >= 0  # noqa: E731
+    if not whole(tools.get("total")) or not whole(doc.get("total_tokens")):
+        raise ValueError("tools.total or total_tokens is not a whole number")
+    names = tuple(str(i.get("name")) for i in items if isinstance(i, dict))
+    return Report(int(tools["total"]), int(doc["total_tokens"]), names,
+                  str(counter.get("provider")), str(counter.get("model")))
+
+
+def argv_for(binary: Path, target: Target, isolation: str, cwd: Path, env: dict) -> tuple[list[str], dict]:
+    """The CLI's argv and env for ``target`` under ``isolation`` (see module docstring)."""
+    server = process.split_command(target.command or "")
+    timeout = ["--timeout", str(int(target.timeout_seconds))]
+    if isolation == "docker":
+        image = sandbox.docker_image_for(server[0])
+        argv = sandbox.docker_argv([DOCKER_MOUNT, *ARGS, *timeout, "--", *server], list(target.env), image)
+        at = argv.index(image)
+        return argv[:at] + ["-v", f"{binary}:{DOCKER_MOUNT}:ro"] + argv[at:], env
+    argv = [str(binary), *ARGS, *timeout, "--", *server]
+    if isolation != "sandbox":
+        return argv, env
+    wrapped, inner = sandbox.bwrap_argv(argv, cwd, env)
+    at = wrapped.index("--")  # bind the binary's folder read-only before the command starts
+    return wrapped[:at] + ["--ro-bind", str(binary.parent), str(binary.parent)] + wrapped[at:], inner
+
+
+async def run(binary: Path, target: Target, isolation: str, budget: float) -> Report:
+    """Launch the CLI against ``target`` once; its report. Raises ``ValueError`` for a CLI that
+    failed, printed no usable report, or took longer than ``budget`` seconds."""
+    env = environment.child_env(target.env, pass_declared_values=False)
+    env.update(target.set_env)
+    env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "MCP_TOKENS_"))}
+    with tempfile.TemporaryDirectory(prefix="mcp-context-cost-cli-") as tmp:
+        cwd = Path(target.cwd) if target.cwd else Path(tmp)
+        prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
+        argv, env = argv_for(binary, target, isolation, cwd, env)
+        try:
+            proc = await process.spawn(argv, env, cwd, stream_limit=2**16)
+        except process.SpawnError as exc:
+            raise ValueError(str(exc)) from None
+        try:
+            async with asyncio.timeout(budget):
+                out, err = await proc.communicate(b"")
+        except TimeoutError:
+            raise ValueError(f"no report within {budget:g} s") from None
+        finally:
+            await process.terminate(proc)
+    if proc.returncode != 0:
+        tail = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no stderr"]
+        raise ValueError(f"exited with code {proc.returncode}: {tail[0][:300]}")
+    if len(out) > REPORT_LIMIT:
+        raise ValueError(f"report larger than {REPORT_LIMIT} bytes")
+    return parse_report(out.decode("utf-8", errors="replace"))
+

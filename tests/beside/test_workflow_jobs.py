@@ -1,0 +1,30 @@
+"""The sweep workflow's beside-the-headline jobs (issue #14): the weekly divergence run tolerates an
+absent ANTHROPIC_API_KEY secret, never interpolates it into a script, and the cross-check feeds the
+command the downloaded release asset (which the command verifies against the pinned SHA-256)."""
+
+from __future__ import annotations
+
+from tests.action.test_workflows import load
+from tests.conftest import REPO
+
+SWEEP = REPO / ".github" / "workflows" / "sweep.yml"
+
+
+def test_divergence_runs_after_publish_only_with_the_secret():
+    job = load(SWEEP)["jobs"]["divergence"]
+    assert job["needs"] == "publish"
+    assert job["env"]["ANTHROPIC_API_KEY"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+    skip, *rest = job["steps"]
+    assert skip["if"] == "env.ANTHROPIC_API_KEY == ''" and "GITHUB_STEP_SUMMARY" in skip["run"]
+    assert all(step["if"] == "env.ANTHROPIC_API_KEY != ''" for step in rest)
+    runs = " ".join(step.get("run", "") for step in rest)
+    assert ".venv/bin/mcp-context-cost divergence" in runs and "ANTHROPIC_API_KEY" not in runs
+
+
+def test_cross_check_uses_the_pinned_asset_and_cannot_fail_the_sweep():
+    job = load(SWEEP)["jobs"]["cross-check"]
+    assert job["needs"] == "publish" and job["continue-on-error"] is True
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "cross-check --asset-url" in runs and "curl --proto '=https'" in runs
+    assert 'cross-check --asset "$RUNNER_TEMP/mcp-tokens.tar.xz"' in runs
+    assert "secrets." not in SWEEP.read_text().split("  cross-check:")[1]

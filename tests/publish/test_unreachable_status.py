@@ -1,0 +1,57 @@
+"""The ``unreachable`` status (issue #11, item 7) through publishing: counted on the leaderboard and
+the dashboard, listed after remote-auth-wall and before not-yet-run, badged lightgrey, written to
+history.csv, and named on the methodology page."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from harness.db.history import STATUSES
+from harness.publish.badge import badge_for
+from harness.publish.regen import regen
+from tests.publish import builders as b
+
+URL = "https://mcp.gone.example/mcp"
+NOTE = "DNS: the host 'mcp.gone.example' does not resolve (Name or service not known) (phase: initialize)"
+
+
+def _build(root):
+    b.write_catalog(root, [b.entry("gone", url=URL), b.entry("walled", url="https://mcp.walled.example/mcp"),
+                           b.entry("fresh"), b.entry("alpha")])
+    b.write_record(root, b.failed("gone", "unreachable", [NOTE], launchCommand=URL, headerNames=[]))
+    b.write_record(root, b.failed("walled", "remote-auth-wall", ["HTTP 401 from https://mcp.walled.example/mcp"],
+                                  launchCommand="https://mcp.walled.example/mcp", headerNames=[]))
+    b.write_record(root, b.measured("alpha", [b.tool("one", "The only tool.")]))
+    b.write_history(root, ["2026-12-07,gone,,,unreachable,host", "2026-12-07,alpha,9,1,measured,host"])
+    regen(root)
+
+
+def test_unreachable_is_one_of_the_published_statuses_in_taxonomy_order():
+    assert STATUSES.index("remote-auth-wall") < STATUSES.index("unreachable") < STATUSES.index("not-yet-run")
+
+
+def test_leaderboard_counts_and_lists_unreachable(tmp_path):
+    _build(tmp_path)
+    text = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
+    assert ("**4 catalog entries:** 1 measured, 0 dynamic, 0 auth-required, 0 startup-failure, 0 timeout, "
+            "0 not-applicable, 0 protocol-mismatch, 1 remote-auth-wall, 1 unreachable, 1 not-yet-run.") in text
+    # The unmeasured table (the readings beside the headline come after it).
+    others = next(t for t in b.md_tables(text) if any("remote-auth-wall" in cell for row in t for cell in row))
+    assert [(r[0].split("]")[0][1:], r[1]) for r in others[1:]] == [
+        ("walled", "remote-auth-wall"), ("gone", "unreachable"), ("fresh", "not-yet-run")]
+    assert "does not resolve" in others[2][2]
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "results/leaderboard.csv").read_text(encoding="utf-8"))))
+    gone = next(r for r in rows if r["server"] == "gone")
+    assert (gone["status"], gone["tokens"]) == ("unreachable", "")
+
+
+def test_dashboard_counts_unreachable(tmp_path):
+    _build(tmp_path)
+    html = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
+    assert "<li><b>1</b> unreachable</li>" in html
+
+
+def test_unreachable_badge_is_lightgrey_and_says_so():
+    assert badge_for("unreachable", None) == {"schemaVersion": 1, "label": "context cost", "message": "unreachable",
+                                              "color": "lightgrey"}
