@@ -124,7 +124,7 @@ def _target(args) -> Target:
 def _check_flags(args) -> None:
     """Bounded, validated flags (issue #9, kind 5); raises ``ValueError`` naming the first bad one."""
     if not names.is_result_name(args.name):
-        raise ValueError(f"--name {escape(repr(args.name[:80]))} is not valid: expected {names.RESULT_RULE}")
+        raise ValueError(f"--name {escape(repr(args.name[:80]))} is not a valid slug: expected {names.RESULT_RULE}")
     for flag, text in (("--command", args.command), ("--url", args.url)):
         if text is not None and (len(text) > 8192 or CONTROL[flag].search(text)):
             raise ValueError(f"{flag} is longer than 8192 characters or holds a control character or invalid Unicode")

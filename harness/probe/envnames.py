@@ -74,6 +74,18 @@ def refusal(name: str) -> str | None:
     return None
 
 
+# Reasons a name is refused even on a ``Target`` built in code (``launch`` checks): it would run
+# code the command does not show, or hand over a host capability. Package-manager and harness
+# settings are refused where an entry, a flag or an Action input names them.
+RUNS_CODE = (LOADER, SHELL, INTERPRETER, CAPABILITY)
+
+
+def runs_code(name: str) -> str | None:
+    """``refusal(name)`` when its reason is one of ``RUNS_CODE``, else ``None``."""
+    why = refusal(name)
+    return why if why in RUNS_CODE else None
+
+
 def shape_problem(name: object) -> str | None:
     """What is wrong with the shape of ``name`` as an environment variable name (``ENV_NAME``, full
     match, at most ``MAX_ENV_NAME_LENGTH`` characters), as a phrase following the name; or ``None``."""

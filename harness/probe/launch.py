@@ -72,11 +72,15 @@ async def launch_once(
 
 
 def _refuse_names(target: Target) -> None:
-    """The catalog, the CLI and the Action refuse these names first; this holds for any other way a
-    ``Target`` is built. Raises ``SpawnError`` naming the variable (issue #9, kind 4)."""
+    """The catalog, the CLI and the Action refuse every refused name first; for any other way a
+    ``Target`` is built, a name that would run code or hand over a capability
+    (``envnames.runs_code``) is refused here. Raises ``SpawnError`` naming the variable (issue #9,
+    kind 4)."""
     for name in list(target.env) + [name for name, _ in target.set_env]:
-        if (why := envnames.problem(name)) is not None:
+        if (why := envnames.shape_problem(name)) is not None:
             raise SpawnError(f"environment variable {name!r} {why}")
+        if (why := envnames.runs_code(name)) is not None:
+            raise SpawnError(f"environment variable {name!r} is refused: it {why}")
 
 
 def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
