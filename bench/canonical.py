@@ -30,7 +30,7 @@ from harness.core.canonical import stringify  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
 
-PUBLISHED = ROOT.parent / "shared" / "conformance" / "published"
+PUBLISHED = ROOT / "tests" / "conformance" / "published"
 
 
 def _dumps(value) -> str:

@@ -3,26 +3,56 @@
 # dependencies (constraints.txt), and the o200k_base tokenizer file (downloaded by tiktoken, or
 # derived from the npm package `tiktoken` and accepted only if its SHA-256 matches tiktoken's pin).
 # Needs: python3 (>= 3.11) with venv, node and npm on PATH. Idempotent.
+#
+# Prints one line per step ("setup: <step>: <result>"), says before a slow step that it is slow, and
+# keeps pip's own output in .venv/setup-pip.log (printed only when pip fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+step() { printf 'setup: %s: ' "$1"; }
+started=$SECONDS
+took() { echo "$1 ($((SECONDS - started)) s)"; started=$SECONDS; }
+
 # System tools: bubblewrap (the sandbox isolation mode) and Chromium (the dashboard test).
-missing=""
-command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
-command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing:$missing" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-  else
-    echo "warning: missing$missing (install them with your package manager)" >&2
-  fi
+step "system tools (bubblewrap, chromium)"
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ "${#missing[@]}" -eq 0 ]; then
+  took "present"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  printf 'installing %s with apt-get (slow: a minute or more) ... ' "${missing[*]}"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  took "installed"
+else
+  echo "missing ${missing[*]}: install them with your package manager (the sandbox and the dashboard test need them)"
 fi
 
 PYTHON=${PYTHON:-python3}
+step "virtualenv .venv"
+fresh=""
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
+  fresh=1
+  took "created with $(.venv/bin/python --version)"
+else
+  took "present ($(.venv/bin/python --version))"
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]"
+
+log=.venv/setup-pip.log
+if [ -n "$fresh" ]; then
+  step "pinned dependencies (constraints.txt; first run downloads them: slow, a few minutes)"
+else
+  step "pinned dependencies (constraints.txt)"
+fi
+if .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >"$log" 2>&1 \
+   && .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]" >>"$log" 2>&1; then
+  took "installed (pip's output: $log)"
+else
+  echo "pip failed; the end of $log:"
+  tail -n 40 "$log" >&2
+  exit 1
+fi
+
+step "o200k_base tokenizer"
 .venv/bin/python -m harness.core.tokenizer

@@ -137,9 +137,9 @@ def test_catalog_must_be_a_bounded_regular_file(kind, tmp_path):
 # --- measure's own flags --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flags,words", [
-    (["--name", "bad\n"], ["--name", "not valid"]),
+    (["--name", "bad\n"], ["--name", "not a valid slug"]),
     (["--name", "a" * 300], ["--name", "at most 64"]),
-    (["--name", "b\u0430d"], ["--name", "not valid"]),
+    (["--name", "b\u0430d"], ["--name", "not a valid slug"]),
     (["--name", "ok", "--env", "LD_PRELOAD"], ["--env 'LD_PRELOAD'", "refused"]),
     (["--name", "ok", "--env", "NODE_OPTIONS"], ["--env 'NODE_OPTIONS'", "refused"]),
     (["--name", "ok", "--env", "1BAD"], ["--env '1BAD'", "not an environment variable name"]),

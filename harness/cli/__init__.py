@@ -36,7 +36,9 @@ def _commands():
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-context-cost",
-        description="What an MCP server costs in context tokens (o200k_base), measured exactly.",
+        description="What an MCP server costs in context tokens (o200k_base), measured exactly. "
+                    "Only `sweep --commit` makes a git commit; every other command reads or writes files and "
+                    "commits nothing.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -18,13 +18,14 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.probe import envnames, isolation, record
+from harness.probe import environment, envnames, isolation, record, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
-from harness.probe.process import SpawnError, split_command
+from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 from harness.util import names, untrusted
+from harness.util.cliargs import did_you_mean
 from harness.util.untrusted import escape
 
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
@@ -34,7 +35,7 @@ CONTROL = {"--command": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-
 
 
 def register(sub) -> None:
-    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge",
+    p = sub.add_parser("measure", help="measure one MCP server and write its record and badge (never commits)",
                        description="Measure one MCP server (launch it, initialize, tools/list) and write "
                                    "<results>/<name>/measurement.json and <badges>/<name>.json. Exit codes: 0 "
                                    "measured or dynamic; 3 another status was recorded (the record says why); "
@@ -78,6 +79,7 @@ def run(args) -> int:
         target = _target(args)
         mode = isolation.resolve_mode(args.isolation)
         limits = limits_from_env()
+        _require_program(target, mode, "--command" if args.command is not None else f"entry {args.server!r}")
     except (LookupError, ValueError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -104,7 +106,8 @@ def _target(args) -> Target:
             raise ValueError(str(exc)) from None
         entry = next((e for e in catalog.entries if e.name == args.server), None)
         if entry is None:
-            raise LookupError(f"no entry named {args.server!r} in {args.catalog}")
+            hint = did_you_mean(args.server, (e.name for e in catalog.entries))
+            raise LookupError(f"no entry named {args.server!r} in {args.catalog}{hint}")
         target = target_for(entry)
         if args.timeout:
             target = dataclasses.replace(target, timeout_seconds=args.timeout)
@@ -134,6 +137,19 @@ def _check_flags(args) -> None:
     for name in args.header:
         if not HEADER_NAME.fullmatch(name):
             raise ValueError(f"--header {escape(repr(name[:80]))} is not an HTTP header name (at most 128 characters)")
+
+
+def _require_program(target: Target, mode: str, what: str) -> None:
+    """A launch command whose program is not on the child's PATH (or not executable) is bad input,
+    reported before anything is launched (issue #15). Raises ``ValueError``. In ``docker`` mode the
+    program is looked up inside the container, so nothing is checked here."""
+    if target.command is None or mode == "docker":
+        return
+    path = environment.child_env()["PATH"]
+    try:
+        resolve_argv(split_command(target.command), sandbox.sandbox_path(path) if mode == "sandbox" else path)
+    except SpawnError as exc:
+        raise ValueError(f"{what}: {exc} (nothing was launched)") from None
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:

@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness.cli import sweep_summary
 from harness.db import guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository, commit_published, require_repo
@@ -28,13 +29,22 @@ from harness.db.sweep import SweepResult, default_concurrency, stage_record, swe
 from harness.probe import isolation
 from harness.publish.badge import stage_badges
 from harness.publish.regen import regen
+from harness.util.cliargs import iso_date, unknown_names
 from harness.util.schemas import SchemaViolation
 from harness.util import untrusted
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish and commit")
-    p.add_argument("--date", type=dt.date.fromisoformat,
+    p = sub.add_parser("sweep", help="measure a rotation slice, check it, publish it into the working tree "
+                                     "(commits only with --commit)",
+                       description="Measure this week's rotation slice of the catalog (or --only/--all), validate "
+                                   "every record, run the harness-fault guard against HEAD, then write records, "
+                                   "badges, history.csv and the regenerated pages into the working tree. Nothing "
+                                   "is committed unless --commit is given; the summary's last line says what was "
+                                   "written and how to commit or discard it. Exit codes: 0 published (or nothing "
+                                   "to publish); 1 a record failed validation or the guard found a harness fault "
+                                   "(nothing published); 2 bad input.")
+    p.add_argument("--date", type=iso_date,
                    help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
                         "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
                         "published record is never replaced by an older day's")
@@ -42,7 +52,9 @@ def register(sub) -> None:
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
     p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
-    p.add_argument("--commit", action="store_true", help="commit the published files (bot identity)")
+    p.add_argument("--commit", action="store_true",
+                   help="commit the published files as mcp-context-cost-bot; without it they are written but "
+                        "nothing is committed")
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
@@ -99,9 +111,9 @@ def _choose(catalog, args, date: dt.date):
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
         known = {e.name: e for e in catalog.entries}
-        missing = [n for n in wanted if n not in known]
+        missing = unknown_names(wanted, known, "--only names not in the catalog")
         if missing:
-            raise LookupError(f"--only names not in the catalog: {', '.join(missing)}")
+            raise LookupError(missing)
         return [known[n] for n in wanted]
     return list(catalog.entries) if args.all else rotation.slice_for(catalog, date)
 
@@ -121,7 +133,8 @@ def _measure_shard(root, entries, date, args, measurer, k: int, n: int) -> int:
         print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
     shards.write_manifest(out, date.isoformat(), k, n, list(result.records))
-    _print_summary(result.records)
+    sweep_summary.show(result, date, last=f"shard {k}/{n}: wrote {len(result.records)} record(s) to {out}; nothing "
+                                          "published or committed until: mcp-context-cost sweep --merge DIR...")
     return 0
 
 
@@ -159,7 +172,8 @@ def _check_publish(root, result, stage, date, args) -> int:
     verdict = guard.check({s: head_record(repo, s) for s in result.records}, result.records)
     print(verdict.reason, file=sys.stderr)
     if verdict.fault:
-        print("nothing was published: results, badges and history are as committed", file=sys.stderr)
+        sweep_summary.show(result, date, last="nothing was published: results, badges and history are as committed",
+                           stream=sys.stderr)  # a diagnosis: stdout stays for what was published
         return 1
     return _publish(root, result, stage, date, args, repo, verdict.reason)
 
@@ -169,21 +183,13 @@ def _publish(root, result, stage, date, args, repo, guard_reason: str) -> int:
     staged += recording.stage_history(result.history_records(), root, stage, date)
     stage.promote(staged)
     _regen(root)
-    print(f"published {len(staged)} data file(s) (records, badges, history) and regenerated the pages; "
-          f"{len(result.unchanged)} record(s) unchanged", file=sys.stderr)
+    sha = None
     if args.commit:
         sha = commit_published(root, recording.commit_message(result.records, repo, date, guard_reason))
-        print(f"committed {sha[:12]}" if sha else "nothing changed: no commit", file=sys.stderr)
-    _print_summary(result.records)
+    sweep_summary.show(result, date, root=root, written=staged, commit=args.commit, sha=sha)
     return 0
 
 
 def _regen(root: Path) -> None:
     """Regenerate leaderboard, pages and dashboard from the published records (issue #5)."""
     regen(root)
-
-
-def _print_summary(records: dict[str, dict]) -> None:
-    for server, rec in sorted(records.items()):
-        number = f"{int(rec['totalTokens']):,} tokens" if rec["totalTokens"] is not None else ""
-        print(f"{server:32} {rec['status']:18} {number}")

@@ -25,7 +25,12 @@ DEFAULT_DEADLINE_SECONDS = 30.0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="re-derive tokens, hash and tool count from a measurement.json")
+    p = sub.add_parser("verify", help="re-derive tokens, hash and tool count from a measurement.json (reads only)",
+                       description="Re-derive totalTokens, canonicalSha256, toolCount and canonicalLength from a "
+                                   "record's own rawToolsCapture and compare them with the published ones. Reads "
+                                   "only: writes nothing, commits nothing. Exit codes: 0 everything matches; 1 a "
+                                   "mismatch (the field is named); 2 the input cannot be read or is not a record "
+                                   "with a capture.")
     p.add_argument("source", metavar="PATH_OR_URL", help="a measurement.json path or an http(s) URL")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",

@@ -37,9 +37,9 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from harness.db import entry_rules
 from harness.db.entry_rules import show as _show
-from harness.util import names, untrusted, yamlsafe
+from harness.util import names, schemas, untrusted, yamlsafe
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "servers.schema.json"
+SCHEMA_PATH = schemas.schema_file("servers")  # package data: found from any working directory
 DEFAULT_CYCLE_WEEKS = 3
 # servers.yaml is ~25 KB for ~100 entries: 1 MiB is room for thousands, and bounds the work.
 BOUNDS = yamlsafe.Bounds(max_bytes=1024 * 1024, max_depth=32, max_nodes=200_000, max_number_chars=32)

@@ -1,37 +1,57 @@
-"""Sweep progress: a live bar on a terminal (rich), plain lines in CI or when piped. Every line
-passes through ``harness.util.untrusted.line`` (a note quotes what a server said)."""
+"""Sweep progress: a live ``rich`` display on a terminal, plain lines in CI or when piped.
+
+One line per finished server, never cut (issue #15, "Sweep output")::
+
+    [3/12] memory: measured — 2,378 tokens, 9 tools
+    [4/12] pulumi: startup-failure — npm error 404 The requested resource '@pulumi/mcp-server@latest' could …
+
+On a terminal ``rich`` wraps a long line at word boundaries to the terminal's width, and the live
+bar below the lines lists the servers in flight in whole names (``+3 more`` when they do not fit).
+Elsewhere each line is printed whole, so a CI log keeps the full reason on one line. Server names
+and reasons are untrusted: they go through ``harness.util.untrusted.line``.
+"""
 
 from __future__ import annotations
 
 import sys
 
-from harness.util import untrusted
+from harness.util.untrusted import line as safe_line
+
+# Width the bar, the counts and the clock take on the live line; the names in flight get the rest.
+_FIXED_COLUMNS = 48
 
 
 class Progress:
     """``start(total)``, ``begin(name)``, ``done(name, status, detail)``, ``close()``.
 
-    On a TTY a rich progress bar shows counts and the servers in flight; otherwise one plain line
-    per finished server (``[3/12] memory: measured 2,378 tokens``) goes to ``stream``.
+    ``stream``: where progress goes (default ``sys.stderr``). ``live``: force the terminal display
+    on or off (default: on when ``stream`` is a terminal). ``width``: the terminal width to fit
+    (default: what ``rich`` detects).
     """
 
-    def __init__(self, stream=None, live: bool | None = None):
+    def __init__(self, stream=None, live: bool | None = None, width: int | None = None):
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
+        self.live = is_terminal(self.stream) if live is None else live
+        self.width = width
         self.total = self.finished = 0
         self.running: list[str] = []
         self._bar = None
+        self._task = None
 
     def start(self, total: int) -> None:
         self.total = total
-        if self.live:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        if not self.live:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        from rich.table import Column
 
-            self._bar = Bar(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.description}"), console=Console(file=self.stream))
-            self._bar.start()
-            self._task = self._bar.add_task("", total=total)
+        console = Console(file=self.stream, width=self.width, highlight=False, emoji=False)
+        self._bar = Bar(TextColumn("sweep"), BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis")),
+                        console=console, transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task("", total=total)
 
     def begin(self, name: str) -> None:
         self.running.append(name)
@@ -41,18 +61,46 @@ class Progress:
         self.finished += 1
         if name in self.running:
             self.running.remove(name)
-        line = untrusted.line(f"[{self.finished}/{self.total}] {name}: {status}" + (f" {detail}" if detail else ""))
-        if self._bar is not None:
-            self._bar.console.print(line, markup=False, highlight=False)
-            self._bar.update(self._task, completed=self.finished)
-            self._refresh()
-        else:
-            print(line, file=self.stream, flush=True)
+        text = f"[{self.finished}/{self.total}] {safe_line(name)}: {safe_line(status)}"
+        if detail:
+            text += f" — {safe_line(detail)}"
+        if self._bar is None:
+            print(text, file=self.stream, flush=True)
+            return
+        from rich.text import Text
+
+        self._bar.console.print(Text(text, overflow="fold"))
+        self._bar.update(self._task, completed=self.finished)
+        self._refresh()
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
+            self._bar = None
 
     def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, description=untrusted.escape("measuring: " + ", ".join(self.running[:4])))
+            self._bar.update(self._task, description=in_flight(self.running, self._bar.console.width - _FIXED_COLUMNS))
+
+
+def in_flight(names: list[str], width: int) -> str:
+    """``measuring: a, b +2 more`` in at most ``width`` characters, whole names only."""
+    if not names:
+        return ""
+    shown: list[str] = []
+    for index, name in enumerate(names):
+        rest = len(names) - index - 1
+        candidate = "measuring: " + ", ".join(shown + [safe_line(name)]) + (f" +{rest} more" if rest else "")
+        if len(candidate) > width and shown:
+            break
+        shown.append(safe_line(name))
+    hidden = len(names) - len(shown)
+    return "measuring: " + ", ".join(shown) + (f" +{hidden} more" if hidden else "")
+
+
+def is_terminal(stream) -> bool:
+    """True when ``stream`` is an interactive terminal (a closed or fake stream is not)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

@@ -19,21 +19,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import re
 import sys
 
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.rotation import slice_for, week_index, week_label
 from harness.util import untrusted
-
-
-def _iso_date(text: str) -> _dt.date:
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            return _dt.date.fromisoformat(text)
-    except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}")
+from harness.util.cliargs import iso_date
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``slice`` subcommand to an ``argparse`` subparsers object; sets ``func``."""
     parser = subparsers.add_parser(
-        "slice", help="list the servers this week's rotation re-measures",
-        description="Print the servers the weekly sweep re-measures for a date (UTC ISO week).")
-    parser.add_argument("--date", type=_iso_date, default=None,
+        "slice", help="list the servers this week's rotation re-measures (reads only)",
+        description="Print the servers the weekly sweep re-measures for a date (UTC ISO week). Reads only: "
+                    "writes nothing, commits nothing. Exit codes: 0 printed; 2 a bad --date or catalog.")
+    parser.add_argument("--date", type=iso_date, default=None,
                         help="any day of the week to show, YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
+from harness.db import reason
 from harness.db.catalog import Entry
 from harness.db.progress import Progress
 from harness.db.staging import Staging
@@ -132,4 +133,4 @@ def _detail(rec: dict) -> str:
     if rec["totalTokens"] is not None:
         count = int(rec["toolCount"])
         return f"{int(rec['totalTokens']):,} tokens, {count} tool{'s' if count != 1 else ''}"
-    return (rec["notes"][0][:100] if rec["notes"] else "")
+    return ("(environment) " if reason.is_environment(rec) else "") + reason.reason(rec)  # whole: issue #15

@@ -38,7 +38,7 @@ def _row(r) -> str:
     mapped = c.mapped if c else (x.mapped if x else None)
     ratio = f"{c.ratio:.2f}×" if c and c.ratio is not None else "—"
     probe = f"floor: +{len(p.gained)} tool(s), {p.delta:+,} tokens" if p else "—"
-    link = e(site.link(HERE, site.server_page(r.name)))
+    link = e(site.link(HERE, site.server_html(r.name)))
     return (f'<tr data-server="{e(r.name)}"><td class="name"><a href="{link}">{e(one_line(r.name, 80))}</a></td>'
             f'<td class="n">{num(r.tokens)}</td><td class="n">{num(mapped)}</td>'
             f'<td class="n claude">{num(c.tokens) if c else "—"}</td><td class="n">{ratio}</td>'

@@ -20,14 +20,14 @@ from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic
-from harness.publish import dashboard, leaderboard_csv, leaderboard_md, readings, server_page, site, svg
+from harness.publish import dashboard, leaderboard_csv, leaderboard_md, readings, server_html, server_page, site, svg
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import load_records
 from harness.publish.series import comparable
 
 CATALOG = "servers.yaml"
-_OWNED = ((site.SERVER_DIR, ".md"), (site.SPARK_DIR, ".svg"), (site.TREND_DIR, ".svg"))
+_OWNED = ((site.SERVER_DIR, ".md"), (site.SERVER_DIR, ".html"), (site.SPARK_DIR, ".svg"), (site.TREND_DIR, ".svg"))
 
 
 def render_all(repo_root: Path) -> dict[str, str]:
@@ -47,6 +47,7 @@ def render_all(repo_root: Path) -> dict[str, str]:
         outputs[site.server_page(row.name)] = server_page.render(row, series[row.name])
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
+    outputs.update(server_html.pages(outputs))  # after every section is in: the HTML renders the final Markdown
     return outputs
 
 

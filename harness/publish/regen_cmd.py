@@ -21,9 +21,10 @@ from harness.util import untrusted
 
 def register(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "regen", help="regenerate the leaderboard, server pages and dashboard from what is on disk",
+        "regen", help="regenerate the leaderboard, server pages and dashboard from what is on disk (never commits)",
         description="Rewrite results/leaderboard.md and .csv, docs/servers/*.md, the trend pictures and "
-                    "docs/index.html from servers.yaml, results/*/measurement.json and history.csv.")
+                    "docs/index.html from servers.yaml, results/*/measurement.json and history.csv. Commits "
+                    "nothing. Exit codes: 0 written; 2 an input cannot be used (nothing written).")
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="repository root holding servers.yaml, results/ and history.csv (default: .)")
     parser.set_defaults(func=run)

@@ -2,6 +2,7 @@
 
     results/leaderboard.md, results/leaderboard.csv     the leaderboard
     docs/servers/<name>.md                              one page per catalog entry
+    docs/servers/<name>.html                            the same page as HTML (what GitHub Pages serves)
     docs/sparklines/<name>.svg                          small trend picture (leaderboard, dashboard)
     docs/trends/<name>.svg                              larger trend chart (server page)
     docs/index.html                                     the dashboard (GitHub Pages root)
@@ -27,6 +28,11 @@ RESULTS = "results"
 
 def server_page(name: str) -> str:
     return f"{SERVER_DIR}/{name}.md"
+
+
+def server_html(name: str) -> str:
+    """The HTML rendering of :func:`server_page` (issue #15): the dashboard links here."""
+    return f"{SERVER_DIR}/{name}.html"
 
 
 def sparkline(name: str) -> str:

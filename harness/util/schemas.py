@@ -2,17 +2,28 @@
 
 Every record, badge and history row is validated before it is written (issue: "validated with
 jsonschema ... before they are written").
+
+The schemas are package data (issue #15): the top-level ``schemas/`` folder is the source, and
+``harness/schemas`` links to it, so a checkout, an editable install and an installed wheel (which
+holds real copies) all find them through ``importlib.resources`` — from any working directory.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import json
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 import jsonschema
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMA_DIR: Traversable = importlib.resources.files("harness") / "schemas"
+
+
+def schema_file(name: str) -> Traversable:
+    """``schemas/<name>.schema.json`` as shipped with the package (a ``pathlib.Path`` for any
+    installed or checked-out copy; ``open()`` and ``read_text()`` work on it)."""
+    return SCHEMA_DIR / f"{name}.schema.json"
 
 
 class SchemaViolation(ValueError):
@@ -22,7 +33,7 @@ class SchemaViolation(ValueError):
 @functools.lru_cache(maxsize=None)
 def validator(name: str) -> jsonschema.protocols.Validator:
     """The validator for ``schemas/<name>.schema.json`` (draft 2020-12). Raises ``OSError`` if missing."""
-    schema = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads(schema_file(name).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)

@@ -1,6 +1,6 @@
-"""The canonical form against the shared conformance cases (node's output, byte for byte).
+"""The canonical form against the conformance cases (node's output, byte for byte).
 
-Cases live in ../shared/conformance beside the repository (see its README.md): adversarial/ (wire
+Cases live in tests/conformance (see its README.md): adversarial/ (wire
 text and node's canonical string), adversarial-invalid/ (wire text node rejects) and published/
 (real captures with their published canonicalSha256 and canonicalLength).
 """
@@ -18,15 +18,14 @@ from harness.core import jsparse
 from harness.core.canonical import canonical_bytes, stringify
 from harness.core.jsparse import WireJSONError, parse
 
-CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 
 
 def _cases(group: str) -> list[Path]:
     folder = CONFORMANCE / group
     found = sorted(folder.glob("*.json"))
-    if not found:  # fail loudly at collection: a missing shared folder must not pass as "0 tests"
-        raise RuntimeError(f"no conformance cases in {folder}: the shared folder must sit beside "
-                           "the repository")
+    if not found:  # fail loudly at collection: a missing folder must not pass as "0 tests"
+        raise RuntimeError(f"no conformance cases in {folder}")
     return found
 
 

@@ -1,7 +1,7 @@
-"""count_tools against the shared conformance cases (published captures and adversarial traps).
+"""count_tools against the conformance cases (published captures and adversarial traps).
 
 Expected numbers come from node (JSON) and python tiktoken o200k_base; see
-shared/conformance/README.md. Per-tool values are also checked against a direct, obviously-correct
+tests/conformance/README.md. Per-tool values are also checked against a direct, obviously-correct
 reference (every string counted on its own), which is what count_tools' span sharing must equal.
 """
 
@@ -19,21 +19,19 @@ from harness.core.counting import UNNAMED, count_tools, js_truthy, session_start
 from harness.core.jsparse import parse
 from harness.core.tokenizer import count
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CONFORMANCE = SHARED / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 PUBLISHED = sorted((CONFORMANCE / "published").glob("*.json"))
 ADVERSARIAL = sorted((CONFORMANCE / "adversarial").glob("*.json"))
 
 
 def _files(found: list[Path]) -> list:
-    # An absent shared folder must fail, not silently collect zero cases.
+    # An absent conformance folder must fail, not silently collect zero cases.
     return found or [pytest.param(None, id="MISSING")]
 
 
 def _load(path: Path | None) -> dict:
     if path is None:
-        pytest.fail(f"conformance cases not found under {CONFORMANCE} (expected the shared folder "
-                    f"next to the repository)")
+        pytest.fail(f"conformance cases not found under {CONFORMANCE}")
     return parse(path.read_text(encoding="utf-8"))
 
 

@@ -97,7 +97,7 @@ def test_sweep_commits_once_with_valid_records_and_rerun_changes_nothing(tmp_pat
     published = working_files(root)
     code, out, err = sweep(root, "--all", "--commit")
     assert code == 0, err
-    assert "nothing changed: no commit" in err
+    assert "nothing differs from HEAD, so nothing was committed" in out.splitlines()[-1]  # the summary's last line
     assert commit_count(root) == commits + 1
     assert porcelain(root) == ""
     assert working_files(root) == published

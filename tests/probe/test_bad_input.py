@@ -231,10 +231,10 @@ def cli(tmp: Path, name: str, *what: str):
 @pytest.mark.slow
 def test_cli_exit_codes_and_no_traceback(scripted, results_root):
     tmp = results_root / "cli"
-    missing = cli(tmp, "cli-missing", "--command", "mcp-context-cost-no-such-program")
-    assert missing.returncode == 3, missing.stdout + missing.stderr
-    assert "cli-missing: startup-failure" in missing.stdout
-    assert "command not found on PATH: mcp-context-cost-no-such-program" in missing.stdout
+    missing = cli(tmp, "cli-missing", "--command", "mcp-context-cost-no-such-program")  # bad input (issue #15)
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert "command not found on PATH: mcp-context-cost-no-such-program" in missing.stderr
+    assert not (tmp / "results" / "cli-missing").exists()
 
     noisy = cli(tmp, "cli-noise", "--command", scripted(start=NOISE, **{"start:after": "exit"}), "--isolation", "host")
     assert noisy.returncode == 3, noisy.stdout + noisy.stderr
@@ -247,7 +247,7 @@ def test_cli_exit_codes_and_no_traceback(scripted, results_root):
     assert good.returncode == 0, good.stdout + good.stderr
     assert "cli-good: measured" in good.stdout
 
-    for name in ("cli-missing", "cli-noise", "cli-malformed", "cli-good"):
+    for name in ("cli-noise", "cli-malformed", "cli-good"):
         record = json.loads((tmp / "results" / name / "measurement.json").read_text())
         badge = json.loads((tmp / "badges" / f"{name}.json").read_text())
         assert badge["message"] == (record["status"] if record["totalTokens"] is None else badge["message"])

@@ -1,6 +1,6 @@
 """Real MCP servers from npm and PyPI, pinned to exact versions, measured end to end.
 
-Where the pinned version is the one the published capture in ../shared/conformance/published was
+Where the pinned version is the one the published capture in tests/conformance/published was
 taken from, the numbers must be exactly the published ones (tokens and canonical hash).
 """
 
@@ -17,7 +17,7 @@ from harness.probe import record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from harness.util import schemas
-from tests.conftest import shared_dir
+from tests.conftest import conformance_dir
 
 UVX = 'uvx --with "mcp<2" '
 REAL = {
@@ -54,6 +54,6 @@ def test_real_server_measures_and_verifies(name, tmp_path, tmp_results):
     assert json.loads(done.stdout)["derived"]["totalTokens"] == rec["totalTokens"]
 
     if published:
-        expected = parse((shared_dir("conformance", "published") / published).read_text())["expected"]
+        expected = parse((conformance_dir("published") / published).read_text())["expected"]
         assert (rec["totalTokens"], rec["canonicalSha256"]) == (expected["totalTokens"], expected["canonicalSha256"])
         assert [t["name"] for t in rec["tools"]] == [t["name"] for t in expected["tools"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from harness.db.history import STATUSES
-from tests.conftest import REPO, shared_dir
+from tests.conftest import REPO, conformance_dir
 
 PAGE = (REPO / "docs" / "METHODOLOGY.md").read_text(encoding="utf-8")
 
@@ -31,7 +31,7 @@ def test_sections_present():
 
 
 def test_divergence_figures_match_conformance_cases():
-    folder = shared_dir("conformance", "adversarial")
+    folder = conformance_dir("adversarial")
     for case in ("str_nel_u0085.json", "str_bom_inside_string.json", "str_unicode17_letters.json"):
         data = json.loads((folder / case).read_text(encoding="utf-8"))
         row = next(line for line in PAGE.splitlines() if f"`{case}`" in line)

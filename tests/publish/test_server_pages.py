@@ -26,8 +26,8 @@ def over_time(text: str) -> list[list[str]]:
 def test_one_page_per_catalog_entry_and_stale_pages_removed(published):
     root, _, written = published
     pages = sorted(p.name for p in (root / "docs/servers").iterdir())
-    assert pages == sorted(f"{n}.md" for n in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
-                                                 "hotel", "india", "juliet", "kilo"))
+    assert pages == sorted(f"{n}.{kind}" for n in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+                                                     "hotel", "india", "juliet", "kilo") for kind in ("md", "html"))
     assert not (root / "docs/sparklines/zulu.svg").exists() and not (root / "docs/trends/zulu.svg").exists()
     assert (root / "results/zulu/measurement.json").exists()  # records are never touched
     assert root / "docs/servers/alpha.md" in written

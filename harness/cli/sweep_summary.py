@@ -1,0 +1,174 @@
+"""The closing summary of ``mcp-context-cost sweep`` (issue #15, "Sweep output").
+
+Printed to stdout after a sweep or a shard (to stderr when the harness-fault guard withholds the
+publish: stdout is for what was published)::
+
+    sweep 2026-11-30: 5 servers: 2 measured, 3 failed (1 environment), 4 unchanged
+    status           servers  unchanged  environment
+    measured               2          1            -
+    startup-failure        3          3            1
+    total                  5          4            1
+    servers (a failure with its reason; "[environment]": this machine's network or toolchain failed, not the server):
+      alpha     measured         263 tokens, 3 tools (unchanged)
+      gone-404  startup-failure  npm error 404 The requested resource '@example/…' could not be found … (unchanged)
+      offline   startup-failure  [environment] cannot resolve host registry.npmjs.org (unchanged)
+    wrote 1 record, 1 badge, history.csv and the pages: 9 files differ from HEAD, NOT committed — commit: git add -A -- results … && git commit -m 'sweep 2026-11-30' · discard: git checkout -- results …
+
+Counts are per status, generic over status names (a status this module has never heard of is
+counted under its own name). A failure whose record has ``environmentEvidence`` is counted apart
+as *environment*. Reasons come from :mod:`harness.db.reason`, whole, on one line each (a terminal
+wraps them at word boundaries; a CI log keeps them on one line). The last line says what was
+written, whether it was committed, and the git commands to commit or discard it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections import Counter
+from pathlib import Path
+
+from harness.db import reason
+from harness.db.commit import PUBLISHED
+from harness.db.progress import is_terminal
+from harness.probe.status import STATUSES
+from harness.util.untrusted import escape, line as safe_line
+
+NUMBERED = ("measured", "dynamic")
+
+
+def show(result, date, *, root: Path | None = None, written: list[str] | None = None, commit: bool = False,
+         sha: str | None = None, last: str | None = None, stream=None) -> None:
+    """Print the summary of ``result`` (a ``harness.db.sweep.SweepResult``) for ``date``.
+
+    ``written``: repository paths this sweep published (records, badges, history); ``commit``: whether
+    ``--commit`` was given, ``sha``: the commit it made (``None``: nothing changed). ``last`` replaces the
+    computed last line (a shard or a withheld publish says what happened instead).
+    """
+    stream = stream or sys.stdout
+    from rich.console import Console
+
+    console = Console(file=stream, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
+    records, unchanged = result.records, set(result.unchanged)
+    console.print(headline(records, unchanged, date), markup=False)
+    if records:
+        console.print(counts_table(records, unchanged))
+    if records:
+        console.print('servers (a failure with its reason; "[environment]": this machine\'s network or toolchain '
+                      "failed, not the server):", markup=False)
+        for text in server_lines(records, unchanged):
+            console.print(text, markup=False)
+    console.print(last if last is not None else closing_line(root or Path("."), written or [], commit, sha, date),
+                  markup=False)
+
+
+def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
+    """``sweep D: N servers: a measured, b failed (c environment), d unchanged``."""
+    measured = sum(1 for r in records.values() if r.get("status") in NUMBERED)
+    failed = len(records) - measured
+    env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and reason.is_environment(r))
+    parts = [f"{measured} measured", f"{failed} failed" + (f" ({env} environment)" if env else "")]
+    if unchanged:
+        parts.append(f"{len(unchanged)} unchanged")
+    return f"sweep {date}: {len(records)} server{'s' if len(records) != 1 else ''}: {', '.join(parts)}"
+
+
+def counts_table(records: dict[str, dict], unchanged: set[str]):
+    """A ``rich`` table: one row per status present (taxonomy order, unknown statuses after), with
+    how many servers, how many kept unchanged and how many failed because of this machine."""
+    from rich.table import Table
+
+    by_status = Counter(str(r.get("status")) for r in records.values())
+    kept = Counter(str(records[s].get("status")) for s in unchanged if s in records)
+    env = Counter(str(r.get("status")) for r in records.values() if r.get("status") not in NUMBERED
+                  and reason.is_environment(r))
+    order = sorted(by_status, key=lambda s: (STATUSES.index(s) if s in STATUSES else len(STATUSES), s))
+    table = Table(show_footer=True, box=None, pad_edge=False)
+    table.add_column("status", footer="total")
+    table.add_column("servers", justify="right", footer=str(sum(by_status.values())))
+    table.add_column("unchanged", justify="right", footer=str(sum(kept.values())))
+    table.add_column("environment", justify="right", footer=str(sum(env.values())))
+    for status in order:
+        table.add_row(escape(status), str(by_status[status]), str(kept[status]),
+                      "-" if status in NUMBERED else str(env[status]))
+    return table
+
+
+def server_lines(records: dict[str, dict], unchanged: set[str]) -> list[str]:
+    """One line per server, by name: its status, then its number or, for a failure, ``[environment]``
+    when it applies and the decisive reason, whole."""
+    rows = sorted(records.items())
+    width = max((len(safe_line(name)) for name, _ in rows), default=0)
+    status_width = max((len(safe_line(rec.get("status"))) for _, rec in rows), default=0)
+    out = []
+    for name, rec in rows:
+        if rec.get("status") in NUMBERED:
+            tools = int(rec["toolCount"])
+            what = f"{int(rec['totalTokens']):,} tokens, {tools} tool{'s' if tools != 1 else ''}"
+        else:
+            what = ("[environment] " if reason.is_environment(rec) else "") + escape(reason.reason(rec))
+        kept = " (unchanged)" if name in unchanged else ""
+        out.append(f"  {safe_line(name):<{width}}  {safe_line(rec.get('status')):<{status_width}}  {what}{kept}")
+    return out
+
+
+def closing_line(root: Path, written: list[str], commit: bool, sha: str | None, date) -> str:
+    """What was written, whether it was committed, and the command to commit or discard it."""
+    what = describe_written(written)
+    if commit:
+        if sha:
+            return f"committed {sha[:12]}: {what}; to undo it: {_git(root)} revert {sha[:12]}"
+        return f"{what}; nothing differs from HEAD, so nothing was committed"
+    changes = _changes(root)
+    if changes is None:
+        return f"{what} under {root}; not a git repository, so nothing was committed"
+    tracked, untracked = changes
+    if not tracked and not untracked:
+        return f"{what}; nothing differs from HEAD, so there is nothing to commit"
+    git, groups = _git(root), " ".join(sorted(set(tracked) | set(untracked), key=PUBLISHED.index))
+    discard = []
+    if tracked:
+        discard.append(f"{git} checkout -- {' '.join(sorted(set(tracked), key=PUBLISHED.index))}")
+    if untracked:
+        discard.append(f"{git} clean -fdq -- {' '.join(sorted(set(untracked), key=PUBLISHED.index))}")
+    count = sum(tracked.values()) + sum(untracked.values())
+    return (f"{what}: {count} file{'s' if count != 1 else ''} differ from HEAD, NOT committed — "
+            f"commit: {git} add -A -- {groups} && {git} commit -m 'sweep {date}' · discard: {' && '.join(discard)}")
+
+
+def describe_written(written: list[str]) -> str:
+    """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths
+    (``regenerated the pages; no record, badge or history row changed`` when that is all)."""
+    records = sum(1 for p in written if p.endswith("/measurement.json"))
+    badges = sum(1 for p in written if p.startswith("badges/"))
+    parts = [f"{records} record{'s' if records != 1 else ''}"] if records else []
+    parts += [f"{badges} badge{'s' if badges != 1 else ''}"] if badges else []
+    parts += ["history.csv"] if "history.csv" in written else []
+    if not parts:
+        return "regenerated the pages; no record, badge or history row changed"
+    return "wrote " + ", ".join(parts) + " and the pages"
+
+
+def _git(root: Path) -> str:
+    here = Path.cwd().resolve()
+    return "git" if Path(root).resolve() == here else f"git -C {shlex.quote(str(root))}"
+
+
+def _changes(root: Path) -> tuple[Counter, Counter] | None:
+    """Changed files under the published paths, counted per path of ``PUBLISHED``: (tracked
+    changes, untracked files); ``None`` when ``root`` is not a git repository."""
+    import git
+
+    try:
+        repo = git.Repo(root)
+        output = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *PUBLISHED)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
+        return None
+    tracked, untracked = Counter(), Counter()
+    for entry in output.split("\0"):
+        if len(entry) < 4 or entry[2] != " ":  # not an "XY path" entry (a rename's old name)
+            continue
+        group = next((p for p in PUBLISHED if entry[3:] == p or entry[3:].startswith(p + "/")), None)
+        if group is not None:
+            (untracked if entry.startswith("??") else tracked)[group] += 1
+    return tracked, untracked

@@ -1,0 +1,35 @@
+"""Recorded text as HTML for the dashboard: names that break where a reader expects, and reasons
+that stay short with the full text kept behind a disclosure (issue #15, "The dashboard").
+
+Input is reduced to one line by :func:`harness.publish.text.one_line` first and escaped with
+``html.escape`` here, so the result is safe to place in an element or an attribute value.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from harness.publish.text import ELLIPSIS, one_line
+
+# Break opportunities inside an identifier: after ``_``, ``-``, ``.``, ``/``, ``:``, and at a case
+# boundary (``listIssues`` → ``list|Issues``, ``HTTPServer`` → ``HTTP|Server``).
+_BREAK = re.compile(r"(?<=[_\-./:])(?=.)|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def breakable(value: object, limit: int | None = None) -> str:
+    """``value`` as escaped HTML with ``<wbr>`` at every break opportunity (see ``_BREAK``), so a
+    long tool or server name wraps between its parts instead of in the middle of a word."""
+    parts = _BREAK.split(one_line(value, limit))
+    return "<wbr>".join(html.escape(part) for part in parts if part)
+
+
+def shorten(value: object, limit: int) -> str:
+    """``value`` as one line of at most ``limit`` characters, cut at a word boundary (``…`` marks
+    the cut). Not escaped."""
+    text = one_line(value)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + ELLIPSIS

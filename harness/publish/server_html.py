@@ -1,0 +1,108 @@
+"""``docs/servers/<name>.html``: a server page as HTML, rendered from its Markdown (issue #15).
+
+GitHub Pages serves ``.md`` files as raw text, so every server page is also published as HTML next
+to it, and the dashboard links there. The HTML is the Markdown page rendered with markdown-it-py
+(CommonMark plus tables) — nothing is written twice, so any section added to
+:mod:`harness.publish.server_page` appears here as it is. Same Markdown → same bytes.
+
+Safety: recorded text in the Markdown is already inert (``mdescape.md`` escapes ``<``, ``>``,
+``&`` and Markdown punctuation). As a second line, the only raw HTML let through is ``<br>`` (the
+page's own line breaks in the stderr quote); any other raw HTML renders as visible text, link
+targets pass markdown-it's URL check, and the page's Content-Security-Policy allows no script and
+nothing from another origin. Links to sibling server pages (``other.md``) point at their HTML.
+Wide tables scroll inside their own box, so the page itself never scrolls sideways.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+
+from markdown_it import MarkdownIt
+
+from harness.publish import site
+from harness.publish.text import one_line
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+CSS = """
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;background:#fff;margin:0}
+main{max-width:980px;margin:0 auto;padding:24px 16px}
+h1{font-size:26px;overflow-wrap:anywhere}h2{font-size:20px;margin-top:28px}h3{font-size:16px}
+a{color:#1f5fa8}
+p,li{overflow-wrap:break-word}
+.wide{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:8px 0}
+th,td{padding:5px 8px;border:1px solid #d8dde3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f4f6f8}
+code{font-size:13px;overflow-wrap:anywhere}
+pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}
+blockquote{margin:8px 0;padding:4px 12px;border-left:4px solid #d8dde3;color:#4d5562;overflow-wrap:anywhere}
+img{max-width:100%;height:auto}
+""".strip()
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.add_render_rule("html_inline", lambda self, tokens, idx, options, env: _inline_html(tokens[idx].content))
+    md.add_render_rule("html_block", lambda self, tokens, idx, options, env: f"<p>{html.escape(tokens[idx].content)}</p>\n")
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="wide"><table>\n')
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>\n")
+    return md
+
+
+def _inline_html(content: str) -> str:
+    return "<br>" if _BR.fullmatch(content.strip()) else html.escape(content)
+
+
+_MD = _markdown()
+
+
+def render(name: str, markdown: str) -> str:
+    """The HTML page of server ``name`` from its Markdown page text."""
+    tokens = _MD.parse(markdown)
+    here = site.server_page(name)
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "link_open":
+                child.attrSet("href", _html_link(here, str(child.attrGet("href") or "")))
+    body = _MD.renderer.render(tokens, _MD.options, {})
+    title = f"{one_line(name, 120)}: context cost (mcp-context-cost)"
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP)}">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>\n{CSS}\n</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        body.rstrip("\n"),
+        "</main>",
+        "</body>",
+        "</html>",
+    ]) + "\n"
+
+
+def pages(outputs: dict[str, str]) -> dict[str, str]:
+    """``{docs/servers/<name>.html: page}`` for every server page among ``outputs``
+    (``{repository path: text}``)."""
+    prefix = site.SERVER_DIR + "/"
+    return {site.server_html(path[len(prefix):-len(".md")]): render(path[len(prefix):-len(".md")], text)
+            for path, text in sorted(outputs.items())
+            if path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]}
+
+
+def _html_link(here: str, href: str) -> str:
+    """``href`` from the Markdown page, pointing at the HTML page when it names a server page."""
+    if "://" in href or href.startswith(("/", "#", "mailto:")) or not href.endswith(".md"):
+        return href
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), href))
+    if posixpath.dirname(target) == site.SERVER_DIR:
+        return href[: -len(".md")] + ".html"
+    return href

@@ -1,0 +1,103 @@
+"""Input errors a person can act on (issue #15, 5): a malformed ``--date`` names the expected
+format, an unknown server name gets a "did you mean", and a launch command whose program cannot be
+found is bad input — exit 2, nothing launched, nothing written."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import stat
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import REPO, fixture_command
+from tests.db.sweeprepo import catalog_text, init_repo, well_behaved
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """``mcp-context-cost ARGV`` in-process: (exit code, stdout, stderr); argparse's exit included."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command", ["sweep", "slice"])
+@pytest.mark.parametrize("text", ["30/11/2026", "2026-13-01", "2026-11-31", "2026-1-5", "20261130", "tomorrow",
+                                  "2026-11-30T00:00", "\x1b[31m2026\x1b[0m"])
+def test_a_malformed_date_names_the_expected_format(command, text, tmp_path):
+    code, out, err = cli(command, "--date", text, "--catalog", str(REPO / "servers.yaml"))
+    assert code == 2
+    assert "expected a date as YYYY-MM-DD (e.g. 2026-11-30)" in err
+    assert "fromisoformat" not in err and "Traceback" not in err
+    assert "\x1b" not in err  # the user's text is escaped before it reaches the terminal
+    assert out == ""
+
+
+@pytest.mark.parametrize("typo, suggestion", [("memroy", "memory"), ("fecth", "fetch"), ("filesytem", "filesystem"),
+                                              ("gihtub", "github"), ("Memory", "memory")])
+def test_unknown_server_suggests_the_nearest_entry(typo, suggestion, tmp_path):
+    code, out, err = cli("measure", "--server", typo, "--catalog", str(REPO / "servers.yaml"),
+                         "--results", str(tmp_path / "results"), "--badges", str(tmp_path / "badges"))
+    assert code == 2
+    assert f"no entry named '{typo}'" in err and f'(did you mean "{suggestion}"?)' in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_name_far_from_every_entry_gets_no_guess(tmp_path):
+    code, _, err = cli("measure", "--server", "qqqqqqqq", "--catalog", str(REPO / "servers.yaml"))
+    assert code == 2 and "no entry named 'qqqqqqqq'" in err and "did you mean" not in err
+
+
+def test_sweep_only_names_every_unknown_entry_with_a_suggestion(tmp_path):
+    root = init_repo(tmp_path / "repo", catalog_text([("alpha-server", well_behaved(3)),
+                                                      ("bravo-server", well_behaved(4))]))
+    code, out, err = cli("sweep", "--root", str(root), "--only", "alpha-sever,bravo-server,zzz")
+    assert code == 2
+    assert 'alpha-sever (did you mean "alpha-server"?)' in err and "zzz" in err
+    assert "bravo-server," not in err.split("catalog:")[1]  # a known name is not reported
+    assert not (root / "results").exists()  # nothing was measured
+
+
+def _not_executable(tmp: Path) -> str:
+    script = tmp / "server.py"
+    script.write_text("print('never runs')\n")
+    script.chmod(script.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    return str(script)
+
+
+@pytest.mark.parametrize("isolation", ["host", "sandbox"])
+@pytest.mark.parametrize("make, named", [
+    (lambda tmp: "mcp-context-cost-no-such-program --stdio", "command not found on PATH: mcp-context-cost-no-such-program"),
+    (lambda tmp: "npx-typo -y @modelcontextprotocol/server-memory", "command not found on PATH: npx-typo"),
+    (lambda tmp: str(tmp / "missing" / "server") + " --stdio", "command not found or not executable"),
+    (_not_executable, "command not found or not executable"),
+], ids=["not-on-path", "typo-of-npx", "absolute-missing", "not-executable"])
+def test_a_command_that_cannot_be_found_is_bad_input_before_any_launch(make, named, isolation, tmp_path):
+    code, out, err = cli("measure", "--command", make(tmp_path), "--name", "missing", "--isolation", isolation,
+                         "--results", str(tmp_path / "results"), "--badges", str(tmp_path / "badges"))
+    assert code == 2, out + err
+    assert named in err and "(nothing was launched)" in err and err.startswith("error: --command: ")
+    assert not (tmp_path / "results").exists() and not (tmp_path / "badges").exists()
+
+
+def test_a_catalog_entry_whose_program_is_missing_is_bad_input(tmp_path):
+    catalog = tmp_path / "servers.yaml"
+    catalog.write_text(catalog_text([("ghost", "mcp-context-cost-ghost-program --stdio")]), encoding="utf-8")
+    code, out, err = cli("measure", "--server", "ghost", "--catalog", str(catalog), "--isolation", "host",
+                         "--results", str(tmp_path / "results"), "--badges", str(tmp_path / "badges"))
+    assert code == 2 and "entry 'ghost': command not found on PATH: mcp-context-cost-ghost-program" in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_program_that_exists_still_launches(tmp_path):
+    code, out, err = cli("measure", "--command", fixture_command("well_behaved"), "--name", "present", "--single",
+                         "--isolation", "host", "--results", str(tmp_path / "results"),
+                         "--badges", str(tmp_path / "badges"))
+    assert code == 0, out + err
+    assert (tmp_path / "results" / "present" / "measurement.json").exists()
