@@ -7,13 +7,23 @@ isolation switches from docker to host half-way, with the oldest rows not record
 ``regen`` (no published files yet) and a warm one (everything already up to date). Target: linear
 growth, under 10 s at 1,000 entries.
 
+Issue #13 adds the history pass (tool vectors, cost movement, capture index, tool shape). Its
+added cost is measured in the same run against regen with that pass switched off (``baseline``).
+The worst case is modelled: every entry's cost moves every week, so each ``tool-vectors.json``
+holds the full bound of vectors (12 tools each) and every entry has a per-tool breakdown; the
+cold run also appends one vector per measured entry (re-deriving its capture). Target: regen stays
+under 2x the baseline at 1,000 entries x 156 weeks.
+
 Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 1]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import hashlib
+import json
 import random
 import sys
 import tempfile
@@ -26,7 +36,10 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from harness.core import tokenizer  # noqa: E402
+from harness.core.counting import count_tools  # noqa: E402
 from harness.probe.record import serialize  # noqa: E402
+from harness.publish import regen as regen_module  # noqa: E402
+from harness.publish import tool_vectors  # noqa: E402
 from harness.publish.regen import regen  # noqa: E402
 
 WEEKS = 156
@@ -45,18 +58,36 @@ def build(root: Path, n: int, seed: int = 7) -> None:
     history = ["date,server,tokens,toolCount,status,isolation"]
     for i, name in enumerate(names):
         status = FAILURES[i % len(FAILURES)] if i % 5 == 4 else ("dynamic" if i % 11 == 0 else "measured")
+        record = _record(rnd, name, status, i)
         (root / "results" / name).mkdir(parents=True)
-        (root / "results" / name / "measurement.json").write_text(serialize(_record(rnd, name, status, i)), encoding="utf-8")
-        tokens = rnd.randint(200, 40_000)
+        (root / "results" / name / "measurement.json").write_text(serialize(record), encoding="utf-8")
+        tokens, vectors = rnd.randint(200, 40_000), []
         for week in range(WEEKS):
             day = (start + dt.timedelta(weeks=week)).isoformat()
             iso = "" if week < 20 else ("docker" if week < WEEKS // 2 else "host")
-            if rnd.random() < 0.03:
+            if rnd.random() < 0.03 and week < WEEKS - 1:
                 history.append(f"{day},{name},,,timeout,{iso}")
+                continue
+            tokens = max(1, tokens + rnd.randint(-50, 60))
+            if week == WEEKS - 1 and record["totalTokens"] is not None:
+                tokens = record["totalTokens"]  # the newest row is the current record (its vector is appended)
             else:
-                tokens = max(1, tokens + rnd.randint(-50, 60))
-                history.append(f"{day},{name},{tokens},12,measured,{iso}")
+                vectors.append(_vector(rnd, name, day, tokens, iso or None))
+            history.append(f"{day},{name},{tokens},12,measured,{iso}")
+        _write_vectors(root, name, vectors[-tool_vectors.MAX_VECTORS:])
     (root / "history.csv").write_text("\n".join(history) + "\n", encoding="utf-8")
+
+
+def _vector(rnd: random.Random, name: str, day: str, tokens: int, iso: str | None) -> dict:
+    sha = hashlib.sha256(f"{name}/{day}".encode()).hexdigest()
+    tools = [[f"tool_{k}", rnd.randint(20, 400), rnd.randint(5, 120), rnd.randint(10, 200)] for k in range(12)]
+    return {"date": day, "canonicalSha256": sha, "isolation": iso, "status": "measured", "totalTokens": tokens,
+            "toolCount": 12, "tools": tools}
+
+
+def _write_vectors(root: Path, name: str, vectors: list[dict]) -> None:
+    lines = [json.dumps(v, separators=(",", ":")) for v in vectors]
+    (root / "results" / name / "tool-vectors.json").write_text(tool_vectors.file_text(name, lines), encoding="utf-8")
 
 
 def _record(rnd: random.Random, name: str, status: str, i: int) -> dict:
@@ -71,32 +102,71 @@ def _record(rnd: random.Random, name: str, status: str, i: int) -> dict:
     if status not in ("measured", "dynamic"):
         record["notes"] = [f"{status}: synthetic failure note for {name}"]
         return record
-    tools = [{"name": f"tool_{k}", "description": f"Does thing {k} with the service.",
+    tools = [{"name": f"tool_{k}", "description": f"Does thing {k} with the service. " * (1 + (i + k) % 9),
               "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}} for k in range(12)]
-    record |= {"totalTokens": rnd.randint(200, 40_000), "toolCount": 12, "canonicalSha256": "0" * 64,
-               "canonicalLength": 3000, "rawToolsCapture": tools,
-               "tools": [{"name": t["name"], "tokens": rnd.randint(20, 400), "descriptionTokens": 8,
-                          "inputSchemaTokens": 14} for t in tools]}
+    counts = count_tools(tools).to_json()  # a consistent record: its capture re-derives its numbers
+    record |= {key: counts[key] for key in ("totalTokens", "toolCount", "canonicalSha256", "canonicalLength")}
+    record |= {"rawToolsCapture": tools,
+               "tools": [{k: t[k] for k in ("name", "tokens", "descriptionTokens", "inputSchemaTokens")}
+                         for t in counts["tools"]]}
     return record
 
 
-def timed(root: Path, reps: int) -> tuple[float, float, int]:
-    cold, warm, files = [], [], 0
+@contextlib.contextmanager
+def baseline():
+    """regen without the history pass of issue #13 (what regen cost before it)."""
+    real = regen_module._history
+    regen_module._history = lambda *args, **kwargs: {}
+    try:
+        yield
+    finally:
+        regen_module._history = real
+
+
+GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "results/regressions.md",
+             "results/regressions.json", "results/capture-index.json", "results/tool-shape.json")
+
+
+def _reset(root: Path, vectors: dict[Path, bytes]) -> None:
+    """Back to the state as built: no published pages, the vectors before this run's appends."""
+    import shutil
+
+    for folder in GENERATED:
+        path = root / folder
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    for path, data in vectors.items():
+        path.write_bytes(data)
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> tuple[float, float]:
+    wall, cpu = _clock()
+    return wall - start[0], cpu - start[1]
+
+
+def timed(root: Path, reps: int) -> dict[str, tuple[float, float]]:
+    """Best of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
+    busy machine slows both alike: ``{"base cold", "base warm", "cold", "warm"}``. Cold starts
+    from no published pages and the vectors as built (so the current record's vector is appended)."""
+    vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
+    runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(reps):
-        for folder in ("docs", "results/leaderboard.md", "results/leaderboard.csv"):
-            path = root / folder
-            if path.is_dir():
-                import shutil
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-        t0 = time.perf_counter()
-        files = len(regen(root))
-        cold.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        regen(root)
-        warm.append(time.perf_counter() - t0)
-    return min(cold), min(warm), files
+        for label, context in (("base ", baseline), ("", contextlib.nullcontext)):
+            _reset(root, vectors)
+            with context():
+                start = _clock()
+                regen(root)
+                runs.setdefault(label + "cold", []).append(_since(start))
+                start = _clock()
+                regen(root)
+                runs.setdefault(label + "warm", []).append(_since(start))
+    return {label: (min(w for w, _ in times), min(c for _, c in times)) for label, times in runs.items()}
 
 
 def main() -> int:
@@ -107,18 +177,23 @@ def main() -> int:
     tokenizer.provision()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = {}
-    print(f"{'entries':>8} {'history rows':>13} {'files':>6} {'cold s':>8} {'warm s':>8} {'cold ms/entry':>14}")
+    print(f"{'entries':>8} {'history rows':>13} {'run':>10} {'baseline wall s':>16} {'wall s':>8} {'x':>6} "
+          f"{'baseline CPU s':>15} {'CPU s':>7} {'x':>6}")
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"regen-bench-{n}-") as tmp:
             root = Path(tmp)
             build(root, n)
-            cold, warm, files = timed(root, args.reps)
-            results[n] = cold
-            print(f"{n:>8} {n * WEEKS:>13} {files:>6} {cold:>8.2f} {warm:>8.2f} {1000 * cold / n:>14.2f}")
+            got = timed(root, args.reps)
+            results[n] = got["cold"][0]
+            for run in ("cold", "warm"):
+                (bw, bc), (w, c) = got[f"base {run}"], got[run]
+                print(f"{n:>8} {n * WEEKS:>13} {run:>10} {bw:>16.2f} {w:>8.2f} {w / bw:>6.2f} {bc:>15.2f} {c:>7.2f} "
+                      f"{c / bc:>6.2f}")
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
         print(f"growth {lo} -> {hi}: x{results[hi] / results[lo]:.2f} for x{hi / lo:.0f} entries "
               f"(linear = x{hi / lo:.0f}); {hi} entries in {results[hi]:.2f} s (target < 10 s)")
+    print("x: regen with the history pass of issue #13 against the baseline without it, same run (target < 2)")
     return 0
 
 

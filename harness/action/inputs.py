@@ -11,10 +11,10 @@ Paths: ``working-directory`` is relative to ``GITHUB_WORKSPACE`` (default: the w
 
 Every problem is collected and raised at once as :class:`InputError` (one line per problem).
 Every input is bounded before it is looked at (issue #9, kind 5): at most ``MAX_INPUT_CHARS``
-characters, no NUL or other control character (``command`` and ``env`` may span lines), numbers
-of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most ``MAX_BUDGET_DIGITS`` digits,
-a ``name`` that is a full-match slug of at most 64 characters, ``env`` names that are names and
-not refused (:mod:`harness.probe.envnames`).
+characters, no NUL or other control character (``command``, ``env`` and ``config`` may span
+lines), numbers of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most
+``MAX_BUDGET_DIGITS`` digits, a ``name`` that is a full-match slug of at most 64 characters,
+``env`` names that are names and not refused (:mod:`harness.probe.envnames`).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from harness.util import names as slugs
 from harness.util.untrusted import escape
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
-         "badge-path", "working-directory")
+         "badge-path", "working-directory", "config")
 OUTPUT_DIR = ".mcp-context-cost"
 MAX_INPUT_CHARS = 8192
 MAX_NUMBER_CHARS = 32
 MAX_BUDGET_DIGITS = 15  # 10^15 tokens; history.csv cells are bounded the same way
-MULTILINE = ("command", "env")  # a YAML block may span lines: a command (shlex), a list of names
+MULTILINE = ("command", "env", "config")  # a YAML block may span lines: a command (shlex), a list
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -84,6 +84,7 @@ class Inputs:
     badge_path: Path
     workspace: Path
     working_directory: Path
+    config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
 
     @property
     def results_dir(self) -> Path:
@@ -125,8 +126,11 @@ def read(environ: Mapping[str, str]) -> Inputs:
     given = bounded(environ, problems)
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
     command, url = given["command"] or None, given["url"] or None
+    config = split_names(given["config"])
     cleared = {n for n in NAMES if raw(environ, n) and not given[n]}  # over a bound: already a problem
-    if bool(command) == bool(url) and not {"command", "url"} & cleared:
+    if config and (command or url):
+        problems.append("give either 'config' (audit client configs) or one of 'command' and 'url', not both")
+    elif bool(command) == bool(url) and not config and not {"command", "url", "config"} & cleared:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
         problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(url))}")
@@ -155,7 +159,7 @@ def read(environ: Mapping[str, str]) -> Inputs:
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
         baseline=(workdir / baseline_text) if baseline_text else None, max_increase=max_increase,
         badge_path=workdir / (badge_text or f"{OUTPUT_DIR}/badges/{name}.json"),
-        workspace=workspace, working_directory=workdir.resolve(),
+        workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir.resolve() / c for c in config),
     )
 
 

@@ -14,7 +14,8 @@ shows up in what the server says is redacted before anything is written.
 Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
 ``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
 ``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
-inside it), ``delta`` (signed tokens against the baseline).
+inside it), ``delta`` (signed tokens against the baseline), ``audit-report-path`` (with ``config``: the audit
+report, see :mod:`harness.audit.action_step`).
 
 Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
 
@@ -43,7 +44,8 @@ HOST_NOTE = ("the mcp-context-cost host action: the server runs as a child of th
              "environment, declared env values passed")
 
 
-OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta")
+OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta",
+                "audit-report-path")
 
 
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
@@ -69,6 +71,11 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
             github.annotate(out, "error", "invalid input", problem)
         return _finish(environ, out, outputs, "## Context cost\n\nInvalid input:\n\n" +
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
+    if inputs.config:  # audit client configs instead of measuring one server (issue #12)
+        from harness.audit.action_step import run_audit_step
+
+        return run_audit_step(inputs, environ, out, outputs,
+                              lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
         rec, record_path, badge_path = _measure(inputs, environ, out)
     except Exception as exc:  # the step must fail loudly, whatever went wrong

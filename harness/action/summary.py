@@ -3,7 +3,8 @@
 One section per measured server: a table of status, tokens (o200k_base) and tool count; the gate's
 verdict; against a baseline, the delta and which tools were added, removed, grew or shrank (by how
 many per-tool tokens); then the per-tool breakdown (tokens, description tokens, input-schema
-tokens) and the record's notes.
+tokens) with each count's percentile among every tool measured (tool-shape/v1: descriptions at or above
+p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
 
 Everything a server chose (tool names, notes) is escaped so that it reads as text — no table
 break, no link, no HTML, and no control or bidi character or lone surrogate (those become visible
@@ -42,9 +43,10 @@ def text(value: object, limit: int = MAX_TEXT) -> str:
 
 def render(record: dict, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
            baseline_error: str | None = None, budget: int | None = None, baseline_label: str | None = None,
-           paths: dict[str, str] | None = None) -> str:
+           paths: dict[str, str] | None = None, tool_shape: str | None = None) -> str:
     """The Markdown section for ``record``. ``failures`` is the gate's verdict (``None``: no gate
-    ran); ``paths`` maps labels to file paths shown at the end."""
+    ran); ``paths`` maps labels to file paths shown at the end; ``tool_shape`` is where the
+    tool-shape baseline is read (path or URL; default: this checkout's, else the published one)."""
     lines = [f"## Context cost: {text(record['server'])}", ""]
     lines += _headline(record, budget)
     if failures is not None:
@@ -52,6 +54,7 @@ def render(record: dict, *, failures: list[GateFailure] | None = None, compariso
     if comparison is not None or baseline_error is not None:
         lines += _baseline(comparison, baseline_error, baseline_label)
     lines += _tools(record)
+    lines += _shape(record, tool_shape)
     if record.get("notes"):
         lines += ["**Notes**", ""] + [f"- {text(note)}" for note in record["notes"]] + [""]
     for label, path in (paths or {}).items():
@@ -120,6 +123,14 @@ def _tools(record: dict) -> list[str]:
     if len(tools) > MAX_TOOL_ROWS:
         lines.append(f"\n… and {len(tools) - MAX_TOOL_ROWS} more tools (see the record)")
     return lines + [""]
+
+
+def _shape(record: dict, source: str | None) -> list[str]:
+    """Each tool's place in the measured distribution (tool-shape/v1, issue #13): see
+    :func:`harness.audit.suggest.markdown`."""
+    from harness.audit.suggest import markdown
+
+    return markdown(record.get("tools") or [], source, text) if record.get("totalTokens") is not None else []
 
 
 def _row(cells: list[str]) -> str:

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "harness.cli.divergence_cmd",
     "harness.cli.cross_check_cmd",
     "harness.cli.capability_probe_cmd",
+    "harness.audit.audit_cmd",
 )
 
 

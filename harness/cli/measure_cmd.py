@@ -56,7 +56,34 @@ def register(sub) -> None:
     p.add_argument("--single", action="store_true", help="one launch only (no confirmation launch)")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
+    _add_changed(p)
     p.set_defaults(func=run)
+
+
+def _add_changed(p) -> None:
+    """``--changed`` / ``--index`` (issue #13): join the capture to the published capture index."""
+    p.add_argument("--changed", action="store_true",
+                   help="after measuring, join the capture by canonicalSha256 to the published capture index: "
+                        "behind (with the tokens moving to current would add or save), current, or unidentified")
+    p.add_argument("--index", metavar="URL|PATH",
+                   help="capture index for --changed, which it implies (default: <results>/capture-index.json "
+                        "when it exists, else the published repository's raw URL)")
+
+
+def _report_changed(args, rec: dict) -> None:
+    """Print the ``--changed`` line: the join's state, or why there is none (a named problem)."""
+    from harness.audit import changed, published
+    from harness.util.untrusted import escape
+
+    if not rec.get("canonicalSha256"):
+        print(f"changed: no capture to join (status {rec['status']})")
+        return
+    try:
+        index = changed.load_index(args.index, root=Path(args.results).parent if not args.index else None)
+    except published.Unavailable as exc:
+        print(f"changed: {escape(exc)}")
+        return
+    print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
 
 
 def _seconds(text: str) -> float:
@@ -92,6 +119,8 @@ def run(args) -> int:
     path = record.write(rec, Path(args.results))
     badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
     print(summary(rec, path, badge_path))
+    if getattr(args, "changed", False) or getattr(args, "index", None):
+        _report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
 
 

@@ -72,11 +72,13 @@ async def launch_once(
 
 
 def _refuse_names(target: Target) -> None:
-    """The catalog, the CLI and the Action refuse every refused name first; for any other way a
-    ``Target`` is built, a name that would run code or hand over a capability
-    (``envnames.runs_code``) is refused here. Raises ``SpawnError`` naming the variable (issue #9,
-    kind 4)."""
-    for name in list(target.env) + [name for name, _ in target.set_env]:
+    """The catalog, the CLI and the Action refuse every refused name first. For any other way a
+    ``Target`` is built, a ``set_env`` name (a value chosen by whoever built it) that would run code
+    or hand over a capability (``envnames.runs_code``) is refused here. Declared ``env`` names are
+    not: their values are the host's own or dummies (the audit measures people's own configs, where
+    ``NODE_OPTIONS`` or ``PYTHONPATH`` are ordinary). Raises ``SpawnError`` naming the variable
+    (issue #9, kind 4)."""
+    for name, _ in target.set_env:
         if (why := envnames.shape_problem(name)) is not None:
             raise SpawnError(f"environment variable {name!r} {why}")
         if (why := envnames.runs_code(name)) is not None:

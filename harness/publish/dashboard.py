@@ -68,6 +68,8 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         f"single tool is called. How it is made and what it is not: <a href=\"{e(methodology)}\">"
         f"{e(site.METHODOLOGY_LABEL)}</a>. The same table as Markdown and CSV: "
         f"<a href=\"{e(leaderboard)}\">leaderboard</a>.</p>",
+        "<p>What moved since each server's previous cost: "
+        f"<a href=\"{e(site.link(HERE, site.REGRESSIONS_MD))}\">cost movement</a>.</p>",
         '<p class="howto" id="how-to-read"><b>How to read this:</b> one row per server, largest cost first. '
         "<b>Tokens</b> is what loading all of its tool definitions costs a client up front — fewer is "
         "leaner; the <b>band</b> names the range; <b>Trend</b> follows comparable sweeps; a server without "

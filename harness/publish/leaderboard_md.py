@@ -34,6 +34,8 @@ def render(rows: list[Row]) -> str:
         "",
         counts_line(rows),
         "",
+        f"What moved since each server's previous cost: [cost movement]({site.link(HERE, site.REGRESSIONS_MD)}).",
+        "",
         *_ranked(rows),
         *_deferring(rows),
         *_unmeasured(rows),

@@ -9,17 +9,19 @@ command; session-start load; the readings beside the headline (``readings_md.ser
 the per-tool table; the ``discover`` figure of a protocol-mismatch
 record, labelled as separate from the headline; notes; the stderr tail of a failure; the catalog's
 own facts; and "Over time" from ``history.csv``, only the comparable series
-(:mod:`harness.publish.series`). Recorded text goes through ``mdescape.md``.
+(:mod:`harness.publish.series`). Regen appends the "Cost movement" section (:func:`cost_movement`,
+issue #13). Recorded text goes through ``mdescape.md``.
 """
 
 from __future__ import annotations
 
 import re
 
-from harness.publish import readings_md, site
+from harness.publish import readings_md, regressions, regressions_md, site
 from harness.publish.board import Row
 from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
+from harness.publish.regressions import Movement
 from harness.publish.series import Series
 from harness.publish.text import as_int, num, one_line
 
@@ -209,3 +211,35 @@ def _series_sentence(series: Series) -> str:
         text += (f" {series.unrecorded} row(s) have no isolation on record; they still plot, marked "
                  "\"not recorded\" (hollow points on the chart).")
     return text
+
+
+def cost_movement(m: Movement) -> str:
+    """The "Cost movement" section (method cost-regression/v1) of ``m.server``'s page, appended
+    after the rest of the page: the most recent movement of the comparable series, its window,
+    how long the cost has held, the mechanism, and the per-tool table with the unattributed
+    remainder — or "breakdown unavailable" and why (:mod:`harness.publish.regressions`)."""
+    here = site.server_page(m.server)
+    out = ["## Cost movement", "",
+           f"Method {regressions.METHOD}; every server: [cost movement]({site.link(here, site.REGRESSIONS_MD)}).", ""]
+    if m.state == regressions.NONE:
+        return "\n".join(out + ["No comparable measurement: nothing to compare.", ""])
+    if m.state == regressions.UNCHANGED:
+        return "\n".join(out + [f"No movement in the comparable series: {num(m.latest.tokens)} tokens, "
+                                f"{num(m.latest.toolCount)} tools, held since {regressions_md.held(m)}.", ""])
+    called = ("It clears both thresholds" if m.emphasised else "It is below the emphasis thresholds")
+    out += [f"Most recent movement: **{regressions_md.change(m, ' tokens')}**, {num(m.before.tokens)} → "
+            f"{num(m.after.tokens)} tokens and {num(m.before.toolCount)} → {num(m.after.toolCount)} tools, between "
+            f"the sweeps of {m.before.date} and {m.after.date}. Mechanism (from the totals): {m.mechanism}. "
+            f"The new cost has held since {regressions_md.held(m)}. {called} "
+            f"({regressions_md.thresholds()}).", ""]
+    if m.breakdown is None:
+        return "\n".join(out + [f"Per tool: {m.unavailable}.", ""])
+    out += ["| Tool | Change | Before | After | Delta | Description Δ | Input schema Δ |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for t in m.breakdown.tools:
+        out.append(f"| {md(t.name, NAME_LIMIT) or '—'} | {t.change} | {num(t.before and t.before[0])} | "
+                   f"{num(t.after and t.after[0])} | {t.delta:+,} | {t.part(1):+,} | {t.part(2):+,} |")
+    out.append(f"| *unattributed* (belongs to no single tool) | | | | {m.breakdown.unattributed:+,} | | |")
+    return "\n".join(out + ["", "Per-tool numbers are each tool's own JSON counted alone; the unattributed "
+                                "remainder is the movement of the total minus their sum, published rather than "
+                                "spread over the tools.", ""])

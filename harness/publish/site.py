@@ -7,6 +7,10 @@
     docs/trends/<name>.svg                              larger trend chart (server page)
     docs/index.html                                     the dashboard (GitHub Pages root)
     docs/METHODOLOGY.md                                 hand-written; every generated page links it
+    results/<name>/tool-vectors.json                    per-tool token vectors (cost-regression/v1)
+    results/regressions.md, results/regressions.json    cost movement (cost-regression/v1)
+    results/capture-index.json                          capture index (capture-index/v1)
+    results/tool-shape.json                             tool-shape baseline (tool-shape/v1)
 
 All links are relative, so the same files work on GitHub, on GitHub Pages and from a checkout.
 """
@@ -24,6 +28,11 @@ METHODOLOGY_LABEL = "methodology 1.0"
 SERVER_DIR, SPARK_DIR, TREND_DIR = "docs/servers", "docs/sparklines", "docs/trends"
 HISTORY = "history.csv"
 RESULTS = "results"
+REGRESSIONS_MD = "results/regressions.md"
+REGRESSIONS_JSON = "results/regressions.json"
+CAPTURE_INDEX = "results/capture-index.json"
+TOOL_SHAPE = "results/tool-shape.json"
+COST_MOVEMENT_ANCHOR = "cost-movement"  # the "## Cost movement" heading of a server page
 
 
 def server_page(name: str) -> str:
@@ -45,6 +54,10 @@ def trend(name: str) -> str:
 
 def record(name: str) -> str:
     return f"{RESULTS}/{name}/measurement.json"
+
+
+def tool_vectors(name: str) -> str:
+    return f"{RESULTS}/{name}/tool-vectors.json"
 
 
 @functools.lru_cache(maxsize=65536)

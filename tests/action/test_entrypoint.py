@@ -12,7 +12,8 @@ from harness.probe.record import serialize
 from harness.util import schemas
 from tests.conftest import fixture_command
 
-OUTPUT_NAMES = {"tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta"}
+OUTPUT_NAMES = {"tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta",
+                "audit-report-path"}
 MEMORY = "npx -y @modelcontextprotocol/server-memory@2026.8.31"
 
 

@@ -160,7 +160,7 @@ def test_summary_escapes_what_a_server_chose():
     hostile = "x | <img src=y> [link](http://z) `code`\n## heading"
     md = render(record(5, [(hostile, 5)]) | {"notes": [hostile]})
     lines = [line for line in md.splitlines() if "heading" in line]
-    assert len(lines) == 2  # the table row and the note, each one line
+    assert len(lines) == 3  # the breakdown row, the tool-shape row (issue #13) and the note, each one line
     for line in lines:  # every markup character the server sent is backslash-escaped
         assert not re.search(r"(?<!\\)[<>\[\]()`#]", line), line
     assert text(hostile) in md

@@ -1,0 +1,185 @@
+"""``mcp-context-cost audit``: what the MCP servers in this machine's client configs cost, which
+session pays it, and gates that fail closed (issue #12).
+
+    mcp-context-cost audit                                  # every client config under HOME and here
+    mcp-context-cost audit --config ./team/mcp.json         # plus a file whose client is unknown
+    mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
+    mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
+
+Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
+measured; 2 bad input (an unknown flag, a bad number, a ``--config`` that does not exist, a
+baseline that does not parse) — checked before any server is launched. Progress goes to stderr;
+nothing is written anywhere unless a file is named (``--json FILE``, ``--markdown FILE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from harness.util.untrusted import escape
+
+DEFAULT_CONTEXT = 200_000
+REPO = Path(__file__).resolve().parents[2]
+STDOUT = "-"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("audit", help="what the MCP servers in your client configs cost, and gates",
+                       description="Find every MCP client config on this machine (Claude Code, Claude Desktop, "
+                                   "Cursor, VS Code, Windsurf, Gemini CLI, Zed, Kiro, Goose, Codex CLI, Cline, "
+                                   "Continue), measure each distinct server once, and report per config file and "
+                                   "per session, with Claude Code's deferral posture. Exit codes: 0 ok; 1 a gate "
+                                   "failed or nothing could be measured; 2 bad input.")
+    p.add_argument("--config", action="append", default=[], metavar="PATH", type=Path,
+                   help="also read this file; its client is unknown (repeatable)")
+    p.add_argument("--no-discover", action="store_true", help="read only the --config files (e.g. in CI)")
+    p.add_argument("--context", type=_positive_int, default=DEFAULT_CONTEXT, metavar="N",
+                   help=f"context window in tokens for shares and thresholds (default {DEFAULT_CONTEXT:,})")
+    p.add_argument("--budget", type=_tokens, metavar="N", help="fail unless every session totals at most N tokens")
+    p.add_argument("--baseline", type=Path, metavar="REPORT.json", help="an earlier audit --json report to compare with")
+    p.add_argument("--max-increase", type=_increase, metavar="N|N%",
+                   help="with --baseline: fail when a config grew by more than N tokens or N percent")
+    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE", help="the JSON report (to stdout, or FILE)")
+    p.add_argument("--markdown", nargs="?", const=STDOUT, metavar="FILE", help="the Markdown report (stdout or FILE)")
+    p.add_argument("--timeout", type=_seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
+    p.add_argument("--concurrency", type=_positive_int, default=4, metavar="N", help="servers measured at once (4)")
+    p.add_argument("--isolation", default="host", choices=("host", "sandbox", "docker", "auto"),
+                   help="host (default: a child process, as your client runs it, given your config's env values); "
+                        "sandbox gives declared env names placeholder values")
+    p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
+    p.set_defaults(func=run)
+
+
+def run(args, measurer=None) -> int:
+    """Entry point of the subcommand; returns the exit code."""
+    from harness.audit import gates as gates_mod
+
+    try:
+        baseline = _check_input(args)
+    except (ValueError, gates_mod.BaselineError) as exc:
+        print(f"error: {escape(exc)}", file=sys.stderr)
+        return 2
+    from harness.core.tokenizer import TokenizerUnavailable
+
+    try:
+        report, redactor = _audit(args, measurer)
+    except TokenizerUnavailable as exc:
+        print(f"error: {escape(exc)}", file=sys.stderr)
+        return 2
+    results = []
+    if args.budget is not None:
+        results.append(gates_mod.budget_gate(report, args.budget))
+    if baseline is not None:
+        results.append(gates_mod.baseline_gate(report, baseline, args.max_increase))
+    report["gates"] = [g.to_json() for g in results]
+    report["exitCode"] = gates_mod.exit_code(report, results)
+    from harness.audit.report import redact
+    from harness.util import schemas
+
+    report = redact(report, redactor)
+
+    schemas.check("audit-report", report, where="audit report")
+    _emit(args, report, redactor)
+    return report["exitCode"]
+
+
+def _check_input(args) -> dict | None:
+    """Everything that can be wrong with the invocation, before anything is launched."""
+    from harness.audit.gates import load_baseline
+
+    if args.max_increase is not None and args.baseline is None:
+        raise ValueError("--max-increase needs --baseline to compare against")
+    if args.json == STDOUT and args.markdown == STDOUT:
+        raise ValueError("--json and --markdown cannot both go to stdout: name a FILE for one of them")
+    missing = [str(p) for p in args.config if not p.exists()]
+    if missing:
+        raise ValueError(f"--config: no such file: {', '.join(missing)}")
+    if args.no_discover and not args.config:
+        raise ValueError("--no-discover reads only --config files: give at least one")
+    return load_baseline(args.baseline) if args.baseline is not None else None
+
+
+def _audit(args, measurer):
+    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold
+    from harness.audit.clients._common import Layout
+    from harness.audit.clients.claude_code import managed_dir
+    from harness.audit.policy import read_policy
+    from harness.probe import isolation
+
+    layout = Layout.current()
+    files = discovery.discover(layout, args.config, search=not args.no_discover)
+    entries = [e for f in files for e in f.entries]
+    redactor = measuring.redactor_for(entries)
+    groups = identity.group(entries)
+    found = sum(1 for f in files if f.state != "absent")
+    _progress(redactor, f"found {found} config file(s), {len(entries)} entries, {len(groups)} distinct server(s) to "
+                        "measure")
+    mode = isolation.resolve_mode(args.isolation)
+    kwargs = {"measurer": measurer} if measurer else {}
+    outcomes = asyncio.run(measuring.measure_all(groups, redactor, isolation=mode, timeout=args.timeout,
+                                                 concurrency=args.concurrency, dual=not args.single,
+                                                 progress=lambda line: _progress(redactor, line), **kwargs))
+    places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
+    composed = sessions.compose(files)
+    band = threshold.load_band(REPO / "results" / "divergence.json")
+    built = report.build(files, composed, outcomes, context=args.context, isolation=mode, places=places,
+                         policy=read_policy(places[1:]), band=band,
+                         managed_path=str(managed_dir(layout) / "managed-mcp.json"))
+    return built, redactor
+
+
+def _emit(args, report: dict, redactor) -> None:
+    from harness.audit import render_markdown, render_text
+    from harness.util import atomic
+
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    markdown = render_markdown.render(report)
+    # The report is already redacted field by field; the human forms get one more pass over the
+    # whole text as well, while the JSON is written as validated (a later --baseline reads it).
+    for target, body in ((args.json, text), (args.markdown, redactor.text(markdown))):
+        if target not in (None, STDOUT):
+            atomic.write_text(Path(target), body)
+    if args.json == STDOUT:
+        sys.stdout.write(text)
+    elif args.markdown == STDOUT:
+        sys.stdout.write(redactor.text(markdown))
+    else:
+        sys.stdout.write(redactor.text(render_text.render(report, color=sys.stdout.isatty())))
+    sys.stdout.flush()
+
+
+def _progress(redactor, line: str) -> None:
+    print(escape(redactor.text(line)), file=sys.stderr, flush=True)
+
+
+def _positive_int(text: str) -> int:
+    cleaned = text.replace(",", "").replace("_", "")
+    if not cleaned.isdigit() or len(cleaned) > 12 or int(cleaned) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text[:40]!r}")
+    return int(cleaned)
+
+
+def _tokens(text: str) -> int:
+    cleaned = text.replace(",", "").replace("_", "")
+    if not cleaned.isdigit() or len(cleaned) > 12:
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens, got {text[:40]!r}")
+    return int(cleaned)
+
+
+def _increase(text: str):
+    from harness.audit.gates import parse_increase
+
+    try:
+        return parse_increase(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seconds(text: str) -> float:
+    from harness.cli.measure_cmd import _seconds as seconds  # the same 1-600 s rule as measure
+
+    return seconds(text)

@@ -1,0 +1,105 @@
+"""``--changed``: is an installed server behind what is published? (method capture-index/v1;
+methodology, "Capture index"; issue #13). Used by ``measure --changed`` and ``audit --changed``.
+
+A local capture is joined to ``results/capture-index.json`` by its canonicalSha256 — never by name:
+a config's key is an arbitrary local label, and a server someone calls ``github`` may be a fork,
+a pin or something else. The join lands in exactly one of three states:
+
+* **behind** — the bytes are a published capture that is no longer its server's current one: the
+  report gives the exact tokens moving to current would add to (or save from) every request — the
+  two captures' published ``totalTokens``, which are the counts of these very bytes — and both
+  dates (when this capture was first published, and since when the current one has been);
+* **current** — the server's current published capture: identified, nothing to update;
+* **unidentified** — anything else (a version never measured here, or one published before the
+  index began). Nothing is claimed about it.
+
+When the local label differs from the published server's name, both are printed:
+``my-alias (published as github)``. The index comes from a local checkout or a raw URL
+(:mod:`harness.audit.published`); one that cannot be read is :class:`~harness.audit.published.
+Unavailable`, which the caller reports as a named problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.audit import published
+from harness.util.untrusted import escape
+
+INDEX = "results/capture-index.json"
+BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """The join of one local capture. ``server`` is the published name (``None`` when
+    unidentified); ``published`` the date the local capture was first published; ``since`` the
+    date the server's current capture became current; tokens are published ``totalTokens``."""
+
+    label: str
+    state: str
+    sha: str
+    server: str | None = None
+    tokens: int | None = None
+    published: str | None = None
+    current_tokens: int | None = None
+    since: str | None = None
+
+    @property
+    def delta(self) -> int | None:
+        """Tokens moving to the current capture would add (positive) or save (negative), per request."""
+        return None if self.state != BEHIND else self.current_tokens - self.tokens
+
+    @property
+    def name(self) -> str:
+        """``label``, or ``label (published as server)`` when they differ (both escaped)."""
+        if self.server is None or self.server == self.label:
+            return escape(self.label)
+        return f"{escape(self.label)} (published as {escape(self.server)})"
+
+
+def load_index(source: str | Path | None = None, root: Path | None = None) -> dict:
+    """The capture index at ``source`` (path or URL); by default ``root``'s (or this checkout's)
+    ``results/capture-index.json``, else the published raw URL. Raises ``published.Unavailable``."""
+    return published.read(source or published.default_source(INDEX, root), "capture index", "capture-index")
+
+
+def join(index: dict, label: str, sha: str) -> Changed:
+    """Join the local capture with canonicalSha256 ``sha``, configured as ``label``. Where several
+    servers published the same bytes, the one it is current for wins, then the one named
+    ``label``, then the most recently published, then the first by name."""
+    current = index["current"]
+    rows = index["captures"].get(sha) or []
+    if not rows:
+        return Changed(label, UNIDENTIFIED, sha)
+
+    def is_current(row: dict) -> bool:
+        return current.get(row["server"], {}).get("canonicalSha256") == sha
+
+    best = min(rows, key=lambda r: (not is_current(r), r["server"] != label, _newest_first(r["date"]), r["server"]))
+    now = current.get(best["server"])
+    if now is None:  # an index whose current map misses a server it lists: claim nothing
+        return Changed(label, UNIDENTIFIED, sha)
+    state = CURRENT if is_current(best) else BEHIND
+    return Changed(label, state, sha, best["server"], best["totalTokens"], best["date"], now["totalTokens"], now["date"])
+
+
+def _newest_first(date: str) -> tuple:
+    return tuple(-int(part) for part in date.split("-"))
+
+
+def describe(c: Changed) -> str:
+    """One line for a terminal or a report (untrusted text escaped)."""
+    if c.state == CURRENT:
+        return (f"{c.name}: current — the published capture since {c.since} ({c.tokens:,} tokens); "
+                "nothing to update")
+    if c.state == BEHIND:
+        d = c.delta
+        move = ("would change no tokens" if d == 0 else
+                f"would add {d:,} tokens to every request" if d > 0 else f"would save {-d:,} tokens on every request")
+        return (f"{c.name}: behind — this capture was published {c.published} ({c.tokens:,} tokens); moving to "
+                f"the current one, published {c.since} ({c.current_tokens:,} tokens), {move}")
+    return (f"{c.name}: unidentified — canonicalSha256 {escape(c.sha[:12])}… is not a published capture in the "
+            "index (a version never measured here, or one published before the index began); nothing is claimed "
+            "about it")

@@ -1,0 +1,10 @@
+"""One module per client config format (issue #12). Each exposes ``CLIENT`` (id), ``NAME``,
+``DOCS`` (the documentation page) and ``READ_ON`` (the date it was read), ``candidates(layout)``
+(the documented locations) and ``parse(document, cfile, layout)`` (fills ``cfile.entries``)."""
+
+from harness.audit.clients import (claude_code, claude_desktop, cline, codex_cli, continue_dev, cursor, gemini_cli,
+                                   goose, kiro, vscode, windsurf, zed)
+
+MODULES = (claude_code, claude_desktop, cursor, vscode, windsurf, gemini_cli, zed, kiro, goose, codex_cli, cline,
+           continue_dev)
+BY_ID = {module.CLIENT: module for module in MODULES}

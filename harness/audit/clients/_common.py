@@ -1,0 +1,305 @@
+"""What the client modules share: where the audit looks (``Layout``), what a client module
+declares (``Candidate``), and one entry builder for the ``name → {command, args, env, url, …}``
+shape most clients use, parameterised by each client's documented key names (``Shape``).
+
+Every malformed field becomes a problem on its entry naming the entry and the field; one bad
+entry never hides the others, and nothing here raises for what a file holds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.audit.expand import Expander, workspace_context
+from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
+
+MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where discovery looks: ``home`` and ``cwd`` (resolved), the ``platform`` (``linux``,
+    ``darwin``, ``win32``), ``appdata`` (Windows' roaming profile) and ``environ`` (expansion
+    values; default ``os.environ``). Tests build one over temporary directories."""
+
+    home: Path
+    cwd: Path
+    platform: str = sys.platform
+    appdata: Path | None = None
+    environ: dict | None = None
+    system_root: Path = Path("/")
+
+    @classmethod
+    def current(cls) -> "Layout":
+        appdata = os.environ.get("APPDATA")
+        return cls(home=Path.home().resolve(), cwd=Path.cwd().resolve(), platform=sys.platform,
+                   appdata=Path(appdata) if appdata else None)
+
+    def user_data(self, *parts: str) -> Path:
+        """The per-user application-data directory joined with ``parts`` (``~/Library/Application
+        Support`` on macOS, ``%APPDATA%`` on Windows, ``~/.config`` elsewhere)."""
+        if self.platform == "darwin":
+            base = self.home / "Library" / "Application Support"
+        elif self.platform == "win32":
+            base = self.appdata or self.home / "AppData" / "Roaming"
+        else:
+            base = self.home / ".config"
+        return base.joinpath(*parts)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A documented config location: ``path``, the ``scope`` it gives its entries, the parser
+    ``kind`` (json/toml/yaml)."""
+
+    path: Path
+    scope: str
+    kind: str = "json"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One client's documented keys for a server entry. ``type_map`` maps a ``type`` value to a
+    transport; ``url_keys`` maps each URL key to the transport it implies without a ``type``;
+    ``disabled_key`` (true = off) / ``enabled_key`` (false = off); ``include``/``exclude``: tool
+    filter keys; ``syntax``: the expansion syntax (``harness.audit.expand.SYNTAXES``)."""
+
+    command: str = "command"
+    args: str = "args"
+    env: str = "env"
+    url_keys: tuple[tuple[str, str], ...] = (("url", HTTP),)
+    headers: str | None = "headers"
+    type_key: str | None = "type"
+    type_map: dict = field(default_factory=lambda: dict(DEFAULT_TYPES))
+    disabled_key: str | None = None
+    enabled_key: str | None = None
+    include: str | None = None
+    exclude: str | None = None
+    always_load: bool = False
+    cwd_key: str | None = None
+    syntax: str = "literal"
+    env_name_lists: tuple[str, ...] = ()
+
+
+DEFAULT_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP,
+                 "streamable_http": HTTP, "sse": SSE}
+
+
+@dataclass
+class Context:
+    """Where entries come from: ``client``, ``source`` (the file), ``scope``, the ``layout``, and
+    the ``workspace`` a project-scope entry is launched in (``None``: a fresh directory)."""
+
+    client: str
+    source: str
+    scope: str
+    layout: Layout
+    workspace: Path | None = None
+
+    def expander(self, syntax: str) -> Expander:
+        context = workspace_context(str(self.workspace or self.layout.cwd), str(self.layout.home))
+        return Expander(syntax, environ=self.layout.environ, context=context)
+
+
+def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) -> tuple[list[Entry], list[str]]:
+    """Entries of a ``name → entry`` object at ``where`` (e.g. ``mcpServers``); returns
+    ``(entries, file problems)``. A value that is not an object is an entry with a problem."""
+    if servers is None:
+        return [], []
+    if not isinstance(servers, dict):
+        return [], [f"{where} is not an object (found {type(servers).__name__})"]
+    entries = []
+    for index, (name, raw) in enumerate(servers.items()):
+        if index >= MAX_ENTRIES:
+            return entries, [f"{where} holds more than {MAX_ENTRIES} entries; the rest were not read"]
+        entries.append(build_entry(str(name), raw, shape, ctx, f"{where}.{name}"))
+    return entries, []
+
+
+def build_entry(name: str, raw: object, shape: Shape, ctx: Context, where: str) -> Entry:
+    """One ``Entry`` from ``raw`` under ``shape``; every malformed field is a problem naming it."""
+    entry = Entry(name=name, client=ctx.client, source=ctx.source, scope=ctx.scope, transport=STDIO)
+    if not isinstance(raw, dict):
+        entry.problems.append(f"{where}: the entry is not an object")
+        return entry
+    expander = ctx.expander(shape.syntax)
+    _switches(entry, raw, shape, where)
+    _transport(entry, raw, shape, where)
+    if entry.transport == STDIO:
+        _command(entry, raw, shape, where, expander)
+    elif entry.transport in (HTTP, SSE):
+        _remote(entry, raw, shape, where, expander)
+    _env(entry, raw, shape, where, expander)
+    _filters(entry, raw, shape, where)
+    if shape.cwd_key and isinstance(raw.get(shape.cwd_key), str):
+        entry.cwd = raw[shape.cwd_key]
+    elif ctx.workspace is not None:
+        entry.cwd = str(ctx.workspace)
+    entry.unevaluated += expander.unevaluated
+    entry.secret_values += expander.used
+    return entry
+
+
+def _switches(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
+    for key, off in ((shape.disabled_key, True), (shape.enabled_key, False)):
+        if not key or key not in raw:
+            continue
+        if raw[key] is off:
+            entry.disabled = f"{key}: {'true' if off else 'false'}"
+        elif raw[key] is not (not off):
+            entry.problems.append(f"{where}.{key}: not a boolean")
+    if shape.always_load and "alwaysLoad" in raw:
+        if isinstance(raw["alwaysLoad"], bool):
+            entry.always_load = raw["alwaysLoad"]
+        else:
+            entry.problems.append(f"{where}.alwaysLoad: not a boolean")
+
+
+def _transport(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
+    declared = raw.get(shape.type_key) if shape.type_key else None
+    if declared is not None:
+        if isinstance(declared, str) and declared in shape.type_map:
+            entry.transport = shape.type_map[declared]
+            return
+        entry.problems.append(f"{where}.{shape.type_key}: unknown transport {str(declared)[:40]!r}")
+    for key, transport in shape.url_keys:
+        if key in raw:
+            entry.transport = transport
+            return
+    if shape.command not in raw:
+        entry.problems.append(f"{where}: neither {shape.command!r} nor a URL key "
+                              f"({', '.join(k for k, _ in shape.url_keys)})")
+
+
+def _command(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
+    command = raw.get(shape.command)
+    if not isinstance(command, str) or not command.strip():
+        entry.problems.append(f"{where}.{shape.command}: missing or not a non-empty string")
+        return
+    args = raw.get(shape.args, [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        entry.problems.append(f"{where}.{shape.args}: not a list of strings")
+        args = []
+    entry.argv = (command, *args)
+    launch, complete = [], True
+    for index, part in enumerate(entry.argv):
+        label = shape.command if index == 0 else f"{shape.args}[{index - 1}]"
+        text, done = expander.expand(part, label)
+        launch.append(text)
+        complete &= done
+    if "\x00" in "".join(launch):
+        entry.problems.append(f"{where}: the command line holds a NUL character")
+    elif complete:
+        entry.launch_argv = tuple(launch)
+
+
+def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
+    key = next((k for k, _ in shape.url_keys if k in raw), None)
+    url = raw.get(key) if key else None
+    if not isinstance(url, str) or not url.strip():
+        entry.problems.append(f"{where}.{key or 'url'}: missing or not a non-empty string")
+        return
+    entry.url = url
+    text, complete = expander.expand(url, key)
+    if complete:
+        if text.startswith(("http://", "https://")):
+            entry.launch_url = text
+        else:
+            entry.problems.append(f"{where}.{key}: not an http(s) URL")
+    headers = raw.get(shape.headers) if shape.headers else None
+    if headers is None:
+        return
+    if not isinstance(headers, dict):
+        entry.problems.append(f"{where}.{shape.headers}: not an object")
+        return
+    for name, value in headers.items():
+        if not isinstance(value, str):
+            entry.problems.append(f"{where}.{shape.headers}.{name}: not a string")
+            continue
+        text, complete = expander.expand(value, f"{shape.headers}.{name}")
+        entry.header_names += (str(name),)
+        if complete:
+            entry.header_values[str(name)] = text
+            entry.secret_values += [text] + text.split(None, 1)[1:]  # and the credential of "<scheme> <credential>"
+
+
+def _env(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
+    env = raw.get(shape.env) if shape.env else None
+    if env is not None and not isinstance(env, dict):
+        entry.problems.append(f"{where}.{shape.env}: not an object")
+        env = None
+    for name, value in (env or {}).items():
+        name = str(name)
+        if not _env_name_ok(name):
+            entry.problems.append(f"{where}.{shape.env}: {name[:60]!r} is not an environment variable name")
+            continue
+        entry.env_names += (name,)
+        if not isinstance(value, str):
+            entry.problems.append(f"{where}.{shape.env}.{name}: not a string")
+            continue
+        text, complete = expander.expand(value, f"{shape.env}.{name}")
+        if complete:
+            entry.env_values[name] = text
+            entry.secret_values.append(text)
+    for key in shape.env_name_lists:
+        names = raw.get(key)
+        if names is None:
+            continue
+        if not isinstance(names, list) or not all(isinstance(n, str) and _env_name_ok(n) for n in names):
+            entry.problems.append(f"{where}.{key}: not a list of environment variable names")
+            continue
+        entry.env_names += tuple(n for n in names if n not in entry.env_names)
+
+
+def _filters(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
+    for key, attr in ((shape.include, "include_tools"), (shape.exclude, "exclude_tools")):
+        if not key or key not in raw:
+            continue
+        value = raw[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            entry.problems.append(f"{where}.{key}: not a list of tool names")
+            continue
+        setattr(entry, attr, tuple(value))
+
+
+def _env_name_ok(name: str) -> bool:
+    return 0 < len(name) <= 256 and "=" not in name and "\x00" not in name
+
+
+def not_launchable(name: str, ctx: Context, kind: str, why: str) -> Entry:
+    """An entry the client runs itself (``BUILTIN``) or from an extension (``EXTENSION``)."""
+    entry = Entry(name=name, client=ctx.client, source=ctx.source, scope=ctx.scope, transport=kind)
+    entry.unevaluated.append(why)
+    return entry
+
+
+__all__ = ["BUILTIN", "EXTENSION", "Candidate", "Context", "Layout", "Shape", "build_entry", "entries_from_map",
+           "not_launchable"]
+
+
+def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, workspace: Path | None = None,
+            scope: str | None = None) -> None:
+    """Add the entries of ``document[key]`` to ``cfile`` (a ``ConfigFile``), file problems to its
+    notes. A top level that is not an object is one note."""
+    if not isinstance(document, dict):
+        cfile.notes.append("the top level is not an object")
+        return
+    ctx = Context(cfile.client or "unknown", cfile.path, scope or cfile.scope, layout, workspace)
+    entries, problems = entries_from_map(document.get(key), shape, ctx, key)
+    cfile.entries += entries
+    cfile.notes += problems
+
+
+def table(document: object, key: str, cfile) -> list[tuple[str, object]]:
+    """The ``(name, raw entry)`` pairs of ``document[key]`` (at most ``MAX_ENTRIES``); a value
+    that is not an object is a note on ``cfile`` and no pairs."""
+    servers = document.get(key) if isinstance(document, dict) else None
+    if servers is None:
+        return []
+    if not isinstance(servers, dict):
+        cfile.notes.append(f"{key} is not an object")
+        return []
+    return [(str(name), raw) for name, raw in list(servers.items())[:MAX_ENTRIES]]

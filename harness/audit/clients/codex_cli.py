@@ -1,0 +1,50 @@
+"""Codex CLI: ``[mcp_servers.<name>]`` tables of ``~/.codex/config.toml`` and, for a trusted
+project, ``<cwd>/.codex/config.toml``.
+
+Documentation: developers.openai.com/codex/mcp and github.com/openai/codex docs/config.md
+(§mcp_servers), confirmed on 2026-11-30 through the search tool's copies (openai/codex config docs
+and issue #20195, which lists the config fields). ``CODEX_HOME`` moves ``~/.codex``.
+
+Keys: ``command``, ``args``, ``env`` (values), ``env_vars`` (names passed through from the
+environment), ``cwd``, ``url`` (Streamable HTTP), ``bearer_token_env_var`` (the name of a variable
+holding the bearer token), ``http_headers``, ``enabled`` (false = off), ``enabled_tools``
+(allowlist), ``disabled_tools``. Codex does not expand ``${…}`` in values.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, table
+from harness.audit.model import HTTP, ConfigFile
+
+CLIENT = "codex-cli"
+NAME = "Codex CLI"
+DOCS = "https://developers.openai.com/codex/mcp"
+READ_ON = "2026-11-30"
+SHAPE = Shape(type_key=None, headers="http_headers", enabled_key="enabled", include="enabled_tools",
+              exclude="disabled_tools", cwd_key="cwd", env_name_lists=("env_vars",), url_keys=(("url", HTTP),))
+
+
+def candidates(layout: Layout) -> list[Candidate]:
+    environ = layout.environ if layout.environ is not None else os.environ
+    home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
+    return [Candidate(home / "config.toml", "user", "toml"),
+            Candidate(layout.cwd / ".codex" / "config.toml", "project", "toml")]
+
+
+def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
+    ctx = Context(CLIENT, cfile.path, cfile.scope, layout, layout.cwd if cfile.scope == "project" else None)
+    for name, raw in table(document, "mcp_servers", cfile):
+        entry = build_entry(str(name), raw, SHAPE, ctx, f"mcp_servers.{name}")
+        token_var = raw.get("bearer_token_env_var") if isinstance(raw, dict) else None
+        if isinstance(token_var, str) and token_var:
+            environ = layout.environ if layout.environ is not None else os.environ
+            entry.header_names += ("Authorization",)
+            if token_var in environ:
+                entry.header_values["Authorization"] = f"Bearer {environ[token_var]}"
+                entry.secret_values.append(environ[token_var])
+            else:
+                entry.unevaluated.append(f"bearer_token_env_var: {token_var} (not set here)")
+        cfile.entries.append(entry)

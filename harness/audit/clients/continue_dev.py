@@ -1,0 +1,59 @@
+"""Continue: ``mcpServers`` in ``~/.continue/config.yaml`` and the block files of
+``<cwd>/.continue/mcpServers/`` (YAML blocks, or JSON files in the Claude/Cursor format).
+
+Documentation: docs.continue.dev/customize/deep-dives/mcp and github.com/continuedev/continue
+docs/customize/deep-dives/mcp.mdx (§How to Configure MCP Server Properties, §Using JSON MCP Format,
+§How to Work with Secrets), read through the search tool on 2026-11-30.
+
+YAML: ``mcpServers`` is a *list* of ``{name, type (stdio|sse|streamable-http), command, args,
+env, url}``; a block file adds ``name``/``version``/``schema`` metadata. Secrets are written
+``${{ secrets.NAME }}`` or ``${{ inputs.NAME }}``: their values live in Continue's secret store and
+are never in hand here.
+"""
+
+from __future__ import annotations
+
+from harness.audit.clients._common import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
+from harness.audit.model import ConfigFile
+
+CLIENT = "continue"
+NAME = "Continue"
+DOCS = "https://docs.continue.dev/customize/deep-dives/mcp"
+READ_ON = "2026-11-30"
+SHAPE = Shape(syntax="continue")
+JSON_SHAPE = Shape()
+MAX_BLOCK_FILES = 100
+
+
+def candidates(layout: Layout) -> list[Candidate]:
+    found = [Candidate(layout.home / ".continue" / "config.yaml", "user", "yaml")]
+    folder = layout.cwd / ".continue" / "mcpServers"
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml", ".json"))
+    except OSError:
+        files = []
+    for path in files[:MAX_BLOCK_FILES]:
+        found.append(Candidate(path, "workspace", "json" if path.suffix.lower() == ".json" else "yaml"))
+    return found
+
+
+def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
+    workspace = layout.cwd if cfile.scope == "workspace" else None
+    ctx = Context(CLIENT, cfile.path, cfile.scope, layout, workspace)
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if servers is None:
+        return
+    if isinstance(servers, dict):  # a JSON file in the Claude/Cursor format
+        for name, raw in list(servers.items())[:MAX_ENTRIES]:
+            cfile.entries.append(build_entry(str(name), raw, JSON_SHAPE, ctx, f"mcpServers.{name}"))
+        return
+    if not isinstance(servers, list):
+        cfile.notes.append("mcpServers is neither a list nor an object")
+        return
+    for index, raw in enumerate(servers[:MAX_ENTRIES]):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        label = name if isinstance(name, str) and name else f"mcpServers[{index}]"
+        entry = build_entry(label, raw, SHAPE, ctx, f"mcpServers[{index}]")
+        if not (isinstance(name, str) and name):
+            entry.problems.append(f"mcpServers[{index}].name: missing or not a string")
+        cfile.entries.append(entry)

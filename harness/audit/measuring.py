@@ -1,0 +1,152 @@
+"""Measuring each distinct server once, concurrently, through the probe's public API.
+
+Each identity (``harness.audit.identity``) becomes one ``harness.probe.target.Target`` measured by
+``harness.probe.measure.measure`` — the same attempts, retries, confirmation launch, limits and
+statuses as a sweep — and one record built by ``harness.probe.record.build`` with a redactor that
+knows every value the configs hold. Status strings are carried through as the probe names them
+(a status added to the probe later needs no change here): ``measured``/``dynamic`` have a number,
+every other status does not.
+
+A client's tool filter (Gemini ``includeTools``/``excludeTools``, Kiro ``disabledTools``, Codex
+``enabled_tools``/``disabled_tools``, goose ``available_tools``) is applied to the capture and
+the kept tools counted again with the same rules, so an entry's figure is what that client sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+
+from harness.audit.envlease import EnvLease
+from harness.audit.model import Entry
+from harness.core.counting import count_tools
+from harness.probe import record
+from harness.probe.measure import measure
+from harness.probe.redact import Secrets
+from harness.probe.remote import header_env_name
+from harness.probe.target import Target
+from harness.util.untrusted import escape
+
+NUMBERED = ("measured", "dynamic")  # harness.probe.record.MEASURED_STATUSES
+
+
+@dataclass
+class Outcome:
+    """What one identity's measurement gave: the probe's ``status``, the (redacted) capture
+    ``tools`` and its counts when numbered, the server's ``instructions`` and the record's notes."""
+
+    status: str
+    tools: list | None = None
+    tokens: int | None = None
+    tool_count: int | None = None
+    sha256: str | None = None
+    per_tool: list[dict] = field(default_factory=list)
+    instructions: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def numbered(self) -> bool:
+        return self.status in NUMBERED and self.tokens is not None
+
+
+@dataclass(frozen=True)
+class Cost:
+    """An entry's figure after its client's tool filter: ``tokens``, ``tool_count``, per-tool rows,
+    and ``filtered`` (how many tools the filter removed, ``0`` when none)."""
+
+    tokens: int
+    tool_count: int
+    per_tool: list
+    filtered: int = 0
+
+
+def redactor_for(entries: list[Entry]) -> Secrets:
+    """One secret set over everything the ``entries`` hand a server (``Secrets.handed``: every env
+    and header value, secret-named options in the launch argv such as ``--api-key X``, credentials in
+    the URL) plus every value an expansion substituted (issue #9: a secret is any non-public value
+    handed to a server)."""
+    found = Secrets(value for entry in entries for value in entry.secret_values)
+    for entry in entries:
+        found |= Secrets.handed(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
+                                url=entry.launch_url)
+    return found
+
+
+async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",
+                      timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
+                      measurer=measure) -> dict[str, Outcome]:
+    """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
+    (default: stderr) receives one line per finished server, cleaned by ``redactor``. Never raises
+    for server behaviour."""
+    from harness.probe import isolation as iso
+
+    lease, gate = EnvLease(), asyncio.Semaphore(concurrency)
+    described = iso.describe(isolation)
+    outcomes: dict[str, Outcome] = {}
+    total = len(groups)
+    write = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+
+    async def one(key: str, entries: list[Entry]) -> None:
+        entry = entries[0]
+        async with gate:
+            async with lease.hold(assignments(entry)):
+                measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
+                                             pass_declared_values=True)
+            # The capture is redacted (before counting, the probe's rule) with this server's own values
+            # only, so another entry's env value cannot change this server's number; ``redactor``
+            # (every value of every config) cleans what is printed.
+            rec = record.build(measurement, described, secrets=redactor_for(entries))
+        outcomes[key] = outcome_of(rec)
+        figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
+        write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
+
+    await asyncio.gather(*(one(key, entries) for key, entries in groups.items()))
+    return outcomes
+
+
+def assignments(entry: Entry) -> dict[str, str | None]:
+    """The environment one measurement of ``entry`` needs: its env values, its header values as
+    ``MCP_HEADER_<NAME>``, and every declared name whose value is not in hand held unset."""
+    wanted: dict[str, str | None] = {name: entry.env_values.get(name) for name in entry.env_names}
+    for name in entry.header_names:
+        wanted[header_env_name(name)] = entry.header_values.get(name)
+    return wanted
+
+
+def target_for(key: str, entry: Entry, timeout: float) -> Target:
+    """The probe's target for ``entry`` (launch face; names only)."""
+    cwd = entry.cwd if entry.cwd and os.path.isdir(entry.cwd) else None
+    if entry.launch_url:
+        return Target(name=f"audit-{key}", url=entry.launch_url, headers=entry.header_names,
+                      timeout_seconds=timeout)
+    return Target(name=f"audit-{key}", command=shlex.join(entry.launch_argv), env=entry.env_names,
+                  timeout_seconds=timeout, cwd=cwd)
+
+
+def outcome_of(rec: dict) -> Outcome:
+    """An ``Outcome`` from a validated measurement record."""
+    numbered = rec["status"] in NUMBERED and rec["totalTokens"] is not None
+    return Outcome(status=rec["status"], tools=rec["rawToolsCapture"] if numbered else None,
+                   tokens=rec["totalTokens"], tool_count=rec["toolCount"], sha256=rec["canonicalSha256"],
+                   per_tool=list(rec["tools"]), instructions=rec.get("serverInstructions"), notes=list(rec["notes"]))
+
+
+def cost(entry: Entry, outcome: Outcome) -> Cost | None:
+    """``entry``'s figure under its tool filter, or ``None`` when the server has no number."""
+    if not outcome.numbered:
+        return None
+    if entry.include_tools is None and not entry.exclude_tools:
+        return Cost(outcome.tokens, outcome.tool_count, outcome.per_tool)
+    kept = [tool for tool in outcome.tools if _kept(tool, entry)]
+    counts = count_tools(kept).to_json()
+    return Cost(counts["totalTokens"], counts["toolCount"], counts["tools"], len(outcome.tools) - len(kept))
+
+
+def _kept(tool: object, entry: Entry) -> bool:
+    name = tool.get("name") if isinstance(tool, dict) else None
+    if name in entry.exclude_tools:  # an exclusion wins over an inclusion (Gemini CLI's rule)
+        return False
+    return entry.include_tools is None or name in entry.include_tools

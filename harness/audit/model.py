@@ -1,0 +1,94 @@
+"""What discovery produces: config files and the server entries they hold.
+
+An :class:`Entry` keeps two faces of a server. The *configured* face (``argv``, ``url``, names) is
+what the file says, with ``${…}`` references left as written: it is what every report prints. The
+*launch* face (``launch_argv``, ``launch_url``, ``env_values``, ``header_values``) is what a
+client would run, with the references this audit holds a value for expanded. Values are secrets
+(issue #12: "Env values from a config are passed to the server and never written or printed"):
+they live only in memory, are excluded from ``repr`` and are never serialised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STDIO, HTTP, SSE = "stdio", "http", "sse"
+# Entries no config describes a launch for: a client's built-in or extension-provided server.
+BUILTIN, EXTENSION = "builtin", "extension"
+TRANSPORTS = (STDIO, HTTP, SSE, BUILTIN, EXTENSION)
+
+# Config-file states (spec: every place "marked read, absent, or unreadable").
+READ, ABSENT, UNREADABLE = "read", "absent", "unreadable"
+
+
+@dataclass
+class Entry:
+    """One configured server. ``scope``: where in the client's model it lives (``user``,
+    ``project``, ``local``, ``managed``, ``workspace``, ``file``). ``disabled``: why it is off, or
+    ``None``. ``include_tools``/``exclude_tools``: the client's documented tool filter (``None``
+    = no allowlist). ``unevaluated``: ``"<field>: <reference>"`` for every expansion whose value
+    is not in hand (set-but-unevaluated). ``problems``: malformed fields, each naming the field."""
+
+    name: str
+    client: str
+    source: str
+    scope: str
+    transport: str
+    argv: tuple[str, ...] = ()
+    url: str | None = None
+    env_names: tuple[str, ...] = ()
+    header_names: tuple[str, ...] = ()
+    disabled: str | None = None
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    always_load: bool = False
+    unevaluated: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    source_display: str = ""
+    launch_argv: tuple[str, ...] = field(default=(), repr=False)
+    launch_url: str | None = field(default=None, repr=False)
+    env_values: dict[str, str] = field(default_factory=dict, repr=False)
+    header_values: dict[str, str] = field(default_factory=dict, repr=False)
+    secret_values: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def launchable(self) -> bool:
+        """Whether this audit can start or reach it (not disabled, not malformed, has a launch)."""
+        if self.disabled or self.problems:
+            return False
+        if self.transport == STDIO:
+            return bool(self.launch_argv)
+        return self.transport in (HTTP, SSE) and bool(self.launch_url)
+
+    def display_launch(self) -> str:
+        """The configured command line or URL, as the file writes it (references unexpanded)."""
+        if self.transport in (HTTP, SSE):
+            return self.url or ""
+        if self.transport in (BUILTIN, EXTENSION):
+            return f"({self.transport})"
+        return " ".join(_quote(a) for a in self.argv)
+
+
+@dataclass
+class ConfigFile:
+    """One file discovery looked at. ``state``: read / absent / unreadable; ``error``: why it is
+    unreadable (names the file and, where known, the field). ``client``: the client whose
+    documented path it is, or ``None`` for ``--config PATH``. ``document``: the parsed top
+    level (kept for the Claude Code settings reader; never serialised)."""
+
+    path: str
+    client: str | None
+    scope: str
+    state: str
+    error: str | None = None
+    entries: list[Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    document: object = field(default=None, repr=False)
+    display: str = ""
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg) if arg else "''"

@@ -1,0 +1,98 @@
+"""Reading a file the publish layer writes — ``results/capture-index.json``,
+``results/tool-shape.json`` — from a local checkout or, when run elsewhere, from the published
+repository's raw URL (issue #13: ``--index URL|PATH``).
+
+A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
+where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
+most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
+:data:`DEADLINE` seconds for the whole download, and a JSON document nested deeper than Python's
+parser allows is refused like any other bad document.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.util import schemas
+
+PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-cost/main/"
+CHECKOUT = Path(__file__).resolve().parents[2]  # the repository this harness runs from
+MAX_BYTES = 64 * 1024 * 1024
+TIMEOUT = (10.0, 60.0)
+DEADLINE = 180.0
+
+
+class Unavailable(Exception):
+    """``what`` could not be read from ``source``; ``str()`` is the one-line problem."""
+
+    def __init__(self, what: str, source: str, reason: str):
+        self.what, self.source, self.reason = what, source, reason
+        super().__init__(f"{what} could not be read from {source}: {reason}")
+
+
+def is_url(source: str) -> bool:
+    return str(source).startswith(("http://", "https://"))
+
+
+def default_source(relative: str, root: Path | None = None) -> str:
+    """``root/relative`` when that file exists (``root`` defaults to this checkout), else the
+    published raw URL of ``relative``."""
+    local = Path(root or CHECKOUT) / relative
+    return str(local) if local.is_file() else PUBLISHED_RAW + relative
+
+
+def read(source: str | Path, what: str, schema: str) -> dict:
+    """The JSON document at ``source`` (a path or an http(s) URL), validated against
+    ``schemas/<schema>.schema.json``. Raises :class:`Unavailable` for anything else."""
+    source = str(source)
+    data = _fetch(source, what) if is_url(source) else _local(source, what)
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise Unavailable(what, source, f"not JSON: {_short(exc)}") from None
+    try:
+        schemas.check(schema, document, where=what)
+    except schemas.SchemaViolation as exc:
+        raise Unavailable(what, source, f"not a valid {schema} document: {_short(exc)}") from None
+    return document
+
+
+def _local(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise Unavailable(what, path, exc.strerror or type(exc).__name__) from None
+    if len(data) > MAX_BYTES:
+        raise Unavailable(what, path, f"larger than {MAX_BYTES:,} bytes")
+    return data
+
+
+def _fetch(url: str, what: str) -> bytes:
+    import time
+
+    import requests
+
+    started = time.monotonic()
+    try:
+        with requests.get(url, timeout=TIMEOUT, stream=True) as response:
+            if response.status_code != 200:
+                raise Unavailable(what, url, f"HTTP {response.status_code} {response.reason or ''}".rstrip())
+            data = bytearray()
+            # read1: whatever has arrived (a fixed-size read would wait for the whole chunk, past
+            # the deadline, on a server that drips).
+            while chunk := response.raw.read1(1 << 16, decode_content=True):
+                data += chunk
+                if len(data) > MAX_BYTES:
+                    raise Unavailable(what, url, f"larger than {MAX_BYTES:,} bytes")
+                if time.monotonic() - started > DEADLINE:
+                    raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s")
+            return bytes(data)
+    except requests.RequestException as exc:
+        raise Unavailable(what, url, f"{type(exc).__name__}: {_short(exc)}") from None
+
+
+def _short(exc: object, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,126 @@
+"""Reading config files with libraries, bounded in size and depth.
+
+* JSON / JSONC / JSON5: the standard library's strict parser first (fast, and most files are
+  strict JSON — ``~/.claude.json`` can run to megabytes); only when that fails, the ``json5``
+  library, which accepts comments and trailing commas (VS Code, Zed, Cursor files). ``json5`` is
+  pure Python and slow, so it is only given files up to ``MAX_JSON5_BYTES``.
+* TOML: ``tomllib``. YAML: PyYAML's safe loader, with a size cap and an alias cap (a YAML alias
+  bomb expands a few hundred bytes into gigabytes).
+
+Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+MAX_CONFIG_BYTES = 32 * 1024 * 1024
+MAX_JSON5_BYTES = 256 * 1024
+MAX_YAML_BYTES = 1024 * 1024
+MAX_YAML_ALIASES = 100
+
+
+class ConfigError(ValueError):
+    """A config file exists and cannot be read or parsed (``str()`` says which and why)."""
+
+
+def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
+    """The UTF-8 text of regular file ``path`` (at most ``limit`` bytes). Raises ``ConfigError``
+    (not a regular file, too large, unreadable, not UTF-8) or ``FileNotFoundError``."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise ConfigError(f"{path}: not a regular file")
+    if info.st_size > limit:
+        raise ConfigError(f"{path}: {info.st_size:,} bytes is over the {limit:,}-byte limit for a config file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ConfigError(f"{path}: over the {limit:,}-byte limit for a config file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_json(text: str, where: str) -> object:
+    """JSON, else JSONC/JSON5 (see module doc). Raises ``ConfigError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None
+    except ValueError as strict:
+        first = strict
+    if len(text.encode("utf-8")) > MAX_JSON5_BYTES:
+        raise ConfigError(f"{where}: not valid JSON ({first}); files over {MAX_JSON5_BYTES:,} bytes are only read as "
+                          "strict JSON")
+    import json5
+
+    try:
+        return json5.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not valid JSON or JSON5: {str(exc)[:200]}") from None
+
+
+def parse_toml(text: str, where: str) -> dict:
+    """TOML via ``tomllib``. Raises ``ConfigError``."""
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{where}: not valid TOML: {str(exc)[:200]}") from None
+
+
+def parse_yaml(text: str, where: str) -> object:
+    """YAML via PyYAML's safe loader, refusing more than ``MAX_YAML_ALIASES`` aliases and more than
+    ``MAX_YAML_BYTES`` of text. Raises ``ConfigError``."""
+    import yaml
+
+    if len(text.encode("utf-8")) > MAX_YAML_BYTES:
+        raise ConfigError(f"{where}: over the {MAX_YAML_BYTES:,}-byte limit for a YAML config")
+
+    class Loader(yaml.SafeLoader):
+        aliases = 0
+
+        def compose_node(self, parent, index):  # count aliases before they are expanded
+            if self.check_event(yaml.AliasEvent):
+                Loader.aliases += 1
+                if Loader.aliases > MAX_YAML_ALIASES:
+                    raise ConfigError(f"{where}: more than {MAX_YAML_ALIASES} YAML aliases")
+            return super().compose_node(parent, index)
+
+    try:
+        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    except ConfigError:
+        raise
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f"{where}: not valid YAML: {str(exc)[:200]}") from None
+
+
+def load(path: Path, kind: str) -> object:
+    """Read and parse ``path`` as ``kind`` (``json``, ``toml`` or ``yaml``). Raises
+    ``FileNotFoundError`` when absent, ``ConfigError`` when present and unreadable."""
+    limit = MAX_YAML_BYTES if kind == "yaml" else MAX_CONFIG_BYTES
+    text = read_text(path, limit)
+    parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[kind]
+    return parser(text, str(path))
+
+
+def kind_for(path: Path) -> str:
+    """The parser a file's name suggests: ``.toml`` → toml, ``.yaml``/``.yml`` → yaml, else json."""
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return "toml"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    return "json"

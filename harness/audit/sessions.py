@@ -1,0 +1,119 @@
+"""Which configs one client loads together, and which of their entries a session loads.
+
+Per-file totals are never merged; a session is the unit the threshold question and ``--budget``
+are put to (methodology, §Configs one session loads together). Compositions:
+
+* Claude Code: ``~/.claude.json`` (user and local scope) + ``<cwd>/.mcp.json``, one name loaded
+  once with local > project > user precedence — or, where ``managed-mcp.json`` is deployed, that
+  file alone (an empty map: no servers; unreadable: the composition itself is refused). Entries a
+  deny entry matches are left out of the session's claims, never out of a file's total.
+* Another known client: its discovered files together; where its docs put one scope over another
+  (``SCOPE_ORDER``), a shadowed name is not loaded; where no order is on record, same-named entries
+  are both counted (the direction that cannot understate a session).
+* A ``--config`` file: a session of its own, client unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.audit.clients import BY_ID
+from harness.audit.model import ABSENT, READ, UNREADABLE, ConfigFile, Entry
+
+# Highest precedence first, where the client's documentation puts one scope over another.
+SCOPE_ORDER = {"claude-code": ("local", "project", "user"),
+               "gemini-cli": ("project", "user"),        # "Project settings override user settings"
+               "kiro": ("workspace", "user")}            # "Workspace config takes precedence"
+
+
+@dataclass
+class Session:
+    """``members``: entries the session loads; ``excluded``: ``(entry, why)`` for entries it does
+    not (disabled, shadowed, suppressed by the managed file, denied). ``composition`` names how it
+    was put together; ``refused`` is set when which servers load cannot be said."""
+
+    client: str | None
+    label: str
+    files: list[ConfigFile]
+    composition: str
+    members: list[Entry] = field(default_factory=list)
+    excluded: list[tuple[Entry, str]] = field(default_factory=list)
+    refused: str | None = None
+    managed_state: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def compose(files: list[ConfigFile]) -> list[Session]:
+    """One session per known client with a readable or unreadable file, one per ``--config`` file."""
+    sessions = []
+    for client, module in BY_ID.items():
+        mine = [f for f in files if f.client == client and f.state != ABSENT]
+        if mine or client == "claude-code" and _managed(files) is not None:
+            sessions.append(_claude(mine, files) if client == "claude-code" else _plain(client, module.NAME, mine))
+    for cfile in files:
+        if cfile.client is None and cfile.state != ABSENT:
+            session = Session(None, f"--config {cfile.display}", [cfile], "file")
+            _load(session, cfile.entries, ())
+            sessions.append(session)
+    return [s for s in sessions if s.files]
+
+
+def _managed(files: list[ConfigFile]) -> ConfigFile | None:
+    return next((f for f in files if f.client == "claude-code" and f.scope == "managed"), None)
+
+
+def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
+    managed = _managed(files)
+    state = _managed_state(managed)
+    session = Session("claude-code", "Claude Code session in the current directory", mine, "user+local+project",
+                      managed_state=state)
+    if state == "unreadable":
+        session.composition, session.refused = "refused", (
+            f"managed-mcp.json exists and cannot be read ({managed.error or '; '.join(managed.notes)}): which servers a "
+            "session loads cannot be said, so no session total is claimed")
+        return session
+    others = [e for f in mine if f.scope != "managed" for e in f.entries]
+    if state in ("servers", "empty"):
+        session.composition = "managed" if state == "servers" else "managed-empty"
+        session.excluded += [(e, "suppressed: managed-mcp.json has exclusive control") for e in others]
+        session.notes.append("in-process servers the launching app registers load too; no config file describes them")
+        _load(session, managed.entries, ())
+        return session
+    _load(session, others, SCOPE_ORDER["claude-code"])
+    return session
+
+
+def _managed_state(managed: ConfigFile | None) -> str:
+    """``absent``, ``servers``, ``empty`` (MCP disabled) or ``unreadable``."""
+    if managed is None or managed.state == ABSENT:
+        return "absent"
+    if managed.state == UNREADABLE or not isinstance(managed.document, dict) or \
+            not isinstance(managed.document.get("mcpServers"), dict):
+        return "unreadable"
+    return "servers" if managed.document["mcpServers"] else "empty"
+
+
+def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
+    session = Session(client, f"{name} session in the current directory", mine, "+".join(f.scope for f in mine))
+    order = SCOPE_ORDER.get(client, ())
+    if not order and len([f for f in mine if f.state == READ]) > 1:
+        session.notes.append("which file wins for a name in two of them is not on record: same-named entries are both "
+                             "counted")
+    _load(session, [e for f in mine for e in f.entries], order)
+    return session
+
+
+def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> None:
+    """Add ``entries`` to ``session``: disabled ones excluded; with a scope ``order``, a name
+    defined in a higher scope shadows the same name in a lower one."""
+    winner: dict[str, Entry] = {}
+    if order:
+        for entry in sorted(entries, key=lambda e: order.index(e.scope) if e.scope in order else len(order)):
+            winner.setdefault(entry.name, entry)
+    for entry in entries:
+        if entry.disabled:
+            session.excluded.append((entry, f"disabled ({entry.disabled})"))
+        elif order and winner[entry.name] is not entry:
+            session.excluded.append((entry, f"shadowed by the {winner[entry.name].scope}-scope entry of the same name"))
+        else:
+            session.members.append(entry)

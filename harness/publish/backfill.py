@@ -1,0 +1,131 @@
+"""``regen --backfill``: rebuild every catalog entry's tool vectors from the repository's own git
+history (issue #13, "Tool vectors").
+
+Every past commit of ``results/<server>/measurement.json`` holds a full capture, so the vectors a
+forward run would have appended can be recomputed from the first commit on: the first-parent
+history of the checked-out branch is walked oldest first (one ``git log --raw`` through
+gitpython, then each changed blob read from the object database), and each version of each record
+goes through :func:`harness.publish.tool_vectors.advance` exactly as a sweep's regen would have
+passed it. The working tree's record (what the next regen appends) comes last, in
+:mod:`harness.publish.regen`.
+
+The result depends on the commits alone — not on the vectors already on file, the clock or the
+machine — so a backfill is idempotent and deterministic, and equal to the forward vectors of a
+history in which every publishing commit ran regen. A version that cannot be read, is not this
+server's record, or whose capture does not re-derive its published numbers is skipped and reported
+(``Backfill.skipped``); history is what it is.
+
+Raises :class:`BackfillError` when ``root`` is not inside a git repository, or the clone is shallow
+(its first commits are missing, so the vectors would silently start late: fetch the full history,
+e.g. ``actions/checkout`` with ``fetch-depth: 0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from harness.core.jsparse import WireJSONError, parse
+from harness.db.history import NUMBERED
+from harness.publish import tool_vectors
+from harness.publish.records import RecordError
+from harness.publish.tool_vectors import VectorHistory
+from harness.util.schemas import SchemaViolation
+
+NULL_SHA = "0" * 40
+
+
+class BackfillError(ValueError):
+    """The history cannot be walked (no repository, or a shallow clone)."""
+
+
+@dataclass
+class Backfill:
+    """Vectors rebuilt from history: ``vectors`` by catalog name, how many ``commits`` and record
+    ``versions`` were read, and one ``skipped`` line per version left out."""
+
+    vectors: dict[str, VectorHistory]
+    commits: int = 0
+    versions: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def backfill(root: Path, names: list[str]) -> Backfill:
+    """Walk the history of ``results/<name>/measurement.json`` for every name in ``names`` (the
+    catalog) and return the vectors it implies. See the module docstring for errors."""
+    repo, prefix = _repo(Path(root))
+    result = Backfill({name: VectorHistory(name) for name in names})
+    if not repo.head.is_valid():
+        return result
+    wanted = {f"{prefix}results/{name}/measurement.json": name for name in names}
+    changes = _changes(repo, prefix)
+    result.commits = len({commit for commit, _, _ in changes})
+    for commit, path, blob in changes:
+        name = wanted.get(path)
+        if name is None or blob == NULL_SHA:  # another file, or the record was deleted
+            continue
+        result.versions += 1
+        where = f"{path} at {commit[:12]}"
+        record = _read(repo, blob, name, where, result.skipped)
+        if record is None:
+            continue
+        try:
+            result.vectors[name] = tool_vectors.advance(result.vectors[name], record, where)
+        except RecordError as exc:
+            result.skipped.extend(exc.errors)
+        except SchemaViolation as exc:
+            result.skipped.append(f"{where}: {exc}")
+    return result
+
+
+def _repo(root: Path) -> tuple[git.Repo, str]:
+    """The repository holding ``root`` and ``root``'s path inside it (``""`` or ``"sub/dir/"``)."""
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise BackfillError(f"{root} is not inside a git repository: --backfill reads the history of "
+                            "results/<server>/measurement.json from git") from None
+    if repo.git.rev_parse("--is-shallow-repository").strip() == "true":
+        raise BackfillError(f"{repo.working_tree_dir} is a shallow clone: its oldest commits are missing, so the "
+                            "vectors would start late; fetch the whole history first (git fetch --unshallow, "
+                            "or actions/checkout with fetch-depth: 0)")
+    relative = Path(root).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    return repo, "" if relative == "." else relative + "/"
+
+
+def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str]]:
+    """``(commit, path, new blob sha)`` for every change to a ``results/*/measurement.json``
+    along the first-parent history, oldest first (a merge compared with its first parent)."""
+    out = repo.git.log("--first-parent", "--reverse", "--format=commit %H", "--raw", "--no-abbrev",
+                       "--no-renames", "--diff-merges=first-parent",
+                       "--", f":(glob){prefix}results/*/measurement.json")
+    changes, commit = [], None
+    for line in out.splitlines():
+        if line.startswith("commit "):
+            commit = line[7:].strip()
+        elif line.startswith(":") and commit:
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) >= 5:
+                # A path git had to quote (unusual bytes) is kept quoted: it is no catalog slug.
+                changes.append((commit, path, parts[3]))
+    return changes
+
+
+def _read(repo: git.Repo, blob: str, name: str, where: str, skipped: list[str]) -> dict | None:
+    """The record in ``blob``, or ``None`` (with a line in ``skipped``) when it is not one."""
+    try:
+        text = repo.odb.stream(bytes.fromhex(blob)).read().decode("utf-8")
+        record = parse(text)
+    except (ValueError, UnicodeDecodeError, WireJSONError, OSError) as exc:
+        skipped.append(f"{where}: not readable as a record: {exc}")
+        return None
+    if not isinstance(record, dict) or record.get("server") != name:
+        skipped.append(f"{where}: not the record of {name!r}")
+        return None
+    if record.get("status") in NUMBERED and not isinstance(record.get("rawToolsCapture"), list):
+        skipped.append(f"{where}: {record.get('status')} record without a rawToolsCapture array")
+        return None
+    return record
