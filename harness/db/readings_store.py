@@ -7,7 +7,7 @@ how they are read and written.
 
 Each is one JSON object with a ``rows`` array holding at most one row per server, validated
 against ``schemas/<kind>.schema.json`` on read and before every write, and written atomically
-(``JSON.stringify(doc, null, 2)`` + newline). None of them touches a measurement record, a badge or
+(``JSON.stringify(doc, null, 2)`` + newline, raw C1 and bidi characters as ``\\uXXXX``: ``untrusted.json_text``). None of them touches a measurement record, a badge or
 a canonical hash. A run over some servers replaces those servers' rows and keeps the others
 (:func:`merge_rows`), so ``--only`` never erases what an earlier run found.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.util import atomic, schemas
+from harness.util import atomic, schemas, untrusted
 
 FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
          "capability-probe": "results/capability-probe.json"}
@@ -57,7 +57,7 @@ def write(root: Path, kind: str, doc: dict) -> Path:
     """Validate ``doc`` and write it atomically; returns the path. Raises ``SchemaViolation``."""
     path = path_for(root, kind)
     schemas.check(kind, doc, where=str(path))
-    return atomic.write_text(path, stringify(doc, indent=2) + "\n")
+    return atomic.write_text(path, untrusted.json_text(stringify(doc, indent=2)) + "\n")
 
 
 def merge_rows(previous: list, fresh: list, names: list[str] | None = None) -> list[dict]:
