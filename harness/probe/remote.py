@@ -165,10 +165,9 @@ class HttpTransport:
         headers = {"Accept": ACCEPT if body is not None else "text/event-stream", **self.headers}
         if body is not None:
             headers["Content-Type"] = "application/json"
-        if self.session_id:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
+        for name, value in (("Mcp-Session-Id", self.session_id), ("MCP-Protocol-Version", self.protocol_version)):
+            if value:
+                headers[name] = self._echoed(name, value)
         try:
             request = self.client.build_request(method, self.url, content=body, headers=headers)
             for _ in range(MAX_REDIRECTS + 1):
@@ -182,6 +181,17 @@ class HttpTransport:
         raise HttpRefusal(Failure("unreachable", self.capture.phase,
                                   f"more than {MAX_REDIRECTS} redirects from {self.url}, the last to "
                                   f"{redact.cut(str(request.url), 200)}"))
+
+    def _echoed(self, header: str, value: str) -> str:
+        """``value`` — which the server chose: its session id, its protocol revision — as the
+        ``header`` it is sent back in. A value that cannot be a header (not ASCII, or holding CR,
+        LF or NUL; the SDKs' HTTP stack fails on it too) is the server's broken reply, recorded as
+        such. Raises ``HttpRefusal``."""
+        if value.isascii() and not any(c in value for c in "\r\n\0"):
+            return value
+        raise HttpRefusal(Failure("bad-reply", self.capture.phase,
+                                  f"the server's {header} value {redact.cut(value, 80)!r} cannot be sent back as the "
+                                  f"{header} header (not ASCII, or holding CR, LF or NUL)"))
 
     def _redirected(self, request: httpx2.Request) -> httpx2.Request:
         """The request a redirect asks for, without the declared headers when it leaves the

@@ -6,6 +6,9 @@ with redirects and content encodings (tests/fixtures/servers/hostile_http.py).
   origin keeps them (the SDKs follow redirects, and so does the harness).
 * A redirect's own body is never read: the library read it whole into memory (1.5 GB of it took
   3.3 GB of RAM), outside every bound.
+* A server's ``Mcp-Session-Id`` and ``protocolVersion`` are sent back as request headers: one
+  that is not visible ASCII (``café``, UTF-8 bytes) raised ``UnicodeEncodeError`` out of the
+  measurement — an internal error, not a status — and one holding CR LF read as "no HTTP answer".
 * A compressed answer inflates inside one read: 2 KB of ``gzip, gzip`` become 1 GiB of SSE comment
   lines, parsed without ever yielding to the event loop, so neither the deadline nor any size bound
   ended it. What a server sends in one launch is bounded after decoding, and the deadline ends it.
@@ -141,3 +144,21 @@ def test_the_deadline_ends_an_answer_that_inflates(results_root, monkeypatch):
     assert run.record["status"] == "timeout", run.notes
     assert "widest budget tried: 2 s" in run.notes
     assert set(threading.enumerate()) <= threads
+
+
+@pytest.mark.parametrize("flags,shown", [
+    (("--session-id", "636166e9"), "Mcp-Session-Id"),  # Latin-1 "café"
+    (("--session-id", "6361666520c3a9"), "Mcp-Session-Id"),  # UTF-8 "cafe é"
+    (("--protocol-version", json.dumps("2025-11-25\u00e9")), "MCP-Protocol-Version"),
+    (("--protocol-version", json.dumps("2025-11-25\r\nX-Injected: 1")), "MCP-Protocol-Version"),
+    (("--protocol-version", json.dumps("2025-11-25\u0000")), "MCP-Protocol-Version"),
+])
+def test_a_value_the_server_gives_that_cannot_be_a_header_is_a_recorded_failure(flags, shown, results_root):
+    here = server(*flags)
+    try:
+        run = measure(results_root, "bad-header-" + flags[0].strip("-"), here.url())
+    finally:
+        here.stop()
+    rec = run.record
+    assert rec["status"] == "startup-failure", run.notes
+    assert f"cannot be sent back as the {shown} header" in run.notes
