@@ -29,16 +29,20 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.probe import environment, isolation, record, sandbox
+from harness.probe import environment, envnames, isolation, record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
-from harness.util import untrusted
+from harness.util import names, untrusted
+from harness.util.untrusted import escape
 
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
+HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
+# A command may span lines (shlex treats a line break as a space); nothing else may hold a control.
+CONTROL = {"--command": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"),
+           "--url": re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")}
 
 
 def register(sub) -> None:
@@ -138,15 +142,18 @@ def run(args) -> int:
     except (LookupError, ValueError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
-    measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
-    try:
-        rec = record.build(measurement, isolation.describe(mode))
-    except TokenizerUnavailable as exc:
-        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
-        return 2
-    path = record.write(rec, results)
-    badge_path = write_badge(badges / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
-    print(summary(rec, path, badge_path))
+    # The target's secrets stay current for everything done with what the server said, so an
+    # exception out of any of it carries them to the internal-error line (redact.carried).
+    with redact.activated(redact.Secrets.for_target(target)):
+        measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
+        try:
+            rec = record.build(measurement, isolation.describe(mode))
+        except TokenizerUnavailable as exc:
+            print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+            return 2
+        path = record.write(rec, results)
+        badge_path = write_badge(badges / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
+        print(summary(rec, path, badge_path))
     if getattr(args, "changed", False) or getattr(args, "index", None):
         report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
@@ -185,18 +192,31 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
 def _target(args) -> Target:
     if not args.name:
         raise ValueError("--name is required with --command/--url")
-    if not NAME_PATTERN.match(args.name):
-        raise ValueError(f"--name {args.name!r} is not a valid slug: lower-case a-z, 0-9, '.', '_', '-', "
-                         "starting with a letter or digit")
+    _check_flags(args)
     if args.command is not None:
         try:
             split_command(args.command)
         except SpawnError as exc:
-            raise ValueError(f"--command: {exc}") from None
+            raise ValueError(f"--command: {escape(exc)}") from None
     target = Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                     headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
     _refuse_catalog_name(target, Path(args.catalog))
     return target
+
+
+def _check_flags(args) -> None:
+    """Bounded, validated flags (issue #9, kind 5); raises ``ValueError`` naming the first bad one."""
+    if not names.is_result_name(args.name):
+        raise ValueError(f"--name {escape(repr(args.name[:80]))} is not a valid slug: expected {names.RESULT_RULE}")
+    for flag, text in (("--command", args.command), ("--url", args.url)):
+        if text is not None and (len(text) > 8192 or CONTROL[flag].search(text)):
+            raise ValueError(f"{flag} is longer than 8192 characters or holds a control character or invalid Unicode")
+    for name in args.env:
+        if (why := envnames.problem(name)) is not None:
+            raise ValueError(f"--env {escape(repr(name[:80]))} {why}")
+    for name in args.header:
+        if not HEADER_NAME.fullmatch(name):
+            raise ValueError(f"--header {escape(repr(name[:80]))} is not an HTTP header name (at most 128 characters)")
 
 
 def require_program(target: Target, mode: str, what: str) -> None:

@@ -159,7 +159,7 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
         retried.add(verdict.status)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
-        elif (note := heal.before_retry(capture.stderr_tail, isolation)) is not None:
+        elif (note := heal.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
             healed.append(note)
 
 
@@ -217,6 +217,12 @@ async def _try_discover(launcher, target: Target, budget: float, limits: Limits,
         )
     else:
         result.notes.append(f"{how} was also tried and failed: {capture.failure.detail} (phase: {capture.phase})")
+
+
+def _npm_cache(target: Target):
+    from harness.probe.sandbox import server_cache
+
+    return server_cache(target.name, target.launch) / "npm"
 
 
 def _default_launcher(target: Target, pass_declared_values: bool, isolation: str):

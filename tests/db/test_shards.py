@@ -127,7 +127,7 @@ def _traversal(part: Path) -> str:
     manifest = json.loads((part / shards.MANIFEST).read_text())
     manifest["servers"].append("../../repo/results/s0")
     (part / shards.MANIFEST).write_text(json.dumps(manifest))
-    return "server names must be slugs"
+    return 'field "servers" item #4: '  # main's names.RESULT_RULE message
 
 
 def _not_in_catalog(part: Path) -> str:
