@@ -6,7 +6,8 @@
 
 Writes ``<results>/<name>/measurement.json`` and ``<badges>/<name>.json`` (validated, atomic) and
 prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog), 70 for a bug in the
+without a number was recorded, 2 for bad input (unknown server, bad catalog, a program not on PATH, a --url that is not
+http(s)), 70 for a bug in the
 harness (one line naming the server; see ``harness.cli.main``).
 """
 
@@ -28,6 +29,8 @@ from harness.util import untrusted
 from harness.util.cliargs import did_you_mean
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+# The catalog's url pattern (schemas/servers.schema.json), with plain http allowed for a local server.
+URL_PATTERN = re.compile(r"^https?://[^\s/?#]+\S*$")
 
 
 def register(sub) -> None:
@@ -147,6 +150,9 @@ def _target(args) -> Target:
             split_command(args.command)
         except SpawnError as exc:
             raise ValueError(f"--command: {exc}") from None
+    if args.url is not None and not URL_PATTERN.match(args.url):
+        raise ValueError(f"--url '{untrusted.escape(args.url)}' is not an endpoint: expected http:// or https:// "
+                         "and a host, e.g. https://example.com/mcp")
     return Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                   headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
 
