@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.publish.records import load_records
+from harness.util.cliargs import unknown_names
 
 RESULTS = "results"
 
@@ -51,9 +52,9 @@ def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[s
     usable = [n for n in names if pool is None or n in pool]
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in wanted if n not in names]
+        unknown = unknown_names(wanted, names, "--only names not in the catalog")
         if unknown:
-            raise LookupError(f"--only names not in the catalog: {', '.join(unknown)}")
+            raise LookupError(unknown)
         unusable = [n for n in wanted if n not in usable]
         if unusable:
             raise LookupError(f"--only names without a published number: {', '.join(unusable)}")

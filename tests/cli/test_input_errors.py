@@ -114,3 +114,14 @@ def test_a_url_that_is_not_http_is_bad_input_before_any_connection(url, tmp_path
     assert code == 2, out + err
     assert err.startswith("error: --url ") and "http:// or https://" in err and "\x1b" not in err
     assert not (tmp_path / "results").exists() and not (tmp_path / "badges").exists()
+
+
+@pytest.mark.parametrize("command", ["divergence", "cross-check", "capability-probe"])
+def test_beside_the_headline_commands_suggest_the_nearest_entry_for_only(command, monkeypatch):
+    """``--only`` on the beside-the-headline commands names each unknown entry with its nearest
+    catalog name, as ``sweep --only`` does (and checks names before anything else)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unused")
+    code, out, err = cli(command, "--root", str(REPO), "--only", "memroy,time,evrything", "--no-regen")
+    assert code == 2, out + err
+    assert 'memroy (did you mean "memory"?)' in (out + err) and 'evrything (did you mean "everything"?)' in out + err
+    assert "time," not in (out + err).split("catalog:")[1]
