@@ -26,7 +26,7 @@ from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 from harness.util import untrusted
-from harness.util.cliargs import did_you_mean
+from harness.util.cliargs import did_you_mean, seconds
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 # The catalog's url pattern (schemas/servers.schema.json), with plain http allowed for a local server.
@@ -47,7 +47,7 @@ def register(sub) -> None:
     p.add_argument("--env", action="append", default=[], metavar="NAME", help="env var name to pass (repeatable)")
     p.add_argument("--header", action="append", default=[], metavar="NAME",
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
-    p.add_argument("--timeout", type=_seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
+    p.add_argument("--timeout", type=seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
     p.add_argument("--results", default="results", help="results directory (default: results)")
@@ -83,18 +83,6 @@ def _report_changed(args, rec: dict) -> None:
         print(f"changed: {escape(exc)}")
         return
     print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
-
-
-def _seconds(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 1 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got {text!r}")
-    return value
 
 
 def run(args) -> int:

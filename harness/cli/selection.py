@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.publish.records import load_records
-from harness.util.cliargs import unknown_names
+from harness.util.cliargs import positive_int, unknown_names
 
 RESULTS = "results"
 
@@ -19,16 +19,9 @@ RESULTS = "results"
 def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated catalog entry names")
-    which.add_argument("--top", type=_positive, metavar="N", help=top_help)
+    which.add_argument("--top", type=positive_int, metavar="N", help=top_help)
     parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
     parser.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
-
-
-def _positive(text: str) -> int:
-    value = int(text) if text.isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def load(args) -> tuple[Catalog, dict[str, dict]]:

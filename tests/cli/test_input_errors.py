@@ -125,3 +125,20 @@ def test_beside_the_headline_commands_suggest_the_nearest_entry_for_only(command
     assert code == 2, out + err
     assert 'memroy (did you mean "memory"?)' in (out + err) and 'evrything (did you mean "everything"?)' in out + err
     assert "time," not in (out + err).split("catalog:")[1]
+
+
+@pytest.mark.parametrize("argv", [["sweep", "--concurrency"], ["divergence", "--top"], ["cross-check", "--top"],
+                                  ["capability-probe", "--top"], ["capability-probe", "--concurrency"],
+                                  ["audit", "--no-discover", "--concurrency"], ["audit", "--no-discover", "--context"]],
+                         ids=lambda argv: " ".join(argv))
+@pytest.mark.parametrize("text", ["0", "-1", "x", "1.5", "²", "", "1" * 13])
+def test_a_count_that_is_not_a_whole_number_of_at_least_one_says_so(argv, text, tmp_path, monkeypatch):
+    """Every count option (concurrency, --top, --context) answers one way: what was expected and what
+    was typed — never argparse's "invalid _positive value" (a private function's name), and never a
+    concurrency of 0 taken as 1. (An empty --root and no configs: nothing could launch either way.)"""
+    monkeypatch.chdir(tmp_path)
+    root = [] if argv[0] == "audit" else ["--root", str(tmp_path)]
+    code, out, err = cli(*argv, text, *root)
+    assert code == 2, out + err
+    assert "expected a whole number of at least 1" in err and "invalid" not in err, err
+    assert "Traceback" not in err
