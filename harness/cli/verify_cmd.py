@@ -52,8 +52,10 @@ def run(args) -> int:
                                               "published": comparison.published, "derived": comparison.derived},
                                              indent=2)))
     elif comparison.ok:
-        fields = ", ".join(f"{k}={v}" for k, v in comparison.derived.items())
-        print(untrusted.line(f"OK {args.source}: {fields}"))
+        print(untrusted.line(f"OK {args.source}: every figure re-derives from the record's own capture"))
+        width = max(map(len, comparison.derived), default=0)
+        for field, value in comparison.derived.items():  # one per line: a terminal never wraps mid-figure
+            print(untrusted.line(f"  {field:<{width}}  {value}"))
     else:
         for field in comparison.mismatches:
             print(untrusted.line(f"MISMATCH {field}: published {comparison.published[field]}, "

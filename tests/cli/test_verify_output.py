@@ -1,0 +1,33 @@
+"""``verify``'s answer on a terminal (issue #15, "output readable at 100 columns"): the OK line says
+what was checked, then one line per re-derived figure, instead of every figure on one long line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from harness.core.jsparse import parse
+from harness.core.rederive import rederive
+from tests.cli.test_input_errors import cli
+from tests.conftest import REPO
+
+
+def test_ok_prints_one_line_per_figure(tmp_path):
+    path = tmp_path / "measurement.json"
+    shutil.copyfile(REPO / "results" / "memory" / "measurement.json", path)
+    code, out, err = cli("verify", str(path))
+    assert code == 0, out + err
+    derived = rederive(parse(path.read_text(encoding="utf-8"))).derived
+    lines = out.splitlines()
+    assert lines[0] == f"OK {path}: every figure re-derives from the record's own capture"
+    assert len(lines) == 1 + len(derived)
+    width = max(map(len, derived))
+    assert lines[1:] == [f"  {field:<{width}}  {value}" for field, value in derived.items()]
+    assert all(len(line) <= 100 for line in lines[1:])
+
+
+def test_json_output_is_unchanged(tmp_path):
+    path = tmp_path / "measurement.json"
+    shutil.copyfile(REPO / "results" / "memory" / "measurement.json", path)
+    code, out, _ = cli("verify", str(path), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
