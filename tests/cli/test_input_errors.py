@@ -142,3 +142,18 @@ def test_a_count_that_is_not_a_whole_number_of_at_least_one_says_so(argv, text, 
     assert code == 2, out + err
     assert "expected a whole number of at least 1" in err and "invalid" not in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["measure", "--server", "memory"], ["slice"], ["sweep", "--only", "memory"],
+                                  ["regen"], ["divergence", "--only", "memory"], ["capability-probe"]],
+                         ids=lambda argv: argv[0])
+def test_a_catalog_command_outside_a_clone_says_where_the_catalog_is(argv, tmp_path, monkeypatch):
+    """Installed with pipx and run in an empty directory, a command that reads servers.yaml says what
+    the catalog is and where to run it — not a bare ``[Errno 2] No such file or directory``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unused")
+    code, out, err = cli(*argv)
+    assert code == 2, out + err
+    text = " ".join((out + err).split())
+    assert "servers.yaml: no such file" in text and "clone of the mcp-context-cost repository" in text, text
+    assert "Errno" not in text and not any(tmp_path.iterdir())
