@@ -36,7 +36,9 @@ def read_source(source: str, timeout: float = 30.0) -> str:
             response = requests.get(source, timeout=timeout)
             response.raise_for_status()
         except requests.RequestException as exc:
-            raise OSError(f"cannot fetch {source}: {exc}") from None
+            from harness.db.reason import decisive  # the line a person acts on, not the exception chain
+
+            raise OSError(f"cannot fetch it: {decisive(str(exc))}") from None
         return response.content.decode("utf-8", errors="replace")
     return Path(source).read_text(encoding="utf-8", errors="replace")
 

@@ -31,3 +31,22 @@ def test_json_output_is_unchanged(tmp_path):
     shutil.copyfile(REPO / "results" / "memory" / "measurement.json", path)
     code, out, _ = cli("verify", str(path), "--json")
     assert code == 0 and json.loads(out)["ok"] is True
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on exit: a connection is refused
+
+
+def test_a_url_that_cannot_be_fetched_says_why_in_one_readable_line():
+    """The reason is the decisive part of the failure (``harness.db.reason``), as for a sweep —
+    not requests' exception chain."""
+    for url, reason in ((f"http://127.0.0.1:{_closed_port()}/measurement.json", "connection refused by 127.0.0.1"),
+                        ("https://mcp-context-cost.invalid/measurement.json",
+                         "cannot resolve host mcp-context-cost.invalid")):
+        code, out, err = cli("verify", url)
+        assert code == 2 and out == ""
+        assert err.strip() == f"cannot verify {url}: cannot fetch it: {reason}", err
