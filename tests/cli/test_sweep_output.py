@@ -102,8 +102,9 @@ def test_summary_counts_reasons_and_commit_line(tmp_path, environment_evidence):
     assert reason.is_environment(recs["offline"]) and not reason.is_environment(recs["gone-404"])
 
     unchanged = {n for n in statuses if n != "bravo"}
+    # "unchanged" overlaps the other counts, so it is said apart from them (it once read as a third kind)
     assert out.splitlines()[0] == f"sweep {recs['alpha']['measuredAt'][:10]}: 5 servers: 2 measured, 3 failed " \
-                                  f"(1 environment), {len(unchanged)} unchanged"
+                                  f"(1 environment); {len(unchanged)} of the 5 unchanged"
     table = _table(out)
     assert table["measured"] == ("2", "1", "-")
     failed_statuses = {statuses[n] for n in ("gone-404", "offline", "refuses")}
