@@ -70,7 +70,11 @@ def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
     env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and reason.is_environment(r))
     text = (f"sweep {date}: {len(records)} server{'s' if len(records) != 1 else ''}: {measured} measured, "
             f"{failed} failed" + (f" ({env} environment)" if env else ""))
-    return text + (f"; {len(unchanged)} of the {len(records)} unchanged" if unchanged else "")
+    if not unchanged:
+        return text
+    if len(unchanged) < len(records):
+        return text + f"; {len(unchanged)} of the {len(records)} unchanged"
+    return text + ("; unchanged" if len(records) == 1 else f"; all {len(records)} unchanged")
 
 
 def counts_table(records: dict[str, dict], unchanged: set[str]):

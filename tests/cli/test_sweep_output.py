@@ -193,3 +193,13 @@ def test_progress_on_a_narrow_terminal_wraps_whole_words(tmp_path):
     assert in_flight(names, 50) == "measuring: server-number-one +3 more"  # whole names only
     assert in_flight(names, 55) == "measuring: server-number-one, server-number-two +2 more"
     assert in_flight([], 40) == ""
+
+
+def test_headline_counts_unchanged_apart():
+    from harness.cli.sweep_summary import headline
+
+    two = {"a": {"status": "measured"}, "b": {"status": "timeout"}}
+    assert headline(two, set(), "D") == "sweep D: 2 servers: 1 measured, 1 failed"
+    assert headline(two, {"a"}, "D") == "sweep D: 2 servers: 1 measured, 1 failed; 1 of the 2 unchanged"
+    assert headline(two, {"a", "b"}, "D") == "sweep D: 2 servers: 1 measured, 1 failed; all 2 unchanged"
+    assert headline({"a": two["a"]}, {"a"}, "D") == "sweep D: 1 server: 1 measured, 0 failed; unchanged"
