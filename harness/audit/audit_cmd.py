@@ -101,6 +101,9 @@ def _check_input(args) -> dict | None:
         raise ValueError(f"--config: no such file: {', '.join(missing)}")
     if args.no_discover and not args.config:
         raise ValueError("--no-discover reads only --config files: give at least one")
+    from harness.probe import isolation
+
+    isolation.resolve_mode(args.isolation)  # isolation.Unavailable (a ValueError) before any server starts
     return load_baseline(args.baseline) if args.baseline is not None else None
 
 

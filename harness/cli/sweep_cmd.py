@@ -81,12 +81,13 @@ def run(args, measurer=None) -> int:
     try:
         catalog = load_catalog(root / args.catalog)
         entries = _choose(catalog, args, date)
+        isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input, checked first
         if getattr(args, "shard", None):
             k, n = shards.parse_spec(args.shard)
             if not args.out:
                 raise LookupError("--shard needs --out DIR")
             return _measure_shard(root, shards.part(entries, k, n), date, args, measurer, k, n)
-    except (CatalogError, LookupError, shards.ShardError) as exc:
+    except (CatalogError, LookupError, shards.ShardError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "

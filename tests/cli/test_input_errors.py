@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,47 @@ def test_a_catalog_command_outside_a_clone_says_where_the_catalog_is(argv, tmp_p
     text = " ".join((out + err).split())
     assert "servers.yaml: no such file" in text and "clone of the mcp-context-cost repository" in text, text
     assert "Errno" not in text and not any(tmp_path.iterdir())
+
+
+@pytest.fixture
+def fresh_isolation_check():
+    from harness.probe import isolation
+
+    isolation._bwrap_works.cache_clear()
+    yield
+    isolation._bwrap_works.cache_clear()  # the next test sees this machine's real answer again
+
+
+def _isolation_argv(command: str, tmp_path: Path, marker: Path) -> list[str]:
+    if command == "audit":
+        config = tmp_path / "mcp.json"
+        config.write_text('{"mcpServers": {"spy": {"command": "%s", "args": ["-c", "open(%r, \\"w\\")"]}}}'
+                          % (sys.executable, str(marker)), encoding="utf-8")
+        return ["audit", "--no-discover", "--config", str(config), "--single"]
+    catalog = tmp_path / "servers.yaml"
+    catalog.write_text(catalog_text([("spy", f"{sys.executable} -c \"open('{marker}', 'w')\"")]), encoding="utf-8")
+    if command == "measure":
+        return ["measure", "--server", "spy", "--catalog", str(catalog), "--results", str(tmp_path / "results"),
+                "--badges", str(tmp_path / "badges")]
+    return [command, "--root", str(tmp_path), "--only", "spy"]
+
+
+@pytest.mark.parametrize("command", ["measure", "sweep", "capability-probe", "audit"])
+@pytest.mark.parametrize("mode", ["docker", "sandbox"])
+def test_an_isolation_this_machine_cannot_give_is_bad_input_before_any_launch(command, mode, tmp_path, monkeypatch,
+                                                                               fresh_isolation_check):
+    """``--isolation docker`` without a reachable Docker daemon, or ``sandbox`` without a working
+    bubblewrap, is the person's choice that cannot be met here: exit 2 saying so and what to use
+    instead — never every server recorded as its own startup-failure."""
+    marker = tmp_path / "launched"
+    if mode == "docker":
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+        expected = "--isolation docker: "
+    else:
+        monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no bwrap to find
+        expected = "--isolation sandbox: bubblewrap cannot create a sandbox here"
+    argv = _isolation_argv(command, tmp_path, marker)
+    code, out, err = cli(*argv, "--isolation", mode)
+    assert code == 2, out + err
+    assert expected in err and "--isolation host" in err, err
+    assert not marker.exists() and not (tmp_path / "results").exists() and not (tmp_path / "badges").exists()
