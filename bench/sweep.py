@@ -21,7 +21,17 @@ by default. Everything runs in one sitting, on throwaway git repositories under 
    against a bare launch; target at most 10%) and per measurement (against one bare launch, and
    against the two bare launches the design calls for).
 
-Run: ``.venv/bin/python bench/sweep.py [--fixtures 6] [--delay 1] [--reps 2] [--no-real]``.
+3. Sandbox cost (``--sandbox-cost``, issue #9 kind 4). For each server, interleaved: a bare
+   launch-and-list on the host (no sandbox), the same under the sandbox as it was before cache
+   isolation (one package cache shared by every server, the entry's environment given to ``bwrap``
+   itself, no capability drop, no secret masks), and under today's sandbox (a package cache of
+   the server's own, ``--clearenv``/``--setenv`` through ``--args``, ``--cap-drop ALL``, masks).
+   Each server's caches are warmed first (untimed). Printed: each sandbox's per-launch overhead
+   over the bare host launch (target: at most 10%), and whether both sandboxes listed the same
+   canonical tool set (canonicalSha256) — the cache layout must not change what a server says.
+
+Run: ``.venv/bin/python bench/sweep.py [--fixtures 6] [--delay 1] [--reps 2] [--no-real]``;
+``.venv/bin/python bench/sweep.py --sandbox-cost [--reps 3] [--fixtures 2]`` for part 3 alone.
 """
 
 from __future__ import annotations
@@ -47,9 +57,12 @@ import yaml  # noqa: E402
 from harness.db.catalog import load_catalog  # noqa: E402
 from harness.db.sweep import default_concurrency  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
+from harness.core.counting import count_tools  # noqa: E402
+from harness.core.jsparse import parse  # noqa: E402
 from harness.probe import environment, isolation, record, sandbox  # noqa: E402
+from harness.probe.launch import isolated_argv  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
-from harness.probe.process import resolve_argv, split_command  # noqa: E402
+from harness.probe.process import split_command  # noqa: E402
 from harness.probe.session import initialize_request  # noqa: E402
 from harness.probe.workdir import prepare_workdir  # noqa: E402
 
@@ -109,31 +122,36 @@ def timed_sweep(base: Path, work: Path, label: str, concurrency: int, mode: str)
 
 # --- the bare loop -------------------------------------------------------------------------------
 
-def bare_launch(target, mode: str) -> tuple[float, int]:
-    """Spawn, initialize, initialized, tools/list (following nextCursor), kill. (seconds, tools)."""
+def bare_launch(target, mode: str, variant: str = "now") -> tuple[float, list]:
+    """Spawn, initialize, initialized, tools/list (following nextCursor), kill: (seconds, tools).
+    The argv, environment and inherited descriptors are the harness's own (``isolated_argv``);
+    ``variant="before"`` turns a sandbox launch back into the one before cache isolation."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-bare-") as tmp:
         cwd = Path(tmp)
         prepare_workdir(cwd, needs_git=target.needs_git)
         env = environment.child_env(target.env, pass_declared_values=False)
-        argv = split_command(target.command)
-        if mode == "sandbox":
-            argv, env = sandbox.bwrap_argv(resolve_argv(argv, sandbox.sandbox_path(env["PATH"])), cwd, env)
-        else:
-            argv = resolve_argv(argv, env["PATH"])
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                env=env, cwd=cwd, start_new_session=True)
+        env.update(target.set_env)
+        argv, launcher_env, fds = isolated_argv(split_command(target.command), env, cwd, mode, target)
+        if mode == "sandbox" and variant == "before":
+            argv, launcher_env, fds = before_cache_isolation(argv, env, fds)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    env=launcher_env, cwd=cwd, start_new_session=True, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
         deadline = time.monotonic() + BARE_TIMEOUT
         try:
             send(proc, initialize_request("2025-11-25"))
             reply(proc, 1, deadline)
             send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            tools, cursor, request = 0, None, 2
+            tools, cursor, request = [], None, 2
             while True:
                 send(proc, {"jsonrpc": "2.0", "id": request, "method": "tools/list",
                             "params": {"cursor": cursor} if cursor else {}})
                 result = reply(proc, request, deadline)
-                tools += len(result.get("tools") or [])
+                tools += result.get("tools") or []
                 cursor = result.get("nextCursor")
                 if not cursor:
                     break
@@ -147,6 +165,46 @@ def bare_launch(target, mode: str) -> tuple[float, int]:
             proc.stdin.close()
             proc.stdout.close()
     return time.perf_counter() - t0, tools
+
+
+def before_cache_isolation(argv: list[str], env: dict, fds: tuple) -> tuple[list[str], dict, tuple]:
+    """Today's bwrap argv turned back into the sandbox before issue #9: the shared cache
+    (``cache_root()/npm``, ``/uv``), the environment given to bwrap itself instead of ``--args``,
+    no ``--cap-drop ALL``, no secret masks."""
+    shared = sandbox.cache_root()
+    for sub in ("npm", "uv"):
+        (shared / sub).mkdir(parents=True, exist_ok=True)
+    masks = sandbox.secret_masks()
+    out, i = [argv[0]], 1
+    while i < len(argv):
+        if argv[i] == "--":
+            out += argv[i:]
+            break
+        if argv[i] == "--args" or argv[i] == "--cap-drop":
+            i += 2
+            continue
+        if argv[i] in ("--ro-bind", "--tmpfs") and argv[i:i + len(_mask_at(masks, argv, i))] == _mask_at(masks, argv, i):
+            i += len(_mask_at(masks, argv, i))
+            continue
+        if argv[i] == "--bind" and argv[i + 2] in (f"{sandbox.SANDBOX_HOME}/.npm", f"{sandbox.SANDBOX_HOME}/.cache/uv"):
+            out += ["--bind", str(shared / ("npm" if argv[i + 2].endswith(".npm") else "uv")), argv[i + 2]]
+            i += 3
+            continue
+        out.append(argv[i])
+        i += 1
+    for fd in fds:
+        os.close(fd)
+    inner = dict(env, HOME=sandbox.SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox.sandbox_path(env.get("PATH", "")))
+    return out, inner, ()
+
+
+def _mask_at(masks: list[str], argv: list[str], i: int) -> list[str]:
+    """The secret-mask group (``--ro-bind /dev/null F`` or ``--tmpfs D --remount-ro D``) at ``argv[i]``."""
+    for j in range(0, len(masks)):
+        size = 3 if masks[j] == "--ro-bind" else 4 if masks[j] == "--tmpfs" else 0
+        if size and masks[j:j + size] == argv[i:i + size]:
+            return masks[j:j + size]
+    return [None]
 
 
 def send(proc: subprocess.Popen, message: dict) -> None:
@@ -191,7 +249,7 @@ def overhead(base: Path, mode: str, reps: int) -> list[dict]:
     rows = []
     for entry in load_catalog(base / "servers.yaml").entries:
         target = target_for(entry)
-        bare, launches, measurement, status, tools = [], [], [], "", 0
+        bare, launches, measurement, status, tools = [], [], [], "", []
         bare_launch(target, mode)  # warm this server's page cache alike for both
         for _ in range(reps):  # interleaved: bare, harness, bare — load drift hits both alike
             seconds, tools = bare_launch(target, mode)
@@ -201,7 +259,7 @@ def overhead(base: Path, mode: str, reps: int) -> list[dict]:
             measurement.append(with_record)
             seconds, _ = bare_launch(target, mode)
             bare.append(seconds)
-        rows.append({"name": entry.name, "status": status, "tools": tools, "bare": statistics.median(bare),
+        rows.append({"name": entry.name, "status": status, "tools": len(tools), "bare": statistics.median(bare),
                      "launch": statistics.median(launches), "measurement": statistics.median(measurement)})
         r = rows[-1]
         print(f"  {r['name']:22s} {r['status']:10s} {r['tools']:3d} tools  bare {r['bare']:6.2f}s  "
@@ -215,6 +273,42 @@ def pct(value: float, base: float) -> str:
     return f"{(value / base - 1) * 100:+.0f}%"
 
 
+def sandbox_cost(entries: list, reps: int) -> None:
+    """Part 3: bare host launch vs the sandbox before and after cache isolation (see module doc)."""
+    variants = (("host", "host", "now"), ("before", "sandbox", "before"), ("after", "sandbox", "now"))
+    totals = dict.fromkeys((v[0] for v in variants), 0.0)
+    same = True
+    print(f"per-launch time, medians of {reps} interleaved launches each (caches warmed first, untimed):", flush=True)
+    for entry in entries:
+        target = target_for(entry)
+        times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        hashes: dict[str, str] = {}
+        for label, mode, variant in variants:
+            bare_launch(target, mode, variant)  # warm: package cache and page cache
+        for _ in range(reps):
+            for label, mode, variant in variants:
+                seconds, tools = bare_launch(target, mode, variant)
+                times[label].append(seconds)
+                # Through JSON text and JSON.parse semantics, as the harness reads a reply.
+                hashes.setdefault(label, count_tools(parse(json.dumps(tools))).canonicalSha256)
+        medians = {label: statistics.median(values) for label, values in times.items()}
+        for label in totals:
+            totals[label] += medians[label]
+        agree = hashes["before"] == hashes["after"]
+        same &= agree
+        print(f"  {entry.name:22s} host {medians['host']:6.2f}s  sandbox before {medians['before']:6.2f}s "
+              f"({pct(medians['before'], medians['host'])})  after {medians['after']:6.2f}s "
+              f"({pct(medians['after'], medians['host'])})  canonicalSha256 {hashes['after'][:12]} "
+              f"{'same' if agree else 'DIFFERS from ' + hashes['before'][:12]}", flush=True)
+    for label in ("before", "after"):
+        over = totals[label] / totals["host"] - 1
+        print(f"sandbox {label:6s} cache isolation: {totals[label]:.1f}s over {len(entries)} servers vs "
+              f"{totals['host']:.1f}s bare on the host: {over * 100:+.1f}% per launch "
+              f"(target <= +10%: {'ok' if over <= 0.10 else 'ABOVE TARGET'})")
+    print(f"after vs before: {(totals['after'] / totals['before'] - 1) * 100:+.1f}%; canonical tool sets "
+          f"{'identical for every server' if same else 'NOT identical'}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fixtures", type=int, default=6, help="slow_start fixture servers (default 6)")
@@ -224,8 +318,17 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=default_concurrency(), help="the concurrent run's setting")
     ap.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox"))
     ap.add_argument("--skip-overhead", action="store_true")
+    ap.add_argument("--sandbox-cost", action="store_true", help="only part 3: the sandbox before/after cache isolation")
     args = ap.parse_args()
     mode = isolation.resolve_mode(args.isolation)
+    if args.sandbox_cost:
+        with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
+            path = Path(tmp) / "servers.yaml"
+            path.write_text(catalog(args.fixtures, args.delay, not args.no_real), encoding="utf-8")
+            print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at start", flush=True)
+            sandbox_cost(list(load_catalog(path).entries), max(args.reps, 1))
+            print(f"load {os.getloadavg()[0]:.2f} at the end")
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         work = Path(tmp)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.db.catalog import CatalogError, load_catalog
-from harness.util import untrusted
+from harness.db.catalog import BOUNDS, CatalogError, load_catalog
+from harness.util import untrusted, yamlsafe
 
 
 def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
@@ -30,7 +30,7 @@ def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
 
     Raises ``CatalogError`` when the head catalog is invalid."""
     load_catalog(head_path)  # validates: names are unique slugs from here on
-    head = _entries(yaml.safe_load(head_path.read_text(encoding="utf-8")))
+    head = _entries(yamlsafe.load(yamlsafe.read_text(head_path, BOUNDS.max_bytes), BOUNDS))
     base = _entries(_lenient(base_text))
     return [name for name, entry in head.items() if base.get(name) != entry]
 
@@ -39,8 +39,8 @@ def _lenient(text: str | None) -> object:
     if not text:
         return None
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        return yamlsafe.load(text, BOUNDS)  # bounded: the base branch's file is input too
+    except (yaml.YAMLError, ValueError) as exc:
         print(f"note: the base catalog does not parse ({exc.__class__.__name__}); every entry counts as new",
               file=sys.stderr)
         return None

@@ -10,6 +10,11 @@ Paths: ``working-directory`` is relative to ``GITHUB_WORKSPACE`` (default: the w
 ``baseline`` and ``badge-path`` are relative to the working directory.
 
 Every problem is collected and raised at once as :class:`InputError` (one line per problem).
+Every input is bounded before it is looked at (issue #9, kind 5): at most ``MAX_INPUT_CHARS``
+characters, no NUL or other control character (``command``, ``env`` and ``config`` may span
+lines), numbers of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most
+``MAX_BUDGET_DIGITS`` digits, a ``name`` that is a full-match slug of at most 64 characters,
+``env`` names that are names and not refused (:mod:`harness.probe.envnames`).
 """
 
 from __future__ import annotations
@@ -21,11 +26,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.probe import envnames
+from harness.util import names as slugs
+from harness.util.untrusted import escape
+
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
          "badge-path", "working-directory", "config")
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OUTPUT_DIR = ".mcp-context-cost"
+MAX_INPUT_CHARS = 8192
+MAX_NUMBER_CHARS = 32
+MAX_BUDGET_DIGITS = 15  # 10^15 tokens; history.csv cells are bounded the same way
+MULTILINE = ("command", "env", "config")  # a YAML block may span lines: a command (shlex), a list
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_TIMEOUT_SECONDS = 60.0
 MAX_TIMEOUT_SECONDS = 600.0
 
@@ -89,38 +102,57 @@ def raw(environ: Mapping[str, str], name: str) -> str:
     return ""
 
 
+def bounded(environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
+    """Every input's stripped value, '' for one that breaks a bound (and a problem saying which):
+    longer than ``MAX_INPUT_CHARS``, or holding a control character or invalid Unicode."""
+    values = {}
+    for name in NAMES:
+        value = raw(environ, name)
+        allowed = _CONTROL_BUT_LINES if name in MULTILINE else _CONTROL
+        if len(value) > MAX_INPUT_CHARS:
+            problems.append(f"input '{name}' is longer than {MAX_INPUT_CHARS} characters ({len(value)})")
+            value = ""
+        elif (bad := allowed.search(value)) is not None:
+            problems.append(f"input '{name}' holds the character U+{ord(bad.group(0)):04X} (a control character or "
+                            "invalid Unicode), which is not allowed")
+            value = ""
+        values[name] = value
+    return values
+
+
 def read(environ: Mapping[str, str]) -> Inputs:
     """Read and check every input. Raises :class:`InputError` listing all problems."""
     problems: list[str] = []
+    given = bounded(environ, problems)
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
-    command, url = raw(environ, "command") or None, raw(environ, "url") or None
-    config = split_names(raw(environ, "config"))
+    command, url = given["command"] or None, given["url"] or None
+    config = split_names(given["config"])
+    cleared = {n for n in NAMES if raw(environ, n) and not given[n]}  # over a bound: already a problem
     if config and (command or url):
         problems.append("give either 'config' (audit client configs) or one of 'command' and 'url', not both")
-    elif bool(command) == bool(url) and not config:
+    elif bool(command) == bool(url) and not config and not {"command", "url", "config"} & cleared:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
-        problems.append(f"input 'url' must be an http(s) URL, got {url!r}")
-    name = raw(environ, "name") or default_name(environ)
-    if not SLUG.match(name):
-        problems.append("input 'name' must be a slug of a-z, 0-9, '.', '_', '-' (starting with a letter or "
-                        f"digit), got {name!r}")
-    env = split_names(raw(environ, "env"))
-    bad = [n for n in env if not ENV_NAME.match(n)]
+        problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(url))}")
+    name = given["name"] or default_name(environ)
+    if not slugs.is_result_name(name):
+        problems.append(f"input 'name' must be {slugs.RESULT_RULE}, got {escape(repr(_clip(name)))}")
+    env = split_names(given["env"])
+    bad = [f"{escape(repr(_clip(n)))} {envnames.problem(n)}" for n in env if envnames.problem(n)]
     if bad:
-        problems.append(f"input 'env' holds names that are not environment variable names: {', '.join(map(repr, bad))}")
-    timeout = _number(raw(environ, "timeout"), "timeout", problems, DEFAULT_TIMEOUT_SECONDS)
+        problems.append(f"input 'env' holds names that cannot be passed: {'; '.join(bad)}")
+    timeout = _number(given["timeout"], "timeout", problems, DEFAULT_TIMEOUT_SECONDS)
     if timeout is not None and not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
         problems.append(f"input 'timeout' must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout:g}")
-    budget = _budget(raw(environ, "budget"), problems)
-    max_increase = _increase(raw(environ, "max-increase"), problems)
-    workdir = workspace / raw(environ, "working-directory") if raw(environ, "working-directory") else workspace
-    if not workdir.is_dir():
-        problems.append(f"input 'working-directory' is not a directory: {workdir}")
-    baseline_text = raw(environ, "baseline")
+    budget = _budget(given["budget"], problems)
+    max_increase = _increase(given["max-increase"], problems)
+    workdir = workspace / given["working-directory"] if given["working-directory"] else workspace
+    if not _is_dir(workdir):
+        problems.append(f"input 'working-directory' is not a directory: {escape(workdir)}")
+    baseline_text = given["baseline"]
     if max_increase is not None and not baseline_text:
         problems.append("input 'max-increase' needs a 'baseline' to compare against")
-    badge_text = raw(environ, "badge-path")
+    badge_text = given["badge-path"]
     if problems:
         raise InputError(problems)
     return Inputs(
@@ -144,15 +176,27 @@ def default_name(environ: Mapping[str, str]) -> str:
     return slug or "server"
 
 
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # ENAMETOOLONG, a NUL byte
+        return False
+
+
 def _number(text: str, label: str, problems: list[str], default: float) -> float | None:
     if not text:
         return default
     try:
-        value = float(text)
+        value = float(text) if len(text) <= MAX_NUMBER_CHARS else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
-        problems.append(f"input '{label}' must be a number, got {text!r}")
+        problems.append(f"input '{label}' must be a number of at most {MAX_NUMBER_CHARS} characters, "
+                        f"got {escape(repr(_clip(text)))}")
         return None
     return value
 
@@ -161,8 +205,9 @@ def _budget(text: str, problems: list[str]) -> int | None:
     if not text:
         return None
     cleaned = text.replace(",", "").replace("_", "")
-    if not re.fullmatch(r"[0-9]+", cleaned):
-        problems.append(f"input 'budget' must be a whole number of tokens, got {text!r}")
+    if not re.fullmatch(f"[0-9]{{1,{MAX_BUDGET_DIGITS}}}", cleaned, flags=re.ASCII):
+        problems.append(f"input 'budget' must be a whole number of tokens of at most {MAX_BUDGET_DIGITS} digits, "
+                        f"got {escape(repr(_clip(text)))}")
         return None
     return int(cleaned)
 
@@ -170,8 +215,9 @@ def _budget(text: str, problems: list[str]) -> int | None:
 def _increase(text: str, problems: list[str]) -> Increase | None:
     if not text:
         return None
-    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?) *(%?)", text.replace(",", ""))
-    if not match:
-        problems.append(f"input 'max-increase' must be tokens (e.g. 500) or a percentage (e.g. 10%), got {text!r}")
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?) *(%?)", text.replace(",", ""), flags=re.ASCII)
+    if not match or len(match.group(1)) > MAX_NUMBER_CHARS:
+        problems.append(f"input 'max-increase' must be tokens (e.g. 500) or a percentage (e.g. 10%), "
+                        f"got {escape(repr(_clip(text)))}")
         return None
     return Increase(float(match.group(1)), bool(match.group(2)))

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from harness.util.cliargs import positive_int, seconds
-from harness.util.untrusted import escape
+from harness.util.untrusted import escape, json_text
 
 DEFAULT_CONTEXT = 200_000
 REPO = Path(__file__).resolve().parents[2]
@@ -140,7 +140,7 @@ def _emit(args, report: dict, redactor) -> None:
     from harness.audit import render_markdown, render_text
     from harness.util import atomic
 
-    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    text = json_text(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
     markdown = render_markdown.render(report)
     # The report is already redacted field by field; the human forms get one more pass over the
     # whole text as well, while the JSON is written as validated (a later --baseline reads it).

@@ -19,16 +19,20 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.probe import environment, isolation, record, sandbox
+from harness.probe import environment, envnames, isolation, record, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
-from harness.util import untrusted
+from harness.util import names, untrusted
 from harness.util.cliargs import did_you_mean, seconds
+from harness.util.untrusted import escape
 
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
+# A command may span lines (shlex treats a line break as a space); nothing else may hold a control.
+CONTROL = {"--command": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"),
+           "--url": re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")}
 # The catalog's url pattern (schemas/servers.schema.json), with plain http allowed for a local server.
 URL_PATTERN = re.compile(r"^https?://[^\s/?#]+\S*$")
 
@@ -130,19 +134,32 @@ def _target(args) -> Target:
         return target
     if not args.name:
         raise ValueError("--name is required with --command/--url")
-    if not NAME_PATTERN.match(args.name):
-        raise ValueError(f"--name {args.name!r} is not a valid slug: lower-case a-z, 0-9, '.', '_', '-', "
-                         "starting with a letter or digit")
+    _check_flags(args)
     if args.command is not None:
         try:
             split_command(args.command)
         except SpawnError as exc:
-            raise ValueError(f"--command: {exc}") from None
+            raise ValueError(f"--command: {escape(exc)}") from None
     if args.url is not None and not URL_PATTERN.match(args.url):
-        raise ValueError(f"--url '{untrusted.escape(args.url)}' is not an endpoint: expected http:// or https:// "
+        raise ValueError(f"--url '{escape(args.url)}' is not an endpoint: expected http:// or https:// "
                          "and a host, e.g. https://example.com/mcp")
     return Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                   headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
+
+
+def _check_flags(args) -> None:
+    """Bounded, validated flags (issue #9, kind 5); raises ``ValueError`` naming the first bad one."""
+    if not names.is_result_name(args.name):
+        raise ValueError(f"--name {escape(repr(args.name[:80]))} is not a valid slug: expected {names.RESULT_RULE}")
+    for flag, text in (("--command", args.command), ("--url", args.url)):
+        if text is not None and (len(text) > 8192 or CONTROL[flag].search(text)):
+            raise ValueError(f"{flag} is longer than 8192 characters or holds a control character or invalid Unicode")
+    for name in args.env:
+        if (why := envnames.problem(name)) is not None:
+            raise ValueError(f"--env {escape(repr(name[:80]))} {why}")
+    for name in args.header:
+        if not HEADER_NAME.fullmatch(name):
+            raise ValueError(f"--header {escape(repr(name[:80]))} is not an HTTP header name (at most 128 characters)")
 
 
 def _require_program(target: Target, mode: str, what: str) -> None:

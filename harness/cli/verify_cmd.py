@@ -2,17 +2,25 @@
 
 Exit codes: 0 every number matches; 1 a mismatch (the message names the field); 2 the input is
 unreadable or not a record with a capture.
+
+Input is bounded (issue #9, kind 5): a path must be a regular file (a FIFO is refused without
+blocking, a device without being read) of at most ``MAX_RECORD_BYTES``; a URL is fetched under one
+overall deadline (``--timeout``, default 30 s: connecting, headers and body together) and at most
+``MAX_RECORD_BYTES`` (128 MiB) of body.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
-from harness.util import untrusted
+from harness.util import bounded, untrusted
+from harness.util.cliargs import seconds
+
+MAX_RECORD_BYTES = bounded.MAX_RECORD_BYTES
+DEFAULT_DEADLINE_SECONDS = 30.0
 
 
 def register(sub) -> None:
@@ -24,28 +32,36 @@ def register(sub) -> None:
                                    "with a capture.")
     p.add_argument("source", metavar="PATH_OR_URL", help="a measurement.json path or an http(s) URL")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--timeout", type=seconds, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",
+                   help="overall deadline for fetching a URL, 1-600 seconds (default 30)")
     p.set_defaults(func=run)
 
 
-def read_source(source: str, timeout: float = 30.0) -> str:
-    """The text at ``source`` (a path or http(s) URL). Raises ``OSError`` when it cannot be read."""
-    if source.startswith(("http://", "https://")):
-        import requests
 
-        try:
-            response = requests.get(source, timeout=timeout)
-            response.raise_for_status()
-        except requests.RequestException as exc:
+def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_bytes: int = MAX_RECORD_BYTES) -> str:
+    """The text at ``source``: an http(s) URL fetched within ``timeout`` seconds overall, or a
+    regular file; at most ``max_bytes`` bytes either way, decoded as UTF-8 (invalid bytes
+    replaced). Raises ``OSError`` (``ValueError`` for the size) naming what went wrong."""
+    try:
+        if source.startswith(("http://", "https://")):
+            data = bounded.fetch(source, timeout, max_bytes)
+        else:
+            data = bounded.read_regular(source, max_bytes)
+    except bounded.DeadlineExceeded as exc:
+        raise OSError(f"cannot fetch: {exc}") from None
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if source.startswith(("http://", "https://")):
             from harness.db.reason import decisive  # the line a person acts on, not the exception chain
 
-            raise OSError(f"cannot fetch it: {decisive(str(exc))}") from None
-        return response.content.decode("utf-8", errors="replace")
-    return Path(source).read_text(encoding="utf-8", errors="replace")
+            raise OSError(f"cannot fetch: {decisive(why)}") from None
+        raise OSError(f"cannot read: {why}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def run(args) -> int:
     try:
-        comparison = rederive(parse(read_source(args.source)))
+        comparison = rederive(parse(read_source(args.source, args.timeout)))
     except (OSError, WireJSONError, NotARecord) as exc:
         return _report_unreadable(args, str(exc))
     if args.json:

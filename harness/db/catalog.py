@@ -35,18 +35,23 @@ import jsonschema
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from harness.util import schemas
+from harness.db import entry_rules
+from harness.db.entry_rules import show as _show
+from harness.util import names, schemas, untrusted, yamlsafe
 
 SCHEMA_PATH = schemas.schema_file("servers")  # package data: found from any working directory
 DEFAULT_CYCLE_WEEKS = 3
+# servers.yaml is ~25 KB for ~100 entries: 1 MiB is room for thousands, and bounds the work.
+BOUNDS = yamlsafe.Bounds(max_bytes=1024 * 1024, max_depth=32, max_nodes=200_000, max_number_chars=32)
 
 # What each field must be, in words, for error messages (keys are the YAML spellings).
 _EXPECTED = {
-    "name": 'a slug of lowercase letters, digits and "-" (^[a-z0-9][a-z0-9-]*$)',
+    "name": 'a slug of lowercase letters, digits and "-" (^[a-z0-9][a-z0-9-]*$, at most 64 characters)',
     "command": "a non-empty command line (split with shlex, never run by a shell)",
     "url": "an https:// URL",
     "package": "a non-empty string",
     "env": "a list of distinct environment variable names (^[A-Z_][A-Z0-9_]*$)",
+    "setEnv": "a mapping of environment variable names (^[A-Z_][A-Z0-9_]*$) to strings",
     "headers": "a list of distinct HTTP header names",
     "category": "a string",
     "repo": "an http(s) URL",
@@ -58,6 +63,7 @@ _EXPECTED = {
     "cycleWeeks": "a whole number of weeks between 1 and 52",
     "servers": "a list of server entries",
 }
+_SIZE_KINDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": "names"}
 
 
 class CatalogError(ValueError):
@@ -121,38 +127,13 @@ class Catalog:
         return next((e for e in self.entries if e.name == name), None)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that records duplicate mapping keys (line, key) instead of silently keeping
-    the last one."""
-
-    def __init__(self, stream):
-        super().__init__(stream)
-        self.duplicates: list[tuple[ScalarNode, str]] = []
-
-    def construct_mapping(self, node, deep=False):
-        seen: set[str] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                if key_node.value in seen:
-                    self.duplicates.append((key_node, key_node.value))
-                seen.add(key_node.value)
-        return super().construct_mapping(node, deep)
-
-
-def _show(value: object) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 class _Reporter:
     """Builds ``path:line: entry #i (name: "x"): message`` lines against the parsed tree."""
 
-    def __init__(self, label: str, root: MappingNode | None, doc: object):
-        self.label, self.root, self.doc = label, root, doc
+    def __init__(self, label: str, root: MappingNode | None):
+        self.label, self.root = label, root
         self._found: list[tuple[int, str]] = []
+        self.flagged: set[tuple] = set()  # paths something was already said about
 
     @property
     def lines(self) -> list[str]:
@@ -173,20 +154,31 @@ class _Reporter:
             node = nxt
         return node
 
-    def add(self, path: list, message: str, line: int | None = None) -> None:
+    def add(self, path: list, message: str, line: int | None = None, entry: object = None) -> None:
         """Record ``message`` about the value at ``path`` (jsonschema-style keys/indices);
-        ``line`` (1-based) overrides the line found by walking the YAML node tree."""
+        ``line`` (1-based) overrides the line found by walking the YAML node tree; ``entry`` is the
+        entry's (possibly half-composed) node when the tree is not complete."""
+        self.flagged.add(tuple(path))
         node = self._node_at(path)
         if line is None and node is not None:
             line = node.start_mark.line + 1
         where = f"{self.label}:{line}" if line else self.label
         if len(path) >= 2 and path[0] == "servers" and isinstance(path[1], int):
-            item = self.doc["servers"][path[1]]
-            name = item.get("name") if isinstance(item, dict) else None
-            who = f'(name: "{name}")' if isinstance(name, str) else "(no name)"
+            name = _entry_name(entry if entry is not None else self._node_at(path[:2]))
+            who = f'(name: "{untrusted.escape(name)}")' if name is not None else "(no name)"
             self._found.append((line or 0, f"{where}: entry #{path[1] + 1} {who}: {message}"))
         else:
             self._found.append((line or 0, f"{where}: top level: {message}"))
+
+
+def _entry_name(node: object) -> str | None:
+    """The scalar ``name`` of an entry node, cut for display; ``None`` when there is none."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if (isinstance(key, ScalarNode) and key.value == "name" and isinstance(value, ScalarNode)
+                    and value.tag == "tag:yaml.org,2002:str"):
+                return value.value if len(value.value) <= 80 else value.value[:77] + "..."
+    return None
 
 
 def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
@@ -227,6 +219,11 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
     label = f'field "{".".join(str(p) for p in field_path if isinstance(p, str))}"'
     if items:
         label += f" item #{items[0] + 1}"
+    if kind in _SIZE_KINDS:  # a length bound (issue #9, kind 5): say which, not the whole value
+        size = len(inst) if isinstance(inst, (str, list, dict)) else 0
+        unit = _SIZE_KINDS[kind]
+        rep.add(path, f"{label}: at most {error.validator_value} {unit} allowed, got {size}")
+        return
     if kind == "uniqueItems":
         rep.add(path, f"{label}: expected {_EXPECTED.get(top, kind)}, got duplicates in {_show(inst)}")
         return
@@ -234,14 +231,20 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
 
 
 def _semantic_checks(doc: dict, rep: _Reporter) -> None:
-    """Checks JSON Schema cannot express: unique names, splittable commands, a real reference.
+    """Checks JSON Schema cannot express: unique names, splittable commands, a real reference,
+    full-match names (a schema ``pattern`` is searched, and Python's ``$`` matches before a final
+    newline), refused environment names, characters no string may hold.
     Tolerates entries the schema already rejected (they are skipped, not crashed on)."""
     servers = doc.get("servers") if isinstance(doc.get("servers"), list) else []
     first: dict[str, int] = {}
     for i, item in enumerate(servers):
         if not isinstance(item, dict):
             continue
+        entry_rules.check_strings(item, ["servers", i], rep.add, rep.flagged)
+        entry_rules.check_env_names(item, ["servers", i], rep.add, rep.flagged)
         name = item.get("name")
+        if isinstance(name, str) and not names.is_catalog_name(name) and ("servers", i, "name") not in rep.flagged:
+            rep.add(["servers", i, "name"], f'field "name": expected {_EXPECTED["name"]}, got {_show(name)}')
         if isinstance(name, str):
             if name in first:
                 rep.add(["servers", i, "name"], f'field "name": duplicate of entry #{first[name] + 1}')
@@ -289,39 +292,20 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
     """Read, validate and return the catalog at ``path``.
 
     Raises :class:`CatalogError` listing every problem found (see module docstring); nothing
-    else for bad input. ``OSError`` while reading becomes a ``CatalogError`` too.
+    else for bad input. ``OSError`` while reading becomes a ``CatalogError`` too. Bounded
+    (``BOUNDS``): a regular file of at most 1 MiB, nesting at most 32 deep, at most 200,000 nodes
+    with aliases expanded, numbers of at most 32 characters (issue #9, kind 5).
     """
-    label = os.fspath(path)
+    label = untrusted.escape(os.fspath(path))
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = yamlsafe.read_text(path, BOUNDS.max_bytes)
     except FileNotFoundError:
         raise CatalogError([f"{label}: {NOT_FOUND}"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError([f"{label}: cannot read: {exc}"]) from None
-    loader = None
-    try:
-        loader = _Loader(text)
-        root = loader.get_single_node()
-        doc = loader.construct_document(root) if root is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{label}:{mark.line + 1}" if mark else label
-        detail = [f"column {mark.column + 1}"] if mark else []
-        if exc.problem and exc.context and exc.context_mark:
-            detail.append(f"{exc.context} at line {exc.context_mark.line + 1}")
-        extra = f" ({'; '.join(detail)})" if detail else ""
-        raise CatalogError([f"{where}: YAML syntax error: {exc.problem or exc.context}{extra}"]) from None
-    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
-        line = text[: max(exc.position, 0)].count("\n") + 1
-        raise CatalogError([f"{label}:{line}: YAML syntax error: character #x{exc.character:04x} "
-                            f"is not allowed in YAML"]) from None
-    except yaml.YAMLError as exc:
-        raise CatalogError([f"{label}: YAML error: {exc}"]) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-    rep = _Reporter(label, root if isinstance(root, MappingNode) else None, doc)
+    except (OSError, UnicodeDecodeError, yamlsafe.YAMLLimitError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CatalogError([f"{label}: cannot read: {untrusted.escape(why)}"]) from None
+    root, loader, doc = _parse(text, label)
+    rep = _Reporter(label, root if isinstance(root, MappingNode) else None)
     if not isinstance(doc, dict):
         rep.add([], f'expected a mapping with a "servers" list, got {_show(doc)}')
         raise CatalogError(rep.lines)
@@ -344,6 +328,51 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
         reference=doc.get("reference"),
         cycle_weeks=doc.get("cycleWeeks", DEFAULT_CYCLE_WEEKS),
     )
+
+
+def _parse(text: str, label: str):
+    """``(root node, loader, document)`` of the catalog text; raises ``CatalogError`` for a YAML
+    syntax error or a bound crossed (naming the entry and field where the node is known)."""
+    loader = None
+    try:
+        root, loader = yamlsafe.compose(text, BOUNDS)
+        return root, loader, yamlsafe.construct(loader, root)
+    except yamlsafe.YAMLLimitError as exc:
+        raise CatalogError(_limit_lines(exc, label)) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{label}:{mark.line + 1}" if mark else label
+        detail = [f"column {mark.column + 1}"] if mark else []
+        if exc.problem and exc.context and exc.context_mark:
+            detail.append(f"{exc.context} at line {exc.context_mark.line + 1}")
+        extra = untrusted.escape(f" ({'; '.join(detail)})" if detail else "")
+        raise CatalogError([f"{where}: YAML syntax error: {untrusted.escape(exc.problem or exc.context)}{extra}"]) \
+            from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        line = text[: max(exc.position, 0)].count("\n") + 1
+        raise CatalogError([f"{label}:{line}: YAML syntax error: character #x{exc.character:04x} "
+                            f"is not allowed in YAML"]) from None
+    except yaml.YAMLError as exc:
+        raise CatalogError([f"{label}: YAML error: {untrusted.escape(exc)}"]) from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # a scalar PyYAML cannot construct
+        raise CatalogError([f"{label}: YAML error: {untrusted.escape(exc)}"]) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _limit_lines(exc: yamlsafe.YAMLLimitError, label: str) -> list[str]:
+    """One line for a bound crossed, naming the entry and field when the path reaches one."""
+    path = list(exc.path)
+    rep = _Reporter(label, exc.root if isinstance(exc.root, MappingNode) else None)
+    entry = exc.parents[2] if len(exc.parents) > 2 else None
+    if len(path) >= 3 and path[0] == "servers" and isinstance(path[1], int):
+        field = ".".join(str(p) for p in path[2:] if not isinstance(p, int)) or str(path[2])
+        rep.add(path, f'field "{untrusted.escape(field)}": {exc}', exc.line, entry=entry)
+    else:
+        where = f" (under {untrusted.escape('.'.join(str(p) for p in path))})" if path else ""
+        rep.add([], f"{exc}{where}", exc.line)
+    return rep.lines
 
 
 def _order(error: jsonschema.ValidationError) -> tuple:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.util import atomic, schemas
+from harness.util import atomic, schemas, untrusted
 
 FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
          "capability-probe": "results/capability-probe.json"}
@@ -57,7 +57,7 @@ def write(root: Path, kind: str, doc: dict) -> Path:
     """Validate ``doc`` and write it atomically; returns the path. Raises ``SchemaViolation``."""
     path = path_for(root, kind)
     schemas.check(kind, doc, where=str(path))
-    return atomic.write_text(path, stringify(doc, indent=2) + "\n")
+    return atomic.write_text(path, untrusted.json_text(stringify(doc, indent=2)) + "\n")
 
 
 def merge_rows(previous: list, fresh: list, names: list[str] | None = None) -> list[dict]:

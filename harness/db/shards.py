@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.core.jsparse import WireJSONError, parse
+from harness.core.jsparse import parse
 from harness.db.catalog import Entry
-from harness.util import atomic, schemas
+from harness.util import atomic, bounded, names, schemas
+from harness.util.untrusted import escape
 
 MANIFEST = "shard.json"
+MAX_MANIFEST_BYTES = 1024 * 1024
 
 
 class ShardError(ValueError):
@@ -70,18 +72,25 @@ def read_shards(dirs: list[Path]) -> tuple[str, dict[str, dict]]:
 
 def _manifest(directory: Path) -> dict:
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ShardError(f"{directory / MANIFEST}: not a shard manifest ({exc})") from None
+        manifest = json.loads(bounded.read_regular(directory / MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ShardError(f"{directory / MANIFEST}: not a shard manifest ({escape(exc)})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("servers"), list) or "date" not in manifest:
         raise ShardError(f"{directory / MANIFEST}: expected {{date, shard, servers}}")
+    # Names become paths (results/<server>/): full-match slugs only, never "../x" or "a\n".
+    for index, server in enumerate(manifest["servers"]):
+        if not names.is_result_name(server):
+            raise ShardError(f'{directory / MANIFEST}: field "servers" item #{index + 1}: '
+                             f"{escape(repr(server))[:90]} is not {names.RESULT_RULE}")
+    if not isinstance(manifest["date"], str):
+        raise ShardError(f'{directory / MANIFEST}: field "date" is not a string')
     return manifest
 
 
 def _record(path: Path) -> dict:
     try:
-        value = parse(path.read_text(encoding="utf-8"))
-    except (OSError, WireJSONError) as exc:
+        value = parse(bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8"))
+    except (OSError, ValueError) as exc:  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         raise ShardError(f"{path}: unreadable record ({exc})") from None
     schemas.check("measurement", value, where=str(path))
     return value

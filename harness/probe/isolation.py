@@ -41,8 +41,9 @@ def _version(program: str, args: list[str], env: dict) -> str | None:
 MODES = ("host", "sandbox", "docker")
 NOTES = {
     "host": "launched as a child of the harness with a minimal environment; nothing else isolated",
-    "sandbox": "bubblewrap: new namespaces, fresh HOME and /tmp, host homes and checkout hidden, system dirs "
-               "read-only, declared env names given dummy values, network shared for package fetch",
+    "sandbox": "bubblewrap: new namespaces, no capabilities, fresh HOME and /tmp, host homes, checkout and secret "
+               "files hidden, system dirs read-only, declared env names given dummy values, a package cache of the "
+               "server's own, network shared for package fetch",
     "docker": "one container per server from a pinned image, resource limits, no host mounts or credentials",
 }
 

@@ -7,11 +7,12 @@ in it, never an exception. The per-launch budget is one deadline over the whole 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
 
-from harness.probe import environment, sandbox
+from harness.probe import environment, envnames, sandbox
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -42,14 +43,19 @@ async def launch_once(
         sandboxed = isolation == "sandbox"
         env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
         env.update(target.set_env)
+        fds: tuple[int, ...] = ()
         try:
+            _refuse_names(target)
             prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
-            argv, env = _isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
-            transport = StdioTransport(argv, env, cwd, limits)
+            argv, env, fds = isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
+            transport = StdioTransport(argv, env, cwd, limits, pass_fds=fds)
             await transport.start()
         except SpawnError as exc:
             capture.failure = Failure("spawn", "spawn", str(exc))
             return capture
+        finally:
+            for fd in fds:  # the child holds its own copy now
+                os.close(fd)
         try:
             await run_within(conversation, transport, capture, limits, budget_seconds)
         finally:
@@ -65,15 +71,53 @@ async def launch_once(
     return capture
 
 
-def _isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target: Target) -> tuple[list[str], dict]:
-    """argv and env for the chosen isolation mode (see ``sandbox``). Raises ``SpawnError``."""
+def _refuse_names(target: Target) -> None:
+    """The catalog, the CLI and the Action refuse every refused name first. For any other way a
+    ``Target`` is built, a ``set_env`` name (a value chosen by whoever built it) that would run code
+    or hand over a capability (``envnames.runs_code``) is refused here. Declared ``env`` names are
+    not: their values are the host's own or dummies (the audit measures people's own configs, where
+    ``NODE_OPTIONS`` or ``PYTHONPATH`` are ordinary). Raises ``SpawnError`` naming the variable
+    (issue #9, kind 4)."""
+    for name, _ in target.set_env:
+        if (why := envnames.shape_problem(name)) is not None:
+            raise SpawnError(f"environment variable {name!r} {why}")
+        if (why := envnames.runs_code(name)) is not None:
+            raise SpawnError(f"environment variable {name!r} is refused: it {why}")
+
+
+def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
+                  target: Target) -> tuple[list[str], dict, tuple[int, ...]]:
+    """``(argv, env of the launched process, descriptors it inherits)`` for the chosen isolation
+    mode (see ``sandbox``): under ``sandbox`` and ``docker`` the host-side launcher gets an empty
+    environment and reads the server's from a memory file. Raises ``SpawnError``."""
     if isolation == "sandbox":
-        try:
-            resolved = resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
-            return sandbox.bwrap_argv(resolved, cwd, env)
-        except sandbox.SandboxUnavailable as exc:
-            raise SpawnError(str(exc)) from None
+        resolved = resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
+        cache = sandbox.server_cache(target.name, target.launch)
+        return _with_memory_file(sandbox.env_args, env, lambda fd: sandbox.bwrap_argv(resolved, cwd, cache, fd), {})
     if isolation == "docker":
         image = sandbox.docker_image_for(argv[0])
-        return resolve_argv(sandbox.docker_argv(argv, list(target.env), image), env["PATH"]), env
-    return resolve_argv(argv, env["PATH"]), env
+        names = list(target.env) + [name for name, _ in target.set_env]
+        values = {name: env[name] for name in names}
+        return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
+            sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
+    return resolve_argv(argv, env["PATH"]), env, ()
+
+
+def _with_memory_file(encode, values: dict, build, launcher_env: dict) -> tuple[list[str], dict, tuple[int, ...]]:
+    """``(build(fd), launcher_env, (fd,))`` where ``fd`` is an anonymous in-memory file holding
+    ``encode(values)``; closed again if anything fails. Raises ``SpawnError``."""
+    fd = None
+    try:
+        data = encode(values)
+        fd = os.memfd_create("mcp-context-cost-env", os.MFD_CLOEXEC)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        return build(fd), launcher_env, (fd,)
+    except BaseException as exc:
+        if fd is not None:
+            os.close(fd)
+        if isinstance(exc, (sandbox.SandboxUnavailable, ValueError, OSError)):
+            raise SpawnError(str(exc)) from None
+        raise

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import shutil
 import tarfile
 import tempfile
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import environment, process, sandbox
+from harness.probe.launch import isolated_argv
 from harness.probe.target import Target
 from harness.probe.workdir import prepare_workdir
 
@@ -134,21 +136,24 @@ def parse_report(text: str) -> Report:
                   str(counter.get("provider")), str(counter.get("model")))
 
 
-def argv_for(binary: Path, target: Target, isolation: str, cwd: Path, env: dict) -> tuple[list[str], dict]:
-    """The CLI's argv and env for ``target`` under ``isolation`` (see module docstring)."""
+def argv_for(binary: Path, target: Target, isolation: str, cwd: Path,
+             env: dict) -> tuple[list[str], dict, tuple[int, ...]]:
+    """The CLI's argv, its env and the descriptors it inherits for ``target`` under ``isolation``
+    (see module docstring; under ``sandbox``, bwrap reads the env from an inherited descriptor the
+    caller closes after the spawn: ``launch.isolated_argv``). Raises ``process.SpawnError``."""
     server = process.split_command(target.command or "")
     timeout = ["--timeout", str(int(target.timeout_seconds))]
     if isolation == "docker":
         image = sandbox.docker_image_for(server[0])
         argv = sandbox.docker_argv([DOCKER_MOUNT, *ARGS, *timeout, "--", *server], list(target.env), image)
         at = argv.index(image)
-        return argv[:at] + ["-v", f"{binary}:{DOCKER_MOUNT}:ro"] + argv[at:], env
+        return argv[:at] + ["-v", f"{binary}:{DOCKER_MOUNT}:ro"] + argv[at:], env, ()
     argv = [str(binary), *ARGS, *timeout, "--", *server]
     if isolation != "sandbox":
-        return argv, env
-    wrapped, inner = sandbox.bwrap_argv(argv, cwd, env)
+        return argv, env, ()
+    wrapped, launcher_env, fds = isolated_argv(argv, env, cwd, "sandbox", target)
     at = wrapped.index("--")  # bind the binary's folder read-only before the command starts
-    return wrapped[:at] + ["--ro-bind", str(binary.parent), str(binary.parent)] + wrapped[at:], inner
+    return wrapped[:at] + ["--ro-bind", str(binary.parent), str(binary.parent)] + wrapped[at:], launcher_env, fds
 
 
 async def run(binary: Path, target: Target, isolation: str, budget: float) -> Report:
@@ -160,11 +165,15 @@ async def run(binary: Path, target: Target, isolation: str, budget: float) -> Re
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-cli-") as tmp:
         cwd = Path(target.cwd) if target.cwd else Path(tmp)
         prepare_workdir(cwd, needs_git=target.needs_git and not target.cwd)
-        argv, env = argv_for(binary, target, isolation, cwd, env)
+        fds: tuple[int, ...] = ()
         try:
-            proc = await process.spawn(argv, env, cwd, stream_limit=2**16)
+            argv, env, fds = argv_for(binary, target, isolation, cwd, env)
+            proc = await process.spawn(argv, env, cwd, stream_limit=2**16, pass_fds=fds)
         except process.SpawnError as exc:
             raise ValueError(str(exc)) from None
+        finally:
+            for fd in fds:
+                os.close(fd)
         try:
             async with asyncio.timeout(budget):
                 out, err = await proc.communicate(b"")

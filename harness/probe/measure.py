@@ -126,7 +126,7 @@ async def _first_good(target: Target, run, attempts: list, base: float, isolatio
         retried.add(verdict.status)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
-        elif (note := heal.before_retry(capture.stderr_tail, isolation)) is not None:
+        elif (note := heal.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
             healed.append(note)
 
 
@@ -200,6 +200,12 @@ def _failed(target: Target, verdict, attempts: list[Capture], deadline: float, w
 def _attempt_summary(target: Target, capture: Capture) -> str:
     verdict = st.classify(target, capture)
     return f"{verdict.status}: {verdict.evidence}"
+
+
+def _npm_cache(target: Target):
+    from harness.probe.sandbox import server_cache
+
+    return server_cache(target.name, target.launch) / "npm"
 
 
 def _default_launcher(target: Target, pass_declared_values: bool, isolation: str):

@@ -1,8 +1,9 @@
 """Spawning a server process and ending it — with every child and grandchild — every time.
 
 The child runs in its own session (``start_new_session``), so its process group id is its pid and
-one ``killpg`` reaches everything it forked without leaving the group. A grandchild that calls
-``setsid`` leaves the group; those are found by walking ``/proc`` for descendants before the kill.
+one ``killpg`` reaches everything it forked without leaving the group. What leaves the group (a
+grandchild that calls ``setsid``, one re-parented after its parent exited) is tracked by a
+``reaper.Tracker`` per launch: a cgroup where one can be made, else subreaper-style tracking.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import os
 import shlex
 import shutil
 import signal
-from pathlib import Path
+
+from harness.probe import reaper
+from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
 
 class SpawnError(Exception):
@@ -49,43 +52,47 @@ def resolve_argv(argv: list[str], path: str) -> list[str]:
     return [found, *argv[1:]]
 
 
-async def spawn(argv: list[str], env: dict[str, str], cwd: Path, stream_limit: int) -> asyncio.subprocess.Process:
-    """Start ``argv`` (already resolved) with pipes on stdin/stdout/stderr in a new session.
+async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, stream_limit: int,
+                pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
+    """Start ``argv`` (already resolved) with pipes on stdin/stdout/stderr in a new session, tracked
+    by a ``reaper.Tracker`` until ``terminate``; ``pass_fds`` are inherited (e.g. bwrap's
+    ``--args`` descriptor).
 
     Raises ``SpawnError`` when the OS refuses to start it.
     """
     global _PARENT_PID
     _PARENT_PID = os.getpid()
+    tracker = reaper.Tracker()
+
+    def before_exec() -> None:
+        _die_with_parent()
+        tracker.preexec()
+
     try:
-        return await asyncio.create_subprocess_exec(
+        proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=env,
+            env=tracker.env(env),
             cwd=str(cwd),
             start_new_session=True,
             limit=stream_limit,
-            preexec_fn=_die_with_parent,
+            pass_fds=pass_fds,
+            preexec_fn=before_exec,
         )
-    except OSError as exc:
-        raise SpawnError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument or a variable
+        tracker.discard()
+        raise SpawnError(f"cannot start {argv[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    tracker.started(proc.pid)
+    _TRACKERS[proc.pid] = tracker
+    return proc
 
 
-def _load_prctl():
-    # Resolved once at import: importing or loading libraries between fork and exec can deadlock
-    # in a multithreaded parent.
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
+_PRCTL = reaper.PRCTL
 _PARENT_PID = os.getpid()
 PR_SET_PDEATHSIG = 1
+_TRACKERS: dict[int, reaper.Tracker] = {}
 
 
 def _die_with_parent() -> None:
@@ -100,34 +107,15 @@ def _die_with_parent() -> None:
         os._exit(137)
 
 
-def descendants(root: int) -> set[int]:
-    """PIDs of every live process descended from ``root`` (read from ``/proc``; empty elsewhere)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name is in parentheses and may contain spaces; ppid follows the last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: set[int] = set()
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
-
-
 async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int | None:
-    """End ``proc``, its process group and every descendant; return its exit code.
+    """End ``proc``, its process group and every process the launch started; return its exit code.
 
     Order (MCP stdio shutdown, then force): close stdin, wait briefly, SIGTERM the group, wait
-    ``grace`` seconds, SIGKILL the group and every descendant found before the first signal.
+    ``grace`` seconds, SIGKILL the group and every descendant found before the first signal, then
+    every member the launch's tracker still finds (cgroup, or descendants and marked processes).
     Never raises for processes that are already gone.
     """
+    tracker = _TRACKERS.pop(proc.pid, None)
     family = descendants(proc.pid)
     if proc.stdin and not proc.stdin.is_closing():
         proc.stdin.close()
@@ -140,7 +128,11 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
     _signal_group(proc.pid, signal.SIGKILL)
     for pid in family:
         _signal_pid(pid, signal.SIGKILL)
+    if tracker is not None:
+        await tracker.kill(root_alive=proc.returncode is None)
     await _wait(proc, grace)
+    if tracker is not None:
+        await tracker.close()
     return proc.returncode
 
 

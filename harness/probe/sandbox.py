@@ -2,27 +2,53 @@
 
 ``host``    the server runs as a child of the harness with the minimal environment of
             ``environment.child_env`` — nothing else isolated.
-``sandbox`` bubblewrap (``bwrap``): new user/pid/ipc/uts namespaces, a fresh HOME and /tmp, the
-            host's home directories and this checkout invisible, system directories read-only,
-            declared env names given dummy values, the network kept for package fetch, and a
-            package cache owned by the harness (so installs stay warm without exposing the
-            user's own ~/.npm or ~/.cache).
+``sandbox`` bubblewrap (``bwrap``): new user/pid/ipc/uts namespaces, every capability dropped, a
+            fresh HOME and /tmp, the host's home directories and this checkout invisible, system
+            directories read-only with the host's secret files in them masked, declared env
+            names given dummy values, the network kept for package fetch, and a package cache of
+            the server's own (installs stay warm across its launches; no other server sees it).
 ``docker``  one container per server (argv built by ``docker_argv``); runs for real on GitHub.
+
+What reaches the host side (issue #9, kind 4): the ``bwrap`` process itself runs with an empty
+environment. The server's environment is handed over as ``--clearenv --setenv NAME VALUE …``
+arguments read from an inherited memory file (``--args FD``), so no value shows in ``ps`` or in
+``/proc/<bwrap>/environ``, and nothing an entry sets can change how ``bwrap`` (a host-side C
+program) loads or runs. ``docker`` gets the values from an ``--env-file`` read the same way.
 
 Every record carries the mode in ``isolation`` (see ``isolation.describe``).
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import shutil
 import sys
 from pathlib import Path
 
+from harness.util import names
+
 SANDBOX_HOME = "/home/mcp"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 HIDDEN_DIRS = ("/root", "/home", "/tmp", "/run", "/var/tmp", "/mnt", "/media", "/srv")
 MERGED_USR_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
+# Host files and directories that hold secrets although they live in a visible system directory
+# (docs/SECURITY.md lists them with the reason): each file is replaced by an empty one
+# (``/dev/null``), each directory by an empty tmpfs. Only those that exist are masked.
+SECRET_FILES = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+    "/etc/sudoers", "/etc/krb5.keytab", "/etc/environment", "/etc/apt/auth.conf", "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets", "/etc/ipsec.secrets", "/etc/mysql/debian.cnf", "/etc/ldap.secret",
+    "/etc/pam_ldap.secret",
+)
+SECRET_GLOBS = ("/etc/ssh/ssh_host_*_key",)
+SECRET_DIRS = (
+    "/etc/ssl/private", "/etc/pki/tls/private", "/etc/pki/private", "/etc/apt/auth.conf.d", "/etc/sudoers.d",
+    "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant", "/etc/wireguard", "/etc/letsencrypt",
+    "/etc/openvpn", "/etc/ipsec.d", "/etc/docker", "/etc/containerd", "/etc/libvirt/secrets", "/etc/ceph",
+    "/etc/cups/ssl",
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -38,9 +64,20 @@ def bwrap_path() -> str:
 
 
 def cache_root() -> Path:
-    """Package caches shared by sandboxed launches (npm, uv): never the user's own."""
+    """Where sandboxed launches keep package caches (npm, uv): never the user's own."""
     base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
     return Path(base) / "sandbox"
+
+
+def server_cache(name: str, launch: str) -> Path:
+    """The package cache of one server: ``cache_root()/servers/<name>-<16 hex>`` with ``npm/`` and
+    ``uv/`` inside, keyed by the name *and* the launch command (a changed command is a new
+    cache). Installing an npm or PyPI package runs its code, so a cache shared between servers is
+    one that any server can plant files in for the next to run (issue #9, kind 4); one cache per
+    server keeps its installs warm across its own launches and exposes them to no other server."""
+    digest = hashlib.sha256(f"{name}\0{launch}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    label = name if names.is_result_name(name) else "server"  # a name becomes a path only if it is a slug
+    return cache_root() / "servers" / f"{label}-{digest}"
 
 
 def visible_roots() -> list[str]:
@@ -59,14 +96,17 @@ def sandbox_path(path: str) -> str:
     return os.pathsep.join(p for p in path.split(os.pathsep) if p and any(_under(p, r) for r in roots))
 
 
-def bwrap_argv(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """Wrap resolved ``argv`` for bubblewrap. Returns ``(argv, env)``: the environment is given to
-    bwrap's own process (not as ``--setenv`` arguments, which would show values in ``ps``).
-    ``cwd`` (a fresh temp directory) is the only writable host directory besides the caches."""
-    caches = cache_root()
-    (caches / "npm").mkdir(parents=True, exist_ok=True)
-    (caches / "uv").mkdir(parents=True, exist_ok=True)
-    args = [bwrap_path(), "--die-with-parent", "--unshare-all", "--share-net", "--proc", "/proc", "--dev", "/dev"]
+def bwrap_argv(argv: list[str], cwd: Path, cache: Path, args_fd: int) -> list[str]:
+    """Wrap resolved ``argv`` for bubblewrap; run the result with an empty environment and
+    ``args_fd`` (holding ``env_args(env)``) inherited. ``cwd`` (a fresh temp directory) and
+    ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are created) are the only writable host
+    directories."""
+    (cache / "npm").mkdir(parents=True, exist_ok=True)
+    (cache / "uv").mkdir(parents=True, exist_ok=True)
+    # --cap-drop ALL: run by root, bwrap would otherwise keep every capability inside, and a
+    # server could remount its read-only binds writable (as an unprivileged user it drops them).
+    args = [bwrap_path(), "--args", str(args_fd), "--die-with-parent", "--unshare-all", "--share-net",
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]
     for link in MERGED_USR_LINKS:
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
@@ -74,29 +114,71 @@ def bwrap_argv(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[st
         args += ["--tmpfs", hidden]
     for root in visible_roots():
         args += ["--ro-bind", root, root]
+    args += secret_masks()
     resolv = os.path.realpath("/etc/resolv.conf")
     if not _under(resolv, "/etc") and os.path.exists(resolv):  # e.g. systemd-resolved's stub in /run
         args += ["--ro-bind", resolv, resolv]
-    args += ["--dir", SANDBOX_HOME, "--bind", str(caches / "npm"), f"{SANDBOX_HOME}/.npm",
-             "--bind", str(caches / "uv"), f"{SANDBOX_HOME}/.cache/uv"]
+    args += ["--dir", SANDBOX_HOME, "--bind", str(cache / "npm"), f"{SANDBOX_HOME}/.npm",
+             "--bind", str(cache / "uv"), f"{SANDBOX_HOME}/.cache/uv"]
     for folder in _script_dirs(argv):
         args += ["--ro-bind", folder, folder]
     args += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--"]
+    return args + list(argv)
+
+
+def env_args(env: dict[str, str]) -> bytes:
+    """The server's environment as bwrap arguments for ``--args FD``: ``--clearenv`` then one
+    ``--setenv NAME VALUE`` per variable, NUL-separated, with the sandbox's own HOME, TMPDIR and
+    PATH. Raises ``ValueError`` for a NUL in a name or value (the catalog refuses those first)."""
     inner = dict(env, HOME=SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox_path(env.get("PATH", "")))
-    return args + list(argv), inner
+    parts = ["--clearenv"]
+    for name, value in inner.items():
+        parts += ["--setenv", name, value]
+    if any("\0" in part for part in parts):
+        raise ValueError("an environment name or value holds a NUL byte")
+    return b"".join(part.encode("utf-8", "surrogateescape") + b"\0" for part in parts)
+
+
+def secret_masks() -> list[str]:
+    """bwrap arguments hiding the host's secret files (``SECRET_FILES``, ``SECRET_GLOBS``,
+    ``SECRET_DIRS``) that exist here; symbolic links are left alone (their targets are listed
+    themselves or lie outside what the sandbox sees)."""
+    args: list[str] = []
+    files = list(SECRET_FILES) + sorted(p for pattern in SECRET_GLOBS for p in glob.glob(pattern))
+    for path in files:
+        if os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", path]
+    for path in SECRET_DIRS:
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+    return args
 
 
 def docker_argv(argv: list[str], env_names: list[str], image: str, workdir: str = "/work",
-                memory: str = "2g", cpus: str = "1", pids: int = 512) -> list[str]:
+                memory: str = "2g", cpus: str = "1", pids: int = 512, env_file: str | None = None) -> list[str]:
     """``docker run`` argv for one server: removed on exit, stdin attached, resource limits, no
-    host mounts or credentials, env passed by NAME only (``-e NAME`` reads the value from the docker
-    client's environment, so no value appears in the argv)."""
+    host mounts or credentials. Env values never appear in the argv: with ``env_file`` (e.g.
+    ``/dev/fd/N`` holding ``env_file_text``) they are read from it, so the docker client's own
+    environment holds none of them; otherwise each of ``env_names`` is passed by name (``-e NAME``
+    reads the value from the client's environment)."""
     args = ["docker", "run", "--rm", "-i", "--init", f"--memory={memory}", f"--cpus={cpus}",
             f"--pids-limit={pids}", "--security-opt=no-new-privileges", "--cap-drop=ALL",
             "--network=bridge", f"--workdir={workdir}", "--tmpfs", "/tmp"]
-    for name in env_names:
-        args += ["-e", name]
+    if env_file is not None:
+        args += ["--env-file", env_file]
+    else:
+        for name in env_names:
+            args += ["-e", name]
     return args + [image] + list(argv)
+
+
+def env_file_text(env: dict[str, str]) -> bytes:
+    """``NAME=value`` lines for ``docker run --env-file``. Raises ``ValueError`` naming the
+    variable (never its value) when a value holds a line break, which that format cannot carry."""
+    for name, value in env.items():
+        if any(c in value or c in name for c in "\n\r\0"):
+            raise ValueError(f"the value of {name} holds a line break or NUL, which docker --env-file cannot pass")
+    return "".join(f"{name}={value}\n" for name, value in env.items()).encode("utf-8", "surrogateescape")
 
 
 # Pinned images per launcher (tags pinned; digests are resolved by the sweep workflow on GitHub).

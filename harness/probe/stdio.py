@@ -42,6 +42,7 @@ class StdioTransport:
     cwd: Path
     limits: Limits
     noise: Noise | None = None
+    pass_fds: tuple[int, ...] = ()  # inherited by the child (bwrap's --args descriptor)
     exit_code: int | None = None
     _proc: asyncio.subprocess.Process | None = None
     _stderr: deque = field(default_factory=deque)
@@ -69,7 +70,7 @@ class StdioTransport:
     async def start(self) -> None:
         """Spawn the process. Raises ``process.SpawnError``."""
         # The reader splits lines itself, so asyncio's own line limit is not what bounds a message.
-        self._proc = await process.spawn(self.argv, self.env, self.cwd, stream_limit=2**16)
+        self._proc = await process.spawn(self.argv, self.env, self.cwd, stream_limit=2**16, pass_fds=self.pass_fds)
         self._lines: asyncio.Queue = asyncio.Queue()
         self._tasks = [
             asyncio.ensure_future(self._read_stdout()),

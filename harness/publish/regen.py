@@ -25,7 +25,7 @@ import gc
 from pathlib import Path
 
 from harness.db.catalog import load_catalog
-from harness.util import atomic
+from harness.util import atomic, untrusted
 from harness.publish import (capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
                              regressions_md, server_html, server_page, site, svg, tool_shape, tool_vectors)
 from harness.publish.board import build_rows
@@ -121,9 +121,17 @@ def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -
     files on disk."""
     root = Path(repo_root)
     outputs = render_all(root, backfilled)
-    atomic.write_many({root / rel: text.encode("utf-8") for rel, text in outputs.items()})
+    atomic.write_many({root / rel: _published(rel, text).encode("utf-8") for rel, text in outputs.items()})
     _remove_stale(root, {Path(rel) for rel in outputs})
     return sorted(root / rel for rel in outputs)
+
+
+def _published(relative, text: str) -> str:
+    """The bytes a published file gets: JSON with every character a terminal or editor would act on
+    written as a ``\\uXXXX`` escape (``untrusted.json_text``, issue #9: no raw control character in
+    a published file; the parsed value is unchanged). Markdown, HTML, SVG and CSV escape their own
+    text as they are rendered."""
+    return untrusted.json_text(text) if str(relative).endswith(".json") else text
 
 
 def _remove_stale(root: Path, keep: set[Path]) -> list[Path]:

@@ -58,10 +58,10 @@ def positive_int(text: str) -> int:
 
 
 def seconds(text: str) -> float:
-    """A time budget in seconds, 1–600 (``measure --timeout``, ``audit --timeout``); anything else
-    raises ``argparse.ArgumentTypeError``."""
+    """A time budget in seconds, 1–600 (``measure``, ``audit`` and ``verify --timeout``); anything
+    else (a text longer than 32 characters too) raises ``argparse.ArgumentTypeError``."""
     try:
-        value = float(text)
+        value = float(text) if len(text) <= 32 else 0.0
     except ValueError:
         value = 0.0
     if not 1 <= value <= 600:

@@ -10,6 +10,7 @@ import asyncio
 import csv
 import hashlib
 import io
+import os
 import sys
 import tarfile
 from pathlib import Path
@@ -146,21 +147,28 @@ def test_a_wrong_archive_is_refused_even_with_a_pin(tmp_path):
     assert binary.name == "mcp-tokens" and binary.stat().st_mode & 0o777 == 0o500
 
 
-def test_argv_in_each_isolation(tmp_path):
+def test_argv_in_each_isolation(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))  # the sandbox's package cache
     binary = tmp_path / "bin" / "mcp-tokens"
     target = Target(name="x", command="npx -y some-server@1.0.0 --flag", env=("API_KEY",), timeout_seconds=45)
-    argv, _ = mcp_tokens.argv_for(binary, target, "host", tmp_path, {"PATH": "/usr/bin"})
+    argv, _, _ = mcp_tokens.argv_for(binary, target, "host", tmp_path, {"PATH": "/usr/bin"})
     assert argv == [str(binary), "analyze", "--provider", "tiktoken", "--model", "gpt-4o", "--format", "json",
                     "--timeout", "45", "--", "npx", "-y", "some-server@1.0.0", "--flag"]
-    docker, _ = mcp_tokens.argv_for(binary, target, "docker", tmp_path, {"PATH": "/usr/bin"})
+    docker, _, _ = mcp_tokens.argv_for(binary, target, "docker", tmp_path, {"PATH": "/usr/bin"})
     assert f"{binary}:{mcp_tokens.DOCKER_MOUNT}:ro" in docker and "-e" in docker and "API_KEY" in docker
     assert docker[docker.index("-v") + 2] == "node:22.21.1-bookworm-slim"
     assert docker[docker.index("node:22.21.1-bookworm-slim") + 1] == mcp_tokens.DOCKER_MOUNT
     if Path("/usr/bin/bwrap").exists():
-        boxed, inner = mcp_tokens.argv_for(binary, target, "sandbox", tmp_path, {"PATH": "/usr/bin"})
+        binary.parent.mkdir()
+        binary.write_text("")
+        binary.chmod(0o500)
+        boxed, launcher_env, fds = mcp_tokens.argv_for(binary, target, "sandbox", tmp_path, {"PATH": "/usr/bin"})
+        for fd in fds:  # bwrap would read the server's env (HOME=/home/mcp, ...) from it: issue #9
+            assert b"--setenv\0HOME\0/home/mcp\0" in os.pread(fd, 1 << 16, 0)
+            os.close(fd)
         at = boxed.index("--")
         assert boxed[at - 3:at] == ["--ro-bind", str(binary.parent), str(binary.parent)]
-        assert boxed[at + 1] == str(binary) and "--model" in boxed and inner["HOME"] == "/home/mcp"
+        assert boxed[at + 1] == str(binary) and "--model" in boxed and launcher_env == {}
 
 
 def test_report_parsing_rejects_what_the_contract_does_not_promise():

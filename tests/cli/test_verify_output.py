@@ -49,4 +49,4 @@ def test_a_url_that_cannot_be_fetched_says_why_in_one_readable_line():
                          "cannot resolve host mcp-context-cost.invalid")):
         code, out, err = cli("verify", url)
         assert code == 2 and out == ""
-        assert err.strip() == f"cannot verify {url}: cannot fetch it: {reason}", err
+        assert err.strip() == f"cannot verify {url}: cannot fetch: {reason}", err

@@ -333,3 +333,32 @@ def test_set_env_rejects_a_bad_name(tmp_path):
     path.write_text("servers:\n- name: bad\n  command: x\n  setEnv:\n    lower-case: '1'\n")
     with pytest.raises(CatalogError, match="setEnv"):
         load_catalog(path)
+
+
+# --- bounded input (issue #9, kind 5) and refused environment names (kind 4) ----------------------
+
+@pytest.mark.parametrize("entry, field, words", [
+    ('name: "gamma\\n"', "name", "U+000A"),
+    ("name: " + "g" * 65, "name", "at most 64 characters allowed, got 65"),
+    ('name: gamma\n    setEnv: {LD_PRELOAD: /x.so}', "setEnv.LD_PRELOAD", "refused: it changes how the dynamic loader"),
+    ('name: gamma\n    setEnv: {GLIBC_TUNABLES: x}', "setEnv.GLIBC_TUNABLES", "refused"),
+    ('name: gamma\n    setEnv: {PYTHONSTARTUP: /x.py}', "setEnv.PYTHONSTARTUP", "refused"),
+    ('name: gamma\n    setEnv: {HTTPS_PROXY: "http://evil:8080"}', "setEnv.HTTPS_PROXY", "set by the harness"),
+    ("name: gamma\n    env: [API_KEY, DYLD_INSERT_LIBRARIES]", "env", "item #2"),
+    ('name: gamma\n    setEnv: {FOO: "a\\u202eb"}', "setEnv.FOO", "U+202E"),
+    ("name: gamma\n    timeoutSeconds: " + "1" * 40, "timeoutSeconds", "number longer than 32 characters"),
+    ("name: gamma\n    notes: " + "[" * 40 + "]" * 40, "notes", "nested deeper than 32 levels"),
+], ids=["newline", "65-chars", "ld-preload", "glibc-tunables", "pythonstartup", "proxy", "dyld", "bidi", "digits",
+        "depth"])
+def test_bounded_entries_fail_with_one_line_naming_the_field(tmp_path, entry, field, words):
+    msg = only(errors_of(tmp_path, GOOD + f"  - {entry}\n    command: npx -y g\n"))
+    assert f'field "{field}"' in msg and words in msg and "\n" not in msg, msg
+    assert "entry #3" in msg
+
+
+def test_every_real_entry_passes_the_environment_rules(real):
+    from harness.probe import envnames
+
+    for entry in real.entries:
+        for name in list(entry.env) + [n for n, _ in entry.set_env]:
+            assert envnames.problem(name) is None, (entry.name, name)

@@ -61,17 +61,18 @@ def test_stack_frames_are_not_quoted():
     assert last_line(tail) == "Error: Command failed: /x/bin/slack-mcp-server --transport stdio"
 
 
-def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path, monkeypatch):
+def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path):
     from harness.probe import heal
 
-    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path))
-    broken = tmp_path / "sandbox" / "npm" / "_npx" / "92668d6008b43da4"
+    npm = tmp_path / "servers" / "x-0123456789abcdef" / "npm"  # the server's own cache (sandbox.server_cache)
+    broken = npm / "_npx" / "92668d6008b43da4"
     (broken / "node_modules" / "debug").mkdir(parents=True)
-    keep = tmp_path / "sandbox" / "npm" / "_npx" / "0123456789abcdef"
+    keep = npm / "_npx" / "0123456789abcdef"
     keep.mkdir()
     tail = ("Error: Cannot find module '/home/mcp/.npm/_npx/92668d6008b43da4/node_modules/debug/src/index.js'. "
             "Please verify that the package.json has a valid \"main\" entry\n")
-    note = heal.before_retry(tail, "sandbox")
+    assert heal.before_retry(tail, "sandbox") is None  # no cache named: nothing outside it is touched
+    note = heal.before_retry(tail, "sandbox", npm)
     assert note and "92668d6008b43da4" in note
     assert not broken.exists() and keep.exists()
     assert heal.before_retry("Error: Cannot find module 'left-pad'", "sandbox") is None

@@ -16,6 +16,8 @@ from harness.publish.text import one_line
 from tests.publish import builders as b
 
 EVIL = "a|b`c`<script>alert(1)</script>\n| x | y |\n# heading [link](javascript:alert(1)) *em* $x$ ~~s~~ \\|"
+# What the catalog accepts in an identifier-like field (one line, at most 64 characters: issue #9).
+EVIL_LINE = "a|b`c`<script>alert(1)</script>| x |[l](javascript:x)*e*~~s~~\\|"
 LONG = "long|" * 2000  # 10,000 characters with pipes
 TOOLS = [
     b.tool("pipe|name", LONG),
@@ -33,7 +35,8 @@ def hostile(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     b.write_catalog(root, [
-        b.entry("evil", notes=EVIL, category=EVIL, package=EVIL, repo="https://x.example/<script>alert(1)</script>"),
+        b.entry("evil", notes=EVIL, category=EVIL_LINE, package=EVIL_LINE,
+                repo="https://x.example/<script>alert(1)</script>"),
         b.entry("evil-fail", notes=EVIL),
         b.entry("plain"),
     ])

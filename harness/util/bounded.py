@@ -1,0 +1,120 @@
+"""Reading input someone else controls, in bounded size and time (issue #9, kind 5).
+
+``read_regular`` reads a regular file only — never a FIFO (opening one for reading blocks until a
+writer comes), a device (``/dev/zero`` never ends) or a directory — and at most ``max_bytes``.
+``fetch`` reads an http(s) URL under one overall deadline that covers connecting, the headers and
+the body (a server dripping one byte every 2 s is cut at the deadline, not kept alive by each
+byte resetting a per-read timeout), and at most ``max_bytes`` of body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import stat
+import threading
+import time
+
+
+# The largest measurement.json any reader accepts (verify, shard merge): a record holds its capture
+# about once, and a launch may produce at most 64 MiB of stdout (harness/probe/limits.py).
+MAX_RECORD_BYTES = 128 * 1024 * 1024
+
+
+class TooLarge(ValueError):
+    """The input is larger than the bound; ``str()`` says both sizes."""
+
+
+class DeadlineExceeded(OSError):
+    """``fetch`` did not complete within its overall deadline."""
+
+
+def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` bytes of the regular file at ``path``.
+
+    The file is opened non-blocking and checked with ``fstat`` before a byte is read. Raises
+    ``OSError`` (unreadable, or not a regular file: the message names what it is) or ``TooLarge``.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > max_bytes:
+            raise TooLarge(f"larger than {max_bytes} bytes ({info.st_size} bytes)")
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:  # the file grew after fstat
+                raise TooLarge(f"larger than {max_bytes} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def fetch(url: str, deadline_seconds: float, max_bytes: int) -> bytes:
+    """The body of a GET of ``url`` (http or https), within ``deadline_seconds`` overall.
+
+    Raises ``DeadlineExceeded``, ``TooLarge``, or ``OSError`` for any other failure (an HTTP error
+    status included). The overall deadline is a ``SIGALRM`` timer when called on the main thread
+    (a CLI command); elsewhere only the per-operation socket timeouts bound it.
+    """
+    import requests
+
+    ends = time.monotonic() + deadline_seconds
+    per_op = max(0.1, min(10.0, deadline_seconds))
+    try:
+        with _alarm(deadline_seconds), requests.Session() as session, \
+                session.get(url, stream=True, timeout=(per_op, per_op), headers={"Accept-Encoding": "identity"}) as reply:
+            reply.raise_for_status()
+            declared = reply.headers.get("Content-Length", "")
+            if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
+                raise TooLarge(f"larger than {max_bytes} bytes (Content-Length {declared})")
+            chunks, total = [], 0
+            for chunk in reply.iter_content(1 << 16):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise TooLarge(f"larger than {max_bytes} bytes")
+                chunks.append(chunk)
+                if time.monotonic() > ends:
+                    raise _Expired()
+            return b"".join(chunks)
+    except _Expired:
+        raise DeadlineExceeded(f"no complete reply within {deadline_seconds:g} s") from None
+    except requests.RequestException as exc:
+        if time.monotonic() >= ends:
+            raise DeadlineExceeded(f"no complete reply within {deadline_seconds:g} s") from None
+        raise OSError(str(exc)) from None
+
+
+class _Expired(BaseException):
+    # BaseException, so that no library's ``except Exception`` swallows the deadline.
+    pass
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _Expired()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
