@@ -71,14 +71,30 @@ def run(args) -> int:
                                              indent=2)))
     elif comparison.ok:
         print(untrusted.line(f"OK {args.source}: every figure re-derives from the record's own capture"))
-        width = max(map(len, comparison.derived), default=0)
-        for field, value in comparison.derived.items():  # one per line: a terminal never wraps mid-figure
-            print(untrusted.line(f"  {field:<{width}}  {value}"))
+        for text in figure_lines(comparison.derived):
+            print(untrusted.line(text))
     else:
         for field in comparison.mismatches:
             print(untrusted.line(f"MISMATCH {field}: published {comparison.published[field]}, "
                                  f"derived {comparison.derived[field]}"))
     return 0 if comparison.ok else 1
+
+
+def figure_lines(derived: dict) -> list[str]:
+    """One line per re-derived figure, aligned, within 100 columns: the headline's fields first,
+    then each side list under its own name (``sideLists.resources:``), its fields indented."""
+    groups: dict[str, dict] = {}
+    for field, value in derived.items():
+        group, _, name = field.rpartition(".")
+        groups.setdefault(group, {})[name] = value
+    lines = []
+    for group, fields in groups.items():
+        indent = "    " if group else "  "
+        if group:
+            lines.append(f"  {group}:")
+        width = max(map(len, fields))
+        lines += [f"{indent}{name:<{width}}  {value}" for name, value in fields.items()]
+    return lines
 
 
 def _report_unreadable(args, message: str) -> int:

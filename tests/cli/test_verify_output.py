@@ -12,18 +12,32 @@ from tests.cli.test_input_errors import cli
 from tests.conftest import REPO
 
 
-def test_ok_prints_one_line_per_figure(tmp_path):
+def _record_with_side_lists(path):
+    """The published memory record with a resources side list (as a fresh measurement has)."""
+    from harness.core.side_figures import figure
+
+    record = json.loads((REPO / "results" / "memory" / "measurement.json").read_text(encoding="utf-8"))
+    items = [{"uri": "memory://knowledge-graph", "name": "knowledge-graph", "mimeType": "application/json"}]
+    record["sideLists"] = {"method": "side-lists/v1", "resources": {**figure(items), "pages": 1, "rawCapture": items},
+                           "resourceTemplates": {**figure([]), "pages": 1, "rawCapture": []}}
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_ok_prints_one_line_per_figure_within_100_columns(tmp_path):
     path = tmp_path / "measurement.json"
-    shutil.copyfile(REPO / "results" / "memory" / "measurement.json", path)
+    _record_with_side_lists(path)
     code, out, err = cli("verify", str(path))
     assert code == 0, out + err
     derived = rederive(parse(path.read_text(encoding="utf-8"))).derived
     lines = out.splitlines()
     assert lines[0] == f"OK {path}: every figure re-derives from the record's own capture"
-    assert len(lines) == 1 + len(derived)
-    width = max(map(len, derived))
-    assert lines[1:] == [f"  {field:<{width}}  {value}" for field, value in derived.items()]
-    assert all(len(line) <= 100 for line in lines[1:])
+    assert lines[1:5] == [f"  {field:<15}  {derived[field]}" for field in
+                          ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")]
+    assert "  sideLists.resources:" in lines and "  sideLists.resourceTemplates:" in lines
+    at = lines.index("  sideLists.resources:")
+    assert lines[at + 3] == f"    canonicalSha256  {derived['sideLists.resources.canonicalSha256']}"
+    assert len(lines) == 1 + len(derived) + 2  # one line per figure, one heading per side list
+    assert all(len(line) <= 100 for line in lines[1:]), max(lines[1:], key=len)
 
 
 def test_json_output_is_unchanged(tmp_path):
