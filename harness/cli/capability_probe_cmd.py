@@ -41,7 +41,8 @@ def register(sub) -> None:
     selection.add_arguments(p, "the N entries with the largest published headline")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host (as a sweep)")
-    p.add_argument("--concurrency", type=positive_int, default=default_concurrency(), help="entries probed at once")
+    p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
+                   help="entries probed at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
     p.add_argument("--no-regen", action="store_true", help="write results/capability-probe.json only, not the pages")
     p.set_defaults(func=run)
 
