@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -138,9 +137,13 @@ def _audit(args, measurer):
 
 def _emit(args, report: dict, redactor) -> None:
     from harness.audit import render_markdown, render_text
+    from harness.core.canonical import stringify
     from harness.util import atomic
+    from harness.util.untrusted import json_text
 
-    text = json_text(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
+    # JSON.stringify's text (a lone surrogate in a tool name is written as an escape, never raw) with
+    # the C1 and bidi characters it leaves raw escaped too: the same value, safe in a terminal.
+    text = json_text(stringify(report, indent=2)) + "\n"
     markdown = render_markdown.render(report)
     # The report is already redacted field by field; the human forms get one more pass over the
     # whole text as well, while the JSON is written as validated (a later --baseline reads it).

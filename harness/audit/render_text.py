@@ -2,7 +2,9 @@
 
 Every string that came from a config or a server passes through ``harness.util.untrusted.escape``
 and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
-``[bold]``-style markup in it reaches the terminal as anything but visible characters.
+``[bold]``-style markup in it reaches the terminal as anything but visible characters. The laid-out
+report passes through ``untrusted.laid_out``: a wrapped line or a folded cell can begin with an
+untrusted word, and a ``::`` there would be a workflow command to a CI runner.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.util.untrusted import escape
+from harness.util.untrusted import escape, laid_out
 
 WIDTH = 100
 
@@ -33,7 +35,7 @@ def render(report: dict, color: bool = False) -> str:
     _records(console, report["records"])
     _gates(console, report.get("gates", []))
     _nothing_measured(console, report)
-    return buffer.getvalue()
+    return laid_out(buffer.getvalue())
 
 
 def _t(value: object, style: str | None = None) -> Text:

@@ -70,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _internal_error(exc: Exception, args) -> int:
     from harness.probe import internal
-    from harness.util.untrusted import line
+    from harness.util.untrusted import line, lines
 
     detail = internal.traceback_text(exc)
     if detail:
-        print(detail, file=sys.stderr, end="")
+        print(lines(detail.rstrip("\n")), file=sys.stderr)
     print(line(internal.message(exc, _subject(args))), file=sys.stderr)
     return internal.EXIT_CODE
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.probe import environment, envnames, isolation, record, sandbox
+from harness.probe import environment, envnames, isolation, record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -101,15 +101,19 @@ def run(args) -> int:
     except (LookupError, ValueError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
-    measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
-    try:
-        rec = record.build(measurement, isolation.describe(mode))
-    except TokenizerUnavailable as exc:
-        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
-        return 2
-    path = record.write(rec, Path(args.results))
-    badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge_for(rec["status"], rec["totalTokens"]))
-    print(summary(rec, path, badge_path))
+    # The target's secrets stay current for everything done with what the server said, so an
+    # exception out of any of it carries them to the internal-error line (redact.carried).
+    with redact.activated(redact.Secrets.for_target(target)):
+        measurement = measure_sync(target, dual=not args.single, isolation=mode, limits=limits)
+        try:
+            rec = record.build(measurement, isolation.describe(mode))
+        except TokenizerUnavailable as exc:
+            print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+            return 2
+        path = record.write(rec, Path(args.results))
+        badge = badge_for(rec["status"], rec["totalTokens"])
+        badge_path = write_badge(Path(args.badges) / f"{target.name}.json", badge)
+        print(summary(rec, path, badge_path))
     if getattr(args, "changed", False) or getattr(args, "index", None):
         _report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3

@@ -7,9 +7,10 @@ how they are read and written.
 
 Each is one JSON object with a ``rows`` array holding at most one row per server, validated
 against ``schemas/<kind>.schema.json`` on read and before every write, and written atomically
-(``JSON.stringify(doc, null, 2)`` + newline). None of them touches a measurement record, a badge or
-a canonical hash. A run over some servers replaces those servers' rows and keeps the others
-(:func:`merge_rows`), so ``--only`` never erases what an earlier run found.
+(``JSON.stringify(doc, null, 2)`` + newline, with raw C1 and bidi characters written as
+``\\uXXXX`` by ``untrusted.json_text``: a row may quote a tool name). None of them touches a
+measurement record, a badge or a canonical hash. A run over some servers replaces those servers'
+rows and keeps the others (:func:`merge_rows`), so ``--only`` never erases what an earlier run found.
 """
 
 from __future__ import annotations

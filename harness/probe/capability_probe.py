@@ -97,7 +97,17 @@ async def probe(target: Target, isolation: str = "host") -> Pair:
                           launcher=launcher_for(target, isolation, converse))
     richer = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
                            launcher=launcher_for(target, isolation, declaring))
-    return Pair(target, plain, richer)
+    return Pair(target, _redacted(plain), _redacted(richer))
+
+
+def _redacted(measurement: Measurement) -> Measurement:
+    """``measurement`` with its tool list redacted as a record's is before counting (issue #9):
+    the probe publishes tool names and counts from it, and a server may echo what it was handed
+    (the proxy credentials a sweep passes) into a tool only the declaring posture sees."""
+    capture = measurement.capture
+    if capture.tools is not None:
+        capture.tools = measurement.secrets.json(capture.tools)[0]
+    return measurement
 
 
 def difference(without: list, with_: list) -> dict | None:

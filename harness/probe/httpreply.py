@@ -9,12 +9,20 @@ with LF. The stream is decoded as UTF-8 whatever ``charset`` the header names, d
 leading byte-order mark, as WHATWG requires. An event without data (a resumption primer) is
 skipped; ``data`` that is not JSON-RPC (``ping``) is noise, counted with its sample. Reading stops
 at the event that carries the reply, so a stream the server holds open afterwards costs nothing.
+
+Every body is read through :func:`chunks`: content-decoded, counted against the launch's bound on
+what a server may send (``limits.max_total_bytes``, after decoding), and yielding to the event loop
+after each piece — a compressed body inflates inside one network read (2 KB of ``gzip, gzip`` are
+1 GiB of comment lines), and without the yield no deadline could end it (issue #9, kind 6).
 """
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import socket
 import ssl
+from collections.abc import AsyncIterator, Callable
 from urllib.parse import urlsplit
 
 import httpx2
@@ -24,7 +32,7 @@ from harness.probe import redact, replies
 from harness.probe.limits import TransportLimitExceeded
 from harness.probe.stdio import Incoming
 
-__all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "content_type", "looks_like_jsonrpc",
+__all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_type", "looks_like_jsonrpc",
            "no_answer_reason", "read_body", "snippet"]
 
 END = object()  # queued when an answer ended without the reply to its request
@@ -69,15 +77,16 @@ class Reply:
         kind = content_type(self.response)
         if body is not None:
             return self._take(body.decode("utf-8-sig", errors="replace"))
+        meter = self.transport.meter
         if kind == "text/event-stream":
-            self.response.encoding = "utf-8-sig"
-            async for event in httpx2.EventSource(self.response, max_event_size=self.limit):
+            async for event in httpx2.EventSource(_Decoded(self.response, meter), max_event_size=self.limit):
                 if event.data and self._take(event.data):
                     return True
             return False
         if kind in ("application/json", ""):
-            return self._take((await read_body(self.response, self.limit)).decode("utf-8-sig", errors="replace"))
-        start = await read_body(self.response, ERROR_BODY_BYTES, truncate=True)
+            body = await read_body(self.response, self.limit, meter=meter)
+            return self._take(body.decode("utf-8-sig", errors="replace"))
+        start = await read_body(self.response, ERROR_BODY_BYTES, truncate=True, meter=meter)
         self.transport.unanswered = self._describe(f"not JSON or an event stream: {snippet(start)!r}")
         return False
 
@@ -116,11 +125,42 @@ def content_type(response: httpx2.Response) -> str:
     return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
 
-async def read_body(response: httpx2.Response, limit: int, truncate: bool = False) -> bytes:
-    """The body, read as it arrives, up to ``limit`` bytes. Past the limit: the first ``limit``
-    bytes when ``truncate``, else ``TransportLimitExceeded``."""
-    data = bytearray()
+class _Decoded:
+    """What ``httpx2.EventSource`` reads of a response (``headers``, ``request``, ``aiter_text()``),
+    with the text taken from :func:`chunks` and decoded as UTF-8 — one leading byte-order mark
+    dropped, invalid bytes replaced — whatever ``charset`` the header names, as WHATWG requires of
+    an event stream."""
+
+    def __init__(self, response: httpx2.Response, meter: Callable[[int], None]):
+        self.headers, self.request, self._response, self._meter = response.headers, response.request, response, meter
+
+    async def aiter_text(self) -> AsyncIterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        async for chunk in chunks(self._response, self._meter):
+            if text := decoder.decode(chunk):
+                yield text
+        if text := decoder.decode(b"", final=True):
+            yield text
+
+
+async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None = None) -> AsyncIterator[bytes]:
+    """The body as it arrives, content-decoded (the library inflates at most 1 MiB at a time),
+    each piece passed to ``meter(size)`` — which raises ``TransportLimitExceeded`` past the launch's
+    bound — before it is used, and the event loop given a turn after each, so a deadline can end a
+    body that inflates for minutes inside a single network read."""
     async for chunk in response.aiter_bytes():
+        if meter is not None:
+            meter(len(chunk))
+        yield chunk
+        await asyncio.sleep(0)
+
+
+async def read_body(response: httpx2.Response, limit: int, truncate: bool = False,
+                    meter: Callable[[int], None] | None = None) -> bytes:
+    """The body, read as it arrives (:func:`chunks`, counted by ``meter``), up to ``limit`` bytes.
+    Past the limit: the first ``limit`` bytes when ``truncate``, else ``TransportLimitExceeded``."""
+    data = bytearray()
+    async for chunk in chunks(response, meter):
         data += chunk
         if len(data) > limit:
             if truncate:

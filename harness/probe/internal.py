@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import traceback
 
+from harness.probe import redact
 from harness.probe.measure import Measurement
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import REQUESTED_PROTOCOL_VERSION
@@ -22,9 +23,11 @@ STATUS = "not-yet-run"  # the record claims nothing about the server: this sweep
 
 
 def describe(exc: BaseException) -> str:
-    """``<ExceptionType>: <message>`` on one line, at most 300 characters."""
+    """``<ExceptionType>: <message>`` on one line, at most 300 characters, with the secrets of the
+    measurement it left redacted before the cut (``redact.carried``: a bug's message may quote
+    what a server said, and a server may echo a secret; issue #9)."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return " ".join(text.split())[:300]
+    return redact.carried(exc).cut(" ".join(text.split()), 300)
 
 
 def message(exc: BaseException, subject: str | None) -> str:
@@ -35,10 +38,11 @@ def message(exc: BaseException, subject: str | None) -> str:
 
 
 def traceback_text(exc: BaseException) -> str | None:
-    """The full traceback when ``MCP_CONTEXT_COST_TRACEBACK=1`` asks for it, else ``None``."""
+    """The full traceback when ``MCP_CONTEXT_COST_TRACEBACK=1`` asks for it, else ``None``; its
+    secrets redacted as in :func:`describe` (print it through ``untrusted.lines``)."""
     if os.environ.get(TRACEBACK_ENV) != "1":
         return None
-    return "".join(traceback.format_exception(exc))
+    return redact.carried(exc).text("".join(traceback.format_exception(exc)))
 
 
 def measurement(target: Target, exc: BaseException) -> Measurement:

@@ -5,7 +5,8 @@ hostile ones. Every bound is recorded in a failure note when it ends a run. Each
 with an environment variable, read once per measurement (``from_env``):
 
     MCP_CONTEXT_COST_MAX_MESSAGE_BYTES   one JSON-RPC message            (default 16 MiB)
-    MCP_CONTEXT_COST_MAX_TOTAL_BYTES     all stdout of one launch         (default 64 MiB)
+    MCP_CONTEXT_COST_MAX_TOTAL_BYTES     all a server sends in one launch (default 64 MiB)
+                                         (stdout; over HTTP every body, after decoding)
     MCP_CONTEXT_COST_MAX_PAGES           tools/list pages per launch      (default 100)
     MCP_CONTEXT_COST_STDERR_TAIL_BYTES   stderr kept for notes            (default 4096)
     MCP_CONTEXT_COST_MAX_NOISE_LINES     non-JSON stdout lines tolerated  (default 10000)
@@ -25,7 +26,8 @@ class TransportLimitExceeded(Exception):
 @dataclass(frozen=True)
 class Limits:
     """``max_message_bytes``: one JSON-RPC line from the server (bytes).
-    ``max_total_bytes``: all stdout bytes of one launch (bytes).
+    ``max_total_bytes``: all a server sends in one launch (bytes): stdout, or every HTTP body after
+    content decoding (a compressed body inflates; issue #9).
     ``max_pages``: ``tools/list`` pages followed per launch.
     ``stderr_tail_bytes``: how much of the end of stderr is kept for notes (bytes).
     ``max_noise_lines``: non-JSON stdout lines tolerated before the run is called broken.

@@ -22,7 +22,8 @@ The API, for any command (``measure``, ``sweep``, the Action, ``audit``):
   truncation is no longer found whole.
 * ``with activated(secrets):`` makes a set the current one for the measurement in progress
   (a context variable, so concurrent measurements of a sweep never share one); transports cut the
-  server's text with the module-level ``cut``/``cut_tail``, which use it.
+  server's text with the module-level ``cut``/``cut_tail``, which use it. An exception leaving the
+  block carries the set: ``carried(exc)`` is what its text is redacted with when it is reported.
 
 What counts as an occurrence of a secret ``v`` (at least ``MIN_SECRET_LENGTH`` characters):
 
@@ -30,9 +31,10 @@ What counts as an occurrence of a secret ``v`` (at least ``MIN_SECRET_LENGTH`` c
   url-safe, padded or not, and at each of the three byte alignments it can have inside a longer
   base64 text, e.g. ``Basic base64(user:password)``);
 * any of those written with percent-encoding (``%2B``, ``%2b``, any subset of characters encoded)
-  or JSON string escapes (``\\u0041``, ``\\"``, ``\\/``): the text is also searched in its
-  percent-decoded and JSON-unescaped readings, and a match is mapped back to the characters that
-  spell it;
+  or JSON string escapes (``\\u0041``, ``\\"``, ``\\/``, a surrogate pair for a character outside
+  the BMP): the text is also searched in its percent-decoded and JSON-unescaped readings, and a
+  match is mapped back to the characters that spell it;
+* in a capture (``json``), a number whose JavaScript text holds an occurrence;
 * for a form of ``RUN_LENGTH`` (8) characters or more: any run of 8 or more of its consecutive
   characters — half a secret is a secret. A shorter form must occur whole.
 
@@ -50,6 +52,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 
+from harness.core.jsnumber import number_to_string
 from harness.probe import environment
 
 MASK = "[redacted]"
@@ -62,7 +65,10 @@ _OVERLAP = 4096
 _CACHED_LENGTH, _CACHE_SIZE = 64, 20_000
 _ENCODED_UP_TO = 8192
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
-_JSON_ESCAPE = re.compile(r'\\(?:u[0-9A-Fa-f]{4}|["\\/bfnrt])')
+# A high+low pair of escapes (how JSON writes a character outside the BMP, ``\\ud83d\\udd11``) first,
+# so the reading holds the character itself, then any single escape.
+_JSON_ESCAPE = re.compile(r'\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}'
+                          r'|\\(?:u[0-9A-Fa-f]{4}|["\\/bfnrt])')
 _JSON_NAMED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -150,9 +156,11 @@ class Secrets:
         """Whether ``value`` holds an occurrence of a secret."""
         return bool(self.values) and isinstance(value, str) and bool(self._spans(value))
 
-    def json(self, value: object) -> tuple[object, bool]:
+    def json(self, value: object, numbers: bool = True) -> tuple[object, bool]:
         """``(value with every string and key redacted, whether anything changed)``. Lists and
-        dicts are copied; other values are returned as they are."""
+        dicts are copied; other values are returned as they are. With ``numbers`` (for what a
+        server sent: a capture), a number whose JavaScript text holds a secret — a key of digits
+        echoed as a schema ``default`` — becomes ``[redacted]`` too."""
         if not self.values:
             return value, False
         changed = False
@@ -163,6 +171,9 @@ class Secrets:
                 clean = self.text(node)
                 changed |= clean != node
                 return clean
+            if numbers and isinstance(node, (int, float)) and not isinstance(node, bool) and self._in_number(node):
+                changed = True
+                return MASK
             if isinstance(node, list):
                 return [walk(item) for item in node]
             if isinstance(node, dict):
@@ -172,8 +183,16 @@ class Secrets:
         return walk(value), changed
 
     def scrub(self, value: object) -> object:
-        """``value`` (text or any JSON value) with every secret redacted."""
-        return self.json(value)[0]
+        """``value`` (text or any JSON value) with every secret in its strings and keys redacted.
+        Numbers are left alone: a record's own counts are not a server's text."""
+        return self.json(value, numbers=False)[0]
+
+    def _in_number(self, number: int | float) -> bool:
+        try:
+            text = number_to_string(float(number))
+        except OverflowError:  # an int beyond a double: JSON.parse never yields one
+            text = str(number)
+        return self.found(text)
 
     def cut(self, value: str | None, limit: int) -> str | None:
         """Redact, then keep the first ``limit`` characters. (Only the first ``limit + CUT_MARGIN``
@@ -225,12 +244,21 @@ Redactor = Secrets  # the older name, kept for callers written against it
 _ACTIVE: ContextVar[Secrets] = ContextVar("mcp_context_cost_secrets", default=NONE)
 
 
+_CARRIED = "_mcp_context_cost_secrets"
+
+
 @contextlib.contextmanager
 def activated(secrets: Secrets):
-    """Make ``secrets`` the current set for the code (and the tasks and threads it starts) inside."""
+    """Make ``secrets`` the current set for the code (and the tasks and threads it starts) inside.
+    An exception that leaves that code takes the set along (:func:`carried`): whoever reports it
+    later — the internal-error line, outside every measurement — must still redact its text."""
     token = _ACTIVE.set(secrets)
     try:
         yield secrets
+    except BaseException as exc:
+        with contextlib.suppress(AttributeError):  # an exception type without a __dict__
+            setattr(exc, _CARRIED, getattr(exc, _CARRIED, NONE) | secrets)
+        raise
     finally:
         _ACTIVE.reset(token)
 
@@ -238,6 +266,12 @@ def activated(secrets: Secrets):
 def current() -> Secrets:
     """The set made current by :func:`activated` (an empty set outside one)."""
     return _ACTIVE.get()
+
+
+def carried(exc: BaseException) -> Secrets:
+    """The secrets current where ``exc`` was raised (it left an :func:`activated` block), joined
+    with the current set: redact an exception's text with these before showing any of it."""
+    return getattr(exc, _CARRIED, NONE) | current()
 
 
 def cut(value: str | None, limit: int) -> str | None:
@@ -320,6 +354,10 @@ def _percent_chars(match: re.Match) -> Iterator[tuple[str, int]]:
 
 def _json_chars(match: re.Match) -> Iterator[tuple[str, int]]:
     escape = match.group(0)
+    if len(escape) == 12:  # a surrogate pair: one astral character
+        high, low = int(escape[2:6], 16), int(escape[8:], 16)
+        yield chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)), 0
+        return
     yield (chr(int(escape[2:], 16)) if escape[1] == "u" else _JSON_NAMED[escape[1]]), 0
 
 

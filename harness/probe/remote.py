@@ -15,6 +15,10 @@ semantics (see ``stdio``).
 Leniencies, each matching the official SDKs: redirects are followed (the SDK's
 ``create_mcp_http_client`` does), a JSON-RPC batch array in a body or event is read message by
 message (2025-03-26), and an id echoed as a string still answers its request (``replies.answers``).
+Redirects are followed here rather than by the library (issue #9): a redirect's own body is never
+read (the library reads it whole into memory, unbounded), at most ``MAX_REDIRECTS`` are followed,
+and a redirect to another origin does not take the declared headers' values along (the library
+strips only ``Authorization``; an ``X-Api-Key`` would reach whatever host the endpoint names).
 
 Outcomes: HTTP 401/403 → ``Failure(kind="http-auth")`` carrying the status and the
 ``WWW-Authenticate`` header (→ remote-auth-wall); no MCP answer at all — a host that does not
@@ -33,8 +37,8 @@ import time
 
 import httpx2
 
-from harness.probe import httpreply
-from harness.probe.limits import Limits
+from harness.probe import httpreply, redact
+from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.noise import Noise
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
@@ -42,6 +46,7 @@ from harness.probe.target import Target
 
 ACCEPT = "application/json, text/event-stream"
 CLOSE_SECONDS = 5.0  # closing sockets after the deadline must not become a second wait
+MAX_REDIRECTS = 20  # as many as the library (and so the SDK) follows
 
 
 class HttpRefusal(Exception):
@@ -75,15 +80,24 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.noise = Noise(limits.max_noise_lines, what="non-JSON-RPC bodies or events")
+        self.received = 0  # bytes of every answer of this launch, after content decoding
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.unanswered: str | None = None  # what the last answer without a reply looked like
-        self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=True)
+        self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=False)
         self._reader: asyncio.Task | None = None
         self._listener: asyncio.Task | None = None
 
     def note_noise(self, text: str) -> None:
         """Count ``text`` as noise (see ``harness.probe.noise``)."""
         self.noise.add(text)
+
+    def meter(self, size: int) -> None:
+        """Count ``size`` more bytes the server sent (decoded). Raises ``TransportLimitExceeded``
+        past ``limits.max_total_bytes`` for the launch, as stdio bounds all of stdout."""
+        self.received += size
+        if self.received > self.limits.max_total_bytes:
+            raise TransportLimitExceeded(f"the server sent more than {self.limits.max_total_bytes} bytes over HTTP "
+                                         "in this launch (after content decoding)")
 
     async def send(self, message: dict) -> None:
         """POST one message. For a request, start reading its answer. Raises ``HttpRefusal``."""
@@ -151,15 +165,42 @@ class HttpTransport:
         headers = {"Accept": ACCEPT if body is not None else "text/event-stream", **self.headers}
         if body is not None:
             headers["Content-Type"] = "application/json"
-        if self.session_id:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
+        for name, value in (("Mcp-Session-Id", self.session_id), ("MCP-Protocol-Version", self.protocol_version)):
+            if value:
+                headers[name] = self._echoed(name, value)
         try:
             request = self.client.build_request(method, self.url, content=body, headers=headers)
-            return await self.client.send(request, stream=True)
+            for _ in range(MAX_REDIRECTS + 1):
+                response = await self.client.send(request, stream=True)
+                if response.next_request is None:
+                    return response
+                await response.aclose()  # a redirect's own body is never read
+                request = self._redirected(response.next_request)
         except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
             raise HttpRefusal(Failure("unreachable", self.capture.phase, httpreply.no_answer_reason(exc, self.url)))
+        raise HttpRefusal(Failure("unreachable", self.capture.phase,
+                                  f"more than {MAX_REDIRECTS} redirects from {self.url}, the last to "
+                                  f"{redact.cut(str(request.url), 200)}"))
+
+    def _echoed(self, header: str, value: str) -> str:
+        """``value`` — which the server chose: its session id, its protocol revision — as the
+        ``header`` it is sent back in. A value that cannot be a header (not ASCII, or holding CR,
+        LF or NUL; the SDKs' HTTP stack fails on it too) is the server's broken reply, recorded as
+        such. Raises ``HttpRefusal``."""
+        if value.isascii() and not any(c in value for c in "\r\n\0"):
+            return value
+        raise HttpRefusal(Failure("bad-reply", self.capture.phase,
+                                  f"the server's {header} value {redact.cut(value, 80)!r} cannot be sent back as the "
+                                  f"{header} header (not ASCII, or holding CR, LF or NUL)"))
+
+    def _redirected(self, request: httpx2.Request) -> httpx2.Request:
+        """The request a redirect asks for, without the declared headers when it leaves the
+        endpoint's origin (an upgrade of the same host from http to https keeps them, as the
+        library keeps ``Authorization`` there)."""
+        if not _same_origin(httpx2.URL(self.url), request.url):
+            for name in (*self.headers, "Authorization"):
+                request.headers.pop(name, None)
+        return request
 
     async def _check_status(self, response: httpx2.Response) -> bytes | None:
         """Raise ``HttpRefusal`` for an answer that is not MCP; return the body already read for
@@ -173,11 +214,18 @@ class HttpTransport:
             raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=status, message=challenge))
         if status < 400:
             return None
-        body = await httpreply.read_body(response, min(self.limits.max_message_bytes, httpreply.ERROR_BODY_BYTES))
+        body = await httpreply.read_body(response, min(self.limits.max_message_bytes, httpreply.ERROR_BODY_BYTES),
+                                         meter=self.meter)
         if not httpreply.looks_like_jsonrpc(body):
             raise HttpRefusal(Failure("unreachable", self.capture.phase,
                                       f"HTTP {status} from {self.url}: {httpreply.snippet(body)!r}", code=status))
         return body
+
+
+def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:
+    here, there = endpoint.origin, there.origin
+    return here == there or (here.host == there.host and (here.scheme, here.port, there.scheme, there.port)
+                             == ("http", 80, "https", 443))
 
 
 async def _finish(task: asyncio.Task | None) -> None:

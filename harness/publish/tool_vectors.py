@@ -53,7 +53,7 @@ from harness.core.counting import count_tools
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.publish.records import RecordError
 from harness.publish.text import as_int
-from harness.util import schemas
+from harness.util import schemas, untrusted
 
 METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
@@ -85,8 +85,9 @@ class Vector(Mapping):
     @classmethod
     def of(cls, vector: dict, on_file: dict | None = None) -> Vector:
         """A new vector from its dict (and its :func:`wire` form, when already made), serialized
-        once, as ``JSON.stringify`` would."""
-        line = stringify(on_file if on_file is not None else wire(vector))
+        once, as ``JSON.stringify`` would, with the characters it leaves raw that a terminal acts on
+        (C1, bidi controls: a tool name is a server's text) as ``\\uXXXX`` (``untrusted.json_text``)."""
+        line = untrusted.json_text(stringify(on_file if on_file is not None else wire(vector)))
         return cls({k: vector[k] for k in FIELDS[:-1]}, line, 0, len(line), tools=vector["tools"])
 
     @property

@@ -26,6 +26,9 @@ Which function where:
   (``f"{name}: {status}"``), then pass the whole line: pieces escaped one by one could still join
   into ``::`` or ``##[``.
 * ``lines(text)`` — a message of several lines the harness composed (an exception's text).
+* ``laid_out(text)`` — text a layout made from pieces already escaped (a ``rich`` table, lines
+  ``textwrap`` wrapped): a wrap or a folded cell can bring an untrusted word to the start of a
+  line, so each line's leading ``::`` is broken as :func:`line` breaks it. Nothing else changes.
 * ``escape(text)`` — a fragment inside a line, a Markdown cell or an annotation; with
   ``spaces=True`` line breaks and tabs become one space each instead (prose in published Markdown,
   where a break would end a table row).
@@ -83,7 +86,17 @@ def escape(text: object, *, spaces: bool = False) -> str:
 def line(text: object) -> str:
     """``escape(text)``, safe as a whole line of a terminal or CI log: a ``::`` at its start
     (after any white space, which the runner trims) is shown as ``\\x3a:``."""
-    safe = escape(text)
+    return _no_command(escape(text))
+
+
+def laid_out(text: str) -> str:
+    """``text`` — laid out by the harness from pieces already escaped, its line breaks the
+    layout's own — with a ``::`` at the start of any line (after white space) shown as ``\\x3a:``,
+    and nothing else changed (box drawing and colour codes are the harness's)."""
+    return "\n".join(_no_command(part) for part in text.split("\n"))
+
+
+def _no_command(safe: str) -> str:
     body = safe.lstrip()
     if body.startswith(COMMAND_KEY):
         safe = safe[: len(safe) - len(body)] + "\\x3a" + body[1:]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from harness.db import readings_store
 from harness.publish.regen import regen
 from tests.beside import repo
+from tests.hostile import assert_file_safe
 from tests.publish import builders as b
 
 EVIL = "<script>alert(1)</script>|*em*[x](javascript:alert(1))\n## heading\u202e"
@@ -26,6 +27,8 @@ def test_hostile_names_and_model_are_inert(tmp_path):
          "withoutCapabilities": {"totalTokens": alpha["totalTokens"], "toolCount": 2, "canonicalSha256": alpha["canonicalSha256"]},
          "withCapabilities": {"totalTokens": alpha["totalTokens"] + 8, "toolCount": 2, "canonicalSha256": "f" * 64}}]})
     regen(root)
+    for kind in ("divergence", "capability-probe"):  # the run files are published too: no raw bidi in them
+        assert_file_safe(readings_store.path_for(root, kind))
     for path in (root / "docs/servers/alpha.md", root / "results/leaderboard.md"):
         text = path.read_text(encoding="utf-8")
         assert "<script" not in text and "](javascript" not in text and "\n## heading" not in text and "\u202e" not in text

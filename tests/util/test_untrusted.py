@@ -130,3 +130,12 @@ def test_lines_keeps_the_harness_line_breaks_and_makes_each_line_safe():
     message = "error: 2 problems\nentry 'a\x9b': bad\n::error::pwned ##[group]"
     assert untrusted.lines(message) == "error: 2 problems\nentry 'a\\x9b': bad\n\\x3a:error::pwned #\\x23[group]"
     assert_safe_output(untrusted.lines(message))
+
+
+def test_laid_out_breaks_a_leading_command_on_every_line_and_changes_nothing_else():
+    from harness.util.untrusted import laid_out
+
+    text = "table ─── \x1b[1mbold\x1b[0m\nxxxx\n::error::pwned   col\n  \u00a0::warning::x\nok :: fine"
+    assert laid_out(text) == ("table ─── \x1b[1mbold\x1b[0m\nxxxx\n\\x3a:error::pwned   col\n  \u00a0\\x3a:warning::x\n"
+                              "ok :: fine")
+    assert laid_out(laid_out(text)) == laid_out(text)
