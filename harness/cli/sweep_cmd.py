@@ -29,7 +29,7 @@ from harness.db.sweep import SweepResult, default_concurrency, stage_record, swe
 from harness.probe import isolation
 from harness.publish.badge import stage_badges
 from harness.publish.regen import regen
-from harness.util.cliargs import iso_date, unknown_names
+from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
 from harness.util import untrusted
 
@@ -51,7 +51,8 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
-    p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
+    p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
+                   help="servers measured at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
     p.add_argument("--commit", action="store_true",
                    help="commit the published files as mcp-context-cost-bot; without it they are written but "
                         "nothing is committed")
@@ -63,15 +64,6 @@ def register(sub) -> None:
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
     p.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    value = int(text) if text.isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def run(args, measurer=None) -> int:
@@ -90,12 +82,13 @@ def run(args, measurer=None) -> int:
     try:
         catalog = load_catalog(root / args.catalog)
         entries = _choose(catalog, args, date)
+        isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input, checked first
         if getattr(args, "shard", None):
             k, n = shards.parse_spec(args.shard)
             if not args.out:
                 raise LookupError("--shard needs --out DIR")
             return _measure_shard(root, shards.part(entries, k, n), date, args, measurer, k, n)
-    except (CatalogError, LookupError, shards.ShardError) as exc:
+    except (CatalogError, LookupError, shards.ShardError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
