@@ -54,5 +54,5 @@ else
   exit 1
 fi
 
-step "o200k_base tokenizer"
+step "tokenizer"
 .venv/bin/python -m harness.core.tokenizer

@@ -19,6 +19,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from harness.util.cliargs import positive_int, seconds
 from harness.util.untrusted import escape, json_text
 
 DEFAULT_CONTEXT = 200_000
@@ -36,7 +37,7 @@ def register(sub) -> None:
     p.add_argument("--config", action="append", default=[], metavar="PATH", type=Path,
                    help="also read this file; its client is unknown (repeatable)")
     p.add_argument("--no-discover", action="store_true", help="read only the --config files (e.g. in CI)")
-    p.add_argument("--context", type=_positive_int, default=DEFAULT_CONTEXT, metavar="N",
+    p.add_argument("--context", type=positive_int, default=DEFAULT_CONTEXT, metavar="N",
                    help=f"context window in tokens for shares and thresholds (default {DEFAULT_CONTEXT:,})")
     p.add_argument("--budget", type=_tokens, metavar="N", help="fail unless every session totals at most N tokens")
     p.add_argument("--baseline", type=Path, metavar="REPORT.json", help="an earlier audit --json report to compare with")
@@ -44,8 +45,8 @@ def register(sub) -> None:
                    help="with --baseline: fail when a config grew by more than N tokens or N percent")
     p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE", help="the JSON report (to stdout, or FILE)")
     p.add_argument("--markdown", nargs="?", const=STDOUT, metavar="FILE", help="the Markdown report (stdout or FILE)")
-    p.add_argument("--timeout", type=_seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
-    p.add_argument("--concurrency", type=_positive_int, default=4, metavar="N", help="servers measured at once (4)")
+    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
+    p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="servers measured at once (4)")
     p.add_argument("--isolation", default="host", choices=("host", "sandbox", "docker", "auto"),
                    help="host (default: a child process, as your client runs it, given your config's env values); "
                         "sandbox gives declared env names placeholder values")
@@ -99,6 +100,9 @@ def _check_input(args) -> dict | None:
         raise ValueError(f"--config: no such file: {', '.join(missing)}")
     if args.no_discover and not args.config:
         raise ValueError("--no-discover reads only --config files: give at least one")
+    from harness.probe import isolation
+
+    isolation.resolve_mode(args.isolation)  # isolation.Unavailable (a ValueError) before any server starts
     return load_baseline(args.baseline) if args.baseline is not None else None
 
 
@@ -159,13 +163,6 @@ def _progress(redactor, line: str) -> None:
     print(escape(redactor.text(line)), file=sys.stderr, flush=True)
 
 
-def _positive_int(text: str) -> int:
-    cleaned = text.replace(",", "").replace("_", "")
-    if not cleaned.isdigit() or len(cleaned) > 12 or int(cleaned) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text[:40]!r}")
-    return int(cleaned)
-
-
 def _tokens(text: str) -> int:
     cleaned = text.replace(",", "").replace("_", "")
     if not cleaned.isdigit() or len(cleaned) > 12:
@@ -182,7 +179,3 @@ def _increase(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _seconds(text: str) -> float:
-    from harness.cli.measure_cmd import _seconds as seconds  # the same 1-600 s rule as measure
-
-    return seconds(text)

@@ -90,7 +90,9 @@ def _fetch(url: str, what: str) -> bytes:
                     raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s")
             return bytes(data)
     except requests.RequestException as exc:
-        raise Unavailable(what, url, f"{type(exc).__name__}: {_short(exc)}") from None
+        from harness.db.reason import decisive  # "cannot resolve host …", not the exception chain
+
+        raise Unavailable(what, url, _short(decisive(str(exc)))) from None
 
 
 def _short(exc: object, limit: int = 300) -> str:

@@ -34,6 +34,7 @@ def render(report: dict, color: bool = False) -> str:
         _session(console, session, report["contextWindow"])
     _records(console, report["records"])
     _gates(console, report.get("gates", []))
+    _nothing_measured(console, report)
     return laid_out(buffer.getvalue())
 
 
@@ -167,6 +168,8 @@ def _relevant(names: list[str]) -> list[str]:
 
 
 def _records(console: Console, records: list[dict]) -> None:
+    if not records:
+        return
     console.print()
     _line(console, "Records (what each vendor states; not measurements)", style="bold")
     for record in records:
@@ -174,6 +177,19 @@ def _records(console: Console, records: list[dict]) -> None:
         _line(console, f"  {record['name']}: {record['record']} — {record['statement']}")
         if sources:
             _line(console, f"    sources: {sources}")
+
+
+def _nothing_measured(console: Console, report: dict) -> None:
+    """With nothing measured the audit fails (exit 1, ``harness.audit.gates.exit_code``): say why
+    and what to do next."""
+    if report["summary"]["measuredServers"]:
+        return
+    configs = len(report["configs"])
+    why = ("no MCP client config was found under HOME or here; name one with --config PATH "
+           "(and --no-discover in CI)" if not configs else
+           f"no server in the {configs} config file(s) could be measured; each one's status and notes say why")
+    console.print()
+    _line(console, f"nothing measured (exit 1): {why}", style="bold")
 
 
 def _gates(console: Console, gates: list[dict]) -> None:

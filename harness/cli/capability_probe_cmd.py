@@ -24,6 +24,7 @@ from harness.db.targets import target_for
 from harness.probe import capability_probe as cp
 from harness.probe import isolation
 from harness.publish.records import RecordError
+from harness.util.cliargs import positive_int
 from harness.util.untrusted import line
 
 KIND = "capability-probe"
@@ -40,7 +41,8 @@ def register(sub) -> None:
     selection.add_arguments(p, "the N entries with the largest published headline")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host (as a sweep)")
-    p.add_argument("--concurrency", type=int, default=default_concurrency(), help="entries probed at once")
+    p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
+                   help="entries probed at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
     p.add_argument("--no-regen", action="store_true", help="write results/capability-probe.json only, not the pages")
     p.set_defaults(func=run)
 
@@ -55,7 +57,7 @@ def run(args) -> int:
         print(f"capability-probe: nothing written: {line(exc)}", file=sys.stderr)
         return 2
     entries = {e.name: e for e in catalog.entries}
-    pairs = asyncio.run(_probe_all([target_for(entries[n]) for n in names], mode, max(1, args.concurrency)))
+    pairs = asyncio.run(_probe_all([target_for(entries[n]) for n in names], mode, args.concurrency))
     doc = document(pairs, previous, [e.name for e in catalog.entries], mode, _today())
     path = readings_store.write(args.root, KIND, doc)
     _print(doc, pairs, path)

@@ -17,9 +17,9 @@ Where the files go (issue #10, "Commit scope"):
   catalog entry with another launch is refused.
 
 Prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog, a refused name or
-folder, the publish lock held by another run), 70 for a bug in the harness (one line naming the
-server; see ``harness.cli.main``).
+without a number was recorded, 2 for bad input (unknown server, bad catalog, a program not on PATH,
+a --url that is not http(s), a refused name or folder, the publish lock held by another run), 70
+for a bug in the harness (one line naming the server; see ``harness.cli.main``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
 from harness.util import names, untrusted
+from harness.util.cliargs import seconds
 from harness.util.untrusted import escape
 
 AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
@@ -43,6 +44,8 @@ HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
 # A command may span lines (shlex treats a line break as a space); nothing else may hold a control.
 CONTROL = {"--command": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"),
            "--url": re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")}
+# The catalog's url pattern (schemas/servers.schema.json), with plain http allowed for a local server.
+URL_PATTERN = re.compile(r"^https?://[^\s/?#]+\S*$")
 
 
 def register(sub) -> None:
@@ -64,7 +67,7 @@ def register(sub) -> None:
     p.add_argument("--env", action="append", default=[], metavar="NAME", help="env var name to pass (repeatable)")
     p.add_argument("--header", action="append", default=[], metavar="NAME",
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
-    p.add_argument("--timeout", type=_seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
+    p.add_argument("--timeout", type=seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default="servers.yaml",
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
@@ -111,18 +114,6 @@ def _database(args) -> Path:
     """The repository whose ``results/capture-index.json`` ``--changed`` reads: the one holding the
     ad-hoc ``--results`` folder when one is given, else the one holding ``--catalog``."""
     return Path(args.results).resolve().parent if args.results else Path(args.catalog).resolve().parent
-
-
-def _seconds(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 1 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got {text!r}")
-    return value
 
 
 def run(args) -> int:
@@ -198,6 +189,9 @@ def _target(args) -> Target:
             split_command(args.command)
         except SpawnError as exc:
             raise ValueError(f"--command: {escape(exc)}") from None
+    if args.url is not None and not URL_PATTERN.match(args.url):
+        raise ValueError(f"--url '{escape(args.url)}' is not an endpoint: expected http:// or https:// "
+                         "and a host, e.g. https://example.com/mcp")
     target = Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                     headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git)
     _refuse_catalog_name(target, Path(args.catalog))

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.publish.records import load_records
+from harness.util.cliargs import positive_int, unknown_names
 
 RESULTS = "results"
 
@@ -18,16 +19,9 @@ RESULTS = "results"
 def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated catalog entry names")
-    which.add_argument("--top", type=_positive, metavar="N", help=top_help)
+    which.add_argument("--top", type=positive_int, metavar="N", help=top_help)
     parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
     parser.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
-
-
-def _positive(text: str) -> int:
-    value = int(text) if text.isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def load(args) -> tuple[Catalog, dict[str, dict]]:
@@ -51,9 +45,9 @@ def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[s
     usable = [n for n in names if pool is None or n in pool]
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in wanted if n not in names]
+        unknown = unknown_names(wanted, names, "--only names not in the catalog")
         if unknown:
-            raise LookupError(f"--only names not in the catalog: {', '.join(unknown)}")
+            raise LookupError(unknown)
         unusable = [n for n in wanted if n not in usable]
         if unusable:
             raise LookupError(f"--only names without a published number: {', '.join(unusable)}")

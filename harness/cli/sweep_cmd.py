@@ -32,7 +32,7 @@ from harness.db.lock import LockHeld
 from harness.db.progress import Progress
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.probe import isolation
-from harness.util.cliargs import iso_date, unknown_names
+from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
 from harness.util import untrusted
 
@@ -56,7 +56,8 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
-    p.add_argument("--concurrency", type=_positive, default=default_concurrency(), help="servers measured at once")
+    p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
+                   help="servers measured at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
     p.add_argument("--commit", action="store_true",
                    help="commit exactly the files this run published, as mcp-context-cost-bot; refused, before "
                         "anything is measured, while published paths hold uncommitted changes; without it they are "
@@ -73,15 +74,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _positive(text: str) -> int:
-    import argparse
-
-    value = int(text) if text.isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
 def run(args, measurer=None) -> int:
     root = Path(args.root).resolve()
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
@@ -93,7 +85,8 @@ def run(args, measurer=None) -> int:
                 return _merge(root, args, run_)
             try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
                 entries = _choose(load_catalog(root / args.catalog), args, date)
-            except (CatalogError, LookupError) as exc:
+                isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input
+            except (CatalogError, LookupError, isolation.Unavailable) as exc:
                 print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
                 return 2
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
@@ -139,10 +132,11 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     try:
         catalog = load_catalog(root / args.catalog)
         entries = _choose(catalog, args, date)
+        isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input, checked first
         k, n = shards.parse_spec(args.shard)
         if not args.out:
             raise LookupError("--shard needs --out DIR")
-    except (CatalogError, LookupError, shards.ShardError) as exc:
+    except (CatalogError, LookupError, shards.ShardError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     entries = shards.part(entries, k, n)

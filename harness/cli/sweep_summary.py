@@ -3,7 +3,7 @@
 Printed to stdout after a sweep or a shard (to stderr when the harness-fault guard withholds the
 publish: stdout is for what was published)::
 
-    sweep 2026-11-30: 5 servers: 2 measured, 3 failed (1 environment), 4 unchanged
+    sweep 2026-11-30: 5 servers: 2 measured, 3 failed (1 environment); 4 of the 5 unchanged
     status           servers  unchanged  environment
     measured               2          1            -
     startup-failure        3          3            1
@@ -63,14 +63,18 @@ def show(result, date, *, root: Path | None = None, written: list[str] | None = 
 
 
 def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
-    """``sweep D: N servers: a measured, b failed (c environment), d unchanged``."""
+    """``sweep D: N servers: a measured, b failed (c environment); d of the N unchanged`` — the
+    unchanged ones are among the measured and failed, so they are counted apart."""
     measured = sum(1 for r in records.values() if r.get("status") in NUMBERED)
     failed = len(records) - measured
     env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and reason.is_environment(r))
-    parts = [f"{measured} measured", f"{failed} failed" + (f" ({env} environment)" if env else "")]
-    if unchanged:
-        parts.append(f"{len(unchanged)} unchanged")
-    return f"sweep {date}: {len(records)} server{'s' if len(records) != 1 else ''}: {', '.join(parts)}"
+    text = (f"sweep {date}: {len(records)} server{'s' if len(records) != 1 else ''}: {measured} measured, "
+            f"{failed} failed" + (f" ({env} environment)" if env else ""))
+    if not unchanged:
+        return text
+    if len(unchanged) < len(records):
+        return text + f"; {len(unchanged)} of the {len(records)} unchanged"
+    return text + ("; unchanged" if len(records) == 1 else f"; all {len(records)} unchanged")
 
 
 def counts_table(records: dict[str, dict], unchanged: set[str]):

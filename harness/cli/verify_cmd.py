@@ -11,14 +11,13 @@ overall deadline (``--timeout``, default 30 s: connecting, headers and body toge
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
 from harness.util import bounded, untrusted
-from harness.util.untrusted import escape
+from harness.util.cliargs import seconds
 
 MAX_RECORD_BYTES = bounded.MAX_RECORD_BYTES
 DEFAULT_DEADLINE_SECONDS = 30.0
@@ -33,19 +32,10 @@ def register(sub) -> None:
                                    "with a capture.")
     p.add_argument("source", metavar="PATH_OR_URL", help="a measurement.json path or an http(s) URL")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--timeout", type=_seconds, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",
                    help="overall deadline for fetching a URL, 1-600 seconds (default 30)")
     p.set_defaults(func=run)
 
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text) if len(text) <= 32 else 0.0
-    except ValueError:
-        value = 0.0
-    if not 1 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got {escape(repr(text[:40]))}")
-    return value
 
 
 def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_bytes: int = MAX_RECORD_BYTES) -> str:
@@ -61,6 +51,10 @@ def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_byte
         raise OSError(f"cannot fetch: {exc}") from None
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if source.startswith(("http://", "https://")):
+            from harness.db.reason import decisive  # the line a person acts on, not the exception chain
+
+            raise OSError(f"cannot fetch: {decisive(why)}") from None
         raise OSError(f"cannot read: {why}") from None
     return data.decode("utf-8", errors="replace")
 
@@ -76,13 +70,31 @@ def run(args) -> int:
                                               "published": comparison.published, "derived": comparison.derived},
                                              indent=2)))
     elif comparison.ok:
-        fields = ", ".join(f"{k}={v}" for k, v in comparison.derived.items())
-        print(untrusted.line(f"OK {args.source}: {fields}"))
+        print(untrusted.line(f"OK {args.source}: every figure re-derives from the record's own capture"))
+        for text in figure_lines(comparison.derived):
+            print(untrusted.line(text))
     else:
         for field in comparison.mismatches:
             print(untrusted.line(f"MISMATCH {field}: published {comparison.published[field]}, "
                                  f"derived {comparison.derived[field]}"))
     return 0 if comparison.ok else 1
+
+
+def figure_lines(derived: dict) -> list[str]:
+    """One line per re-derived figure, aligned, within 100 columns: the headline's fields first,
+    then each side list under its own name (``sideLists.resources:``), its fields indented."""
+    groups: dict[str, dict] = {}
+    for field, value in derived.items():
+        group, _, name = field.rpartition(".")
+        groups.setdefault(group, {})[name] = value
+    lines = []
+    for group, fields in groups.items():
+        indent = "    " if group else "  "
+        if group:
+            lines.append(f"  {group}:")
+        width = max(map(len, fields))
+        lines += [f"{indent}{name:<{width}}  {value}" for name, value in fields.items()]
+    return lines
 
 
 def _report_unreadable(args, message: str) -> int:

@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     except TokenizerUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{ENCODING_NAME}: {prov.description} ({prov.seconds:.2f}s)")
+    print(f"{ENCODING_NAME}: {prov.description} ({prov.seconds:.2f} s)")
     return 0
 
 

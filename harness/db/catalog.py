@@ -75,6 +75,10 @@ class CatalogError(ValueError):
         super().__init__("\n".join(self.errors))
 
 
+# What a person who installed the command and ran it elsewhere needs to read (issue #15, input errors).
+NOT_FOUND = ("no such file. The catalog is servers.yaml at the root of a clone of the mcp-context-cost "
+             "repository: run there, or point --catalog / --root at it; measure --command or --url needs no catalog.")
+
 @dataclass(frozen=True)
 class NotApplicable:
     reason: str
@@ -295,6 +299,8 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
     label = untrusted.escape(os.fspath(path))
     try:
         text = yamlsafe.read_text(path, BOUNDS.max_bytes)
+    except FileNotFoundError:
+        raise CatalogError([f"{label}: {NOT_FOUND}"]) from None
     except (OSError, UnicodeDecodeError, yamlsafe.YAMLLimitError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise CatalogError([f"{label}: cannot read: {untrusted.escape(why)}"]) from None

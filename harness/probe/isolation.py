@@ -48,14 +48,44 @@ NOTES = {
 }
 
 
+class Unavailable(ValueError):
+    """The isolation asked for cannot be had on this machine (bad input: the caller exits 2)."""
+
+
 def resolve_mode(requested: str) -> str:
     """``auto`` → ``sandbox`` where bubblewrap can create namespaces here, else ``host``; any
-    other value is returned as is (must be one of ``MODES``; raises ``ValueError`` otherwise)."""
-    if requested != "auto":
-        if requested not in MODES:
-            raise ValueError(f"unknown isolation mode {requested!r}: choose auto, {', '.join(MODES)}")
-        return requested
-    return "sandbox" if _bwrap_works() else "host"
+    other value is returned as is (must be one of ``MODES``; raises ``ValueError`` otherwise).
+    ``sandbox`` without a working bubblewrap, or ``docker`` without a reachable Docker daemon,
+    raises :class:`Unavailable` before anything is launched: otherwise every server would be
+    recorded as failing for a reason that is this machine's (issue #15, input errors)."""
+    if requested == "auto":
+        return "sandbox" if _bwrap_works() else "host"
+    if requested not in MODES:
+        raise ValueError(f"unknown isolation mode {requested!r}: choose auto, {', '.join(MODES)}")
+    if requested == "sandbox" and not _bwrap_works():
+        raise Unavailable("--isolation sandbox: bubblewrap cannot create a sandbox here (bwrap is not installed, or "
+                          "this machine does not allow user namespaces); use --isolation host, or auto")
+    if requested == "docker":
+        problem = _docker_problem()
+        if problem:
+            raise Unavailable(f"--isolation docker: {problem}; start Docker, or use --isolation host or sandbox")
+    return requested
+
+
+def _docker_problem() -> str | None:
+    """Why the Docker daemon cannot run a container here, or ``None`` when it answers."""
+    found = shutil.which("docker")
+    if not found:
+        return "the docker command is not installed"
+    try:
+        done = subprocess.run([found, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the Docker daemon did not answer ({type(exc).__name__})"
+    if done.returncode == 0:
+        return None
+    said = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+    return "the Docker daemon is not reachable" + (f" ({said[-1][:200]})" if said else "")
 
 
 @functools.lru_cache(maxsize=None)

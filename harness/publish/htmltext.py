@@ -20,8 +20,13 @@ _BREAK = re.compile(r"(?<=[_\-./:])(?=.)|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-
 def breakable(value: object, limit: int | None = None) -> str:
     """``value`` as escaped HTML with ``<wbr>`` at every break opportunity (see ``_BREAK``), so a
     long tool or server name wraps between its parts instead of in the middle of a word."""
-    parts = _BREAK.split(one_line(value, limit))
-    return "<wbr>".join(html.escape(part) for part in parts if part)
+    return with_breaks(one_line(value, limit))
+
+
+def with_breaks(text: str) -> str:
+    """``text`` escaped, with ``<wbr>`` at every break opportunity and otherwise unchanged (spaces
+    kept: a text run inside a table cell sits beside links and code)."""
+    return "<wbr>".join(html.escape(part) for part in _BREAK.split(text) if part)
 
 
 def shorten(value: object, limit: int) -> str:

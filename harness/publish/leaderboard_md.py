@@ -14,6 +14,7 @@ from __future__ import annotations
 from harness.publish import readings_md, site
 from harness.publish.board import Row, status_counts
 from harness.publish.mdescape import md
+from harness.publish.series import Series
 from harness.publish.text import num
 
 NOTE_LIMIT = 300
@@ -21,8 +22,9 @@ NAME_LIMIT = 80
 HERE = site.LEADERBOARD_MD
 
 
-def render(rows: list[Row]) -> str:
-    """The file text for ``rows`` (already in published order)."""
+def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
+    """The file text for ``rows`` (already in published order); ``series``: each entry's comparable
+    series (the Trend cell reads "since <date>" for a single point, as on the dashboard)."""
     methodology = site.link(HERE, site.METHODOLOGY)
     out = [
         "# Leaderboard",
@@ -36,7 +38,7 @@ def render(rows: list[Row]) -> str:
         "",
         f"What moved since each server's previous cost: [cost movement]({site.link(HERE, site.REGRESSIONS_MD)}).",
         "",
-        *_ranked(rows),
+        *_ranked(rows, series or {}),
         *_deferring(rows),
         *_unmeasured(rows),
         *readings_md.leaderboard_section(rows),
@@ -53,7 +55,7 @@ def _server(row: Row) -> str:
     return f"[{md(row.name, NAME_LIMIT)}]({site.link(HERE, site.server_page(row.name))})"
 
 
-def _ranked(rows: list[Row]) -> list[str]:
+def _ranked(rows: list[Row], series: dict[str, Series]) -> list[str]:
     ranked = [r for r in rows if r.rank is not None]
     out = ["## Ranked by tokens", ""]
     if not ranked:
@@ -64,13 +66,22 @@ def _ranked(rows: list[Row]) -> list[str]:
         largest = f"{md(r.largest[0], NAME_LIMIT)} ({num(r.largest[1])})" if r.largest else "—"
         session = r.session.label() if r.session else "—"
         colour, label = r.band
-        spark = f"![{md(r.name, NAME_LIMIT)} trend]({site.link(HERE, site.sparkline(r.name))})"
+        spark = _trend(r, series.get(r.name))
         out.append(f"| {r.rank} | {_server(r)} | {r.status} | {num(r.tokens)} | {num(r.tool_count)} | "
                    f"{largest} | {session} | {label} ({colour}) | {spark} |")
     out += ["", "Session start: tokens of the tool-name list plus the server's instructions, counted "
             "separately and added (deferred-load/v1). `≥` marks a floor: the record predates capture of "
             "instructions, so only the names half is known.", ""]
     return out
+
+
+def _trend(r: Row, series: Series | None) -> str:
+    """The sparkline once there are two comparable points; a lone dot is no trend, so one point
+    reads "since <date>" (issue #15, as the dashboard's ``_trend``)."""
+    points = series.points if series is not None else None
+    if points is not None and len(points) == 1:
+        return f"since {md(points[0].date)}"
+    return f"![{md(r.name, NAME_LIMIT)} trend]({site.link(HERE, site.sparkline(r.name))})"
 
 
 def _deferring(rows: list[Row]) -> list[str]:

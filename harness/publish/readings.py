@@ -140,6 +140,19 @@ def _side(side: object) -> Side | None:
     return Side(summed[0], summed[1], tuple(parts))
 
 
+def probe_cell(probe: Probe | None) -> str:
+    """The capability probe's cell, worded once for the leaderboard and the dashboard:
+    ``floor: 2 more tools, +197 tokens`` (with ``, 1 lost`` / ``, 1 changed`` when there are such
+    tools); ``"—"`` without a current probe row."""
+    if probe is None:
+        return "—"
+    gained = len(probe.gained)
+    text = f"floor: {gained} more tool{'' if gained == 1 else 's'}"
+    text += f", {len(probe.lost)} lost" if probe.lost else ""
+    text += f", {len(probe.changed)} changed" if probe.changed else ""
+    return f"{text}, {probe.delta:+,} tokens"
+
+
 def of(row) -> Readings:
     """A row's readings (empty when none were attached)."""
     return getattr(row, "readings", None) or Readings()
@@ -155,6 +168,21 @@ def cross_range(rows: list) -> tuple[float, float, int] | None:
     """``(lowest, highest, servers)`` of the printed cross-check percentages."""
     values = [of(row).cross.percent for row in rows if of(row).cross]
     return (min(values), max(values), len(values)) if values else None
+
+
+def across(span: tuple[float, float, int], kind: str, show, unit: str = "") -> str:
+    """A range from :func:`claude_range` / :func:`cross_range` as a sentence without its full stop:
+    ``Across the 3 current rows it ranges from 0.16× to 1.44× the headline``, or ``On the 1 current
+    row it is 0.72× the headline`` (one value is no range). ``show`` formats a value; without
+    ``unit`` the values follow a colon (``Across the 2 printed rows: +0.10% to +0.78%``)."""
+    low, high, rows = span
+    if rows == 1 or low == high:
+        where = f"On the {rows} {kind} row{'' if rows == 1 else 's'}"
+        return f"{where} it is {show(low)}{unit}" if unit else f"{where}: {show(low)}"
+    where = f"Across the {rows} {kind} rows"
+    if unit:
+        return f"{where} it ranges from {show(low)} to {show(high)}{unit}"
+    return f"{where}: {show(low)} to {show(high)}"
 
 
 def percent(value: float) -> str:

@@ -18,8 +18,8 @@ HERE = site.DASHBOARD
 def dashboard_section(rows: list) -> list[str]:
     """The section's lines for ``rows`` (published order)."""
     claude = readings.claude_range(rows)
-    span = (f"Across the {claude[2]} current row(s), Claude's count runs from {claude[0]:.2f}× to "
-            f"{claude[1]:.2f}× the headline." if claude else "No current Claude row.")
+    span = (f"{readings.across(claude, 'current', lambda v: f'{v:.2f}×', ' the headline')} (Claude's count)."
+            if claude else "No current Claude row.")
     head = ('<tr><th>Server</th><th class="n">Tokens (o200k)</th><th class="n">Mapped</th><th class="n">Claude</th>'
             '<th class="n">Claude ÷ o200k</th><th class="n">mcp-tokens</th><th class="n">Resources &amp; prompts</th>'
             "<th>Capability probe</th></tr>")
@@ -37,10 +37,9 @@ def _row(r) -> str:
     c, x, p = got.claude, got.cross, got.probe
     mapped = c.mapped if c else (x.mapped if x else None)
     ratio = f"{c.ratio:.2f}×" if c and c.ratio is not None else "—"
-    probe = f"floor: +{len(p.gained)} tool(s), {p.delta:+,} tokens" if p else "—"
     link = e(site.link(HERE, site.server_html(r.name)))
     return (f'<tr data-server="{e(r.name)}"><td class="name"><a href="{link}">{e(one_line(r.name, 80))}</a></td>'
             f'<td class="n">{num(r.tokens)}</td><td class="n">{num(mapped)}</td>'
             f'<td class="n claude">{num(c.tokens) if c else "—"}</td><td class="n">{ratio}</td>'
             f'<td class="n">{e(readings.percent(x.percent)) if x else "—"}</td>'
-            f'<td class="n">{e(side_label(got.side))}</td><td>{e(probe)}</td></tr>')
+            f'<td class="n">{e(side_label(got.side))}</td><td>{e(readings.probe_cell(p))}</td></tr>')

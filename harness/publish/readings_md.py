@@ -35,17 +35,16 @@ def leaderboard_section(rows: list) -> list[str]:
         link = f"[{md(r.name, NAME_LIMIT)}]({site.link(HERE, site.server_page(r.name))})"
         out.append(f"| {link} | {num(r.tokens)} | {num(mapped)} | {num(c.tokens) if c else '—'} | "
                    f"{_ratio(c)} | {_share(c)} | {readings.percent(x.percent) if x else '—'} | "
-                   f"{side_label(got.side)} | {_probe_cell(got.probe)} |")
+                   f"{side_label(got.side)} | {readings.probe_cell(got.probe)} |")
     return out + [""]
 
 
 def _legend(rows: list) -> list[str]:
     claude, cross = readings.claude_range(rows), readings.cross_range(rows)
     models = sorted({readings.of(r).claude.model for r in rows if readings.of(r).claude})
-    span = (f" Across the {claude[2]} current row(s) it ranges from {claude[0]:.2f}× to {claude[1]:.2f}× the "
-            f"headline (model {', '.join(md(m) for m in models)})." if claude else " No current row.")
-    residual = (f" Across the {cross[2]} printed row(s): {readings.percent(cross[0])} to "
-                f"{readings.percent(cross[1])}." if cross else " No printed row.")
+    span = (f" {readings.across(claude, 'current', lambda v: f'{v:.2f}×', ' the headline')} "
+            f"(model {', '.join(md(m) for m in models)})." if claude else " No current row.")
+    residual = f" {readings.across(cross, 'printed', readings.percent)}." if cross else " No printed row."
     return [
         "- **Claude** (tools-delta/v1): tokens the server's tools add to an Anthropic `count_tokens` request "
         "— the capture projected onto `name`, `description`, `input_schema`, minus the same request with no "
@@ -75,12 +74,6 @@ def side_label(side) -> str:
     if side is None:
         return "—"
     return ("≥ " if side.floor else "") + num(side.tokens)
-
-
-def _probe_cell(probe) -> str:
-    if probe is None:
-        return "—"
-    return f"floor: {len(probe.gained)} more tool(s), {probe.delta:+,} tokens"
 
 
 def server_section(row) -> list[str]:

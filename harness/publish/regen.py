@@ -49,7 +49,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
-    outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows),
+    outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows, series),
                site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
                site.DASHBOARD: dashboard.render(rows, series, sparks)}
     movements = _history(root, names, records, series, outputs, backfilled)

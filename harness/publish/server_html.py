@@ -10,7 +10,8 @@ Safety: recorded text in the Markdown is already inert (``mdescape.md`` escapes 
 page's own line breaks in the stderr quote); any other raw HTML renders as visible text, link
 targets pass markdown-it's URL check, and the page's Content-Security-Policy allows no script and
 nothing from another origin. Links to sibling server pages (``other.md``) point at their HTML.
-Wide tables scroll inside their own box, so the page itself never scrolls sideways.
+Wide tables scroll inside their own box, so the page itself never scrolls sideways; cell text
+breaks only between words and a name's parts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 from markdown_it import MarkdownIt
 
 from harness.publish import site
+from harness.publish.htmltext import with_breaks
 from harness.publish.text import one_line
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
@@ -34,7 +36,7 @@ a{color:#1f5fa8}
 p,li{overflow-wrap:break-word}
 .wide{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:8px 0}
-th,td{padding:5px 8px;border:1px solid #d8dde3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{padding:5px 8px;border:1px solid #d8dde3;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f4f6f8}
 code{font-size:13px;overflow-wrap:anywhere}
 pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}
@@ -42,6 +44,7 @@ blockquote{margin:8px 0;padding:4px 12px;border-left:4px solid #d8dde3;color:#4d
 img{max-width:100%;height:auto}
 """.strip()
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+CELL_TEXT = "cell_text"
 
 
 def _markdown() -> MarkdownIt:
@@ -50,7 +53,24 @@ def _markdown() -> MarkdownIt:
     md.add_render_rule("html_block", lambda self, tokens, idx, options, env: f"<p>{html.escape(tokens[idx].content)}</p>\n")
     md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="wide"><table>\n')
     md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>\n")
+    md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
     return md
+
+
+def _mark_cell_text(tokens) -> None:
+    """Text inside table cells renders with break opportunities between a name's parts (``_``,
+    ``-``, case boundaries): cells never cut a word in the middle, and a row too wide for the screen
+    scrolls in its box instead (issue #15, "tool names wrap mid-word")."""
+    in_cell = False
+    for token in tokens:
+        if token.type in ("th_open", "td_open"):
+            in_cell = True
+        elif token.type in ("th_close", "td_close"):
+            in_cell = False
+        elif in_cell and token.type == "inline":
+            for child in token.children or ():
+                if child.type == "text":
+                    child.type = CELL_TEXT
 
 
 def _inline_html(content: str) -> str:
@@ -63,6 +83,7 @@ _MD = _markdown()
 def render(name: str, markdown: str) -> str:
     """The HTML page of server ``name`` from its Markdown page text."""
     tokens = _MD.parse(markdown)
+    _mark_cell_text(tokens)
     here = site.server_page(name)
     for token in tokens:
         for child in token.children or ():

@@ -109,11 +109,17 @@ def trend_chart(name: str, series: Series) -> str:
             body.append(_text(x0 - 6, (y0 + y1) / 2 + 4, num(high), "end"))
         else:
             body += [_text(x0 - 6, y0 + 12, num(high), "end"), _text(x0 - 6, y1 - 4, num(low), "end")]
-        body += [_text(x0, y1 + 20, series.rows[0].date, "start"), _text(x1, y1 + 20, series.rows[-1].date, "end"),
-                 _text(x0 - 6, y0 - 6, "tokens", "end")]
+        first, last = series.rows[0].date, series.rows[-1].date
+        body += ([_text(x0, y1 + 20, first, "start"), _text(x1, y1 + 20, last, "end")] if first != last
+                 else [_text((x0 + x1) / 2, y1 + 20, first, "middle")])
+        body.append(_text(x0 - 6, y0 - 6, "tokens", "end"))
+        if len(points) == 1:  # a lone dot is no trend (issue #15): say so, as the pages do
+            body.append(_text((x0 + x1) / 2, y0 + 20, f"one comparable point so far ({points[0].date}): "
+                                                      "a trend needs a second sweep", "middle"))
         body += _marks(_layout(series, x0 + 6, x1 - 6, y0 + 8, y1 - 8), 3.0, all_points=True)
-        if series.unrecorded:
-            body.append(_text((x0 + x1) / 2, y1 + 20, "hollow: isolation not recorded", "middle"))
+        if series.unrecorded:  # below the one centred date, beside the two end dates
+            body.append(_text((x0 + x1) / 2, y1 + (34 if first == last else 20), "hollow: isolation not recorded",
+                              "middle"))
     else:
         body.append(_text((x0 + x1) / 2, (y0 + y1) / 2, "no comparable measurement on record", "middle"))
     return _svg(640, 220, title, desc, body)

@@ -41,3 +41,29 @@ def unknown_names(wanted: Iterable[str], known: Iterable[str], what: str) -> str
     known = list(known)
     missing = [n for n in wanted if n not in known]
     return f"{what}: " + ", ".join(f"{escape(n)}{did_you_mean(n, known)}" for n in missing) if missing else ""
+
+
+def positive_int(text: str) -> int:
+    """A count option (``--concurrency``, ``--top``, ``--context``): a whole number of at least 1,
+    thousands separators ``,``/``_`` allowed, at most 12 digits; anything else raises
+    ``argparse.ArgumentTypeError`` saying what was expected (argparse prints it and exits 2)."""
+    cleaned = text.replace(",", "").replace("_", "")
+    try:
+        value = int(cleaned) if len(cleaned) <= 12 else 0
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{escape(text[:40])}'")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A time budget in seconds, 1–600 (``measure``, ``audit`` and ``verify --timeout``); anything
+    else (a text longer than 32 characters too) raises ``argparse.ArgumentTypeError``."""
+    try:
+        value = float(text) if len(text) <= 32 else 0.0
+    except ValueError:
+        value = 0.0
+    if not 1 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"expected seconds between 1 and 600, got '{escape(text[:40])}'")
+    return value

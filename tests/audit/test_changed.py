@@ -112,7 +112,9 @@ def test_every_failure_to_read_the_index_is_a_named_problem(tmp_path, monkeypatc
         port = probe.getsockname()[1]
     problems = {
         str(tmp_path / "absent.json"): "No such file or directory",
-        f"http://127.0.0.1:{port}/capture-index.json": "ConnectionError",
+        # the decisive reason (harness.db.reason), never requests' exception chain
+        f"http://127.0.0.1:{port}/capture-index.json": "connection refused by 127.0.0.1",
+        "https://mcp-context-cost.invalid/capture-index.json": "cannot resolve host mcp-context-cost.invalid",
         _write(tmp_path / "string.json", "x"): "not a valid capture-index document",
         _write(tmp_path / "wrong.json", {**INDEX, "method": "capture-index/v2"}): "not a valid capture-index",
         _write(tmp_path / "sha.json", {**INDEX, "captures": {"XYZ": []}}): "not a valid capture-index",
@@ -126,6 +128,7 @@ def test_every_failure_to_read_the_index_is_a_named_problem(tmp_path, monkeypatc
             changed.load_index(source)
         assert str(caught.value).startswith(f"capture index could not be read from {source}: ")
         assert reason in caught.value.reason, (source, caught.value.reason)
+        assert "Pool(" not in caught.value.reason and "…" not in caught.value.reason
     monkeypatch.setattr(published, "MAX_BYTES", 100)
     with pytest.raises(published.Unavailable, match="larger than 100 bytes"):
         changed.load_index(_write(tmp_path / "big.json", INDEX))

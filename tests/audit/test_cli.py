@@ -81,6 +81,21 @@ def test_nothing_found_or_nothing_measured_exits_1(project):
     assert done.returncode == 1 and report["configs"][0]["servers"][0]["status"] == "startup-failure"
 
 
+def test_the_text_report_says_why_nothing_was_measured_and_what_to_do(project):
+    """Exit 1 with nothing measured ends with a line that says why and what to type next; an empty
+    "Records" heading is not printed (a newcomer's first run on a machine without configs)."""
+    home, cwd = project
+    done = run_audit([], cwd, home)
+    assert done.returncode == 1
+    closing = " ".join(done.stdout.split()).rsplit("nothing measured (exit 1): ", 1)[-1]
+    assert closing.startswith("no MCP client config was found") and closing.endswith("--config PATH (and --no-discover in CI)")
+    assert "Records (what each vendor states" not in done.stdout
+    write_mcp(cwd, {"ghost": stdio(["definitely-not-an-installed-mcp-server-xyz"])})
+    done = run_audit(["--single"], cwd, home)
+    assert done.returncode == 1
+    assert " ".join(done.stdout.split()).rsplit("nothing measured (exit 1): ", 1)[-1].startswith("no server in the 1 config")
+
+
 @pytest.mark.parametrize("spelling", [["--budget=1"], ["--budget", "1"]])
 def test_budget_spellings_behave_the_same(project, spelling):
     home, cwd = project

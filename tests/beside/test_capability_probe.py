@@ -83,6 +83,11 @@ def test_command_records_only_differences_and_marks_the_floor(tmp_path):
     assert cells["aware"]["capabilityFloorTokens"] == str(int(row["deltaTokens"])) and cells["plain"]["capabilityFloorTokens"] == ""
     page = (root / "docs/servers/aware.md").read_text()
     assert "the headline is a **floor**" in page and "list\\_roots" in page
+    # one wording of the probe cell on the leaderboard and the dashboard (they once said "2 more
+    # tool(s)" and "+2 tool(s)")
+    board, dashboard = (root / "results/leaderboard.md").read_text(), (root / "docs/index.html").read_text()
+    assert "| floor: 2 more tools, " in board and "<td>floor: 2 more tools, " in dashboard
+    assert "tool(s)" not in board + dashboard
     assert "floor" not in (root / "docs/servers/plain.md").read_text()
 
     # Re-probing "aware" alone with a changed server removes nothing else; a server that no longer

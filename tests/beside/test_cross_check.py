@@ -83,7 +83,9 @@ def test_like_for_like_prints_the_percentage_against_the_projection(checked):
     assert _csv(root)["steady"]["mcpTokens"] == str(int(steady["cli"]["toolsTokens"]))
     page = (root / "docs/servers/steady.md").read_text()
     assert f"counts {int(steady['cli']['toolsTokens']):,} against our {int(steady['mappedTokens']):,}" in page
-    assert "Across the 1 printed row(s)" in (root / "results/leaderboard.md").read_text()
+    board = (root / "results/leaderboard.md").read_text()
+    assert f"On the 1 printed row: {_csv(root)['steady']['mcpTokensPercent']}%." in board.replace(": +", ": ")
+    assert " to " not in board.split("On the 1 printed row")[1].split("\n")[0]  # one value is no range
 
 
 def test_names_differ_prints_nothing(checked):

@@ -199,7 +199,7 @@ def test_command_writes_rows_pages_show_current_only_and_the_key_never_leaks(end
     dashboard = (root / "docs/index.html").read_text(encoding="utf-8")
     assert f'<td class="n claude">{int(alpha["claudeTokens"]):,}</td>' in dashboard
     board = (root / "results/leaderboard.md").read_text(encoding="utf-8")
-    assert "current row(s) it ranges from" in board
+    assert "On the 1 current row it is " in board or "current rows it ranges from" in board
     _assert_nowhere(SENTINEL, [done.stdout, done.stderr], root)
 
     # A re-sweep publishes a different capture for alpha: its row goes stale and prints nothing.

@@ -107,3 +107,39 @@ def test_sweep_without_commit_leaves_its_writes_for_the_user(repo):
     # issue #10: a bot commit never carries what another run left uncommitted; it refuses, naming them
     code, out, err = cli("sweep", "--root", str(repo), "--all", "--isolation", "host", "--commit")
     assert code == 2 and "  results/alpha/measurement.json\n" in err and commit_count(repo) == before, out + err
+
+
+DOCS = ("README.md", "docs/METHODOLOGY.md", "docs/ARCHITECTURE.md", "docs/AUDIT.md", "docs/ACTION.md",
+        "docs/SECURITY.md", "tests/conformance/README.md")
+# `sweep --only a,b`, `mcp-context-cost audit --changed`, a code-block line `.venv/bin/mcp-context-cost regen --backfill`
+_MENTION = re.compile(r"(?:^|[`/\s])(?:mcp-context-cost\s+)?(" + "|".join(map(re.escape, sorted(COMMANDS, key=len,
+                                                                                                  reverse=True)))
+                      + r")((?:\s+(?:\[|\]|\||[-\w.,/=<>…|]+))*)")
+
+
+def documented_flags() -> set[tuple[str, str, str]]:
+    """(file, command, --flag) for every flag the docs show beside a command name: in an inline code
+    span, or on a code-block line before its ``#`` comment."""
+    from tests.conftest import REPO
+
+    found = set()
+    for doc in DOCS:
+        text = (REPO / doc).read_text(encoding="utf-8")
+        pieces = re.findall(r"`([^`\n]+)`", text)
+        pieces += [line.split("  #")[0] for block in re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+                   for line in block.splitlines()]
+        for piece in pieces:
+            for match in _MENTION.finditer(piece):
+                for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", match.group(2)):
+                    found.add((doc, match.group(1), flag))
+    return found
+
+
+def test_every_flag_the_docs_show_exists():
+    """README and docs name only options the command really has (they once promised
+    ``audit --changed`` and ``audit --suggest``, which audit does not take)."""
+    flags = documented_flags()
+    assert {("README.md", "regen", "--backfill"), ("README.md", "measure", "--changed")} <= flags  # not vacuous
+    missing = sorted((doc, name, flag) for doc, name, flag in flags
+                     if not any(flag in a.option_strings for a in COMMANDS[name]._actions))
+    assert missing == []

@@ -102,8 +102,9 @@ def test_summary_counts_reasons_and_commit_line(tmp_path, environment_evidence):
     assert reason.is_environment(recs["offline"]) and not reason.is_environment(recs["gone-404"])
 
     unchanged = {n for n in statuses if n != "bravo"}
+    # "unchanged" overlaps the other counts, so it is said apart from them (it once read as a third kind)
     assert out.splitlines()[0] == f"sweep {recs['alpha']['measuredAt'][:10]}: 5 servers: 2 measured, 3 failed " \
-                                  f"(1 environment), {len(unchanged)} unchanged"
+                                  f"(1 environment); {len(unchanged)} of the 5 unchanged"
     table = _table(out)
     assert table["measured"] == ("2", "1", "-")
     failed_statuses = {statuses[n] for n in ("gone-404", "offline", "refuses")}
@@ -192,3 +193,13 @@ def test_progress_on_a_narrow_terminal_wraps_whole_words(tmp_path):
     assert in_flight(names, 50) == "measuring: server-number-one +3 more"  # whole names only
     assert in_flight(names, 55) == "measuring: server-number-one, server-number-two +2 more"
     assert in_flight([], 40) == ""
+
+
+def test_headline_counts_unchanged_apart():
+    from harness.cli.sweep_summary import headline
+
+    two = {"a": {"status": "measured"}, "b": {"status": "timeout"}}
+    assert headline(two, set(), "D") == "sweep D: 2 servers: 1 measured, 1 failed"
+    assert headline(two, {"a"}, "D") == "sweep D: 2 servers: 1 measured, 1 failed; 1 of the 2 unchanged"
+    assert headline(two, {"a", "b"}, "D") == "sweep D: 2 servers: 1 measured, 1 failed; all 2 unchanged"
+    assert headline({"a": two["a"]}, {"a"}, "D") == "sweep D: 1 server: 1 measured, 0 failed; unchanged"

@@ -225,8 +225,13 @@ def test_malformed_documents(tmp_path, text, needle):
 
 
 def test_unreadable_file(tmp_path):
-    with pytest.raises(CatalogError, match="cannot read"):
+    with pytest.raises(CatalogError, match="missing.yaml: no such file. The catalog is servers.yaml"):
         load_catalog(tmp_path / "missing.yaml")
+    with pytest.raises(CatalogError, match="cannot read"):
+        load_catalog(tmp_path)  # a directory
+    (tmp_path / "latin1.yaml").write_bytes(b"servers: [\xff]\n")
+    with pytest.raises(CatalogError, match="cannot read"):
+        load_catalog(tmp_path / "latin1.yaml")
 
 
 def test_all_errors_reported_together_in_file_order(tmp_path):

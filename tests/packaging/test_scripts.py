@@ -37,7 +37,7 @@ def test_setup_on_a_fresh_home_prints_one_line_per_step_and_no_banner(tmp_path):
     lines = done.stdout.splitlines()
     steps = [line.split(":", 2)[1].strip() for line in lines]
     assert steps == ["system tools (bubblewrap, chromium)", "virtualenv .venv", "pinned dependencies (constraints.txt)",
-                     "o200k_base tokenizer"], lines
+                     "tokenizer"], lines
     assert all(line.startswith("setup: ") for line in lines)
     assert done.stderr == "", done.stderr
     assert not BANNER.search(done.stdout + done.stderr)

@@ -301,6 +301,40 @@ def test_server_pages_are_html_and_linked(open_page, site):
             assert other.page.locator("a", has_text="dashboard").get_attribute("href") == "../index.html"
 
 
+# Every word of every table cell on a server page, outside <code>: [text, line boxes it occupies].
+_CELL_WORDS = """() => {
+  const out = [];
+  for (const cell of document.querySelectorAll('main th, main td')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      if (n.parentElement.closest('code')) continue;
+      for (const m of n.textContent.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+        out.push([m[0], new Set(Array.from(range.getClientRects(), r => Math.round(r.top))).size]);
+      }
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_server_page_tables_wrap_words_only_between_their_parts(open_page, width):
+    """A server page's tables (measurement, tools, history) never cut a word or a tool name in the
+    middle at either width: names break at ``_``, ``-`` and case boundaries, headers between words
+    (issue #15, "tool names wrap mid-word"; found on the HTML server pages at 390 px)."""
+    for name in ("lima-long-names", "alpha"):
+        page = open_page(f"docs/servers/{name}.html", width=width)
+        words = page.page.evaluate(_CELL_WORDS)
+        assert len(words) > 40, words
+        assert [w for w in words if w[1] != 1] == [], (name, width)
+        if name == "lima-long-names":
+            tools = page.page.locator("td", has_text="create_").first
+            assert tools.inner_text().replace("\n", "") == LONG_TOOL
+        assert page.no_sideways_scroll()
+
+
 def test_the_console_check_is_not_vacuous(browser, tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"script-src "

@@ -127,3 +127,22 @@ def test_no_records_at_all_every_entry_not_yet_run(tmp_path):
     rows = list(csv.DictReader(io.StringIO((tmp_path / "results/leaderboard.csv").read_text(encoding="utf-8"))))
     assert [(r["server"], r["status"]) for r in rows] == [("one", "not-yet-run"), ("two", "not-yet-run")]
     assert "No entry has a measurement yet." in (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
+
+
+def test_a_one_point_trend_reads_since_its_date_here_as_on_the_dashboard(tmp_path):
+    """A lone dot is no trend (issue #15): the leaderboard says "since <date>" for a server with one
+    comparable point, as the dashboard does, and keeps the sparkline for two or more."""
+    from harness.publish.regen import regen
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    scenario.build(root)
+    history = (root / "history.csv").read_text(encoding="utf-8").splitlines()
+    (root / "history.csv").write_text("\n".join(line for line in history if not line.startswith(
+        ("2026-08-03,bravo", "2026-08-10,bravo"))) + "\n", encoding="utf-8")
+    regen(root)
+    ranked = b.md_tables((root / "results/leaderboard.md").read_text(encoding="utf-8"))[0]
+    trend = {row[1].split("]")[0][1:]: row[-1] for row in ranked[1:]}
+    assert trend["bravo"] == "since 2026-11-16"
+    assert trend["alpha"] == "![alpha trend](../docs/sparklines/alpha.svg)"
+    assert '<span class="since">since 2026-11-16</span>' in (root / "docs/index.html").read_text(encoding="utf-8")

@@ -54,3 +54,17 @@ def test_deterministic():
 
 def test_text_escaped():
     assert "<script" not in sparkline("<script>", series((1, "host")))
+
+
+def test_a_single_point_chart_says_it_is_no_trend_yet():
+    """One comparable point is a lone dot: the chart says so in words and labels its one date once
+    (as the dashboard and leaderboard read "since <date>"; issue #15)."""
+    one = trend_chart("s", series((5, "host")))
+    texts = [t.text for t in ET.fromstring(one).iter(f"{NS}text")]
+    assert "one comparable point so far (2026-01-01): a trend needs a second sweep" in texts
+    assert texts.count("2026-01-01") == 1
+    gap = trend_chart("s", series((None, "host"), (5, "host")))  # a failed sweep, then one number
+    assert "one comparable point so far (2026-01-02): a trend needs a second sweep" in \
+        [t.text for t in ET.fromstring(gap).iter(f"{NS}text")]
+    two = trend_chart("s", series((5, "host"), (6, "host")))
+    assert "a trend needs a second sweep" not in two
