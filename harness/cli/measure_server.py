@@ -45,14 +45,14 @@ def measure_entry(args) -> int:
     """Run ``measure --server`` (see module doc); returns the exit code."""
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
+    try:  # bad input is found before the lock is taken or anything is written
+        entry = _entry(catalog_path, args)
+        _refuse_ad_hoc_options(args, root)
+    except (CatalogError, LookupError, ValueError) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return 2
     try:
         with publisher.session(root, commit=False, wait=args.wait, say=_say) as run_:
-            try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
-                entry = _entry(catalog_path, args)
-                _refuse_ad_hoc_options(args, root)
-            except (CatalogError, LookupError, ValueError) as exc:
-                print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
-                return 2
             rec, kept = _measure_and_publish(root, entry, args, run_)
     except (LockHeld, publisher.Refused, TokenizerUnavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)

@@ -79,16 +79,17 @@ def run(args, measurer=None) -> int:
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
     if getattr(args, "shard", None):
         return _shard(root, date, args, measurer)
+    if not getattr(args, "merge", None):
+        try:  # bad input is found before the lock is taken or anything is written
+            entries = _choose(load_catalog(root / args.catalog), args, date)
+            isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input
+        except (CatalogError, LookupError, isolation.Unavailable) as exc:
+            print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+            return 2
     try:
         with publisher.session(root, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
             if getattr(args, "merge", None):
                 return _merge(root, args, run_)
-            try:  # only reading the input is bad input; a bug while measuring reaches harness.cli.main
-                entries = _choose(load_catalog(root / args.catalog), args, date)
-                isolation.resolve_mode(getattr(args, "isolation", "auto"))  # an unavailable one is bad input
-            except (CatalogError, LookupError, isolation.Unavailable) as exc:
-                print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
-                return 2
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
                   f"concurrency {args.concurrency}", file=sys.stderr)
             stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")

@@ -15,9 +15,10 @@ from tests.db.sweeprepo import (
 D1, D2 = "2026-11-02", "2026-11-09"
 HOST = ("--isolation", "host")
 # Files a new sweep date changes even when no server did: the history, and what is drawn from it
-# (pages, charts, the dashboard, and cost movement's "held since" window).
+# (pages, charts, the dashboard, cost movement's "held since" window, and the leaderboard's trend
+# column, which says "since <date>" until a series has a second point).
 DATE_DEPENDENT = re.compile(r"^(history\.csv|docs/index\.html|docs/servers/[^/]+\.(md|html)|docs/(sparklines|trends)/[^/]+\.svg"
-                            r"|results/regressions\.(json|md))$")
+                            r"|results/regressions\.(json|md)|results/leaderboard\.md)$")
 
 
 def _committed(root, rev: str = "HEAD") -> list[str]:
@@ -55,7 +56,7 @@ def test_a_second_date_commits_only_history_and_date_dependent_pages(tmp_path):
     assert commit_count(root) == commits + 1 and porcelain(root) == ""
     changed = _committed(root)
     assert "history.csv" in changed
-    assert [p for p in changed if not DATE_DEPENDENT.match(p)] == [], changed  # no record, badge, leaderboard
+    assert [p for p in changed if not DATE_DEPENDENT.match(p)] == [], changed  # no record, badge, leaderboard.csv
     assert records(root) == first  # byte-identical records: measuredAt is still the first capture's
     assert all(r["measuredAt"].startswith(D1) for r in records(root).values())
     rows = (root / "history.csv").read_text()
