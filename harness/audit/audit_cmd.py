@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -187,7 +186,7 @@ def _emit(args, report: dict, redactor) -> None:
     from harness.audit import render_markdown, render_text
     from harness.util import atomic
 
-    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    text = json_text(report)
     markdown = render_markdown.render(report)
     # The report is already redacted field by field; the human forms get one more pass over the
     # whole text as well, while the JSON is written as validated (a later --baseline reads it).
@@ -201,6 +200,17 @@ def _emit(args, report: dict, redactor) -> None:
     else:
         sys.stdout.write(redactor.text(render_text.render(report, color=sys.stdout.isatty())))
     sys.stdout.flush()
+
+
+def json_text(report: dict) -> str:
+    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify``
+    does (a lone surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it
+    raw and writing it raised, losing the report), then every bidi, C1 or format character and
+    every ``##[`` escaped by ``harness.util.untrusted.json_text``. Parses back to the same value."""
+    from harness.core.canonical import stringify
+    from harness.util import untrusted
+
+    return untrusted.json_text(stringify(report, indent=2)) + "\n"
 
 
 def _progress(redactor, line: str) -> None:

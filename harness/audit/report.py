@@ -21,7 +21,7 @@ from harness.audit import suggest as suggest_mod
 from harness.audit.claude_settings import Place
 from harness.audit.figures import Row
 from harness.audit.measuring import Outcome
-from harness.audit.model import ABSENT, ConfigFile
+from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
 from harness.audit.published import Lookup
 from harness.audit.records import record_for
@@ -99,7 +99,7 @@ def _config(cfile: ConfigFile, rows: list[Row], context: int) -> dict:
         "path": cfile.display, "client": cfile.client, "scope": cfile.scope, "state": cfile.state,
         "error": cfile.error, "notes": list(cfile.notes),
         "servers": [_server(r, context) for r in rows],
-        "total": figures.total(rows, context),
+        "total": figures.total(rows, context, unknown=cfile.state != READ),
         "heaviestTools": figures.heaviest_tools(rows),
         "trimPlan": figures.trim_plan(rows, context),
     }
