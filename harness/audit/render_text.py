@@ -2,7 +2,8 @@
 
 Every string that came from a config or a server passes through ``harness.util.untrusted.escape``
 and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
-``[bold]``-style markup in it reaches the terminal as anything but visible characters.
+``[bold]``-style markup in it reaches the terminal as anything but visible characters; without
+colour, every finished line passes ``untrusted.lines`` too (no line starts a workflow command).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.util import untrusted
 from harness.util.untrusted import escape
 
 WIDTH = 100
@@ -34,7 +36,10 @@ def render(report: dict, color: bool = False) -> str:
     _suggest(console, report.get("suggest"))
     _records(console, report["records"])
     _gates(console, report.get("gates", []))
-    return buffer.getvalue()
+    # A table row starts with its first cell, a server's name, at column 0: without colour (a CI
+    # log, a pipe) every line goes through ``untrusted.lines``, so a name such as "::error::…" cannot
+    # begin a line the runner reads as a workflow command. (With colour the output is a terminal's.)
+    return buffer.getvalue() if color else untrusted.lines(buffer.getvalue())
 
 
 def _t(value: object, style: str | None = None) -> Text:

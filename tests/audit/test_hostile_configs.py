@@ -218,3 +218,43 @@ def test_a_bug_measuring_one_server_lets_the_others_finish_then_names_it(tmp_pat
         asyncio.run(measuring.measure_all(groups, redactor, dual=False, timeout=30, progress=lines.append,
                                           measurer=measurer))
     assert len(lines) == 1 and lines[0].startswith("[1/2] slow: measured — ")  # it finished, uncancelled
+
+
+@pytest.mark.parametrize("argv, secret", [
+    (["srv", "sk-proj-POSITIONAL0123456789abcdefXYZ"], "sk-proj-POSITIONAL0123456789abcdefXYZ"),
+    (["srv", "-k", "sk-ant-api03-SHORTOPT0123456789abcdef"], "sk-ant-api03-SHORTOPT0123456789abcdef"),
+    (["srv", "ghp_" + "A1b2C3d4E5" * 4], "ghp_" + "A1b2C3d4E5" * 4),
+    (["srv", "--slack", "xoxb-1234567890-SLACKBOTTOKENabc"], "xoxb-1234567890-SLACKBOTTOKENabc"),
+    (["srv", "--aws=AKIAIOSFODNN7EXAMPLE"], "AKIAIOSFODNN7EXAMPLE"),
+    (["srv", "--config={\"key\":\"glpat-GITLABtoken0123456789ab\"}"], "glpat-GITLABtoken0123456789ab"),
+])
+def test_a_credential_by_its_shape_is_a_secret_wherever_it_stands_in_argv(tmp_path, argv, secret):
+    from harness.audit import measuring
+
+    home, project = _machine(tmp_path)
+    _write_mcp(project, {"srv": {"command": argv[0], "args": argv[1:]}})
+    redactor = measuring.redactor_for(list(_entries(home, project).values()))
+    shown = redactor.text(" ".join(argv) + f" error: unrecognized arguments: {secret}")
+    assert secret not in shown and secret[-12:] not in shown and "[redacted]" in shown
+
+
+@pytest.mark.parametrize("word", ["sk-short", "task-runner-for-everyone-and-all", "skeleton-key-generator-thing",
+                                  "--disk-cache-size-in-megabytes", "ghp_short"])
+def test_ordinary_arguments_are_not_taken_for_credentials(word):
+    from harness.probe.environment import argv_secrets
+
+    assert argv_secrets(["srv", word]) == []
+
+
+def test_no_line_of_the_text_report_starts_a_workflow_command(tmp_path):
+    # A rich table row starts with its first cell — the server's name — at column 0, so a config key
+    # "::error title=x::pwned" began a line a GitHub runner reads as a workflow command.
+    home, project = _machine(tmp_path)
+    names = ["::error title=x::pwned", "::add-mask::x", "  ::warning::indented", "::stop-commands::tok"]
+    _write_mcp(project, {name: {"command": WELL[0], "args": WELL[1:] + ["--tools", str(i + 1)]}
+                         for i, name in enumerate(names)} | {"x" * 30 + "::notice::folded": {"command": "nope-xyz"}})
+    done = run_audit(["--single"], project, home)
+    assert done.returncode == 0, done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert not [line for line in stream.splitlines() if line.lstrip().startswith("::")]
+    assert "\\x3a:error title=x::pwned" in done.stdout  # still there, visibly
