@@ -182,3 +182,14 @@ def test_an_empty_source_is_bad_input(tmp_path, args):
     home, project = _project(tmp_path, {"github": fx.stdio(fx.OLD)})
     done = run_audit(args, project, home)
     assert done.returncode == 2 and "needs a URL or a PATH" in done.stderr and done.stdout == ""
+
+
+def test_a_report_from_before_the_sections_still_reads_as_a_baseline(audited, tmp_path):
+    from harness.audit.gates import load_baseline
+
+    old = {k: v for k, v in audited["report"].items() if k not in ("changed", "suggest")}
+    old["gates"] = [g for g in old["gates"] if g["gate"] in ("budget", "baseline")]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert load_baseline(tmp_path / "old.json")["configs"] == audited["report"]["configs"]
+    (tmp_path / "new.json").write_text(audited["json"])
+    assert load_baseline(tmp_path / "new.json")["changed"] == audited["report"]["changed"]
