@@ -58,21 +58,24 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+# (check, what it does, source flag, the file it reads) — issue #13, spelled as ``measure`` spells them.
+PUBLISHED_CHECKS = (
+    ("--changed", "join each measured server by canonicalSha256 to the published capture index: behind (with the "
+                  "tokens moving to current would add or save, and both dates), current, or unidentified",
+     "--index", "capture index", "results/capture-index.json"),
+    ("--suggest", "place each measured server's tools in the published tool shape; a description at or above p90 "
+                  "draws a suggestion, else 'Nothing unusual'",
+     "--tool-shape", "tool-shape baseline", "results/tool-shape.json"),
+)
+
+
 def _add_published(p) -> None:
-    """``--changed``/``--index`` and ``--suggest``/``--tool-shape`` (issue #13), as ``measure``
-    spells them: a source flag implies its check."""
-    p.add_argument("--changed", action="store_true",
-                   help="join each measured server by canonicalSha256 to the published capture index: behind (with "
-                        "the tokens moving to current would add or save, and both dates), current, or unidentified")
-    p.add_argument("--index", metavar="URL|PATH",
-                   help="capture index for --changed, which it implies (default: this checkout's "
-                        "results/capture-index.json when it exists, else the published repository's raw URL)")
-    p.add_argument("--suggest", action="store_true",
-                   help="place each measured server's tools in the published tool shape; a description at or above "
-                        "p90 draws a suggestion, else 'Nothing unusual'")
-    p.add_argument("--tool-shape", metavar="URL|PATH",
-                   help="tool-shape baseline for --suggest, which it implies (default: this checkout's "
-                        "results/tool-shape.json when it exists, else the published repository's raw URL)")
+    """``--changed``/``--index`` and ``--suggest``/``--tool-shape``: a source flag implies its check."""
+    for check, does, source, what, relative in PUBLISHED_CHECKS:
+        p.add_argument(check, action="store_true", help=does)
+        p.add_argument(source, metavar="URL|PATH",
+                       help=f"{what} for {check}, which it implies (default: this checkout's {relative} when it "
+                            "exists, else the published repository's raw URL)")
 
 
 def run(args, measurer=None) -> int:
