@@ -144,7 +144,7 @@ def test_a_published_file_that_cannot_be_read_is_a_named_problem_and_fails_the_r
     with serving(folder) as base:
         flag, source, reason = {
             "404": ("--index", base + "missing.json", "HTTP 404"),
-            "refused": ("--index", f"http://127.0.0.1:{_closed_port()}/capture-index.json", "ConnectionError"),
+            "refused": ("--index", f"http://127.0.0.1:{_closed_port()}/capture-index.json", "connection refused by 127.0.0.1"),
             "bad-json": ("--index", base + "bad.json", "not JSON"),
             "not-an-index": ("--index", str(folder / "other.json"), "not a valid capture-index document"),
             "empty-shape": ("--tool-shape", base + "empty.json", "holds no measured tools"),
