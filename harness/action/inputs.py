@@ -31,7 +31,7 @@ from harness.util import names as slugs
 from harness.util.untrusted import escape
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
-         "badge-path", "working-directory", "config")
+         "badge-path", "working-directory", "config", "changed", "suggest", "index", "tool-shape")
 OUTPUT_DIR = ".mcp-context-cost"
 MAX_INPUT_CHARS = 8192
 MAX_NUMBER_CHARS = 32
@@ -85,6 +85,8 @@ class Inputs:
     workspace: Path
     working_directory: Path
     config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
+    changed: str | None = None  # with config: capture index for audit --changed ('' = the default source)
+    suggest: str | None = None  # with config: tool-shape baseline for audit --suggest ('' = the default)
 
     @property
     def results_dir(self) -> Path:
@@ -153,6 +155,8 @@ def read(environ: Mapping[str, str]) -> Inputs:
     if max_increase is not None and not baseline_text:
         problems.append("input 'max-increase' needs a 'baseline' to compare against")
     badge_text = given["badge-path"]
+    changed, suggest = (_published(given, flag, source, workdir, bool(config), problems)
+                        for flag, source in (("changed", "index"), ("suggest", "tool-shape")))
     if problems:
         raise InputError(problems)
     return Inputs(
@@ -160,7 +164,28 @@ def read(environ: Mapping[str, str]) -> Inputs:
         baseline=(workdir / baseline_text) if baseline_text else None, max_increase=max_increase,
         badge_path=workdir / (badge_text or f"{OUTPUT_DIR}/badges/{name}.json"),
         workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir.resolve() / c for c in config),
+        changed=changed, suggest=suggest,
     )
+
+
+def _published(given: Mapping[str, str], flag: str, source_name: str, workdir: Path, audit: bool,
+               problems: list[str]) -> str | None:
+    """The ``changed``/``suggest`` switch and its source (issue #13), for ``config`` audits only:
+    ``None`` when off, ``''`` for the default source (the Action's own checkout, else the published
+    raw URL), else a URL or a path made absolute against the working directory."""
+    on, source = _boolean(given[flag], flag, problems), given[source_name]
+    if not (on or source):
+        return None
+    if not audit:
+        problems.append(f"inputs '{flag}' and '{source_name}' apply to a 'config' audit only")
+        return None
+    return source if not source or re.match(r"^https?://", source) else str(workdir / source)
+
+
+def _boolean(text: str, label: str, problems: list[str]) -> bool:
+    if text.lower() not in ("", "true", "false"):
+        problems.append(f"input '{label}' must be true or false, got {text!r}")
+    return text.lower() == "true"
 
 
 def split_names(text: str) -> tuple[str, ...]:

@@ -1,14 +1,16 @@
 """The GitHub Action's ``config:`` input: audit client config files with the same gates.
 
 ``harness.action.main`` hands over here when ``config`` is set. The audit runs as
-``mcp-context-cost audit --no-discover --config PATH… [--budget] [--baseline --max-increase]`` in a
-child process whose working directory is the input ``working-directory`` (so report paths are
-relative to it and a base-branch report made in another checkout pairs with this one), writes
+``mcp-context-cost audit --no-discover --config PATH… [--budget] [--baseline --max-increase]
+[--changed | --index=SOURCE] [--suggest | --tool-shape=SOURCE]`` in a child process whose working
+directory is the input ``working-directory`` (so report paths are relative to it and a base-branch
+report made in another checkout pairs with this one), writes
 ``<working-directory>/.mcp-context-cost/audit.json``, prints its text report to the log with
 workflow commands switched off, and appends its Markdown report to the job summary.
 
-Outputs: ``status`` (``audited`` when every gate passed, ``failed`` when a gate failed or nothing
-could be measured, ``error`` for bad input), ``tokens`` (the costliest session's total when it is
+Outputs: ``status`` (``audited`` when every gate passed, ``failed`` when a gate failed — a
+``changed``/``suggest`` check whose published file could not be read included — or nothing could
+be measured, ``error`` for bad input), ``tokens`` (the costliest session's total when it is
 an exact figure, else ''), ``audit-report-path``. Exit code: 0 passed, 1 otherwise. Which client
 reads a file named with ``config`` is not knowable from the file, so no ``${…}`` reference in it is
 evaluated (methodology, §Where the cost is paid in full).
@@ -42,6 +44,10 @@ def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextI
         args += ["--baseline", str(inputs.baseline)]
     if inputs.max_increase is not None:
         args += ["--max-increase", str(inputs.max_increase).replace(" tokens", "")]
+    for flag, source, value in (("--changed", "--index", inputs.changed),
+                                ("--suggest", "--tool-shape", inputs.suggest)):
+        if value is not None:
+            args += [f"{source}={value}"] if value else [flag]
     done = subprocess.run(args, cwd=inputs.working_directory, env=dict(environ), capture_output=True, text=True)
     github.print_untrusted(out, done.stderr + done.stdout)
     outputs["audit-report-path"] = github.relative_to_workspace(report_path, inputs.workspace) \

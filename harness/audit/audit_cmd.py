@@ -5,11 +5,13 @@ session pays it, and gates that fail closed (issue #12).
     mcp-context-cost audit --config ./team/mcp.json         # plus a file whose client is unknown
     mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
     mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
+    mcp-context-cost audit --changed --suggest              # behind what is published? unusual tools?
 
 Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
-measured; 2 bad input (an unknown flag, a bad number, a ``--config`` that does not exist, a
-baseline that does not parse) — checked before any server is launched. Progress goes to stderr;
-nothing is written anywhere unless a file is named (``--json FILE``, ``--markdown FILE``).
+measured (a ``--changed``/``--suggest`` check whose published file could not be read is a failed
+gate naming the problem); 2 bad input (an unknown flag, a bad number, a ``--config`` that does not
+exist, a baseline that does not parse) — checked before any server is launched. Progress goes to
+stderr; nothing is written anywhere unless a file is named (``--json FILE``, ``--markdown FILE``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 
 from harness.util.cliargs import positive_int, seconds
-from harness.util.untrusted import escape, json_text
+from harness.util.untrusted import escape
 
 DEFAULT_CONTEXT = 200_000
 REPO = Path(__file__).resolve().parents[2]
@@ -32,8 +34,10 @@ def register(sub) -> None:
                        description="Find every MCP client config on this machine (Claude Code, Claude Desktop, "
                                    "Cursor, VS Code, Windsurf, Gemini CLI, Zed, Kiro, Goose, Codex CLI, Cline, "
                                    "Continue), measure each distinct server once, and report per config file and "
-                                   "per session, with Claude Code's deferral posture. Exit codes: 0 ok; 1 a gate "
-                                   "failed or nothing could be measured; 2 bad input.")
+                                   "per session, with Claude Code's deferral posture; with --changed and --suggest, "
+                                   "against what is published. Exit codes: 0 ok; 1 a gate failed, a requested "
+                                   "--changed/--suggest check could not be made, or nothing could be measured; 2 bad "
+                                   "input.")
     p.add_argument("--config", action="append", default=[], metavar="PATH", type=Path,
                    help="also read this file; its client is unknown (repeatable)")
     p.add_argument("--no-discover", action="store_true", help="read only the --config files (e.g. in CI)")
@@ -51,7 +55,28 @@ def register(sub) -> None:
                    help="host (default: a child process, as your client runs it, given your config's env values); "
                         "sandbox gives declared env names placeholder values")
     p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
+    _add_published(p)
     p.set_defaults(func=run)
+
+
+# (check, what it does, source flag, the file it reads) — issue #13, spelled as ``measure`` spells them.
+PUBLISHED_CHECKS = (
+    ("--changed", "join each measured server by canonicalSha256 to the published capture index: behind (with the "
+                  "tokens moving to current would add or save, and both dates), current, or unidentified",
+     "--index", "capture index", "results/capture-index.json"),
+    ("--suggest", "place each measured server's tools in the published tool shape; a description at or above p90 "
+                  "draws a suggestion, else 'Nothing unusual'",
+     "--tool-shape", "tool-shape baseline", "results/tool-shape.json"),
+)
+
+
+def _add_published(p) -> None:
+    """``--changed``/``--index`` and ``--suggest``/``--tool-shape``: a source flag implies its check."""
+    for check, does, source, what, relative in PUBLISHED_CHECKS:
+        p.add_argument(check, action="store_true", help=does)
+        p.add_argument(source, metavar="URL|PATH",
+                       help=f"{what} for {check}, which it implies (default: this checkout's {relative} when it "
+                            "exists, else the published repository's raw URL)")
 
 
 def run(args, measurer=None) -> int:
@@ -75,6 +100,7 @@ def run(args, measurer=None) -> int:
         results.append(gates_mod.budget_gate(report, args.budget))
     if baseline is not None:
         results.append(gates_mod.baseline_gate(report, baseline, args.max_increase))
+    results += [gates_mod.lookup_gate(name, report[name]) for name in ("changed", "suggest") if report[name]]
     report["gates"] = [g.to_json() for g in results]
     report["exitCode"] = gates_mod.exit_code(report, results)
     from harness.audit.report import redact
@@ -103,6 +129,9 @@ def _check_input(args) -> dict | None:
     from harness.probe import isolation
 
     isolation.resolve_mode(args.isolation)  # isolation.Unavailable (a ValueError) before any server starts
+    for flag, value in (("--index", args.index), ("--tool-shape", args.tool_shape)):
+        if value is not None and not value.strip():
+            raise ValueError(f"{flag} needs a URL or a PATH, got an empty value")
     return load_baseline(args.baseline) if args.baseline is not None else None
 
 
@@ -116,7 +145,11 @@ def _audit(args, measurer):
     layout = Layout.current()
     files = discovery.discover(layout, args.config, search=not args.no_discover)
     entries = [e for f in files for e in f.entries]
-    redactor = measuring.redactor_for(entries)
+    looked = _published(args)
+    redactor = measuring.redactor_for(entries) | _source_secrets(looked)
+    for name, found in looked.items():
+        if found and found.problem:
+            _progress(redactor, f"--{name}: {found.problem}")
     groups = identity.group(entries)
     found = sum(1 for f in files if f.state != "absent")
     _progress(redactor, f"found {found} config file(s), {len(entries)} entries, {len(groups)} distinct server(s) to "
@@ -131,19 +164,36 @@ def _audit(args, measurer):
     band = threshold.load_band(REPO / "results" / "divergence.json")
     built = report.build(files, composed, outcomes, context=args.context, isolation=mode, places=places,
                          policy=read_policy(places[1:]), band=band,
-                         managed_path=str(managed_dir(layout) / "managed-mcp.json"))
+                         managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)
     return built, redactor
+
+
+def _published(args) -> dict:
+    """The capture index and tool-shape baseline asked for (``None`` each when not), read before
+    any server is launched; a source that cannot be read is a named problem in its ``Lookup``."""
+    from harness.audit import changed, published, suggest
+
+    looked = {"changed": None, "suggest": None}
+    for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
+                                           ("suggest", args.tool_shape, suggest.SHAPE, suggest.load_usable)):
+        if getattr(args, name) or source:
+            looked[name] = published.lookup(source or published.default_source(relative), reader)
+    return looked
+
+
+def _source_secrets(looked: dict):
+    """Credentials in an ``--index``/``--tool-shape`` URL (a private raw URL carries ``?token=``)
+    are secrets like any a config holds: they appear in no output."""
+    from harness.probe.redact import Secrets
+
+    return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
 
 def _emit(args, report: dict, redactor) -> None:
     from harness.audit import render_markdown, render_text
-    from harness.core.canonical import stringify
     from harness.util import atomic
-    from harness.util.untrusted import json_text
 
-    # JSON.stringify's text (a lone surrogate in a tool name is written as an escape, never raw) with
-    # the C1 and bidi characters it leaves raw escaped too: the same value, safe in a terminal.
-    text = json_text(stringify(report, indent=2)) + "\n"
+    text = json_text(report)
     markdown = render_markdown.render(report)
     # The report is already redacted field by field; the human forms get one more pass over the
     # whole text as well, while the JSON is written as validated (a later --baseline reads it).
@@ -157,6 +207,17 @@ def _emit(args, report: dict, redactor) -> None:
     else:
         sys.stdout.write(redactor.text(render_text.render(report, color=sys.stdout.isatty())))
     sys.stdout.flush()
+
+
+def json_text(report: dict) -> str:
+    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify``
+    does (a lone surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it
+    raw and writing it raised, losing the report), then every bidi, C1 or format character and
+    every ``##[`` escaped by ``harness.util.untrusted.json_text``. Parses back to the same value."""
+    from harness.core.canonical import stringify
+    from harness.util import untrusted
+
+    return untrusted.json_text(stringify(report, indent=2)) + "\n"
 
 
 def _progress(redactor, line: str) -> None:

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from harness.audit import published
 from harness.util.untrusted import escape
 
 INDEX = "results/capture-index.json"
+METHOD = "capture-index/v1"
 BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
 
 
@@ -103,3 +105,53 @@ def describe(c: Changed) -> str:
     return (f"{c.name}: unidentified — canonicalSha256 {escape(c.sha[:12])}… is not a published capture in the "
             "index (a version never measured here, or one published before the index began); nothing is claimed "
             "about it")
+
+
+class Subject(NamedTuple):
+    """One configured server to join: its local ``label``, measurement ``identity``, the config
+    ``paths`` that name it so, its probe ``status`` and canonicalSha256 (``None``: no capture)."""
+
+    label: str
+    identity: str
+    paths: list[str]
+    status: str
+    sha: str | None
+
+
+def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
+    """The audit report's ``changed`` section (``schemas/audit-report.schema.json``): ``method``,
+    the index's ``source``, the named ``problem`` when it could not be read (then no row: nothing
+    was joined), and one row per subject — the join's fields, or ``state: null`` for a server
+    without a capture (there is nothing to join, which is not a fourth state of a capture)."""
+    rows = []
+    if looked.document is not None:
+        for s in subjects:
+            row = {"name": s.label, "identity": s.identity, "configs": list(s.paths), "status": s.status}
+            rows.append(row | _fields(join(looked.document, s.label, s.sha) if s.sha else None))
+    return {"method": METHOD, "source": looked.source, "problem": looked.problem, "servers": rows}
+
+
+def _fields(c: Changed | None) -> dict:
+    if c is None:
+        return dict.fromkeys(("state", "canonicalSha256", "publishedAs", "tokens", "publishedOn", "currentTokens",
+                              "currentSince", "delta"))
+    return {"state": c.state, "canonicalSha256": c.sha, "publishedAs": c.server, "tokens": c.tokens,
+            "publishedOn": c.published, "currentTokens": c.current_tokens, "currentSince": c.since,
+            "delta": c.delta}
+
+
+def row_line(row: dict) -> str:
+    """:func:`describe` of one report row (labels escaped), or why it has no join."""
+    if row["state"] is None:
+        return f"{escape(row['name'])}: no capture to join ({escape(row['status'])})"
+    return describe(Changed(row["name"], row["state"], row["canonicalSha256"], row["publishedAs"], row["tokens"],
+                            row["publishedOn"], row["currentTokens"], row["currentSince"]))
+
+
+def tally(changed: dict) -> str:
+    """One sentence saying what the join found (for the gate that records the check was made)."""
+    rows = changed["servers"]
+    counts = [f"{sum(r['state'] == s for r in rows)} {s}" for s in (BEHIND, CURRENT, UNIDENTIFIED)]
+    without = sum(r["state"] is None for r in rows)
+    return (f"{len(rows) - without} server(s) joined by canonicalSha256 to the capture index at {changed['source']}: "
+            f"{', '.join(counts)}" + (f"; {without} without a capture to join" if without else ""))

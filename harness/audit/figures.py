@@ -55,14 +55,16 @@ def row_for(entry: Entry, outcomes: dict[str, Outcome]) -> Row:
     return Row(entry, outcome.status, cost(entry, outcome), key, outcome)
 
 
-def total(rows: list[Row], context: int) -> dict:
+def total(rows: list[Row], context: int, unknown: bool = False) -> dict:
     """``{tokens, floor, share, display, unmeasured}``: the sum over counted rows; a floor (printed
-    ``≥``) when any counted row has no number."""
+    ``≥``) when any counted row has no number, or when ``unknown`` (a file that could not be read
+    holds servers nobody can count: its total is ``≥ 0``, never an exact 0)."""
     counted = [r for r in rows if r.counted]
     tokens = sum(r.cost.tokens for r in counted if r.cost)
     unmeasured = [r.entry.name for r in counted if r.cost is None]
-    return {"tokens": tokens, "floor": bool(unmeasured), "share": share(tokens, context),
-            "display": figure(tokens, bool(unmeasured)), "unmeasured": unmeasured}
+    floor = bool(unmeasured) or unknown
+    return {"tokens": tokens, "floor": floor, "share": share(tokens, context),
+            "display": figure(tokens, floor), "unmeasured": unmeasured}
 
 
 def share(tokens: int, context: int) -> float:

@@ -8,6 +8,13 @@
   measured now, a baseline total that was a floor, a methodology or encoding change — any comparison
   it cannot make fails the gate with the reason. An added config is compared against zero.
 
+* ``--changed`` and ``--suggest`` are questions, not limits: what they find (a server behind, a
+  description at p97) never fails the run. But a check that was asked for and could not be made —
+  the capture index or tool-shape baseline could not be fetched, was not JSON, was not a valid
+  document, held no measured tools — is a failed gate naming the problem, so exit 1: a requested
+  check that was not made must not read as success (issue #13, "a fetch failure is a named problem
+  in the report, never a silent skip").
+
 A baseline that does not parse, or is not an audit report, is bad input (:class:`BaselineError`,
 exit 2) and is checked before any server is launched.
 """
@@ -131,6 +138,16 @@ def _compare(path: str, config: dict, base: dict | None, increase: Increase | No
             return (f"{path}: {label} tokens, {delta:+,}; max-increase {increase} allows at most "
                     f"{math.floor(allowed):,}"), ""
     return None, f"{path}: {label} tokens ({delta:+,})"
+
+
+def lookup_gate(name: str, section: dict) -> Gate:
+    """``changed``/``suggest``: passed when the published file was read and the check made (the
+    reason says what it found), failed with the named problem when it could not be."""
+    from harness.audit import changed, suggest
+
+    if section["problem"]:
+        return Gate(name, False, [f"--{name} could not be checked: {section['problem']}"])
+    return Gate(name, True, [(changed.tally if name == "changed" else suggest.tally)(section)])
 
 
 def exit_code(report: dict, gates: list[Gate]) -> int:

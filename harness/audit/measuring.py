@@ -67,11 +67,14 @@ def redactor_for(entries: list[Entry]) -> Secrets:
     """One secret set over everything the ``entries`` hand a server (``Secrets.handed``: every env
     and header value, secret-named options in the launch argv such as ``--api-key X``, credentials in
     the URL) plus every value an expansion substituted (issue #9: a secret is any non-public value
-    handed to a server)."""
+    handed to a server) — and the same readings of the argv and URL *as the file writes them*: an
+    entry whose launch is not in hand (a ``${VAR}`` with no value beside a literal ``--api-key X``)
+    has no launch face, but its configured face is printed, and once printed that key whole."""
     found = Secrets(value for entry in entries for value in entry.secret_values)
     for entry in entries:
         found |= Secrets.handed(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
                                 url=entry.launch_url)
+        found |= Secrets.handed(argv=entry.argv, url=entry.url)
     return found
 
 
@@ -80,7 +83,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
                       measurer=measure) -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
     (default: stderr) receives one line per finished server, cleaned by ``redactor``. Never raises
-    for server behaviour."""
+    for server behaviour; a bug in measuring one server raises ``RuntimeError`` naming it, after
+    every other measurement has finished."""
     from harness.probe import isolation as iso
 
     lease, gate = EnvLease(), asyncio.Semaphore(concurrency)
@@ -103,7 +107,16 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
         write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
 
-    await asyncio.gather(*(one(key, entries) for key, entries in groups.items()))
+    # A bug raised by one measurement must not cancel the others mid-flight: cancelling a probe in the
+    # middle of a remote request once left the audit waiting forever in asyncio.run's cleanup. Every
+    # measurement runs to its own end (each is bounded by its timeout); then the first bug is raised
+    # (``harness.cli.main`` reports it as exit 70), naming the server.
+    keys = list(groups)
+    results = await asyncio.gather(*(one(key, groups[key]) for key in keys), return_exceptions=True)
+    for key, result in zip(keys, results):
+        if isinstance(result, BaseException):
+            raise RuntimeError(f"measuring {escape(redactor.text(groups[key][0].name))!r} failed: "
+                               f"{type(result).__name__}: {redactor.text(str(result))}") from result
     return outcomes
 
 

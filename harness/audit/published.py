@@ -12,6 +12,8 @@ parser allows is refused like any other bad document.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.util import schemas
@@ -29,6 +31,25 @@ class Unavailable(Exception):
     def __init__(self, what: str, source: str, reason: str):
         self.what, self.source, self.reason = what, source, reason
         super().__init__(f"{what} could not be read from {source}: {reason}")
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A published file a report asked for: the ``source`` it was read from (path or URL), the
+    ``document`` (``None`` when it could not be had) and the named ``problem`` that says why."""
+
+    source: str
+    document: dict | None = None
+    problem: str | None = None
+
+
+def lookup(source: str, reader: Callable[[str], dict]) -> Lookup:
+    """``reader(source)`` as a :class:`Lookup`: an :class:`Unavailable` becomes its ``problem``
+    (never raised, never dropped)."""
+    try:
+        return Lookup(source, reader(source))
+    except Unavailable as exc:
+        return Lookup(source, None, str(exc))
 
 
 def is_url(source: str) -> bool:

@@ -7,12 +7,17 @@
 * TOML: ``tomllib``. YAML: PyYAML's safe loader, with a size cap and an alias cap (a YAML alias
   bomb expands a few hundred bytes into gigabytes).
 
-Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes.
+Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes. A parse
+error says where (line and column) and what kind of error it is, and never quotes the file: the
+libraries' own messages do (PyYAML prints the offending line), and the line a config breaks on can
+hold a secret the redactor never learned — the file did not parse — or, for a config path that is
+a symlink, the content of whatever file it points at.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -58,8 +63,10 @@ def parse_json(text: str, where: str) -> object:
         return json.loads(text)
     except RecursionError:
         raise ConfigError(f"{where}: nested too deeply to read") from None
-    except ValueError as strict:
-        first = strict
+    except json.JSONDecodeError as strict:  # its message is the library's fixed words, never the text
+        first = f"{strict.msg} at line {strict.lineno}, column {strict.colno}"
+    except ValueError:
+        first = "not JSON"
     if len(text.encode("utf-8")) > MAX_JSON5_BYTES:
         raise ConfigError(f"{where}: not valid JSON ({first}); files over {MAX_JSON5_BYTES:,} bytes are only read as "
                           "strict JSON")
@@ -70,7 +77,11 @@ def parse_json(text: str, where: str) -> object:
     except RecursionError:
         raise ConfigError(f"{where}: nested too deeply to read") from None
     except ValueError as exc:
-        raise ConfigError(f"{where}: not valid JSON or JSON5: {str(exc)[:200]}") from None
+        # json5 says '<string>:LINE Unexpected "X" at column COL': keep the place, not the character.
+        place = re.search(r":(\d+) Unexpected (end of input|.*?) at column (\d+)", str(exc))
+        what = "unexpected end of input" if place and place.group(2) == "end of input" else "unexpected character"
+        at = f"{what} at line {place.group(1)}, column {place.group(3)}" if place else "cannot be parsed"
+        raise ConfigError(f"{where}: not valid JSON or JSON5: {at}") from None
 
 
 def parse_toml(text: str, where: str) -> dict:
@@ -78,7 +89,7 @@ def parse_toml(text: str, where: str) -> dict:
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise ConfigError(f"{where}: not valid TOML: {str(exc)[:200]}") from None
+        raise ConfigError(f"{where}: not valid TOML: {_unquoted(str(exc))[:200]}") from None
 
 
 def parse_yaml(text: str, where: str) -> object:
@@ -103,8 +114,25 @@ def parse_yaml(text: str, where: str) -> object:
         return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
     except ConfigError:
         raise
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ConfigError(f"{where}: not valid YAML: {str(exc)[:200]}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{where}: not valid YAML{at}: {_unquoted(exc.problem or exc.context or 'cannot be parsed')}"
+                          ) from None
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError(f"{where}: not valid YAML: a character YAML does not allow, at character {exc.position}"
+                          ) from None
+    except (yaml.YAMLError, RecursionError):
+        raise ConfigError(f"{where}: not valid YAML: cannot be parsed") from None
+
+
+_QUOTED = re.compile(r"'<[a-z ]+>'|'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def _unquoted(message: str) -> str:
+    """A parser's message with every quoted piece of the file replaced by ``'…'`` (the parser's
+    own ``'<token>'`` names are kept: ``expected '<document start>'``)."""
+    return _QUOTED.sub(lambda m: m.group(0) if m.group(0).startswith("'<") else "'…'", message)
 
 
 def load(path: Path, kind: str) -> object:

@@ -22,6 +22,7 @@ def render(report: dict) -> str:
         out += _session(session)
     for config in report["configs"]:
         out += _config(config)
+    out += _changed(report.get("changed")) + _suggest(report.get("suggest"))
     out += ["### Records (what each vendor states; not measurements)", ""]
     for record in report["records"]:
         sources = ", ".join(f"{md(s['address'])} (read {md(s['read'])})" for s in record["sources"][:2])
@@ -64,6 +65,43 @@ def _config(config: dict) -> list[str]:
     if config["heaviestTools"]:
         tools = ", ".join(f"{md(t['server'])}/{md(t['tool'])} {t['tokens']:,}" for t in config["heaviestTools"][:5])
         out += [f"Heaviest tools: {tools}", ""]
+    return out
+
+
+def _changed(changed: dict | None) -> list[str]:
+    """``--changed``: a row per configured server, or the named problem."""
+    if changed is None:
+        return []
+    out = [f"### Changed since published ({md(changed['method'])})", "",
+           f"Joined by canonicalSha256, never by name. Capture index: {md(changed['source'])}", ""]
+    if changed["problem"]:
+        return out + [f"**Problem:** {md(changed['problem'])} — no server was joined.", ""]
+    out += ["| server | state | this capture | current capture | moving to current |", "|---|---|---|---|---:|"]
+    for row in changed["servers"]:
+        name = md(row["name"]) + (f" (published as {md(row['publishedAs'])})"
+                                  if row["publishedAs"] not in (None, row["name"]) else "")
+        state = md(row["state"] or f"no capture to join ({row['status']})")
+        this = f"{row['publishedOn']}, {row['tokens']:,} tokens" if row["state"] == "behind" else "—"
+        now = f"since {row['currentSince']}, {row['currentTokens']:,} tokens" if row["currentSince"] else "—"
+        move = f"{row['delta']:+,} tokens per request" if row["delta"] is not None else "—"
+        out.append(f"| {name} | {state} | {this} | {now} | {move} |")
+    return out + [""]
+
+
+def _suggest(section: dict | None) -> list[str]:
+    """``--suggest``: per server, each tool's place (heaviest first) and the advice, or the problem."""
+    from harness.audit.suggest import placements, row_lines, table
+
+    if section is None:
+        return []
+    out = [f"### Tool shape ({md(section['method'])})", "",
+           "Percentile of each count among every tool measured by mcp-context-cost (nearest rank). Only "
+           f"descriptions draw advice: a schema is what the tool can do. Baseline: {md(section['source'])}", ""]
+    if section["problem"]:
+        return out + [f"**Problem:** {md(section['problem'])} — no tool was placed.", ""]
+    for row in section["servers"]:
+        out += [f"#### {md(', '.join(row['names']))}", ""] + table(placements(row), md, 30) + [""]
+        out += [f"- {line}" for line in row_lines(row, md)] + [""]
     return out
 
 

@@ -4,7 +4,8 @@ Every string that came from a config or a server passes through ``harness.util.u
 and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
 ``[bold]``-style markup in it reaches the terminal as anything but visible characters. The laid-out
 report passes through ``untrusted.laid_out``: a wrapped line or a folded cell can begin with an
-untrusted word, and a ``::`` there would be a workflow command to a CI runner.
+untrusted word (a table row starts with a server's name at column 0), and a ``::`` there would be a
+workflow command to a CI runner.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def render(report: dict, color: bool = False) -> str:
         _config(console, config, report["contextWindow"])
     for session in report["sessions"]:
         _session(console, session, report["contextWindow"])
+    _changed(console, report.get("changed"))
+    _suggest(console, report.get("suggest"))
     _records(console, report["records"])
     _gates(console, report.get("gates", []))
     _nothing_measured(console, report)
@@ -165,6 +168,44 @@ def _relevant(names: list[str]) -> list[str]:
     shown = [n for n in names if n in VARIABLES]
     rest = len(names) - len(shown)
     return shown + ([f"+{rest} other name(s)"] if rest else [])
+
+
+def _changed(console: Console, changed: dict | None) -> None:
+    """``--changed``: one line per configured server, or the named problem."""
+    from harness.audit.changed import row_line
+
+    if changed is None:
+        return
+    console.print()
+    _line(console, f"Changed since published ({changed['method']}, joined by canonicalSha256, never by name)",
+          style="bold")
+    _line(console, f"  capture index: {changed['source']}")
+    if changed["problem"]:
+        _line(console, f"  problem: {changed['problem']} — no server was joined", style="bold")
+    for row in changed["servers"]:
+        _line(console, f"  {row_line(row)}")
+
+
+def _suggest(console: Console, section: dict | None) -> None:
+    """``--suggest``: per server, its suggestions or "Nothing unusual", or the named problem."""
+    from harness.audit.suggest import row_lines
+
+    if section is None:
+        return
+    console.print()
+    _line(console, f"Tool shape ({section['method']}): each tool among every tool measured; only descriptions "
+          "draw advice", style="bold")
+    _line(console, f"  baseline: {section['source']}")
+    if section["problem"]:
+        _line(console, f"  problem: {section['problem']} — no tool was placed", style="bold")
+        return
+    base = section["baseline"]
+    _line(console, f"  {base['tools']:,} tools of {base['servers']:,} server(s); descriptions: median "
+          f"{base['medianDescriptionTokens']:,}, p90 {base['p90DescriptionTokens']:,} tokens")
+    for row in section["servers"]:
+        _line(console, f"  {', '.join(row['names'])} ({len(row['tools'])} tools):")
+        for sentence in row_lines(row):
+            _line(console, f"    {sentence}")
 
 
 def _records(console: Console, records: list[dict]) -> None:

@@ -4,7 +4,9 @@ Markdown renderings are made from and that ``--baseline`` compares against.
 Shape: ``configs`` (per file, never merged: servers, total, heaviest tools, trim plan),
 ``sessions`` (what one client loads together: members, exclusions, total, and for Claude Code the
 deferral section), ``records`` (other clients' records, as records), ``searched`` (every location
-looked at and its state), ``gates`` and ``exitCode``. Untrusted text is stored as it was (JSON
+looked at and its state), ``changed`` and ``suggest`` (issue #13: the join to the published
+capture index and the placement in the published tool shape, ``null`` unless asked for), ``gates``
+and ``exitCode``. Untrusted text is stored as it was (JSON
 escapes it); every value a config holds is removed by the redactor before anything leaves.
 """
 
@@ -13,12 +15,15 @@ from __future__ import annotations
 import datetime as dt
 
 from harness import METHODOLOGY_VERSION, __version__
+from harness.audit import changed as changed_mod
 from harness.audit import figures, posture
+from harness.audit import suggest as suggest_mod
 from harness.audit.claude_settings import Place
 from harness.audit.figures import Row
 from harness.audit.measuring import Outcome
-from harness.audit.model import ABSENT, ConfigFile
+from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
+from harness.audit.published import Lookup
 from harness.audit.records import record_for
 from harness.audit.sessions import Session
 from harness.audit.threshold import Band
@@ -29,8 +34,11 @@ KIND = "mcp-context-cost audit"
 
 
 def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, Outcome], *, context: int,
-          isolation: str, places: list[Place], policy: Policy, band: Band, managed_path: str) -> dict:
-    """The report dict (gates and exit code are added by ``harness.audit.gates``)."""
+          isolation: str, places: list[Place], policy: Policy, band: Band, managed_path: str,
+          changed: Lookup | None = None, suggest: Lookup | None = None) -> dict:
+    """The report dict (gates and exit code are added by ``harness.audit.gates``). ``changed`` and
+    ``suggest`` are the capture index and tool-shape baseline read for ``--changed``/``--suggest``
+    (``None``: not asked for)."""
     rows = {id(e): figures.row_for(e, outcomes) for f in files for e in f.entries}
     present = [f for f in files if f.state != ABSENT]
     report = {
@@ -48,7 +56,42 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
     }
     report["records"] = [record_for(c) for c in dict.fromkeys(s["client"] or "unknown" for s in report["sessions"])]
     report["summary"] = _summary(report, outcomes)
+    ordered = [(f, rows[id(e)]) for f in present for e in f.entries]
+    report["changed"] = changed_mod.section(changed, _joinable(ordered)) if changed else None
+    report["suggest"] = suggest_mod.section(suggest, _placeable(ordered)) if suggest else None
     return report
+
+
+def _joinable(ordered: list[tuple[ConfigFile, Row]]) -> list[changed_mod.Subject]:
+    """Each (identity, local name) measured, once, with the configs naming it so: the join is by
+    the capture's hash, and each distinct label prints its own alias line."""
+    found: dict[tuple[str, str], changed_mod.Subject] = {}
+    for cfile, row in ordered:
+        if row.key is None or row.outcome is None:
+            continue
+        subject = found.setdefault((row.key, row.entry.name), changed_mod.Subject(
+            row.entry.name, row.key, [], row.status, row.outcome.sha256 if row.outcome.numbered else None))
+        _add(subject.paths, cfile.display)
+    return list(found.values())
+
+
+def _placeable(ordered: list[tuple[ConfigFile, Row]]) -> list[suggest_mod.Subject]:
+    """Each distinct measured server, once, with every local name and config: what is placed is the
+    server's whole capture (a client's tool filter changes what one config loads, not what the
+    server's descriptions cost)."""
+    found: dict[str, suggest_mod.Subject] = {}
+    for cfile, row in ordered:
+        if row.key is None or row.outcome is None or not row.outcome.numbered:
+            continue
+        subject = found.setdefault(row.key, suggest_mod.Subject([], row.key, [], row.outcome.per_tool))
+        _add(subject.names, row.entry.name)
+        _add(subject.paths, cfile.display)
+    return list(found.values())
+
+
+def _add(items: list[str], item: str) -> None:
+    if item not in items:
+        items.append(item)
 
 
 def _config(cfile: ConfigFile, rows: list[Row], context: int) -> dict:
@@ -56,7 +99,7 @@ def _config(cfile: ConfigFile, rows: list[Row], context: int) -> dict:
         "path": cfile.display, "client": cfile.client, "scope": cfile.scope, "state": cfile.state,
         "error": cfile.error, "notes": list(cfile.notes),
         "servers": [_server(r, context) for r in rows],
-        "total": figures.total(rows, context),
+        "total": figures.total(rows, context, unknown=cfile.state != READ),
         "heaviestTools": figures.heaviest_tools(rows),
         "trimPlan": figures.trim_plan(rows, context),
     }
@@ -146,7 +189,7 @@ def _summary(report: dict, outcomes: dict[str, Outcome]) -> dict:
 CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding", "harnessVersion", "generatedAt",
                         "isolation", "state", "transport", "status", "identity", "display", "record", "posture",
                         "verdict", "action", "tier", "allow", "composition", "gate", "variable", "jsonType", "client",
-                        "scope", "decidedBy"})
+                        "scope", "decidedBy", "method", "canonicalSha256", "publishedOn", "currentSince"})
 
 
 def redact(value: object, redactor, key: str | None = None) -> object:

@@ -7,6 +7,8 @@ are put to (methodology, §Configs one session loads together). Compositions:
   once with local > project > user precedence — or, where ``managed-mcp.json`` is deployed, that
   file alone (an empty map: no servers; unreadable: the composition itself is refused). Entries a
   deny entry matches are left out of the session's claims, never out of a file's total.
+* Any session one of whose files exists and cannot be read is refused the same way: what that file
+  loads is unknown.
 * Another known client: its discovered files together; where its docs put one scope over another
   (``SCOPE_ORDER``), a shadowed name is not loaded; where no order is on record, same-named entries
   are both counted (the direction that cannot understate a session).
@@ -79,8 +81,24 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
         session.notes.append("in-process servers the launching app registers load too; no config file describes them")
         _load(session, managed.entries, ())
         return session
-    _load(session, others, SCOPE_ORDER["claude-code"])
+    if not _refuse_unreadable(session, [f for f in mine if f.scope != "managed"]):
+        _load(session, others, SCOPE_ORDER["claude-code"])
     return session
+
+
+def _refuse_unreadable(session: Session, files: list[ConfigFile]) -> bool:
+    """Refuse the session's composition when a file it loads exists and cannot be read: the
+    servers that file defines are unknown — it may add servers, or (where one scope shadows
+    another) replace same-named ones with others — so no figure for the session, not even a floor,
+    can be claimed. Its readable files keep their own totals. Before this, such a session printed
+    the readable files' sum as an exact figure, and ``--budget`` passed it."""
+    broken = [f for f in files if f.state == UNREADABLE]
+    if not broken:
+        return False
+    session.composition = "refused"
+    session.refused = (f"{', '.join(f.display for f in broken)} exists and cannot be read: which servers a session "
+                       "loads cannot be said, so no session total is claimed")
+    return True
 
 
 def _managed_state(managed: ConfigFile | None) -> str:
@@ -95,6 +113,8 @@ def _managed_state(managed: ConfigFile | None) -> str:
 
 def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
     session = Session(client, f"{name} session in the current directory", mine, "+".join(f.scope for f in mine))
+    if _refuse_unreadable(session, mine):
+        return session
     order = SCOPE_ORDER.get(client, ())
     if not order and len([f for f in mine if f.state == READ]) > 1:
         session.notes.append("which file wins for a name in two of them is not on record: same-named entries are both "

@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from harness.audit import published
 from harness.publish.tool_shape import METRICS, percentile_of
 from harness.util.untrusted import escape
 
 SHAPE = "results/tool-shape.json"
+METHOD = "tool-shape/v1"
 FIRES_AT = 90
 MEDIAN = 50
 NOTHING_UNUSUAL = ("Nothing unusual: no tool description is at or above the 90th percentile of the measured "
@@ -68,6 +70,15 @@ def load_shape(source: str | Path | None = None, root: Path | None = None) -> di
     checkout's) ``results/tool-shape.json``, else the published raw URL. Raises
     ``published.Unavailable``."""
     return published.read(source or published.default_source(SHAPE, root), "tool-shape baseline", "tool-shape")
+
+
+def load_usable(source: str | Path) -> dict:
+    """:func:`load_shape`, and :class:`~harness.audit.published.Unavailable` as well when the
+    baseline holds no measured tools (nothing can be placed against it)."""
+    shape = load_shape(source)
+    if any(shape["metrics"][m] is None for m in METRICS):
+        raise published.Unavailable("tool-shape baseline", str(source), "it holds no measured tools to compare against")
+    return shape
 
 
 def _counts(tool: dict) -> tuple[int, int, int] | None:
@@ -137,12 +148,80 @@ def markdown(tools: list[dict], source: str | Path | None, quote: Callable[[str]
         placed, found = place(shape, tools), suggest(shape, tools)
     except (published.Unavailable, NoBaseline) as exc:
         return lines + [f"The tool-shape baseline could not be used: {quote(str(exc))}", ""]
-    lines += ["| tool | tokens | description | input schema |", "| --- | --- | --- | --- |"]
+    lines += table(placed, quote, limit)
+    advice = [f"- {sentence(s, quote)}" for s in found[:limit]] or [NOTHING_UNUSUAL]
+    return lines + [""] + advice + [""]
+
+
+class Subject(NamedTuple):
+    """One distinct measured server to place: the local ``names`` configs give it, its measurement
+    ``identity``, the config ``paths`` it is in, and its capture's per-tool diagnostics ``tools``."""
+
+    names: list[str]
+    identity: str
+    paths: list[str]
+    tools: list[dict]
+
+
+def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
+    """The audit report's ``suggest`` section (``schemas/audit-report.schema.json``): ``method``,
+    the baseline's ``source``, the named ``problem`` when it could not be read (then no row; a
+    document with tables comes from :func:`load_usable`), the ``baseline``'s size and the
+    description median and p90 (tokens), and per server every tool's three counts with their
+    percentiles, the ``suggestions`` (largest recovery first) and ``nothingUnusual``."""
+    out = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None, "servers": []}
+    shape = looked.document
+    if shape is None:
+        return out
+    points = shape["metrics"]["descriptionTokens"]
+    out["baseline"] = {"servers": shape["servers"], "tools": shape["tools"],
+                       "medianDescriptionTokens": points[MEDIAN], "p90DescriptionTokens": points[FIRES_AT]}
+    out["servers"] = [_server(shape, s) for s in subjects]
+    return out
+
+
+def _server(shape: dict, subject: Subject) -> dict:
+    found = suggest(shape, subject.tools)
+    tools = [{"name": p.name, **dict(zip(METRICS, p.counts)), "percentiles": dict(zip(METRICS, p.percentiles))}
+             for p in place(shape, subject.tools)]
+    return {"names": list(subject.names), "identity": subject.identity, "configs": list(subject.paths),
+            "tools": tools, "nothingUnusual": not found,
+            "suggestions": [{"tool": s.name, "descriptionTokens": s.description, "percentile": s.percentile,
+                             "medianTokens": s.median, "recoveryTokens": s.recovery, "approximate": True}
+                            for s in found]}
+
+
+def row_lines(row: dict, quote: Callable[[str], str] = escape) -> list[str]:
+    """One :func:`sentence` per suggestion of a report row, or :data:`NOTHING_UNUSUAL`."""
+    found = [Suggestion(s["tool"], s["descriptionTokens"], s["percentile"], s["medianTokens"])
+             for s in row["suggestions"]]
+    return [sentence(s, quote) for s in found] or [NOTHING_UNUSUAL]
+
+
+def table(placed: list[Placement], quote: Callable[[str], str], limit: int) -> list[str]:
+    """A Markdown table of ``placed`` tools, largest first, at most ``limit`` rows (then a line
+    saying how many more): each count with the percentile it sits at."""
+    lines = ["| tool | tokens | description | input schema |", "| --- | --- | --- | --- |"]
     for p in sorted(placed, key=lambda p: -p.counts[0])[:limit]:
         cells = [quote(p.name)] + [f"{c:,} {'below p0' if q is None else f'at p{q}'}"
                                    for c, q in zip(p.counts, p.percentiles)]
         lines.append("| " + " | ".join(cells) + " |")
     if len(placed) > limit:
         lines.append(f"\n… and {len(placed) - limit} more tools")
-    advice = [f"- {sentence(s, quote)}" for s in found[:limit]] or [NOTHING_UNUSUAL]
-    return lines + [""] + advice + [""]
+    return lines
+
+
+def placements(row: dict) -> list[Placement]:
+    """The :class:`Placement` of every tool of a report row."""
+    return [Placement(t["name"], tuple(t[m] for m in METRICS), tuple(t["percentiles"][m] for m in METRICS))
+            for t in row["tools"]]
+
+
+def tally(section: dict) -> str:
+    """One sentence saying what the placement found (for the gate that records the check was made)."""
+    rows, base = section["servers"], section["baseline"]
+    fired = sum(len(r["suggestions"]) for r in rows)
+    found = (f"{fired} description(s) at or above p90 ({base['p90DescriptionTokens']:,} tokens)" if fired
+             else NOTHING_UNUSUAL)
+    return (f"placed {sum(len(r['tools']) for r in rows)} tool(s) of {len(rows)} server(s) among {base['tools']:,} "
+            f"measured tools in the tool-shape baseline at {section['source']}: {found}")

@@ -97,6 +97,15 @@ _REFERENCE = re.compile(r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-
 _HEADER_ARG = re.compile(r"^([A-Za-z0-9-]+)\s*:\s*(.+)$", re.DOTALL)
 
 
+# Credential formats their issuers document with a fixed prefix (OpenAI/Anthropic ``sk-``, Stripe
+# ``sk_live_``/``rk_test_``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``, Slack ``xoxb-``, AWS
+# access key ids, Google API keys, Hugging Face ``hf_``, npm ``npm_``), long enough not to be a word.
+KNOWN_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|"
+                         r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_-]{20,}|"
+                         r"xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|"
+                         r"hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36})")
+
+
 def url_secrets(text: str) -> list[str]:
     """Credentials inside every URL in ``text``: the userinfo (``user:password``), the password and
     the user name, each as written and percent-decoded, and the values of query parameters with a
@@ -150,11 +159,14 @@ def header_secrets(value: str) -> list[str]:
 def argv_secrets(argv: list[str]) -> list[str]:
     """Secrets written into a launch command: the value of a secret-named option (``--api-key X``,
     ``--token=X``), of a ``NAME=value`` argument with a secret-looking name (``env API_KEY=X …``),
-    of a ``Name: value`` header argument (``--header "Authorization: Bearer X"``), and credentials
-    in URLs. ``$KEY``-style references are names, not values, and are skipped."""
+    of a ``Name: value`` header argument (``--header "Authorization: Bearer X"``), credentials
+    in URLs, and anything shaped like a well-known credential wherever it stands (``KNOWN_TOKEN``:
+    a positional ``sk-proj-…`` or ``-k ghp_…`` has no secret-looking name to go by). ``$KEY``-style
+    references are names, not values, and are skipped."""
     found: list[str] = []
     for i, arg in enumerate(argv):
         found += url_secrets(arg)
+        found += KNOWN_TOKEN.findall(arg)
         option, eq, value = arg.partition("=")
         if option.startswith("-") and SECRET_OPTION.search(option.lstrip("-")):
             value = value if eq else (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else "")

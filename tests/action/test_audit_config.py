@@ -52,3 +52,35 @@ def test_config_input_with_a_baseline_that_does_not_parse_is_an_error(run_action
 def test_config_and_command_together_are_invalid(run_action):
     run = run_action({"config": ".mcp.json", "command": "x"})
     assert run.code == 1 and any("either 'config'" in line for line in run.errors())
+
+
+def test_config_input_shows_changed_and_suggest_and_fails_when_a_check_cannot_be_made(run_action, tmp_path):
+    # issue #13: the Action's config audit can join to the capture index and place tools in the tool
+    # shape; the job summary shows both; a published file that cannot be read fails the step by name.
+    from harness.publish import tool_shape
+    from tests.audit import published_fixtures as fx
+
+    workspace = tmp_path / "workspace"
+    (workspace / "pub").mkdir(parents=True)
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"gh": fx.stdio(fx.OLD), "wordy": fx.stdio(fx.WORDY)}}))
+    (workspace / "pub" / "capture-index.json").write_text(json.dumps(fx.index()))
+    (workspace / "pub" / "tool-shape.json").write_text(tool_shape.render(fx.shape()))
+    run = run_action({"config": ".mcp.json", "changed": "true", "index": "pub/capture-index.json",
+                      "tool-shape": "pub/tool-shape.json"})
+    assert run.code == 0 and run.outputs["status"] == "audited", run.stdout + run.stderr
+    assert "### Changed since published" in run.summary and "| gh (published as github) | behind |" in run.summary
+    assert "| at\\_p90 | " in run.summary and "- at\\_p90: description 90 tokens, at p90" in run.summary
+    report = json.loads((run.workspace / run.outputs["audit-report-path"]).read_text())
+    assert report["changed"]["source"] == str(workspace / "pub" / "capture-index.json")
+    failed = run_action({"config": ".mcp.json", "suggest": "true", "tool-shape": "pub/none.json"})
+    assert failed.code == 1 and failed.outputs["status"] == "failed"
+    assert any("audit gate failed (suggest)" in line and "tool-shape baseline could not be read" in line
+               for line in failed.errors())
+    assert "**Problem:** tool-shape baseline could not be read" in failed.summary
+
+
+def test_changed_and_suggest_inputs_are_checked(run_action):
+    bad = run_action({"config": ".mcp.json", "changed": "yes"})
+    assert bad.code == 1 and any("input 'changed' must be true or false" in line for line in bad.errors())
+    alone = run_action({"command": "x", "suggest": "true"})
+    assert alone.code == 1 and any("apply to a 'config' audit only" in line for line in alone.errors())

@@ -205,10 +205,11 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
     entry.url = url
     text, complete = expander.expand(url, key)
     if complete:
-        if text.startswith(("http://", "https://")):
-            entry.launch_url = text
+        problem = url_problem(text)
+        if problem:
+            entry.problems.append(f"{where}.{key}: {problem}")
         else:
-            entry.problems.append(f"{where}.{key}: not an http(s) URL")
+            entry.launch_url = text
     headers = raw.get(shape.headers) if shape.headers else None
     if headers is None:
         return
@@ -221,9 +222,49 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
             continue
         text, complete = expander.expand(value, f"{shape.headers}.{name}")
         entry.header_names += (str(name),)
+        problem = header_problem(str(name), text if complete else value)
+        if problem:
+            entry.problems.append(f"{where}.{shape.headers}.{name}: {problem}")
         if complete:
             entry.header_values[str(name)] = text
             entry.secret_values += [text] + text.split(None, 1)[1:]  # and the credential of "<scheme> <credential>"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not one a client can connect to (``None`` when it is): an http(s) URL that
+    parses, with a host, a port from 0 to 65535 if any, and no white space or control character.
+    The reason never quotes the URL (it can carry a credential). A URL the probe cannot split once
+    crashed the whole audit (``http://[::1``: ``ValueError``)."""
+    from urllib.parse import urlsplit
+
+    if not url.startswith(("http://", "https://")):
+        return "not an http(s) URL"
+    if any(ord(c) <= 0x20 or 0x7f <= ord(c) <= 0x9f for c in url):
+        return "not a URL a client can use: it holds white space or a control character"
+    try:
+        parts = urlsplit(url)
+        if not parts.hostname:
+            return "not a URL a client can use: it names no host"
+        parts.port  # noqa: B018 - raises for a port that is not 0-65535
+    except ValueError as exc:
+        reason = "its port is not a number from 0 to 65535" if "ort" in str(exc) else "it cannot be parsed"
+        return f"not a URL a client can use: {reason}"
+    return None
+
+
+# RFC 9110 §5.6.2: a field name is a token; a field value holds no CR, LF, NUL or other control
+# character but horizontal tab (§5.5). A client cannot send anything else, and an HTTP library that
+# refuses it before connecting used to read as the server being "unreachable".
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why header ``name: value`` cannot be sent (``None`` when it can). Never quotes the value."""
+    if not name or not set(name) <= _TOKEN:
+        return "not a header name a client can send (RFC 9110 token characters only)"
+    if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7f for c in value):
+        return "the value holds a line break or a control character, which no client can send"
+    return None
 
 
 def _env(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
