@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.probe import environment, envnames, sandbox
@@ -31,8 +32,11 @@ async def launch_once(
     pass_declared_values: bool = True,
     conversation=converse,
     isolation: str = "host",
+    environ: Mapping[str, str] | None = None,
 ) -> Capture:
     """Launch ``target.command`` once and run the MCP conversation within ``budget_seconds``.
+    ``environ`` (default ``os.environ``): where the child's environment is read from
+    (``environment.child_env``); see ``measure.measure``.
 
     Never raises for anything the server does; the ``Capture`` says what happened.
     """
@@ -41,7 +45,7 @@ async def launch_once(
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-") as tmp:
         sandboxed = isolation == "sandbox"
         cwd = Path(target.cwd) if target.cwd and not sandboxed else Path(tmp)  # sandbox: see isolated_argv
-        env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
+        env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
         env.update(target.set_env)
         fds: tuple[int, ...] = ()
         try:
