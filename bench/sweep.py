@@ -67,6 +67,9 @@ from harness.probe.session import initialize_request  # noqa: E402
 from harness.probe.workdir import launch_dir  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "servers"
+# The fixture servers run under the sandbox only because the bench (the one running the harness)
+# shows their folder; a catalog's command alone shows nothing (issue #9, kind 4).
+os.environ[sandbox.SHOWN_VARIABLE] = str(FIXTURES)
 UVX = 'uvx --with "mcp<2" '
 REAL = [  # pinned exactly, as in tests/probe/test_real_servers.py
     {"name": "memory", "command": "npx -y @modelcontextprotocol/server-memory@2026.8.31"},

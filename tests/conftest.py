@@ -12,6 +12,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CONFORMANCE = REPO / "tests" / "conformance"  # copied from shared/conformance (see its README.md)
 FIXTURE_SERVERS = REPO / "tests" / "fixtures" / "servers"
+# Under the sandbox a fixture server runs only because the tests vouch for its folder: nothing a
+# command names is shown to the sandbox on that account alone (issue #9, kind 4). As the person
+# running the harness, the suite shows it to every sandboxed launch, catalog entries included
+# (``MCP_CONTEXT_COST_SHOWN_DIRS``, inherited by the CLI subprocesses); a test about what is
+# shown vouches for it in ``Target.host_dirs`` instead and clears the variable.
+FIXTURE_DIRS = (str(FIXTURE_SERVERS),)
+os.environ["MCP_CONTEXT_COST_SHOWN_DIRS"] = str(FIXTURE_SERVERS)
 
 
 def conformance_dir(*parts: str) -> Path:

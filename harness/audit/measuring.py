@@ -18,9 +18,9 @@ import asyncio
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.audit.envlease import EnvLease
 from harness.audit.model import Entry
 from harness.core.counting import count_tools
 from harness.probe import record
@@ -87,7 +87,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
     every other measurement has finished."""
     from harness.probe import isolation as iso
 
-    lease, gate = EnvLease(), asyncio.Semaphore(concurrency)
+    gate = asyncio.Semaphore(concurrency)
     described = iso.describe(isolation)
     outcomes: dict[str, Outcome] = {}
     total = len(groups)
@@ -96,9 +96,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
     async def one(key: str, entries: list[Entry]) -> None:
         entry = entries[0]
         async with gate:
-            async with lease.hold(assignments(entry)):
-                measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
-                                             pass_declared_values=True)
+            measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
+                                         pass_declared_values=True, environ=environ_for(entry))
             # The capture is redacted (before counting, the probe's rule) with this server's own values
             # only, so another entry's env value cannot change this server's number; ``redactor``
             # (every value of every config) cleans what is printed.
@@ -127,6 +126,21 @@ def assignments(entry: Entry) -> dict[str, str | None]:
     for name in entry.header_names:
         wanted[header_env_name(name)] = entry.header_values.get(name)
     return wanted
+
+
+def environ_for(entry: Entry, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment ``entry``'s server is measured from (``measure``'s ``environ``): ``base``
+    (default ``os.environ``) with ``assignments(entry)`` applied — a name whose value is not in
+    hand removed, so the probe gives its placeholder, never a host value the config did not ask
+    for. A copy: the harness's own environment, where it reads its own settings (``bwrap`` on
+    ``PATH``, the sandbox cache, its limits), never holds a config's value (issue #9, kind 4)."""
+    environ = dict(os.environ if base is None else base)
+    for name, value in assignments(entry).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    return environ
 
 
 def target_for(key: str, entry: Entry, timeout: float) -> Target:

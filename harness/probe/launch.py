@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.probe import environment, envnames, sandbox
@@ -31,8 +32,11 @@ async def launch_once(
     pass_declared_values: bool = True,
     conversation=converse,
     isolation: str = "host",
+    environ: Mapping[str, str] | None = None,
 ) -> Capture:
     """Launch ``target.command`` once and run the MCP conversation within ``budget_seconds``.
+    ``environ`` (default ``os.environ``): where the child's environment is read from
+    (``environment.child_env``); see ``measure.measure``.
 
     Never raises for anything the server does; the ``Capture`` says what happened.
     """
@@ -40,13 +44,15 @@ async def launch_once(
     started = time.monotonic()
     with contextlib.ExitStack() as scope:
         sandboxed = isolation == "sandbox"
-        env = environment.child_env(target.env, pass_declared_values=pass_declared_values and not sandboxed)
+        env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
         env.update(target.set_env)
         fds: tuple[int, ...] = ()
         try:
             _refuse_names(target)
-            # a stable, emptied per-entry directory (harness.probe.workdir; issue #10)
-            cwd = Path(target.cwd) if target.cwd else scope.enter_context(launch_dir(target.name, target.needs_git))
+            # a config's cwd is never the sandbox's writable start (see isolated_argv); otherwise a
+            # stable, emptied per-entry directory (harness.probe.workdir; issue #10)
+            cwd = (Path(target.cwd) if target.cwd and not sandboxed
+                   else scope.enter_context(launch_dir(target.name, target.needs_git)))
             argv, env, fds = isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
             transport = StdioTransport(argv, env, cwd, limits, pass_fds=fds)
             await transport.start()
@@ -93,7 +99,10 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
     if isolation == "sandbox":
         resolved = resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
         cache = sandbox.server_cache(target.name, target.launch)
-        return _with_memory_file(sandbox.env_args, env, lambda fd: sandbox.bwrap_argv(resolved, cwd, cache, fd), {})
+        shown = sandbox.shown_dirs(target.host_dirs)
+        start = _vouched_start(target.cwd, shown)
+        return _with_memory_file(sandbox.env_args, env, lambda fd: sandbox.bwrap_argv(
+            resolved, cwd, cache, fd, shown=shown, start=start), {})
     if isolation == "docker":
         image = sandbox.docker_image_for(argv[0])
         names = list(target.env) + [name for name, _ in target.set_env]
@@ -101,6 +110,18 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
             sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
     return resolve_argv(argv, env["PATH"]), env, ()
+
+
+def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:
+    """Under the sandbox, where the server starts: ``cwd`` (``Target.cwd``) when it lies in one of
+    the ``shown`` directories (read-only there), else ``None`` — the fresh working directory. A
+    directory a config names is not shown on that account (a Gemini or Codex ``cwd: /`` once bound
+    the host's whole filesystem writable; issue #9, kind 4)."""
+    if not cwd:
+        return None
+    real = os.path.realpath(cwd)
+    return Path(real) if any(real == d or real.startswith(d.rstrip("/") + "/")
+                             for d in map(os.path.realpath, shown)) else None
 
 
 def _with_memory_file(encode, values: dict, build, launcher_env: dict) -> tuple[list[str], dict, tuple[int, ...]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
@@ -86,6 +87,7 @@ async def measure(
     pass_declared_values: bool = True,
     isolation: str = "host",
     launcher=None,
+    environ: Mapping[str, str] | None = None,
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
 
@@ -93,11 +95,16 @@ async def measure(
     environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
     stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
     resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
+    ``environ`` (default ``os.environ``) is where the server's environment comes from — declared
+    names' values, ``MCP_HEADER_*`` header values, the base and network settings handed to every
+    child. The harness's own settings (limits, caches, ``bwrap``, process tracking) always come
+    from ``os.environ``: a caller handing a server values someone else chose (``audit``: a client
+    config's ``env``) passes them here, never through ``os.environ`` (issue #9, kind 4).
     """
     limits = limits or limits_from_env()
-    secrets = redact.Secrets.for_target(target)
-    launcher = _redacting(launcher or side_lists.with_side_lists(_default_launcher(target, pass_declared_values, isolation)),
-                          secrets)
+    secrets = redact.Secrets.for_target(target, environ)
+    launcher = _redacting(launcher or side_lists.with_side_lists(
+        _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     with redact.activated(secrets):
         result = await _measure(target, limits, requested_version, dual, isolation, launcher)
     result.secrets = secrets
@@ -225,16 +232,19 @@ def _npm_cache(target: Target):
     return server_cache(target.name, target.launch) / "npm"
 
 
-def _default_launcher(target: Target, pass_declared_values: bool, isolation: str):
+def _default_launcher(target: Target, pass_declared_values: bool, isolation: str, environ: Mapping[str, str] | None):
     if target.url:
         from harness.probe.remote import probe_remote
 
-        return probe_remote
+        async def remote(t, budget, limits, version, **kwargs):
+            return await probe_remote(t, budget, limits, version, environ=environ, **kwargs)
+
+        return remote
     from harness.probe.launch import launch_once
 
     async def stdio(t, budget, limits, version, **kwargs):
         return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values,
-                                 isolation=isolation, **kwargs)
+                                 isolation=isolation, environ=environ, **kwargs)
 
     return stdio
 

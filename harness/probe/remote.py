@@ -34,6 +34,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Mapping
 
 import httpx2
 
@@ -62,9 +63,11 @@ def header_env_name(header: str) -> str:
     return "MCP_HEADER_" + header.upper().replace("-", "_")
 
 
-def header_values(target: Target) -> dict[str, str]:
-    """Header name → value for the headers a target declares and the environment supplies."""
-    return {h: os.environ[header_env_name(h)] for h in target.headers if header_env_name(h) in os.environ}
+def header_values(target: Target, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Header name → value for the headers a target declares and ``environ`` (default
+    ``os.environ``) supplies."""
+    environ = os.environ if environ is None else environ
+    return {h: environ[header_env_name(h)] for h in target.headers if header_env_name(h) in environ}
 
 
 class HttpTransport:
@@ -236,11 +239,12 @@ async def _finish(task: asyncio.Task | None) -> None:
 
 
 async def probe_remote(target: Target, budget: float, limits: Limits, requested_version: str,
-                       conversation=converse) -> Capture:
-    """Measure a ``url`` target once within ``budget`` seconds; never raises for endpoint behaviour."""
+                       conversation=converse, environ: Mapping[str, str] | None = None) -> Capture:
+    """Measure a ``url`` target once within ``budget`` seconds; never raises for endpoint behaviour.
+    Header values are read from ``environ`` (default ``os.environ``)."""
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
-    transport = HttpTransport(str(target.url), header_values(target), limits, capture)
+    transport = HttpTransport(str(target.url), header_values(target, environ), limits, capture)
     try:
         await run_within(conversation, transport, capture, limits, budget)
     except HttpRefusal as refusal:

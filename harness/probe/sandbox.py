@@ -15,6 +15,11 @@ arguments read from an inherited memory file (``--args FD``), so no value shows 
 ``/proc/<bwrap>/environ``, and nothing an entry sets can change how ``bwrap`` (a host-side C
 program) loads or runs. ``docker`` gets the values from an ``--env-file`` read the same way.
 
+What reaches the sandbox from the host: a fixed set (system directories read-only, a fresh
+working directory and the server's own cache writable) plus the directories the target's builder
+vouches for (``Target.host_dirs``, read-only). Nothing a command or a config *names* is bound in
+on that account alone: a catalog command naming a host file once had that file's folder bound.
+
 Every record carries the mode in ``isolation`` (see ``isolation.describe``).
 """
 
@@ -30,6 +35,10 @@ from pathlib import Path
 from harness.util import names
 
 SANDBOX_HOME = "/home/mcp"
+# Directories the person running the harness shows to every sandboxed server (read-only), e.g. a
+# folder of local test servers a catalog names: ``os.pathsep``-separated absolute paths. The
+# harness's own setting — an entry, a flag or a config can never set it (``envnames``).
+SHOWN_VARIABLE = "MCP_CONTEXT_COST_SHOWN_DIRS"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 HIDDEN_DIRS = ("/root", "/home", "/tmp", "/run", "/var/tmp", "/mnt", "/media", "/srv")
 MERGED_USR_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
@@ -96,11 +105,20 @@ def sandbox_path(path: str) -> str:
     return os.pathsep.join(p for p in path.split(os.pathsep) if p and any(_under(p, r) for r in roots))
 
 
-def bwrap_argv(argv: list[str], cwd: Path, cache: Path, args_fd: int) -> list[str]:
+def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown: tuple[str, ...] = (),
+               start: Path | None = None) -> list[str]:
     """Wrap resolved ``argv`` for bubblewrap; run the result with an empty environment and
-    ``args_fd`` (holding ``env_args(env)``) inherited. ``cwd`` (a fresh temp directory) and
+    ``args_fd`` (holding ``env_args(env)``) inherited. ``workdir`` (a fresh temp directory) and
     ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are created) are the only writable host
-    directories."""
+    directories; ``shown`` (``Target.host_dirs``: directories the caller vouches for) are bound
+    read-only and are the only other host directories the server sees. The server starts in
+    ``start`` when given (it must lie in ``shown``), else in ``workdir``. Raises ``ValueError``
+    for a ``shown`` directory that is not an existing absolute directory or a ``start`` outside them."""
+    shown = checked_dirs(shown)
+    if start is not None:
+        start = Path(os.path.realpath(start))
+        if not any(_under(str(start), d) for d in shown):
+            raise ValueError(f"the working directory {start} is not in a directory shown to the sandbox")
     (cache / "npm").mkdir(parents=True, exist_ok=True)
     (cache / "uv").mkdir(parents=True, exist_ok=True)
     # --cap-drop ALL: run by root, bwrap would otherwise keep every capability inside, and a
@@ -112,18 +130,40 @@ def bwrap_argv(argv: list[str], cwd: Path, cache: Path, args_fd: int) -> list[st
             args += ["--symlink", os.readlink(link), link]
     for hidden in HIDDEN_DIRS:  # before the binds below, some of which live under these
         args += ["--tmpfs", hidden]
-    for root in visible_roots():
+    roots = visible_roots()
+    for root in roots:
         args += ["--ro-bind", root, root]
+    for folder in shown:  # before the masks and the writable binds, which must stay on top
+        if not any(_under(folder, r) for r in roots):
+            args += ["--ro-bind", folder, folder]
     args += secret_masks()
     resolv = os.path.realpath("/etc/resolv.conf")
     if not _under(resolv, "/etc") and os.path.exists(resolv):  # e.g. systemd-resolved's stub in /run
         args += ["--ro-bind", resolv, resolv]
     args += ["--dir", SANDBOX_HOME, "--bind", str(cache / "npm"), f"{SANDBOX_HOME}/.npm",
              "--bind", str(cache / "uv"), f"{SANDBOX_HOME}/.cache/uv"]
-    for folder in _script_dirs(argv):
-        args += ["--ro-bind", folder, folder]
-    args += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--"]
+    args += ["--bind", str(workdir), str(workdir), "--chdir", str(start or workdir), "--"]
     return args + list(argv)
+
+
+def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
+    """The directories a launch shows: ``vouched`` (``Target.host_dirs``) plus those the person
+    running the harness names in ``SHOWN_VARIABLE``."""
+    extra = [d for d in os.environ.get(SHOWN_VARIABLE, "").split(os.pathsep) if d]
+    return tuple(vouched) + tuple(d for d in extra if d not in vouched)
+
+
+def checked_dirs(dirs) -> tuple[str, ...]:
+    """``dirs`` as real absolute paths (symbolic links resolved: what is bound is what was checked);
+    raises ``ValueError`` for one that is not an existing absolute directory."""
+    found: list[str] = []
+    for folder in dirs:
+        real = os.path.realpath(folder)
+        if not (os.path.isabs(folder) and os.path.isdir(real)):
+            raise ValueError(f"{folder} is not an existing absolute directory, so it cannot be shown to the sandbox")
+        if real not in found:
+            found.append(real)
+    return tuple(found)
 
 
 def env_args(env: dict[str, str]) -> bytes:
@@ -193,13 +233,15 @@ def docker_image_for(program: str) -> str:
     return DOCKER_IMAGES.get(os.path.basename(program), DOCKER_IMAGES["npx"])
 
 
-def _script_dirs(argv: list[str]) -> list[str]:
-    """Folders of existing files named by absolute path in argv (a script and its sibling modules)
-    that the sandbox would not otherwise see, read-only. A directory argument is never bound: a
-    server asked to serve /tmp sees the sandbox's fresh /tmp."""
+def script_dirs(argv: list[str]) -> tuple[str, ...]:
+    """Folders of existing files named by absolute path in ``argv[1:]`` (a script and its sibling
+    modules) that the sandbox would not otherwise see: what ``measure --command`` and the tests
+    vouch for in ``Target.host_dirs`` for a command *they* wrote. A directory argument is never
+    included (a server asked to serve /tmp sees the sandbox's fresh /tmp). Never use it on a
+    command someone else wrote: any file it names would become readable."""
     roots = visible_roots()
     files = [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a) and not any(_under(a, r) for r in roots)]
-    return sorted({os.path.dirname(f) for f in files})
+    return tuple(sorted({os.path.dirname(f) for f in files}))
 
 
 def _under(path: str, root: str) -> bool:

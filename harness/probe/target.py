@@ -27,6 +27,14 @@ class Target:
     ``PUPPETEER_SKIP_DOWNLOAD=1``), given as they are in every isolation mode.
     ``cwd``: launch in this existing directory instead of a fresh temp one (the GitHub Action's
     ``working-directory``, so an author's ``node dist/index.js`` resolves against their checkout).
+    Under ``sandbox`` it is used only when it lies in one of ``host_dirs`` (and is then read-only);
+    otherwise the server starts in the fresh temp directory.
+    ``host_dirs``: host directories whoever built the target vouches for — a local server's own
+    folder (``sandbox.script_dirs``) — which the sandbox shows read-only. Nothing else outside its
+    fixed set is ever bound in: never set this from a catalog entry, a client config or anything
+    else someone other than the person running the harness wrote (issue #9, kind 4: a catalog
+    command naming ``/tmp/x`` once bound the host's ``/tmp`` into the sandbox, and a config's
+    ``cwd: /`` bound the whole host writable).
     """
 
     name: str
@@ -40,6 +48,7 @@ class Target:
     not_applicable: NotApplicable | None = None
     package: str | None = None
     cwd: str | None = None
+    host_dirs: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
