@@ -117,7 +117,8 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
         values = {name: env[name] for name in names}
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
             sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
-    return resolve_argv(argv, env["PATH"]), env, ()
+    # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it
+    return (list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
 
 
 def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:

@@ -90,8 +90,6 @@ try:
             raise FileNotFoundError(out["bin"])
     else:  # npm ran ``<this> -c <script>`` as its script shell
         npm_versions()
-        import shutil
-        out["shell"] = shutil.which("sh")  # npm spawns ``sh`` found on this PATH
 except Exception as exc:
     out["error"] = repr(exc)[:200]
 sys.stdout.write(json.dumps(out))
@@ -228,16 +226,16 @@ def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
         version = said["versions"].get(how.package)
         argv = [str(a) for a in said["argv"]]
         bin_dir = str(said["bin"])
-        shell = said.get("shell")
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if not isinstance(version, str) or not _VERSION.match(version) or "error" in said:
         return None
     if how.launcher == "npx":
         env = [(k, v) for k, v in env if k != SCRIPT_SHELL]
-        if len(argv) != 2 or argv[0] != "-c" or not isinstance(shell, str) or not os.path.isabs(shell):
+        if len(argv) != 2 or argv[0] != "-c":
             return None
-        return Resolved("npx", how.package, version, (shell, *argv), isolation, bin_dir, tuple(env))
+        # npm spawns its script shell by the name ``sh``, found on the PATH it hands over: so does a launch
+        return Resolved("npx", how.package, version, ("sh", *argv), isolation, bin_dir, tuple(env))
     return Resolved("uvx", how.package, version, (bin_dir, *how.args), isolation, bin_dir, tuple(env))
 
 
