@@ -131,10 +131,12 @@ def timed_sweep(base: Path, work: Path, label: str, concurrency: int, mode: str)
 
 # --- the bare loop -------------------------------------------------------------------------------
 
-def bare_launch(target, mode: str, variant: str = "now") -> tuple[float, list]:
+def bare_launch(target, mode: str, variant: str = "now", gentle: bool = False) -> tuple[float, list]:
     """Spawn, initialize, initialized, tools/list (following nextCursor), kill: (seconds, tools).
     The argv, environment and inherited descriptors are the harness's own (``isolated_argv``);
-    ``variant="before"`` turns a sandbox launch back into the one before cache isolation."""
+    ``variant="before"`` turns a sandbox launch back into the one before cache isolation.
+    ``gentle``: end it by closing stdin and waiting (up to 5 s) before the kill, so every process
+    is reaped by its parent and its CPU is counted (``bench/sweep_cpu.py``)."""
     t0 = time.perf_counter()
     with launch_dir(target.name, target.needs_git) as cwd:  # the harness's own working directory
         env = environment.child_env(target.env, pass_declared_values=False)
@@ -164,12 +166,19 @@ def bare_launch(target, mode: str, variant: str = "now") -> tuple[float, list]:
                     break
                 request += 1
         finally:
+            if gentle:
+                proc.stdin.close()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             proc.wait()
-            proc.stdin.close()
+            if not proc.stdin.closed:
+                proc.stdin.close()
             proc.stdout.close()
     return time.perf_counter() - t0, tools
 

@@ -102,7 +102,7 @@ def bare_cpu(raws: list[dict], mode: str, reps: int, bare_launch) -> dict[str, f
         samples = []
         for _ in range(reps):
             before = children_cpu()
-            bare_launch(target, mode)
+            bare_launch(target, mode, gentle=True)
             samples.append(children_cpu() - before)
         out[raw["name"]] = statistics.median(samples)
     return out
