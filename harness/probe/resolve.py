@@ -212,7 +212,8 @@ async def resolve(target: Target, isolation: str = "host", *, pass_declared_valu
         if how.launcher == "npx":
             env[SCRIPT_SHELL] = str(dumper / "dump")
         shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(dumper),) if sandboxed else ()))
-        printed = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds)
+        # the widest budget a launch gets (a retry's): resolving may install, as a first launch would
+        printed = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
     except (SpawnError, OSError, ValueError, asyncio.TimeoutError):
         return None
     return _read(how, printed, isolation)
@@ -290,16 +291,22 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
                 os.close(fd)
         try:
             proc.stdin.close()
-            out = await asyncio.wait_for(_bounded(proc), timeout)
+            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _drained(proc.stderr)), timeout)
             code = await asyncio.wait_for(proc.wait(), 5.0)
         finally:
             await process.terminate(proc, grace=0.5)
     return out if code == 0 else None
 
 
-async def _bounded(proc) -> bytes:
+async def _drained(stream) -> None:
+    """Read ``stream`` to its end, keeping nothing (npm's install chatter must not fill the pipe)."""
+    while await stream.read(1 << 16):
+        pass
+
+
+async def _bounded(stream) -> bytes:
     chunks, size = [], 0
-    while chunk := await proc.stdout.read(1 << 16):
+    while chunk := await stream.read(1 << 16):
         size += len(chunk)
         if size > MAX_OUTPUT:
             raise ValueError("resolution printed too much")
