@@ -155,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fresh:
         args.out.unlink(missing_ok=True)
     rows = asyncio.run(run(entries, mode, args.jobs, args.out))
+    print(f"all {len(rows)} rows, in catalog order (earlier runs' included):")
     print("\n".join(untrusted.line(line(r)) for r in rows))
     print("\n".join(summary(rows)))
     return 0 if all(r.get("same", True) for r in rows if "dynamic" not in (r["plain"]["status"],
