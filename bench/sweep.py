@@ -30,8 +30,14 @@ by default. Everything runs in one sitting, on throwaway git repositories under 
    over the bare host launch (target: at most 10%), and whether both sandboxes listed the same
    canonical tool set (canonicalSha256) — the cache layout must not change what a server says.
 
+4. CPU per server in a warm sweep against two bare launches, with and without resolve-once
+   (``--cpu``), and 5. catalog wall time cold and warm, with and without resolve-once (``--wall``):
+   ``bench/sweep_cpu.py`` (issue #16) says how each is taken.
+
 Run: ``.venv/bin/python bench/sweep.py [--fixtures 6] [--delay 1] [--reps 2] [--no-real]``;
-``.venv/bin/python bench/sweep.py --sandbox-cost [--reps 3] [--fixtures 2]`` for part 3 alone.
+``.venv/bin/python bench/sweep.py --sandbox-cost [--reps 3] [--fixtures 2]`` for part 3 alone;
+``.venv/bin/python bench/sweep.py --cpu [--servers 16] [--reps 3]`` for part 4 alone;
+``.venv/bin/python bench/sweep.py --wall [--servers 8 | --full]`` for part 5 alone.
 """
 
 from __future__ import annotations
@@ -125,10 +131,12 @@ def timed_sweep(base: Path, work: Path, label: str, concurrency: int, mode: str)
 
 # --- the bare loop -------------------------------------------------------------------------------
 
-def bare_launch(target, mode: str, variant: str = "now") -> tuple[float, list]:
+def bare_launch(target, mode: str, variant: str = "now", gentle: bool = False) -> tuple[float, list]:
     """Spawn, initialize, initialized, tools/list (following nextCursor), kill: (seconds, tools).
     The argv, environment and inherited descriptors are the harness's own (``isolated_argv``);
-    ``variant="before"`` turns a sandbox launch back into the one before cache isolation."""
+    ``variant="before"`` turns a sandbox launch back into the one before cache isolation.
+    ``gentle``: end it by closing stdin and waiting (up to 5 s) before the kill, so every process
+    is reaped by its parent and its CPU is counted (``bench/sweep_cpu.py``)."""
     t0 = time.perf_counter()
     with launch_dir(target.name, target.needs_git) as cwd:  # the harness's own working directory
         env = environment.child_env(target.env, pass_declared_values=False)
@@ -158,12 +166,19 @@ def bare_launch(target, mode: str, variant: str = "now") -> tuple[float, list]:
                     break
                 request += 1
         finally:
+            if gentle:
+                proc.stdin.close()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             proc.wait()
-            proc.stdin.close()
+            if not proc.stdin.closed:
+                proc.stdin.close()
             proc.stdout.close()
     return time.perf_counter() - t0, tools
 
@@ -320,8 +335,22 @@ def main() -> int:
     ap.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox"))
     ap.add_argument("--skip-overhead", action="store_true")
     ap.add_argument("--sandbox-cost", action="store_true", help="only part 3: the sandbox before/after cache isolation")
+    ap.add_argument("--cpu", action="store_true", help="only part 4: sweep CPU per server vs two bare launches")
+    ap.add_argument("--wall", action="store_true", help="only part 5: catalog wall time, cold and warm")
+    ap.add_argument("--servers", type=int, default=None, help="parts 4/5: this many catalog servers (16 / 8)")
+    ap.add_argument("--full", action="store_true", help="part 5: the whole catalog")
     args = ap.parse_args()
     mode = isolation.resolve_mode(args.isolation)
+    if args.cpu or args.wall:
+        import sweep_cpu
+
+        print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at start", flush=True)
+        if args.cpu:
+            sweep_cpu.cpu_part(args.servers or 16, mode, max(args.reps, 1), args.concurrency, bare_launch)
+        if args.wall:
+            sweep_cpu.wall_part(None if args.full else (args.servers or 8), mode, args.concurrency)
+        print(f"load {os.getloadavg()[0]:.2f} at the end")
+        return 0
     if args.sandbox_cost:
         with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
             path = Path(tmp) / "servers.yaml"

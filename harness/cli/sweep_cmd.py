@@ -57,7 +57,7 @@ def register(sub) -> None:
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
     p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
-                   help="servers measured at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
+                   help="launches (and package resolutions) at once (default: 4 per CPU core, 2 to 16; here %(default)s)")
     p.add_argument("--commit", action="store_true",
                    help="commit exactly the files this run published, as mcp-context-cost-bot; refused, before "
                         "anything is measured, while published paths hold uncommitted changes; without it they are "

@@ -17,27 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.db import reason
 from harness.db.catalog import Entry
+from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.targets import target_for
-from harness.probe import internal, isolation, record
+from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import schemas
 
 
 
 def default_concurrency() -> int:
-    """Servers measured at once: most time is spent waiting on installs and child processes, so
-    a few per core (4 per core, at most 16)."""
-    return max(2, min(16, 4 * (os.cpu_count() or 1)))
+    """Launches at once (``harness.db.launch_gate``): most time is spent waiting on installs and
+    child processes, so a few per core (4 per core, 2 to 16)."""
+    return default_slots()
 
 
 @dataclass
@@ -60,20 +60,24 @@ class SweepResult:
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
                 progress: Progress, isolation_mode: str = "host", measurer=None,
                 stage_unchanged: bool = False, newest: dict[str, str] | None = None) -> SweepResult:
-    """Measure ``entries`` with at most ``concurrency`` in flight; stage each new record.
+    """Measure ``entries`` with at most ``concurrency`` launches (and package resolutions) at once
+    (``launch_gate``); stage each new record.
 
-    ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``.
+    ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``, each
+    ``npx``/``uvx`` package resolved once first (``harness.probe.resolve``; issue #16). A given
+    ``measurer`` is used as it is: ungated, unresolved.
     ``stage_unchanged``: stage every record even when the working tree already has the same result
     (a shard directory must hold all of its records). ``newest``: server → newest history date.
     """
-    measurer = measurer or functools.partial(measure, isolation=isolation_mode, pass_declared_values=False)
-    gate = asyncio.Semaphore(concurrency)
+    gate = LaunchGate(max(1, concurrency))
+    measurer = measurer or _gated_measurer(gate, isolation_mode)
+    admitted = asyncio.Semaphore(entries_in_flight(gate.slots))
     iso = isolation.describe(isolation_mode)
     result = SweepResult({}, [], [])
     progress.start(len(entries))
 
     async def one(entry: Entry) -> None:
-        async with gate:
+        async with admitted:
             progress.begin(entry.name)
             target = target_for(entry)
             try:
@@ -90,6 +94,20 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     finally:
         progress.close()
     return result
+
+
+def _gated_measurer(gate: LaunchGate, isolation_mode: str):
+    """``measure`` as a sweep runs it: no declared value reaches a catalog server, the package is
+    resolved once (in a slot of its own), and every launch takes a slot of ``gate``."""
+    async def measurer(target):
+        async with gate.slot():
+            target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
+        # measure's own default launcher, wrapped (a measure-side limiter hook would take ``gate``)
+        launcher = gate.wrap(side_lists.with_side_lists(
+            measuring._default_launcher(target, False, isolation_mode, None)))
+        return await measure(target, isolation=isolation_mode, pass_declared_values=False, launcher=launcher)
+
+    return measurer
 
 
 def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult,

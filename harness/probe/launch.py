@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.probe import environment, envnames, sandbox
+from harness.probe import environment, envnames, resolve, sandbox
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -53,7 +53,12 @@ async def launch_once(
             # stable, emptied per-entry directory (harness.probe.workdir; issue #10)
             cwd = (Path(target.cwd) if target.cwd and not sandboxed
                    else scope.enter_context(launch_dir(target.name, target.needs_git)))
-            argv, env, fds = isolated_argv(split_command(target.command or ""), env, cwd, isolation, target)
+            argv = split_command(target.command or "")
+            # issue #16 seam: a package resolved once starts from its install, as its launcher would
+            resolved = resolve.launch_parts(target, isolation)
+            if resolved is not None:
+                argv, env = resolved
+            argv, env, fds = isolated_argv(argv, env, cwd, isolation, target, verbatim=resolved is not None)
             transport = StdioTransport(argv, env, cwd, limits, pass_fds=fds)
             await transport.start()
         except SpawnError as exc:
@@ -91,17 +96,20 @@ def _refuse_names(target: Target) -> None:
             raise SpawnError(f"environment variable {name!r} is refused: it {why}")
 
 
-def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
-                  target: Target) -> tuple[list[str], dict, tuple[int, ...]]:
+def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target: Target,
+                  verbatim: bool = False) -> tuple[list[str], dict, tuple[int, ...]]:
     """``(argv, env of the launched process, descriptors it inherits)`` for the chosen isolation
     mode (see ``sandbox``): under ``sandbox`` and ``docker`` the host-side launcher gets an empty
-    environment and reads the server's from a memory file. Raises ``SpawnError``."""
+    environment and reads the server's from a memory file. ``verbatim``: ``argv`` and ``env`` are
+    what a launcher gave the server inside the sandbox (``resolve.launch_parts``) and are used as
+    they are. Raises ``SpawnError``."""
     if isolation == "sandbox":
-        resolved = resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
+        resolved = argv if verbatim else resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
         cache = sandbox.server_cache(target.name, target.launch)
         shown = sandbox.shown_dirs(target.host_dirs)
         start = _vouched_start(target.cwd, shown)
-        return _with_memory_file(sandbox.env_args, env, lambda fd: sandbox.bwrap_argv(
+        encode = sandbox.env_args_verbatim if verbatim else sandbox.env_args
+        return _with_memory_file(encode, env, lambda fd: sandbox.bwrap_argv(
             resolved, cwd, cache, fd, shown=shown, start=start), {})
     if isolation == "docker":
         image = sandbox.docker_image_for(argv[0])
@@ -109,7 +117,8 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str,
         values = {name: env[name] for name in names}
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
             sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
-    return resolve_argv(argv, env["PATH"]), env, ()
+    # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it
+    return (list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
 
 
 def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:

@@ -85,6 +85,7 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
         "status": m.status,
         "measuredAt": when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z",
         "launchCommand": m.target.launch,
+        **({"resolvedPackage": m.target.resolved.to_record()} if m.target.resolved is not None else {}),
         "envVarNames": list(m.target.env) + [name for name, _ in m.target.set_env if name not in m.target.env],
         **({"headerNames": list(m.target.headers)} if m.target.url else {}),
         "isolation": isolation,

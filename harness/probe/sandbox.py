@@ -175,7 +175,12 @@ def env_args(env: dict[str, str]) -> bytes:
     """The server's environment as bwrap arguments for ``--args FD``: ``--clearenv`` then one
     ``--setenv NAME VALUE`` per variable, NUL-separated, with the sandbox's own HOME, TMPDIR and
     PATH. Raises ``ValueError`` for a NUL in a name or value (the catalog refuses those first)."""
-    inner = dict(env, HOME=SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox_path(env.get("PATH", "")))
+    return env_args_verbatim(dict(env, HOME=SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox_path(env.get("PATH", ""))))
+
+
+def env_args_verbatim(inner: dict[str, str]) -> bytes:
+    """``env_args`` for an environment already as the server sees it inside the sandbox (what its
+    launcher gave it there: ``harness.probe.resolve``), every variable kept as it is, in order."""
     parts = ["--clearenv"]
     for name, value in inner.items():
         parts += ["--setenv", name, value]

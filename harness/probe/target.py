@@ -29,6 +29,9 @@ class Target:
     ``working-directory``, so an author's ``node dist/index.js`` resolves against their checkout).
     Under ``sandbox`` it is used only when it lies in one of ``host_dirs`` (and is then read-only);
     otherwise the server starts in the fresh temp directory.
+    ``resolved``: a ``harness.probe.resolve.Resolved`` — the ``npx``/``uvx`` package resolved once,
+    which each launch starts from directly (``command`` stays what is recorded); ``None``: launch
+    through the launcher.
     ``host_dirs``: host directories whoever built the target vouches for — a local server's own
     folder (``sandbox.script_dirs``) — which the sandbox shows read-only. Nothing else outside its
     fixed set is ever bound in: never set this from a catalog entry, a client config or anything
@@ -49,6 +52,8 @@ class Target:
     package: str | None = None
     cwd: str | None = None
     host_dirs: tuple[str, ...] = ()
+    # issue #16: the package resolved once (``harness.probe.resolve``); launches start from it
+    resolved: object | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -1,0 +1,330 @@
+"""Resolve a package once, then launch it from the resolved install (issue #16, item 3).
+
+``npx -y pkg[@v] …`` and ``uvx [--with X] [--from pkg[==v]] cmd …`` spend most of a launch
+resolving the package: npm starts, asks the registry which version the spec means and checks its
+``_npx/<hash>`` install; uv resolves and checks its cached environment. A measurement launches a
+server at least twice, so the harness lets the launcher do that work **once** — the real launcher,
+with the same command line, environment, working directory, isolation and per-server cache the
+launch would have — but stops it at the moment it would start the server, and takes from it what
+it would have started (argv) and with which environment (every variable, in order). Both launches
+then start exactly that.
+
+How the launcher is stopped:
+
+* ``npx``: npm runs the package's bin through its script shell, ``sh -c '<bin>' args…``. The
+  resolution run sets ``npm_config_script_shell`` to a small dumper (``_DUMPER``), so npm — after
+  resolving and installing as usual — starts the dumper instead of ``sh``, with the same
+  arguments and environment. A launch is then ``sh`` with those arguments and that environment,
+  minus the ``npm_config_script_shell`` the resolution added.
+* ``uvx``: the same ``uvx`` options with ``--from <spec>`` and ``python -c <dumper>`` as the
+  command: uv builds (or finds) the same cached environment — keyed by the requirements, not the
+  command — and runs its ``python`` with the environment it gives every command (its ``bin`` first
+  on ``PATH``, ``UV``). A launch is then ``<env>/bin/<cmd> args…`` with that environment.
+
+The dumper reads its environment from ``/proc/self/environ`` (what it was given, before Python
+adjusts anything) and reads the installed version from the install itself, inside the
+isolation: under ``sandbox`` the resolution runs in the same bubblewrap sandbox with the server's
+own cache, so nothing on the host reads a file the package could have planted. What it prints is
+the server's to choose (it ran the package manager's code); it is used only to launch that same
+server in that same isolation, and the version reaches the record only when it is a plain version
+string.
+
+Anything unexpected — another launcher form, ``docker`` isolation, a git or path spec, a failed
+or slow resolution, an install that vanished before a launch — means ``None`` / the launcher as
+before (``launch_parts`` returns ``None``), never a failure of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.probe import environment, sandbox
+from harness.probe.process import SpawnError, split_command
+from harness.probe.target import Target
+
+# Set to 0 to launch through npx/uvx every time (the behaviour before issue #16; the bench compares both).
+SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
+SCRIPT_SHELL = "npm_config_script_shell"
+MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)
+_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
+_NAME = re.compile(r"^(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*$", re.IGNORECASE)
+_PY_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(?:(==|@)([^\s;]+))?$")
+_UVX_VALUE_OPTIONS = ("--with", "--from")
+
+# Runs inside the launcher's environment (and isolation). argv[1] says which launcher; for npx its
+# own argv is npm's ``-c <script>``. Prints one JSON object: argv, env (as received, in order),
+# versions of the installed packages it can see.
+_DUMPER = r'''
+import json, os, sys
+raw = open("/proc/self/environ", "rb").read().decode("utf-8", "surrogateescape")
+env = [item.split("=", 1) for item in raw.split("\0") if "=" in item]
+out = {"argv": sys.argv[1:], "env": env, "versions": {}, "bin": None}
+def npm_versions():
+    first = os.environ.get("PATH", "").split(os.pathsep)[0]
+    if not first.endswith("/node_modules/.bin"):
+        return
+    root = os.path.dirname(os.path.dirname(first))
+    deps = json.load(open(os.path.join(root, "package.json"))).get("dependencies") or {}
+    for name in deps:
+        meta = json.load(open(os.path.join(root, "node_modules", name, "package.json")))
+        out["versions"][name] = meta.get("version")
+    out["bin"] = first
+def uv_versions(name, command):
+    from importlib import metadata
+    out["versions"][name] = metadata.version(name)
+    out["bin"] = os.path.join(sys.prefix, "bin", command)
+try:
+    if sys.argv[0] == "-c":  # uvx ran ``python -c <this> <name> <command>``
+        out["argv"] = []
+        uv_versions(sys.argv[1], sys.argv[2])
+        if not os.access(out["bin"], os.X_OK):
+            raise FileNotFoundError(out["bin"])
+    else:  # npm ran ``<this> -c <script>`` as its script shell
+        npm_versions()
+except Exception as exc:
+    out["error"] = repr(exc)[:200]
+sys.stdout.write(json.dumps(out))
+'''
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A package resolved once for a target: ``launcher`` (``npx``/``uvx``), ``package`` (its
+    registry name) and ``version`` (exact), and how the launcher would have started the server:
+    ``argv`` and ``env`` (every variable, in order; values are never recorded) as seen inside the
+    isolation, ``executable`` (inside path that must still exist at each launch) and the
+    ``isolation`` it was resolved under."""
+
+    launcher: str
+    package: str
+    version: str
+    argv: tuple[str, ...]
+    isolation: str
+    executable: str
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+
+    def to_record(self) -> dict:
+        """The record's ``resolvedPackage``: launcher, name, version (no path, no environment)."""
+        return {"launcher": self.launcher, "name": self.package, "version": self.version}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to resolve a command: ``launcher``, ``package`` (name), ``argv`` of the resolution run,
+    and for uvx the ``args`` after the command (npm hands its own, quoted, to the shell)."""
+
+    launcher: str
+    package: str
+    argv: list[str]
+    args: tuple[str, ...] = ()
+
+
+def enabled() -> bool:
+    """Whether resolve-once is on (default) — ``MCP_CONTEXT_COST_RESOLVE_ONCE=0`` turns it off."""
+    return os.environ.get(SWITCH, "1").strip() not in ("0", "false", "no", "off")
+
+
+def plan(command: str | None) -> Plan | None:
+    """The resolution run for a launch command, or ``None`` when it is not a form handled here
+    (``npx -y|--yes <registry spec> …``; ``uvx [--with X]… [--from <registry spec>] cmd …``)."""
+    try:
+        argv = split_command(command or "")
+    except SpawnError:
+        return None
+    if not argv:
+        return None
+    program = os.path.basename(argv[0])
+    if program == "npx":
+        return _npx_plan(argv)
+    if program == "uvx":
+        return _uvx_plan(argv)
+    return None
+
+
+def _npx_plan(argv: list[str]) -> Plan | None:
+    if len(argv) < 3 or argv[1] not in ("-y", "--yes") or argv[2].startswith("-"):
+        return None
+    spec = argv[2]
+    name = spec[:spec.index("@", 1)] if "@" in spec[1:] else spec
+    if not _NAME.match(name) or "/" in spec.replace(name, "", 1):
+        return None  # a path, a git URL, a tarball: left to npx
+    return Plan("npx", name, list(argv))
+
+
+def _uvx_plan(argv: list[str]) -> Plan | None:
+    options: list[str] = []
+    source = None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        option, eq, value = argv[i].partition("=")
+        if option not in _UVX_VALUE_OPTIONS:
+            return None  # an option whose effect this module does not reproduce
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            value, i = argv[i + 1], i + 1
+        if option == "--from":
+            source = value
+        else:
+            options += [option, value]
+        i += 1
+    if i >= len(argv):
+        return None
+    command = argv[i]
+    spec = source if source is not None else command
+    match = _PY_NAME.match(spec)
+    if not match:
+        return None  # git+https://…, a path, a URL: left to uvx
+    name = match.group(1)
+    if source is None:
+        command = name  # ``uvx pkg==1`` / ``uvx pkg@latest`` runs the command ``pkg``
+    run = [argv[0], *options, "--from", spec, "python", "-c", _DUMPER, name, command]
+    return Plan("uvx", name, run, tuple(argv[i + 1:]))
+
+
+async def resolve(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
+                  environ: Mapping[str, str] | None = None, timeout: float | None = None) -> Resolved | None:
+    """Resolve ``target``'s package once, as its launcher would now, in ``isolation`` (``host`` or
+    ``sandbox``; anything else gives ``None``) with the environment a launch would get. ``None``
+    whenever anything is not as expected: the caller then launches through the launcher."""
+    how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
+    if how is None or target.cwd is not None:
+        return None
+    from harness.probe import launch  # the launch module's own argv and environment rules
+
+    sandboxed = isolation == "sandbox"
+    env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
+    env.update(target.set_env)
+    if SCRIPT_SHELL in env:
+        return None  # the host chose a script shell: a launch through npx would use it
+    try:
+        launch._refuse_names(target)  # a name that runs code never reaches a launcher, resolving or not
+        dumper = _dumper_dir()
+        if how.launcher == "npx":
+            env[SCRIPT_SHELL] = str(dumper / "dump")
+        shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(dumper),) if sandboxed else ()))
+        # the widest budget a launch gets (a retry's): resolving may install, as a first launch would
+        printed = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
+    except (SpawnError, OSError, ValueError, asyncio.TimeoutError):
+        return None
+    return _read(how, printed, isolation)
+
+
+def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
+    """The ``Resolved`` described by the dumper's output, or ``None``."""
+    try:
+        said = json.loads(printed or b"")
+        env = [(str(k), str(v)) for k, v in said["env"]]
+        version = said["versions"].get(how.package)
+        argv = [str(a) for a in said["argv"]]
+        bin_dir = str(said["bin"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not isinstance(version, str) or not _VERSION.match(version) or "error" in said:
+        return None
+    if how.launcher == "npx":
+        env = [(k, v) for k, v in env if k != SCRIPT_SHELL]
+        if len(argv) != 2 or argv[0] != "-c":
+            return None
+        # npm spawns its script shell by the name ``sh``, found on the PATH it hands over: so does a launch
+        return Resolved("npx", how.package, version, ("sh", *argv), isolation, bin_dir, tuple(env))
+    return Resolved("uvx", how.package, version, (bin_dir, *how.args), isolation, bin_dir, tuple(env))
+
+
+def launch_parts(target: Target, isolation: str) -> tuple[list[str], dict[str, str]] | None:
+    """``(argv, env)`` to launch ``target`` from its resolved install (``Target.resolved``), or
+    ``None`` — launch through the launcher as before — when it has none, it was resolved under
+    another isolation, or the install is gone (a cache cleaned, a corrupt npx install removed
+    before a retry by ``harness.probe.heal``)."""
+    resolved = target.resolved
+    if resolved is None or resolved.isolation != isolation or not _still_there(resolved, target):
+        return None
+    return list(resolved.argv), dict(resolved.env)
+
+
+def _still_there(resolved: Resolved, target: Target) -> bool:
+    """Whether the install's bin directory (npx) or executable (uvx) still exists, seen from the
+    host: under the sandbox the server's cache is where its ``~/.npm`` and ``~/.cache/uv`` are."""
+    path = resolved.executable
+    if resolved.isolation == "sandbox":
+        cache = sandbox.server_cache(target.name, target.launch)
+        for inside, host in ((f"{sandbox.SANDBOX_HOME}/.npm/", cache / "npm"),
+                             (f"{sandbox.SANDBOX_HOME}/.cache/uv/", cache / "uv")):
+            if path.startswith(inside):
+                path = str(host / path.removeprefix(inside))
+                break
+        else:
+            return False
+    return os.path.isdir(path) if resolved.launcher == "npx" else os.path.isfile(path)
+
+
+async def resolved_target(target: Target, isolation: str, **kwargs) -> Target:
+    """``target`` with ``resolved`` set when resolve-once is on (``enabled``) and resolution
+    succeeds; ``target`` itself otherwise. ``kwargs`` as for ``resolve``."""
+    if not enabled() or target.resolved is not None:
+        return target
+    found = await resolve(target, isolation, **kwargs)
+    return target if found is None else dataclasses.replace(target, resolved=found)
+
+
+async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> bytes | None:
+    """Run one resolution like a launch (``launch.isolated_argv`` in the entry's working
+    directory), stdin closed; its stdout (bounded), or ``None`` when it failed."""
+    from harness.probe import launch, process
+    from harness.probe.workdir import launch_dir
+
+    with launch_dir(target.name, target.needs_git) as cwd:
+        run_argv, run_env, fds = launch.isolated_argv(argv, env, cwd, isolation, target)
+        try:
+            proc = await process.spawn(run_argv, run_env, cwd, stream_limit=1 << 16, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            proc.stdin.close()
+            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _drained(proc.stderr)), timeout)
+            code = await asyncio.wait_for(proc.wait(), 5.0)
+        finally:
+            await process.terminate(proc, grace=0.5)
+    return out if code == 0 else None
+
+
+async def _drained(stream) -> None:
+    """Read ``stream`` to its end, keeping nothing (npm's install chatter must not fill the pipe)."""
+    while await stream.read(1 << 16):
+        pass
+
+
+async def _bounded(stream) -> bytes:
+    chunks, size = [], 0
+    while chunk := await stream.read(1 << 16):
+        size += len(chunk)
+        if size > MAX_OUTPUT:
+            raise ValueError("resolution printed too much")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _dumper_dir() -> Path:
+    """A harness-owned directory holding the dumper script (``dump``), keyed by its content and
+    interpreter, read-only to every sandbox that is shown it."""
+    text = f"#!{sys.executable}\n{_DUMPER}"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = sandbox.cache_root().parent / "resolver" / digest
+    script = folder / "dump"
+    if not script.is_file() or script.read_text(encoding="utf-8") != text:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".dump.{os.getpid()}"
+        partial.write_text(text, encoding="utf-8")
+        partial.chmod(0o555)
+        os.replace(partial, script)
+    return folder
