@@ -29,7 +29,7 @@ def test_a_download_is_bounded_and_its_failures_are_one_line(tmp_path, monkeypat
     (site / "huge.tar.xz").write_bytes(b"x" * 5000)
     (site / "fine.tar.xz").write_bytes(b"y" * 500)
     with serving(site) as base:
-        for name, words in (("huge.tar.xz", "larger than 1000 bytes (Content-Length 5000)"), ("missing.tar.xz", "404 Client Error: Not Found")):
+        for name, words in (("huge.tar.xz", "larger than 1000 bytes (Content-Length 5000)"), ("missing.tar.xz", "404 Client Error: File not found")):
             _served_asset(monkeypatch, base, name)
             with pytest.raises(mcp_tokens.Unavailable) as caught:
                 mcp_tokens.provision(None, tmp_path, expected_sha256="0" * 64)
