@@ -5,7 +5,7 @@ repository's raw URL (issue #13: ``--index URL|PATH``).
 A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
 where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
 most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
-:data:`DEADLINE` seconds for the whole download, a local path must be a regular file (a FIFO would
+:data:`DEADLINE` seconds for the whole download (headers included), a local path must be a regular file (a FIFO would
 block the read forever, a device never ends: ``harness.util.bounded.read_regular``), and a JSON
 document nested deeper than Python's parser allows is refused like any other bad document.
 
@@ -115,7 +115,9 @@ def _fetch(url: str, what: str) -> bytes:
 
     started = time.monotonic()
     try:
-        with requests.get(url, timeout=TIMEOUT, stream=True) as response:
+        # The overall deadline covers the headers too: a server dripping them resets every per-read
+        # timeout, and the check between body chunks below never runs.
+        with bounded.deadline(DEADLINE), requests.get(url, timeout=TIMEOUT, stream=True) as response:
             if response.status_code != 200:
                 raise Unavailable(what, url, f"HTTP {response.status_code} {response.reason or ''}".rstrip())
             data = bytearray()
@@ -128,6 +130,8 @@ def _fetch(url: str, what: str) -> bytes:
                 if time.monotonic() - started > DEADLINE:
                     raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s")
             return bytes(data)
+    except bounded.DeadlineExceeded:
+        raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s") from None
     except requests.RequestException as exc:
         from harness.db.reason import decisive  # "cannot resolve host …", not the exception chain
 

@@ -102,3 +102,45 @@ def test_measure_changed_never_prints_an_index_urls_credentials(tmp_path, capsys
             assert "changed: capture index could not be read from" in out and "HTTP 404" in out
             written = "".join(p.read_text(errors="replace") for p in (tmp_path / "out").rglob("*") if p.is_file())
             _assert_clean(out + err + written, secrets)
+
+
+def _header_drip() -> tuple[socket.socket, str]:
+    """A server that answers a status line, then one header line every 0.2 s for a minute: each read
+    succeeds, so no per-read timeout ever fires."""
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(300):
+                    try:
+                        conn.sendall(b"X-Drip: 1\r\n")
+                    except OSError:
+                        break
+                    time.sleep(0.2)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/"
+
+
+@pytest.mark.timeout(50)
+@pytest.mark.parametrize("what, reader", READERS)
+def test_a_server_dripping_its_headers_is_cut_at_the_overall_deadline(monkeypatch, what, reader):
+    monkeypatch.setattr(published, "DEADLINE", 1.0)
+    listener, base = _header_drip()
+    try:
+        looked = published.lookup(base + "capture-index.json", reader)
+    finally:
+        listener.close()
+    assert looked.problem == f"{what} could not be read from {base}capture-index.json: still downloading after 1 s"
