@@ -20,7 +20,9 @@ the object's header, its bytes never are).
 
 Raises :class:`BackfillError` when ``root`` is not inside a git repository, or the clone is shallow
 (its first commits are missing, so the vectors would silently start late: fetch the full history,
-e.g. ``actions/checkout`` with ``fetch-depth: 0``).
+e.g. ``actions/checkout`` with ``fetch-depth: 0``), or ``root``'s path inside the repository holds a
+character git always prints quoted (a quote, a backslash, a control character), so that no version
+would be found. Any other path works: non-ASCII is read unquoted, glob characters literally.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from harness.db.history import NUMBERED
 from harness.publish import tool_vectors
 from harness.publish.records import RecordError
 from harness.publish.tool_vectors import VectorHistory
+from harness.util import untrusted
 from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util.schemas import SchemaViolation
 
@@ -97,15 +100,23 @@ def _repo(root: Path) -> tuple[git.Repo, str]:
                             "vectors would start late; fetch the whole history first (git fetch --unshallow, "
                             "or actions/checkout with fetch-depth: 0)")
     relative = Path(root).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    if any(c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7f for c in relative):
+        # git prints such a path quoted however it is configured: no record path would match.
+        raise BackfillError(f"{untrusted.escape(relative)} (the root inside {repo.working_tree_dir}) holds a quote, "
+                            "a backslash or a control character, which git prints quoted: run from a checkout "
+                            "whose path has none")
     return repo, "" if relative == "." else relative + "/"
 
 
 def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str, str]]:
     """``(commit, path, new mode, new object sha)`` for every change to a ``results/*/measurement.json``
     along the first-parent history, oldest first (a merge compared with its first parent)."""
-    out = repo.git.log("--first-parent", "--reverse", "--format=commit %H", "--raw", "--no-abbrev",
-                       "--no-renames", "--diff-merges=first-parent",
-                       "--", f":(glob){prefix}results/*/measurement.json")
+    # core.quotePath off: a path with bytes outside ASCII (a checkout under ``données/``) is printed
+    # as it is, not as a quoted octal string that matches no record path — which silently read no
+    # version at all. The root's own path is matched literally (glob characters escaped).
+    out = repo.git(c="core.quotePath=false").log(
+        "--first-parent", "--reverse", "--format=commit %H", "--raw", "--no-abbrev", "--no-renames",
+        "--diff-merges=first-parent", "--", f":(glob){_literal(prefix)}results/*/measurement.json")
     changes, commit = [], None
     for line in out.splitlines():
         if line.startswith("commit "):
@@ -117,6 +128,11 @@ def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str, str]]:
                 # A path git had to quote (unusual bytes) is kept quoted: it is no catalog slug.
                 changes.append((commit, path, parts[1], parts[3]))
     return changes
+
+
+def _literal(path: str) -> str:
+    """``path`` matched literally inside a ``:(glob)`` pathspec."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in path)
 
 
 def _read(repo: git.Repo, mode: str, blob: str, name: str, where: str, skipped: list[str]) -> dict | None:

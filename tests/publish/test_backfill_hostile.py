@@ -147,3 +147,42 @@ def test_a_working_tree_input_that_is_no_regular_file_is_a_named_error(tmp_path,
     err = capsys.readouterr().err
     assert f"{path}: cannot read: not a regular file ({kind})" in err, err
     assert not (root / "results" / "leaderboard.md").exists()  # nothing written
+
+
+# A database kept in a subdirectory of a larger repository: its path inside the repository is part
+# of every record path git prints. Non-ASCII was printed quoted (matching nothing: the backfill
+# silently read no version and regen replaced the vectors with the current record alone); glob
+# characters matched the wrong folders. ``decoy`` is a sibling an unescaped glob would pick up.
+@pytest.mark.parametrize("folder, decoy", [("données", None), ("日本語 db", None), ("a[1]*", "a1zz"),
+                                           ("what?", "whatX"), ("x]y", None)])
+def test_a_database_in_any_subfolder_reads_its_own_history(tmp_path, folder, decoy):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for sub, tools in ((folder, A), (decoy, B)):
+        if sub is not None:
+            record = root / sub / RECORD
+            record.parent.mkdir(parents=True)
+            record.write_text(json.dumps(rec(tools, "2026-11-02")), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "records")
+    (root / folder / RECORD).write_text(json.dumps(rec(B, "2026-11-09")), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "B")
+    got = bf.backfill(root / folder, ["srv"])
+    assert (got.versions, got.skipped) == (2, [])
+    assert [(v["date"], v["toolCount"]) for v in got.vectors["srv"].vectors] == [("2026-11-02", 2), ("2026-11-09", 3)]
+
+
+@pytest.mark.parametrize("folder", ['say "db"', "back\\slash", "tab\there", "bell\x07"])
+def test_a_subfolder_git_always_quotes_is_refused_by_name_not_read_as_empty(tmp_path, capsys, folder):
+    root = tmp_path / "repo"
+    (root / folder).mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    b.write_catalog(root / folder, CATALOG)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "catalog")
+    with pytest.raises(bf.BackfillError, match="which git prints quoted"):
+        bf.backfill(root / folder, ["srv"])
+    assert main(["regen", "--root", str(root / folder), "--backfill"]) == 2
+    err = capsys.readouterr().err
+    assert "which git prints quoted" in err and "\t" not in err and "\x07" not in err
