@@ -186,3 +186,18 @@ def test_a_subfolder_git_always_quotes_is_refused_by_name_not_read_as_empty(tmp_
     assert main(["regen", "--root", str(root / folder), "--backfill"]) == 2
     err = capsys.readouterr().err
     assert "which git prints quoted" in err and "\t" not in err and "\x07" not in err
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("which", ["results/divergence.json", "results/cross-check.json", "results/capability-probe.json"])
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device"])
+def test_a_readings_file_that_is_no_regular_file_is_a_named_error(tmp_path, capsys, which, kind):
+    root = tmp_path / "db"
+    root.mkdir()
+    b.write_catalog(root, CATALOG)
+    b.write_record(root, rec(A, "2026-11-02"))
+    path = root / which
+    {"a FIFO": lambda: os.mkfifo(path), "a character device": lambda: path.symlink_to("/dev/zero")}[kind]()
+    assert main(["regen", "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: cannot read: not a regular file ({kind})" in err, err
