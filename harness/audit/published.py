@@ -9,7 +9,8 @@ most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait bet
 block the read forever, a device never ends: ``harness.util.bounded.read_regular``), and a JSON
 document nested deeper than Python's parser allows is refused like any other bad document.
 
-A URL may carry credentials (``https://user:token@host/…``, ``?token=…`` for a private raw file):
+A URL may carry credentials (``https://user:token@host/…``, ``?token=…`` for a private raw file, a
+presigned ``?X-Amz-Signature=…``):
 they are secrets (``harness.probe.redact``), so every ``source`` this module reports — in
 :class:`Lookup`, in an :class:`Unavailable`'s text, and so in every report and terminal line made
 from them — is :func:`shown`, the URL with them masked.
@@ -66,10 +67,22 @@ def shown(source: str | Path) -> str:
 
 
 def _secrets(source: str):
-    from harness.probe.environment import url_secrets
+    """The credentials a URL may carry: its userinfo and secret-named query values
+    (``environment.url_secrets``), and — since a published file needs no query to be named — every
+    query value that reads as a credential whatever its name (a presigned ``X-Amz-Signature``,
+    ``sig``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from harness.probe.environment import credential_like, url_secrets
     from harness.probe.redact import Secrets
 
-    return Secrets(url_secrets(source) if is_url(source) else ())
+    if not is_url(source):
+        return Secrets(())
+    try:
+        query = parse_qsl(urlsplit(source).query, keep_blank_values=False)
+    except ValueError:
+        query = []
+    return Secrets([*url_secrets(source), *(value for _, value in query if credential_like(value))])
 
 
 def is_url(source: str) -> bool:

@@ -60,6 +60,10 @@ def _urls(base: str) -> dict[str, list[str]]:
         f"http://reader:{quote(SECRET + '/+', safe='')}@{rest}capture-index.json": [SECRET + "/+"],
         f"{base}capture-index.json?token={TOKEN}": [TOKEN],
         f"{base}capture-index.json?ref=main&access_token={SECRET}x": [SECRET + "x"],
+        # presigned: the credential's parameter name is no secret-looking word
+        f"{base}capture-index.json?X-Amz-Expires=3600&X-Amz-Signature=9f86d081884c7d659a2feaa0c55ad015": [
+            "9f86d081884c7d659a2feaa0c55ad015"],
+        f"{base}capture-index.json?sig={quote('Zm9v+YmFy/YmF6cXV4=', safe='')}&v=2": ["Zm9v+YmFy/YmF6cXV4="],
     }
 
 
@@ -84,7 +88,7 @@ def test_credentials_in_an_index_url_never_reach_the_problem_or_the_source(tmp_p
 
 def test_a_url_without_credentials_is_shown_as_given(tmp_path):
     for url in ("https://raw.githubusercontent.com/o/r/main/results/capture-index.json",
-                "http://127.0.0.1:8000/x.json?ref=main&limit=100000"):
+                "http://127.0.0.1:8000/x.json?ref=main&limit=100000&X-Amz-Expires=3600"):
         assert published.shown(url) == url
     assert published.shown(str(tmp_path / "a:b@c.json")) == str(tmp_path / "a:b@c.json")  # a path, not a URL
 
