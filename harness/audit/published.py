@@ -5,8 +5,15 @@ repository's raw URL (issue #13: ``--index URL|PATH``).
 A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
 where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
 most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
-:data:`DEADLINE` seconds for the whole download, and a JSON document nested deeper than Python's
-parser allows is refused like any other bad document.
+:data:`DEADLINE` seconds for the whole download (headers included), a local path must be a regular file (a FIFO would
+block the read forever, a device never ends: ``harness.util.bounded.read_regular``), and a JSON
+document nested deeper than Python's parser allows is refused like any other bad document.
+
+A URL may carry credentials (``https://user:token@host/…``, ``?token=…`` for a private raw file, a
+presigned ``?X-Amz-Signature=…``):
+they are secrets (``harness.probe.redact``), so every ``source`` this module reports — in
+:class:`Lookup`, in an :class:`Unavailable`'s text, and so in every report and terminal line made
+from them — is :func:`shown`, the URL with them masked.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.util import schemas
+from harness.util import bounded, schemas
 
 PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-cost/main/"
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository this harness runs from
@@ -29,8 +36,9 @@ class Unavailable(Exception):
     """``what`` could not be read from ``source``; ``str()`` is the one-line problem."""
 
     def __init__(self, what: str, source: str, reason: str):
-        self.what, self.source, self.reason = what, source, reason
-        super().__init__(f"{what} could not be read from {source}: {reason}")
+        secrets = _secrets(source)
+        self.what, self.source, self.reason = what, secrets.text(source), secrets.text(reason)
+        super().__init__(f"{what} could not be read from {self.source}: {self.reason}")
 
 
 @dataclass(frozen=True)
@@ -47,9 +55,34 @@ def lookup(source: str, reader: Callable[[str], dict]) -> Lookup:
     """``reader(source)`` as a :class:`Lookup`: an :class:`Unavailable` becomes its ``problem``
     (never raised, never dropped)."""
     try:
-        return Lookup(source, reader(source))
+        return Lookup(shown(source), reader(source))
     except Unavailable as exc:
-        return Lookup(source, None, str(exc))
+        return Lookup(shown(source), None, str(exc))
+
+
+def shown(source: str | Path) -> str:
+    """``source`` as it may be printed or recorded: a URL's credentials (userinfo, secret-named
+    query values) replaced by ``[redacted]``; a path unchanged."""
+    return _secrets(str(source)).text(str(source))
+
+
+def _secrets(source: str):
+    """The credentials a URL may carry: its userinfo and secret-named query values
+    (``environment.url_secrets``), and — since a published file needs no query to be named — every
+    query value that reads as a credential whatever its name (a presigned ``X-Amz-Signature``,
+    ``sig``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from harness.probe.environment import credential_like, url_secrets
+    from harness.probe.redact import Secrets
+
+    if not is_url(source):
+        return Secrets(())
+    try:
+        query = parse_qsl(urlsplit(source).query, keep_blank_values=False)
+    except ValueError:
+        query = []
+    return Secrets([*url_secrets(source), *(value for _, value in query if credential_like(value))])
 
 
 def is_url(source: str) -> bool:
@@ -81,13 +114,11 @@ def read(source: str | Path, what: str, schema: str) -> dict:
 
 def _local(path: str, what: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        return bounded.read_regular(path, MAX_BYTES)
+    except bounded.TooLarge:
+        raise Unavailable(what, path, f"larger than {MAX_BYTES:,} bytes") from None
     except OSError as exc:
-        raise Unavailable(what, path, exc.strerror or type(exc).__name__) from None
-    if len(data) > MAX_BYTES:
-        raise Unavailable(what, path, f"larger than {MAX_BYTES:,} bytes")
-    return data
+        raise Unavailable(what, path, exc.strerror or str(exc) or type(exc).__name__) from None
 
 
 def _fetch(url: str, what: str) -> bytes:
@@ -97,7 +128,9 @@ def _fetch(url: str, what: str) -> bytes:
 
     started = time.monotonic()
     try:
-        with requests.get(url, timeout=TIMEOUT, stream=True) as response:
+        # The overall deadline covers the headers too: a server dripping them resets every per-read
+        # timeout, and the check between body chunks below never runs.
+        with bounded.deadline(DEADLINE), requests.get(url, timeout=TIMEOUT, stream=True) as response:
             if response.status_code != 200:
                 raise Unavailable(what, url, f"HTTP {response.status_code} {response.reason or ''}".rstrip())
             data = bytearray()
@@ -110,6 +143,8 @@ def _fetch(url: str, what: str) -> bytes:
                 if time.monotonic() - started > DEADLINE:
                     raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s")
             return bytes(data)
+    except bounded.DeadlineExceeded:
+        raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s") from None
     except requests.RequestException as exc:
         from harness.db.reason import decisive  # "cannot resolve host …", not the exception chain
 

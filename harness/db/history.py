@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.util import atomic, schemas
+from harness.util import atomic, bounded, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
 ISOLATIONS = ("host", "sandbox", "docker")
@@ -103,11 +103,11 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
     not exist. Raises :class:`HistoryError` only when the file as a whole is unusable — unreadable,
     not UTF-8, or a wrong header — since no row could then be added to it safely."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file only, bounded: a FIFO or a device there would block or never end
+        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
     except FileNotFoundError:
         return [], []
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
     lines = text.splitlines()
     if not lines:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.util import atomic, schemas, untrusted
+from harness.util import atomic, bounded, schemas, untrusted
 
 FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
          "capability-probe": "results/capability-probe.json"}
@@ -37,11 +37,11 @@ def read(root: Path, kind: str) -> dict | None:
     """The parsed, schema-valid run file of ``kind`` under ``root``; ``None`` when there is none.
     Raises :class:`ReadingsError` for a file that is unreadable, not JSON or off-schema."""
     path = path_for(root, kind)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file only, bounded: a FIFO or a device there would block or never end
+        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise ReadingsError(f"{path}: cannot read: {exc}") from None
     try:
         doc = parse(text)

@@ -5,7 +5,9 @@ Provisioning. The CLI is taken only from its release asset (``ASSET`` of ``RELEA
 when the asset's SHA-256 equals the pinned ``ASSET_SHA256``; anything else is refused before it is
 ever executed (:class:`Unavailable`, whose message names the CLI). The workflow downloads the asset
 (``asset_url()``) and passes it in; without one the command tries the download itself. The single
-``mcp-tokens`` regular file is extracted from the archive into a private temp directory.
+``mcp-tokens`` regular file is extracted from the archive into a private temp directory. Until it
+is verified the asset is anybody's bytes: it is read (and downloaded) only as a regular file of at
+most ``MAX_ASSET_BYTES``, hashed as it streams, never held whole.
 
 Invocation. ``analyze --provider tiktoken --model gpt-4o --format json -- <server argv>`` — the model
 is load-bearing: it selects o200k_base in tiktoken-rs, which otherwise falls back to cl100k_base.
@@ -46,6 +48,7 @@ ARGS = ("analyze", "--provider", "tiktoken", "--model", "gpt-4o", "--format", "j
 DOCKER_MOUNT = "/opt/mcp-tokens/mcp-tokens"
 DOWNLOAD_SECONDS = 30.0
 REPORT_LIMIT = 16 * 1024 * 1024
+MAX_ASSET_BYTES = 64 * 1024 * 1024  # the v0.2.1 Linux archive is a few MiB
 
 
 class Unavailable(RuntimeError):
@@ -69,24 +72,52 @@ def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = A
     if expected_sha256 is None:
         raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/probe/mcp_tokens.py); "
                           "refusing to run an unverified binary")
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    digest = _digest(archive)
     if digest != expected_sha256:
         raise Unavailable(f"{label()}: {archive.name} has SHA-256 {digest}, not the pinned {expected_sha256}; "
                           "refusing to run it")
     return _extract(archive, workdir)
 
 
+def _digest(archive: Path) -> str:
+    """The SHA-256 of the regular file ``archive`` (at most ``MAX_ASSET_BYTES``), read in chunks."""
+    digest, total = hashlib.sha256(), 0
+    try:
+        with open(archive, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_ASSET_BYTES:
+                    raise Unavailable(f"{label()}: {archive.name} is larger than {MAX_ASSET_BYTES:,} bytes; "
+                                      "it is not the release asset, refusing to run it")
+                digest.update(chunk)
+    except OSError as exc:
+        raise Unavailable(f"{label()}: cannot read {archive.name}: {exc.strerror or exc}") from None
+    return digest.hexdigest()
+
+
 def _download(workdir: Path) -> Path:
-    import requests
+    from harness.util import bounded
 
     target = workdir / ASSET
     try:
-        response = requests.get(asset_url(), timeout=DOWNLOAD_SECONDS)
-        response.raise_for_status()
-    except requests.RequestException as exc:
-        raise Unavailable(f"{label()} cannot be obtained here: {asset_url()}: {type(exc).__name__}") from None
-    target.write_bytes(response.content)
+        data = bounded.fetch(asset_url(), DOWNLOAD_SECONDS, MAX_ASSET_BYTES)
+    except (OSError, bounded.TooLarge) as exc:
+        reason = _reason(exc)
+        raise Unavailable(f"{label()} cannot be obtained here: {asset_url()}: {reason}") from None
+    target.write_bytes(data)
     return target
+
+
+def _reason(exc: Exception) -> str:
+    """One short line for a failed download: the bound that was hit, else the name of the failure
+    underneath (requests' text repeats the URL and nests the exception chain)."""
+    import re
+
+    text = " ".join(str(exc).split())
+    if not isinstance(exc, OSError) or type(exc) is not OSError:  # TooLarge, DeadlineExceeded: already one line
+        return text
+    cause = re.search(r"Caused by (\w+)", text) or re.search(r"^(\d{3} [\w ]+: [\w ]+?) for url", text)
+    return cause.group(1) if cause else text[:200]
 
 
 def _extract(archive: Path, workdir: Path) -> Path:

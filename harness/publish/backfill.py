@@ -13,11 +13,16 @@ The result depends on the commits alone — not on the vectors already on file, 
 machine — so a backfill is idempotent and deterministic, and equal to the forward vectors of a
 history in which every publishing commit ran regen. A version that cannot be read, is not this
 server's record, or whose capture does not re-derive its published numbers is skipped and reported
-(``Backfill.skipped``); history is what it is.
+(``Backfill.skipped``); history is what it is. So is a version that is no file's bytes (a symlink or
+a submodule committed at that path: its object is never read as a record) or one larger than
+``harness.util.bounded.MAX_RECORD_BYTES`` (the bound every record reader keeps; its size is read from
+the object's header, its bytes never are).
 
 Raises :class:`BackfillError` when ``root`` is not inside a git repository, or the clone is shallow
 (its first commits are missing, so the vectors would silently start late: fetch the full history,
-e.g. ``actions/checkout`` with ``fetch-depth: 0``).
+e.g. ``actions/checkout`` with ``fetch-depth: 0``), or ``root``'s path inside the repository holds a
+character git always prints quoted (a quote, a backslash, a control character), so that no version
+would be found. Any other path works: non-ASCII is read unquoted, glob characters literally.
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ from harness.db.history import NUMBERED
 from harness.publish import tool_vectors
 from harness.publish.records import RecordError
 from harness.publish.tool_vectors import VectorHistory
+from harness.util import untrusted
+from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util.schemas import SchemaViolation
 
 NULL_SHA = "0" * 40
+REGULAR_FILES = ("100644", "100755")  # git's modes of a file's bytes (not 120000 symlink, 160000 submodule)
 
 
 class BackfillError(ValueError):
@@ -61,14 +69,14 @@ def backfill(root: Path, names: list[str]) -> Backfill:
         return result
     wanted = {f"{prefix}results/{name}/measurement.json": name for name in names}
     changes = _changes(repo, prefix)
-    result.commits = len({commit for commit, _, _ in changes})
-    for commit, path, blob in changes:
+    result.commits = len({change[0] for change in changes})
+    for commit, path, mode, blob in changes:
         name = wanted.get(path)
         if name is None or blob == NULL_SHA:  # another file, or the record was deleted
             continue
         result.versions += 1
         where = f"{path} at {commit[:12]}"
-        record = _read(repo, blob, name, where, result.skipped)
+        record = _read(repo, mode, blob, name, where, result.skipped)
         if record is None:
             continue
         try:
@@ -92,15 +100,23 @@ def _repo(root: Path) -> tuple[git.Repo, str]:
                             "vectors would start late; fetch the whole history first (git fetch --unshallow, "
                             "or actions/checkout with fetch-depth: 0)")
     relative = Path(root).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    if any(c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7f for c in relative):
+        # git prints such a path quoted however it is configured: no record path would match.
+        raise BackfillError(f"{untrusted.escape(relative)} (the root inside {repo.working_tree_dir}) holds a quote, "
+                            "a backslash or a control character, which git prints quoted: run from a checkout "
+                            "whose path has none")
     return repo, "" if relative == "." else relative + "/"
 
 
-def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str]]:
-    """``(commit, path, new blob sha)`` for every change to a ``results/*/measurement.json``
+def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str, str]]:
+    """``(commit, path, new mode, new object sha)`` for every change to a ``results/*/measurement.json``
     along the first-parent history, oldest first (a merge compared with its first parent)."""
-    out = repo.git.log("--first-parent", "--reverse", "--format=commit %H", "--raw", "--no-abbrev",
-                       "--no-renames", "--diff-merges=first-parent",
-                       "--", f":(glob){prefix}results/*/measurement.json")
+    # core.quotePath off: a path with bytes outside ASCII (a checkout under ``données/``) is printed
+    # as it is, not as a quoted octal string that matches no record path — which silently read no
+    # version at all. The root's own path is matched literally (glob characters escaped).
+    out = repo.git(c="core.quotePath=false").log(
+        "--first-parent", "--reverse", "--format=commit %H", "--raw", "--no-abbrev", "--no-renames",
+        "--diff-merges=first-parent", "--", f":(glob){_literal(prefix)}results/*/measurement.json")
     changes, commit = [], None
     for line in out.splitlines():
         if line.startswith("commit "):
@@ -110,13 +126,26 @@ def _changes(repo: git.Repo, prefix: str) -> list[tuple[str, str, str]]:
             parts = meta.split()
             if len(parts) >= 5:
                 # A path git had to quote (unusual bytes) is kept quoted: it is no catalog slug.
-                changes.append((commit, path, parts[3]))
+                changes.append((commit, path, parts[1], parts[3]))
     return changes
 
 
-def _read(repo: git.Repo, blob: str, name: str, where: str, skipped: list[str]) -> dict | None:
+def _literal(path: str) -> str:
+    """``path`` matched literally inside a ``:(glob)`` pathspec."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in path)
+
+
+def _read(repo: git.Repo, mode: str, blob: str, name: str, where: str, skipped: list[str]) -> dict | None:
     """The record in ``blob``, or ``None`` (with a line in ``skipped``) when it is not one."""
+    if mode not in REGULAR_FILES:
+        kind = {"120000": "a symbolic link", "160000": "a submodule"}.get(mode, f"git mode {mode}")
+        skipped.append(f"{where}: {kind}, not a file's bytes: not read as a record")
+        return None
     try:
+        size = repo.odb.info(bytes.fromhex(blob)).size
+        if size > MAX_RECORD_BYTES:
+            skipped.append(f"{where}: {size:,} bytes, larger than a record may be ({MAX_RECORD_BYTES:,}): not read")
+            return None
         text = repo.odb.stream(bytes.fromhex(blob)).read().decode("utf-8")
         record = parse(text)
     except (ValueError, UnicodeDecodeError, WireJSONError, OSError) as exc:

@@ -9,7 +9,8 @@ saying what is not on record.
 Relied on: an object whose ``server`` is the directory's name and whose ``status`` is one of the
 ten; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
 ``rawToolsCapture``. Anything else raises :class:`RecordError` listing every bad file: a record
-that cannot be read is a fault to fix, never an entry to quietly show as not-yet-run.
+that cannot be read (not a regular file — a FIFO or a device would block or never end — or larger
+than ``harness.util.bounded.MAX_RECORD_BYTES``) is a fault to fix, never an entry to quietly show as not-yet-run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from harness.core.jsparse import WireJSONError, parse
 from harness.db.history import NUMBERED, STATUSES
 from harness.publish.text import as_int
+from harness.util import bounded
 
 
 class RecordError(ValueError):
@@ -40,11 +42,11 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
     errors: list[str] = []
     for name in names:
         path = record_path(results_dir, name)
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a regular file only, bounded: a FIFO or a device there would block or never end
+            text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
         except FileNotFoundError:
             continue
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
             errors.append(f"{path}: cannot read: {exc}")
             continue
         try:

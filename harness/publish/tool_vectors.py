@@ -53,7 +53,7 @@ from harness.core.counting import count_tools
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.publish.records import RecordError
 from harness.publish.text import as_int
-from harness.util import schemas, untrusted
+from harness.util import bounded, schemas, untrusted
 
 METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
@@ -212,13 +212,14 @@ def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHi
 
 def read(path, server: str) -> VectorHistory:
     """The vectors on file at ``path`` (empty when the file does not exist). Raises
-    :class:`RecordError` naming the file (and line) for anything not in the format above; a
+    :class:`RecordError` naming the file (and line) for anything not in the format above, or not a
+    regular file of at most ``harness.util.bounded.MAX_RECORD_BYTES`` bytes; a
     vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file only, bounded: a FIFO or a device there would block or never end
+        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise RecordError([f"{path}: cannot read: {exc}"]) from None
     header = file_text(server, []).split("\n", 1)[0] + "\n"
     if not text.startswith(header) or not text.endswith("\n]}\n") or len(text) <= len(header) + 4:

@@ -89,6 +89,19 @@ def fetch(url: str, deadline_seconds: float, max_bytes: int) -> bytes:
         raise OSError(str(exc)) from None
 
 
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """One overall deadline for a block that talks to a server (the same ``SIGALRM`` timer as
+    ``fetch``, so on the main thread only; elsewhere it bounds nothing): per-read socket timeouts
+    alone restart with every byte, so a server dripping its headers is never cut. Raises
+    ``DeadlineExceeded`` when ``seconds`` pass."""
+    try:
+        with _alarm(seconds):
+            yield
+    except _Expired:
+        raise DeadlineExceeded(f"no complete reply within {seconds:g} s") from None
+
+
 class _Expired(BaseException):
     # BaseException, so that no library's ``except Exception`` swallows the deadline.
     pass
