@@ -26,7 +26,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.db import recording, staging
+from harness.db import confine, recording, staging
 from harness.db.catalog import CatalogError
 from harness.db.commit import changed_paths, commit_paths, dirty_published, require_repo, sweep_temp_files
 from harness.db.history import HistoryError
@@ -82,6 +82,7 @@ def session(root: Path, *, commit: bool, wait: bool = False, say=print):
 
     Raises ``harness.db.lock.LockHeld``, ``harness.db.commit.NotARepository`` or :class:`Refused`."""
     root = Path(root)
+    _refuse_links(root, "nothing was measured")  # before the lock: without a repository it lives in .staging
     with RepoLock(root, wait=wait, on_wait=lambda holder: say(f"waiting for the publish lock, held by {holder}")):
         for line in recover(root):
             say(line)
@@ -118,8 +119,19 @@ def recover(root: Path) -> list[str]:
 
 
 def finish(root: Path, journal: Journal) -> Outcome:
-    """Work through ``journal``'s steps from the first (each is idempotent), then delete it."""
+    """Work through ``journal``'s steps from the first (each is idempotent), then delete it.
+
+    Raises :class:`Refused` (the journal stays) while a symbolic link stands where the database is
+    written, or when the journal names a path outside the published folders."""
     root = Path(root)
+    _refuse_links(root, f"publish {escape(journal.run)} stopped; its journal stays for the next run")
+    try:
+        return _steps(root, journal)
+    except confine.Unsafe as exc:
+        raise Refused(2, f"{exc}\nits journal stays: {escape(str(journal.run_dir))}") from None
+
+
+def _steps(root: Path, journal: Journal) -> Outcome:
     journal.advance("promoting")
     journal.promote(root, journal.files)
     journal.advance("history")
@@ -156,6 +168,15 @@ def _regen(root: Path) -> tuple[list[str], list[str]]:
     except (CatalogError, RecordError, HistoryError) as exc:
         return [], [f"pages not regenerated: {escape(line)}" for line in exc.errors]
     return [str(p.relative_to(root)) for p in written], []
+
+
+def _refuse_links(root: Path, consequence: str) -> None:
+    """Raise :class:`Refused` (2) while a symbolic link stands where the database is written
+    (``harness.db.confine``): a rename, a regen or a discard would act outside the repository."""
+    try:
+        confine.refuse_links(root)
+    except confine.Unsafe as exc:
+        raise Refused(2, f"{exc}; {consequence}") from None
 
 
 def _dirty_message(dirty: list[str]) -> str:

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import publisher, sweep_summary
-from harness.db import guard, recording, rotation, shards, staging
+from harness.db import confine, guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository
 from harness.db.committed import head_record, repo_at
@@ -137,6 +137,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
         k, n = shards.parse_spec(args.shard)
         if not args.out:
             raise LookupError("--shard needs --out DIR")
+        _refuse_published_out(Path(args.out), root, shards.part(entries, k, n))
     except (CatalogError, LookupError, shards.ShardError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -152,6 +153,16 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     sweep_summary.show(result, date, last=f"shard {k}/{n}: wrote {len(result.records)} record(s) to {out}; nothing "
                                           "published or committed until: mcp-context-cost sweep --merge DIR...")
     return 0
+
+
+def _refuse_published_out(out: Path, root: Path, entries) -> None:
+    """Raise ``ShardError`` when a shard's records would land — links followed — in a database's
+    published paths (``--out .`` wrote straight into results/, no lock, journal or history row)."""
+    for folder in [out / "results", *(out / "results" / e.name for e in entries)]:
+        owner = confine.published_owner(folder, [root])
+        if owner is not None:
+            raise shards.ShardError(f"--out {out}: {folder} is inside the database's published {owner}; a shard "
+                                    "writes its own folder, published only by sweep --merge")
 
 
 def _merge(root: Path, args, run_) -> int:

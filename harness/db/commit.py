@@ -21,6 +21,8 @@ from pathlib import Path
 
 import git
 
+from harness.util.untrusted import escape
+
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
 PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
@@ -60,7 +62,14 @@ def commit_paths(root: Path, message: str, paths: list[str]) -> str | None:
     returns the new commit's hexsha, or ``None`` when none of them changed (no commit is made then).
 
     Whatever else the user has staged stays staged and out of the commit (``git commit --only``).
+    Raises ``harness.db.confine.Unsafe`` (nothing committed) for a path outside ``PUBLISHED``.
     """
+    from harness.db.confine import Unsafe, in_scope  # confine reads PUBLISHED from here
+
+    outside = [p for p in paths if not in_scope(p)]
+    if outside:  # a bot commit never carries a path a publish does not own (servers.yaml, .git/…)
+        raise Unsafe("not published paths, never committed by a publish: "
+                     + ", ".join(escape(repr(p))[:120] for p in outside[:5]))
     repo = require_repo(root)
     _clear_stale_lock(repo)
     wanted = sorted(set(paths) & changed_paths(repo, sorted(set(paths)))) if paths else []
