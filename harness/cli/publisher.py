@@ -82,7 +82,7 @@ def session(root: Path, *, commit: bool, wait: bool = False, say=print):
 
     Raises ``harness.db.lock.LockHeld``, ``harness.db.commit.NotARepository`` or :class:`Refused`."""
     root = Path(root)
-    _refuse_links(root, "nothing was measured")  # before the lock: without a repository it lives in .staging
+    _refuse_obstacles(root, "nothing was measured")  # before the lock: without a repository it lives in .staging
     with RepoLock(root, wait=wait, on_wait=lambda holder: say(f"waiting for the publish lock, held by {holder}")):
         for line in recover(root):
             say(line)
@@ -124,7 +124,7 @@ def finish(root: Path, journal: Journal) -> Outcome:
     Raises :class:`Refused` (the journal stays) while a symbolic link stands where the database is
     written, or when the journal names a path outside the published folders."""
     root = Path(root)
-    _refuse_links(root, f"publish {escape(journal.run)} stopped; its journal stays for the next run")
+    _refuse_obstacles(root, f"publish {escape(journal.run)} stopped; its journal stays for the next run")
     try:
         return _steps(root, journal)
     except confine.Unsafe as exc:
@@ -170,11 +170,12 @@ def _regen(root: Path) -> tuple[list[str], list[str]]:
     return [str(p.relative_to(root)) for p in written], []
 
 
-def _refuse_links(root: Path, consequence: str) -> None:
-    """Raise :class:`Refused` (2) while a symbolic link stands where the database is written
-    (``harness.db.confine``): a rename, a regen or a discard would act outside the repository."""
+def _refuse_obstacles(root: Path, consequence: str) -> None:
+    """Raise :class:`Refused` (2) while a symbolic link (or a folder, fifo … where a file goes) stands
+    where the database is written (``harness.db.confine``): a rename, a regen or a discard would act
+    outside the repository, or fail halfway and again at every recovery."""
     try:
-        confine.refuse_links(root)
+        confine.refuse_obstacles(root)
     except confine.Unsafe as exc:
         raise Refused(2, f"{exc}; {consequence}") from None
 

@@ -8,8 +8,10 @@ stay inside the repository:
 * **no link on the way.** A symbolic link committed (or planted) as ``results/<name>``,
   ``docs/servers`` or ``.staging`` would make a rename land, a stale page be deleted, or an
   unpublished staging folder be emptied *outside* the repository — ``.staging -> ..`` once made a
-  sweep delete every folder beside the repository. :func:`planted_links` finds every link in those
-  places; a publish refuses to start (or go on) while there is one, naming it (``Unsafe``);
+  sweep delete every folder beside the repository. :func:`obstacles` finds every link in those
+  places, and anything else there a publish could not write (a folder where a file is renamed
+  to, a fifo); a publish refuses to start (or go on) while there is one, naming it
+  (``Unsafe``);
 * **only published paths.** A journal is a file on disk, so what it names is checked like any
   input (:func:`in_scope`): ``results/…``, ``badges/…``, ``history.csv`` and the generated pages —
   never ``servers.yaml``, ``.git/hooks/…`` or a hidden or ``..`` component.
@@ -34,6 +36,9 @@ CATALOG = "servers.yaml"
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Folders whose own link would redirect a write into a published path beneath them.
 _PARENTS = ("docs",)
+_FOLDERS = ("results", "badges", "docs/servers", "docs/sparklines", "docs/trends", STAGING_DIR)
+_FILE_SUFFIXES = (".json", ".md", ".csv", ".svg", ".html")
+REFUSAL = "paths where the database is written that a publish cannot write safely"
 
 
 class Unsafe(ValueError):
@@ -49,33 +54,53 @@ def in_scope(relative: object) -> bool:
     return any(relative == top or relative.startswith(top + "/") for top in PUBLISHED)
 
 
-def planted_links(root: Path) -> list[str]:
-    """Repository paths of every symbolic link at or beneath ``.staging`` and the published paths
-    (and at ``docs`` itself), sorted. Links are not followed."""
+def obstacles(root: Path) -> list[tuple[str, str]]:
+    """``(repository path, what is wrong)`` for everything a publish could not write safely, sorted:
+    a symbolic link at or beneath ``.staging``, ``docs`` or a published path (links are not
+    followed); a fifo, socket or device there (reading one would hang); a folder named like a file
+    the publisher writes (``results/x/measurement.json/``: the rename fails after other files moved,
+    and every later recovery fails the same way); a file where the publisher needs a folder
+    (``docs/servers``, ``results/<name>``)."""
     root = Path(root)
-    found = [top for top in (STAGING_DIR, *_PARENTS) if (root / top).is_symlink()]
+    found = [(top, _link(root / top)) for top in (STAGING_DIR, *_PARENTS) if (root / top).is_symlink()]
     for top in (STAGING_DIR, *PUBLISHED):
         start = root / top
         if start.is_symlink():
-            found.append(top)
-            continue
-        if not start.is_dir():
-            continue
-        for folder, dirs, files in os.walk(start):  # os.walk never descends into a linked folder
-            for name in dirs + files:
-                if os.path.islink(os.path.join(folder, name)):
-                    found.append(str(Path(folder, name).relative_to(root)))
+            found.append((top, _link(start)))
+        elif start.is_dir():
+            found += _walk(root, start)
+        elif start.exists() and top in _FOLDERS:
+            found.append((top, "a file where the publisher needs a folder"))
+        elif start.exists() and not start.is_file():
+            found.append((top, "not a regular file"))
     return sorted(set(found))
 
 
-def refuse_links(root: Path) -> None:
-    """Raise :class:`Unsafe` naming every link :func:`planted_links` finds."""
-    links = planted_links(root)
-    if links:
-        shown = "\n".join(f"  {escape(p)} -> {escape(_target(Path(root) / p))}" for p in links[:20])
-        more = f"\n  … and {len(links) - 20} more" if len(links) > 20 else ""
-        raise Unsafe(f"symbolic links where the database is written (a publish never writes through one):\n{shown}"
-                     f"{more}\nremove them (git rm, or rm for an untracked one), then run again")
+def _walk(root: Path, start: Path) -> list[tuple[str, str]]:
+    found = []
+    for folder, dirs, files in os.walk(start):  # os.walk never descends into a linked folder
+        for name in dirs + files:
+            path = Path(folder, name)
+            relative = str(path.relative_to(root))
+            if path.is_symlink():
+                found.append((relative, _link(path)))
+            elif path.is_dir() and name.endswith(_FILE_SUFFIXES):
+                found.append((relative, "a folder named like a file the publisher writes"))
+            elif not path.is_dir() and not path.is_file():
+                found.append((relative, "not a regular file (a fifo, socket or device)"))
+            elif path.is_file() and folder == str(root / "results") and "." not in name:
+                found.append((relative, "a file where the publisher needs a folder (results/<name>/)"))
+    return found
+
+
+def refuse_obstacles(root: Path) -> None:
+    """Raise :class:`Unsafe` naming everything :func:`obstacles` finds (at most 20 lines)."""
+    found = obstacles(root)
+    if found:
+        shown = "\n".join(f"  {escape(p)}: {escape(why)}" for p, why in found[:20])
+        more = f"\n  … and {len(found) - 20} more" if len(found) > 20 else ""
+        raise Unsafe(f"{REFUSAL}:\n{shown}{more}\nremove or fix them (git rm, or rm for an untracked one), then run "
+                     "again")
 
 
 def link_on_path(base: Path, relative: str) -> str | None:
@@ -107,8 +132,8 @@ def published_owner(path: Path, databases: list[Path] = ()) -> str | None:
     return None
 
 
-def _target(link: Path) -> str:
+def _link(link: Path) -> str:
     try:
-        return os.readlink(link)
+        return f"a symbolic link (-> {os.readlink(link)}); a publish never writes through one"
     except OSError:
-        return "?"
+        return "a symbolic link; a publish never writes through one"

@@ -8,7 +8,9 @@ Kinds, each with several variants, in real git repositories:
    lock) — once ``.staging -> <folder>`` made a sweep delete every folder in ``<folder>``, and
    ``docs/servers -> <folder>`` made regen delete its ``.md`` files: refused before anything is
    measured, nothing outside touched; and a link planted while a publish is interrupted stops the
-   recovery with the journal kept, which finishes once the link is gone;
+   recovery with the journal kept, which finishes once the link is gone. Of the same kind: a
+   folder, file or fifo where the publisher writes the other (once a publish that failed halfway,
+   and a recovery that failed the same way forever; a fifo hung the sweep);
 2. a journal naming paths outside the published folders (``.git/hooks/…`` ran as a post-commit
    hook; ``servers.yaml`` was replaced and committed by the bot): left for a human, nothing moved;
 3. ad-hoc output folders (``measure --out/--results/--badges``, ``sweep --shard --out``) that land,
@@ -42,7 +44,7 @@ from tests.db.sweeprepo import (
 
 D0, D1 = "2026-11-02", "2026-11-09"
 HOST = ("--isolation", "host", "--concurrency", "2")
-REFUSED_LINKS = "symbolic links where the database is written"
+REFUSED_LINKS = confine.REFUSAL
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +136,43 @@ def test_a_link_where_the_database_is_written_refuses_before_measuring(repo, out
     assert snapshot(outside) == before
     assert head(repo) == sha and porcelain(repo) == tree
     assert (repo / ".git").is_dir() and (repo / "servers.yaml").is_file()
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+    (path / "x").write_text("1\n")
+
+
+def _file(path: Path) -> None:
+    shutil.rmtree(path)
+    path.write_text("not a folder\n")
+
+
+MISSHAPEN = {  # what stands where the publisher writes: once the rename failed after others moved,
+    # and every later recovery failed the same way (or, a fifo, the sweep hung reading it)
+    "results/bravo/measurement.json": _folder,
+    "results/bravo/tool-vectors.json": _folder,
+    "badges/alpha.json": _folder,
+    "docs/servers": _file,
+    "results/alpha": _file,
+    "results/alpha/measurement.json": lambda p: (p.unlink(), os.mkfifo(p)),
+}
+
+
+@pytest.mark.timeout(300)  # the fifo once hung the sweep
+@pytest.mark.parametrize("where", sorted(MISSHAPEN))
+def test_a_folder_file_or_fifo_where_the_publisher_writes_refuses_before_measuring(repo, where):
+    MISSHAPEN[where](repo / where)
+    if not where.endswith("measurement.json") or (repo / where).is_dir():
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"misshapen {where}")
+    sha, tree = head(repo), porcelain(repo)
+
+    code, out, err = sweep(repo, "--all", *HOST, "--commit", "--date", D1)
+
+    assert code == 2 and REFUSED_LINKS in err and where in err and "[1/" not in err, err
+    assert head(repo) == sha and porcelain(repo) == tree and staging_leftovers(repo) == []
 
 
 def test_measure_server_refuses_a_link_too(repo, outside, monkeypatch):
