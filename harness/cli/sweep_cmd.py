@@ -50,9 +50,9 @@ def register(sub) -> None:
                                    "uncommitted changes in the published paths), or another publish holding the "
                                    "repository's lock (see --wait).")
     p.add_argument("--date", type=iso_date,
-                   help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
-                        "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
-                        "published record is never replaced by an older day's")
+                   help="sweep date YYYY-MM-DD (default: today, UTC; at most tomorrow); picks the week's slice and "
+                        "the history rows' date; records of another day are stamped at noon UTC of that date, and a "
+                        "newer published record is never replaced by an older day's")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
@@ -77,6 +77,9 @@ def register(sub) -> None:
 def run(args, measurer=None) -> int:
     root = Path(args.root).resolve()
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
+    if (future := _future(date, "--date")) is not None:
+        print(future, file=sys.stderr)
+        return 2
     if getattr(args, "shard", None):
         return _shard(root, date, args, measurer)
     if not getattr(args, "merge", None):
@@ -105,6 +108,17 @@ def run(args, measurer=None) -> int:
         print(untrusted.lines(f"error: {exc}") + "\nthe next sweep finishes an interrupted publish from its journal",
               file=sys.stderr)
         return 1
+
+
+def _future(date: dt.date, what: str) -> str | None:
+    """The error for a sweep date after tomorrow (UTC; a day of slack for time zones), else None. A
+    record stamped in the future is never replaced by a real sweep before that day (a newer
+    published record is kept), so one mistyped year would freeze every record it touched."""
+    latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)
+    if date <= latest:
+        return None
+    return (f"error: {what} {date.isoformat()} is after {latest.isoformat()} (tomorrow, UTC): its records would "
+            "outrank every real sweep until that day; nothing was measured")
 
 
 def _say(line: str) -> None:
@@ -178,6 +192,9 @@ def _merge(root: Path, args, run_) -> int:
         print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 1
     date = dt.date.fromisoformat(day)
+    if (future := _future(date, "the shards' date")) is not None:
+        print(future.replace("nothing was measured", "nothing published"), file=sys.stderr)
+        return 2
     stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
     newest = recording.newest_dates(root)
