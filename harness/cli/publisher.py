@@ -176,6 +176,7 @@ def _refuse_obstacles(root: Path, consequence: str) -> None:
     outside the repository, or fail halfway and again at every recovery."""
     try:
         confine.refuse_obstacles(root)
+        confine.refuse_tracked_staging(root)
     except confine.Unsafe as exc:
         raise Refused(2, f"{exc}; {consequence}") from None
 

@@ -2,7 +2,7 @@
 (issue #10, "Commit scope" and "Interrupted publishes", as an attacker reads them).
 
 A publish writes, renames and deletes files under the repository's published paths
-(``harness.db.commit.PUBLISHED``) and its own ``.staging/`` folder. Two things must hold for that to
+(``harness.db.commit.PUBLISHED``) and its own ``.staging/`` folder. Three things must hold for that to
 stay inside the repository:
 
 * **no link on the way.** A symbolic link committed (or planted) as ``results/<name>``,
@@ -14,7 +14,10 @@ stay inside the repository:
   (``Unsafe``);
 * **only published paths.** A journal is a file on disk, so what it names is checked like any
   input (:func:`in_scope`): ``results/…``, ``badges/…``, ``history.csv`` and the generated pages —
-  never ``servers.yaml``, ``.git/hooks/…`` or a hidden or ``..`` component.
+  never ``servers.yaml``, ``.git/hooks/…`` or a hidden or ``..`` component;
+* **only its own journals.** ``.staging/`` is written only by a running publish; files in it that
+  git tracks (force-added in a pull request: a journal and a forged "record" that the next bot
+  sweep would have finished, unvalidated) are refused (:func:`tracked_staging`).
 
 Ad-hoc outputs (``measure --command/--url --out``, ``sweep --shard --out``) are checked with
 :func:`published_owner`: a folder that resolves (links followed) into a database's published path
@@ -26,6 +29,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePosixPath
+
+import git
 
 from harness.db.commit import PUBLISHED
 from harness.util.untrusted import escape
@@ -101,6 +106,27 @@ def refuse_obstacles(root: Path) -> None:
         more = f"\n  … and {len(found) - 20} more" if len(found) > 20 else ""
         raise Unsafe(f"{REFUSAL}:\n{shown}{more}\nremove or fix them (git rm, or rm for an untracked one), then run "
                      "again")
+
+
+def tracked_staging(root: Path) -> list[str]:
+    """Files under ``.staging/`` that git tracks (force-added past ``.gitignore``, say in a pull
+    request), sorted. A publish finishes only journals a run of its own wrote: a committed journal
+    and its staged "record" would otherwise be published, unvalidated, by the next bot sweep."""
+    try:
+        repo = git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return []
+    return sorted(p for p in repo.git.ls_files("-z", "--", STAGING_DIR).split("\0") if p)
+
+
+def refuse_tracked_staging(root: Path) -> None:
+    """Raise :class:`Unsafe` naming the files :func:`tracked_staging` finds."""
+    tracked = tracked_staging(root)
+    if tracked:
+        shown = "\n".join(f"  {escape(p)}" for p in tracked[:20]) + (f"\n  … and {len(tracked) - 20} more"
+                                                                     if len(tracked) > 20 else "")
+        raise Unsafe(f"git tracks files in the staging folder, which only a running publish writes:\n{shown}\n"
+                     f"remove them from the repository (git rm -r {STAGING_DIR}), then run again")
 
 
 def link_on_path(base: Path, relative: str) -> str | None:

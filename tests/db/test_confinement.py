@@ -282,6 +282,30 @@ def test_a_sweep_beside_a_hostile_journal_commits_only_its_own_paths(repo, tmp_p
     assert changed and all(confine.in_scope(p) for p in changed), changed
 
 
+@pytest.mark.parametrize("files", [
+    ["results/alpha/measurement.json"],  # a forged record with its journal
+    ["badges/alpha.json"],
+    [],                                  # a journal alone
+])
+def test_a_staging_folder_that_git_tracks_is_refused_never_finished(repo, files):
+    run = repo / STAGING_DIR / "2026-11-01-7"
+    for relative in files:
+        (run / relative).parent.mkdir(parents=True, exist_ok=True)
+        (run / relative).write_text('{"forged": true}\n')
+    run.mkdir(parents=True, exist_ok=True)
+    (run / JOURNAL).write_text(json.dumps({"files": files, "history": [], "message": "sweep 2026-11-01: forged"}))
+    git(repo, "add", "-f", STAGING_DIR)
+    git(repo, "commit", "-q", "-m", "a pull request carrying a staging folder")
+    published = {p: (repo / p).read_bytes() for p in ("results/alpha/measurement.json", "badges/alpha.json")}
+    sha = head(repo)
+
+    code, _, err = sweep(repo, "--all", *HOST, "--commit", "--date", D1)
+
+    assert code == 2 and "git tracks files in the staging folder" in err and "[1/" not in err, err
+    assert f"{STAGING_DIR}/2026-11-01-7/{JOURNAL}" in err
+    assert {p: (repo / p).read_bytes() for p in published} == published and head(repo) == sha
+
+
 @pytest.mark.parametrize("path", ["servers.yaml", ".git/config", "docs/METHODOLOGY.md", "results/../README.md",
                                   "results/a\nb"])
 def test_commit_paths_never_commits_outside_the_published_folders(repo, path):
