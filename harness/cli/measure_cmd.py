@@ -72,7 +72,8 @@ def register(sub) -> None:
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default="servers.yaml",
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
-    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges")
+    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
+                                 "refused when they land, links followed, in a database's published folders")
     p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
     p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
     p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")

@@ -47,8 +47,9 @@ def register(sub) -> None:
                                    "written and how to commit or discard it. Exit codes: 0 published (or nothing "
                                    "to publish); 1 a record failed validation or the guard found a harness fault "
                                    "(nothing published); 2 bad input, a refused precondition (with --commit: "
-                                   "uncommitted changes in the published paths), or another publish holding the "
-                                   "repository's lock (see --wait).")
+                                   "uncommitted changes in the published paths; always: a symbolic link or a "
+                                   "misshapen entry where the database is written), or another publish holding "
+                                   "the repository's lock (see --wait).")
     p.add_argument("--date", type=iso_date,
                    help="sweep date YYYY-MM-DD (default: today, UTC; at most tomorrow); picks the week's slice and "
                         "the history rows' date; records of another day are stamped at noon UTC of that date, and a "
@@ -65,7 +66,7 @@ def register(sub) -> None:
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
-    p.add_argument("--out", help="output directory of a --shard run")
+    p.add_argument("--out", help="output directory of a --shard run (refused inside the published folders)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
