@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 import git
 
 from harness.db.commit import PUBLISHED
+from harness.util import names
 from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
@@ -65,7 +66,7 @@ def obstacles(root: Path) -> list[tuple[str, str]]:
     followed); a fifo, socket or device there (reading one would hang); a folder named like a file
     the publisher writes (``results/x/measurement.json/``: the rename fails after other files moved,
     and every later recovery fails the same way); a file where the publisher needs a folder
-    (``docs/servers``, ``results/<name>``)."""
+    (``docs/servers``, ``results/<name>`` for a name a catalog entry could have — not ``README``)."""
     root = Path(root)
     found = [(top, _link(root / top)) for top in (STAGING_DIR, *_PARENTS) if (root / top).is_symlink()]
     for top in (STAGING_DIR, *PUBLISHED):
@@ -93,7 +94,7 @@ def _walk(root: Path, start: Path) -> list[tuple[str, str]]:
                 found.append((relative, "a folder named like a file the publisher writes"))
             elif not path.is_dir() and not path.is_file():
                 found.append((relative, "not a regular file (a fifo, socket or device)"))
-            elif path.is_file() and folder == str(root / "results") and "." not in name:
+            elif path.is_file() and folder == str(root / "results") and names.is_catalog_name(name):
                 found.append((relative, "a file where the publisher needs a folder (results/<name>/)"))
     return found
 

@@ -175,6 +175,14 @@ def test_a_folder_file_or_fifo_where_the_publisher_writes_refuses_before_measuri
     assert head(repo) == sha and porcelain(repo) == tree and staging_leftovers(repo) == []
 
 
+def test_hand_written_files_in_the_published_folders_are_no_obstacle(repo):
+    for relative in ("results/README", "results/NOTES.txt", "docs/servers/README.md", "badges/LICENSE"):
+        (repo / relative).write_text("hand-written\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hand-written notes")
+    assert confine.obstacles(repo) == []
+
+
 def test_measure_server_refuses_a_link_too(repo, outside, monkeypatch):
     from harness.cli import main
 
