@@ -173,6 +173,9 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
 def _refuse_published_out(out: Path, root: Path, entries) -> None:
     """Raise ``ShardError`` when a shard's records would land — links followed — in a database's
     published paths (``--out .`` wrote straight into results/, no lock, journal or history row)."""
+    if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
+        raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
+                                "folders without a journal")
     for folder in [out / "results", *(out / "results" / e.name for e in entries)]:
         owner = confine.published_owner(folder, [root])
         if owner is not None:
