@@ -73,6 +73,8 @@ def obstacles(root: Path) -> list[tuple[str, str]]:
         start = root / top
         if start.is_symlink():
             found.append((top, _link(start)))
+        elif start.is_dir() and top.endswith(_FILE_SUFFIXES):  # history.csv/, docs/index.html/
+            found.append((top, "a folder named like a file the publisher writes"))
         elif start.is_dir():
             found += _walk(root, start)
         elif start.exists() and top in _FOLDERS:
