@@ -28,14 +28,19 @@ from pathlib import Path
 
 from harness.db import confine, recording, staging
 from harness.db.catalog import CatalogError
-from harness.db.commit import changed_paths, commit_paths, dirty_published, require_repo, sweep_temp_files
+from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs, dirty_published, require_repo,
+                               sweep_temp_files)
 from harness.db.history import HistoryError
 from harness.db.lock import RepoLock
 from harness.db.staging import Journal, Staging
 from harness.publish.badge import stage_badges
 from harness.publish.records import RecordError
 from harness.publish.regen import regen
+from harness.publish.site import SERVER_DIR, SPARK_DIR, TREND_DIR
 from harness.util.untrusted import escape
+
+
+PAGE_FOLDERS = (SERVER_DIR, SPARK_DIR, TREND_DIR)  # where regen removes the pages of entries that left
 
 
 class Refused(Exception):
@@ -88,7 +93,7 @@ def session(root: Path, *, commit: bool, wait: bool = False, say=print):
             say(line)
         if commit:
             require_repo(root)
-            dirty = dirty_published(root)
+            dirty = sorted(set(dirty_published(root)) | set(dirty_inputs(root)))
             if dirty:
                 raise Refused(2, _dirty_message(dirty))
         try:
@@ -141,6 +146,7 @@ def _steps(root: Path, journal: Journal) -> Outcome:
     outcome = Outcome(journal.files + journal.history, [], None, problems)
     if journal.message is not None:
         outcome.regenerated = regenerated(root, outputs, journal.files + journal.history)
+        _refuse_stray(root, journal, journal.files + journal.history + outcome.regenerated)
         journal.advance("commit", regenerated=outcome.regenerated)
         outcome.commit = commit_paths(root, journal.message, journal.files + journal.history + outcome.regenerated)
     journal.advance("done", commit=outcome.commit)
@@ -149,14 +155,28 @@ def _steps(root: Path, journal: Journal) -> Outcome:
 
 
 def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[str]:
-    """The paths regen changed: its outputs that differ from HEAD, and files regen removed (deleted
-    from a folder it writes into). Anything else that changed is not this publish's."""
+    """The paths regen changed: its outputs that differ from HEAD, and the pages regen removed
+    (deleted from a folder of per-entry pages: ``harness.publish.regen`` removes stale ones there and
+    nowhere else — a record deleted by hand is not regen's). Anything else is not this publish's."""
     repo = require_repo(root)
-    folders = {str(Path(p).parent) for p in outputs}
-    changed = changed_paths(repo, sorted(folders | set(outputs)))
+    changed = changed_paths(repo, sorted(set(PAGE_FOLDERS) | set(outputs)))
     wanted = set(outputs)
     return sorted(p for p in changed if p not in published and
-                  (p in wanted or (str(Path(p).parent) in folders and not (root / p).exists())))
+                  (p in wanted or (str(Path(p).parent) in PAGE_FOLDERS and not (root / p).exists())))
+
+
+def _refuse_stray(root: Path, journal: Journal, own: list[str]) -> None:
+    """Raise :class:`Refused` (the journal stays, its files published, nothing committed) when the
+    published paths or the catalog hold changes this publish did not make. The pages were drawn from
+    them, so a commit of the pages alone would say what no commit holds — a record deleted by hand
+    after a crash once went out as pages without that server. (Checked before measuring too, but a
+    recovery runs first, and a sweep measures for minutes.)"""
+    dirty = set(dirty_published(root)) | set(dirty_inputs(root))
+    stray = sorted(dirty - set(own) | dirty & set(journal.altered(root)))  # its own files, edited since
+    if stray:
+        raise Refused(2, _dirty_message(stray).replace("; nothing was measured", "") +
+                      f"; publish {escape(journal.run)} is in the working tree, and is committed by the next "
+                      f"--commit run once they are gone (its journal stays: {escape(str(journal.run_dir))})")
 
 
 def _regen(root: Path) -> tuple[list[str], list[str]]:
@@ -183,6 +203,7 @@ def _refuse_obstacles(root: Path, consequence: str) -> None:
 
 def _dirty_message(dirty: list[str]) -> str:
     shown = "\n".join(f"  {escape(p)}" for p in dirty[:40]) + (f"\n  … and {len(dirty) - 40} more" if len(dirty) > 40 else "")
+    why = "".join(f"\n({escape(p)} is not published, but the pages are drawn from it)" for p in INPUTS if p in dirty)
     return ("published paths hold changes that are not committed, so a bot commit could carry them:\n"
-            f"{shown}\ncommit them, or discard them (git checkout / git clean), then run again; "
+            f"{shown}{why}\ncommit them, or discard them (git checkout / git clean), then run again; "
             "nothing was measured")

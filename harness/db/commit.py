@@ -26,6 +26,8 @@ from harness.util.untrusted import escape
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
 PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
+# Not published, but what the pages are drawn from besides the published files (harness.publish.regen).
+INPUTS = ("servers.yaml",)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 # Where the atomic writer's temporaries can appear: the published folders, and beside the
 # published files of the root and of docs/.
@@ -49,6 +51,12 @@ def dirty_published(root: Path) -> list[str]:
     """Repository paths under ``PUBLISHED`` that differ from HEAD in the index or the working tree
     (untracked files included), sorted. Temporary files of the atomic writer are not listed."""
     return sorted(p for p in changed_paths(require_repo(root), PUBLISHED) if not TEMP_NAME.match(Path(p).name))
+
+
+def dirty_inputs(root: Path) -> list[str]:
+    """``INPUTS`` (the catalog the pages are drawn from) when it differs from HEAD, sorted: a bot
+    commit of pages drawn from an uncommitted catalog would say what no commit holds."""
+    return sorted(changed_paths(require_repo(root), INPUTS))
 
 
 def changed_paths(repo: git.Repo, pathspecs) -> set[str]:

@@ -18,6 +18,7 @@ interrupt. A run killed before its journal exists published nothing; its staging
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -63,6 +64,7 @@ class Staging:
         """Write the journal (before anything is moved): from here on the publish is finished by
         whoever runs next, whatever happens to this process."""
         journal = Journal(self.dir, sorted(files), sorted(history), message)
+        journal.digests = {r: _sha256(self.path(r)) for r in journal.files + journal.history if self.path(r).is_file()}
         journal.save()
         return journal
 
@@ -88,6 +90,13 @@ class Journal:
     step: str = "begun"
     regenerated: list[str] = field(default_factory=list)
     commit: str | None = None
+    digests: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the staged bytes
+
+    def altered(self, root: Path) -> list[str]:
+        """The journal's files whose bytes in the working tree are no longer the ones it staged
+        (edited by hand after a crash: committing them would carry what this publish did not make).
+        A journal written before digests were recorded has none to compare."""
+        return sorted(r for r, digest in self.digests.items() if _sha256(Path(root) / r) != digest)
 
     @property
     def run(self) -> str:
@@ -156,10 +165,12 @@ def read_journal(run_dir: Path) -> Journal:
         raise JournalError(f"{path}: expected an object")
     try:
         journal = Journal(Path(run_dir), list(data["files"]), list(data.get("history", [])), data.get("message"),
-                          data.get("step", "begun"), list(data.get("regenerated", [])), data.get("commit"))
-    except (KeyError, TypeError) as exc:
-        raise JournalError(f"{path}: missing or malformed field ({exc})") from None
+                          data.get("step", "begun"), list(data.get("regenerated", [])), data.get("commit"),
+                          dict(data.get("digests", {})))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JournalError(f"{path}: missing or malformed field ({escape(exc)})") from None
     bad = [r for r in journal.files + journal.regenerated if not confine.in_scope(r)]
+    bad += [r for r, d in journal.digests.items() if r not in journal.files + journal.history or not isinstance(d, str)]
     bad += [r for r in journal.history if r != "history.csv"]
     if bad:
         shown = ", ".join(escape(repr(r))[:120] for r in bad[:5])
@@ -186,6 +197,13 @@ def interrupted(root: Path) -> tuple[list[Journal], list[Path], list[str]]:
         except JournalError as exc:
             problems.append(str(exc))
     return journals, unjournaled, problems
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _check_move(run_dir: Path, root: Path, relative: str) -> None:
