@@ -73,7 +73,7 @@ def register(sub) -> None:
     p.add_argument("--catalog", default="servers.yaml",
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
     p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
-                                 "refused when they land, links followed, in a database's published folders")
+                                 "refused when they land, links followed, in the published folders of the repository holding --catalog")
     p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
     p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
     p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")
@@ -154,9 +154,9 @@ def run(args) -> int:
 
 def _ad_hoc_dirs(args) -> tuple[Path, Path]:
     """``(results, badges)`` folders of an ad-hoc run. Raises ``ValueError`` when the record's folder
-    or the badges folder — links followed — is in a database's published paths (the repository
-    holding ``--catalog``, or any folder above holding a ``servers.yaml``): ``results/``, ``badges/``,
-    ``docs/servers/`` … are written only by the catalog path (issue #10, "Commit scope")."""
+    or the badges folder — links followed — is in the published paths of the database (the
+    repository holding ``--catalog``): ``results/``, ``badges/``, ``docs/servers/`` … are written
+    only by the catalog path (issue #10, "Commit scope")."""
     out = Path(args.out or AD_HOC_DIR)
     results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
     catalog = Path(args.catalog)

@@ -37,7 +37,6 @@ from harness.util import names
 from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
-CATALOG = "servers.yaml"
 # Every component of a published path: server slugs and the generated files' own names.
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Folders whose own link would redirect a write into a published path beneath them.
@@ -143,14 +142,11 @@ def link_on_path(base: Path, relative: str) -> str | None:
     return None
 
 
-def published_owner(path: Path, databases: list[Path] = ()) -> str | None:
-    """When ``path`` (links followed) is at or beneath a published path of a database — one of
-    ``databases``, or any folder above ``path`` holding a ``servers.yaml`` — that published path as
-    ``<database>/<published>``; else ``None``."""
+def published_owner(path: Path, databases: list[Path]) -> str | None:
+    """When ``path`` (links followed) is at or beneath a published path of one of ``databases``
+    (repository roots), that published path as ``<database>/<published>``; else ``None``."""
     target = Path(path).resolve()
-    roots = [Path(d).resolve() for d in databases]
-    roots += [p for p in target.parents if (p / CATALOG).is_file()]
-    for root in dict.fromkeys(roots):
+    for root in dict.fromkeys(Path(d).resolve() for d in databases):
         try:
             relative = target.relative_to(root).as_posix()
         except ValueError:
