@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
+from harness.db import confine
 from harness.probe import environment, envnames, isolation, record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
@@ -71,7 +72,8 @@ def register(sub) -> None:
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default="servers.yaml",
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
-    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges")
+    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
+                                 "refused when they land, links followed, in the published folders of the repository holding --catalog")
     p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
     p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
     p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")
@@ -151,14 +153,20 @@ def run(args) -> int:
 
 
 def _ad_hoc_dirs(args) -> tuple[Path, Path]:
-    """``(results, badges)`` folders of an ad-hoc run; raises ``ValueError`` for the database's own."""
+    """``(results, badges)`` folders of an ad-hoc run. Raises ``ValueError`` when the record's folder
+    or the badges folder — links followed — is in the published paths of the database (the
+    repository holding ``--catalog``): ``results/``, ``badges/``, ``docs/servers/`` … are written
+    only by the catalog path (issue #10, "Commit scope")."""
     out = Path(args.out or AD_HOC_DIR)
     results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
-    database = Path(args.catalog).resolve().parent
-    for given, own in ((results, "results"), (badges, "badges")):
-        if given.resolve() == database / own:
-            raise ValueError(f"{given} is the database's {own}/ folder: an ad-hoc --command/--url run writes "
-                             f"elsewhere (--out DIR, default {AD_HOC_DIR}/); measure a catalog entry with --server")
+    catalog = Path(args.catalog)
+    databases = [catalog.resolve().parent] if catalog.is_file() else []
+    for given in (results / args.name, badges):
+        owner = confine.published_owner(given, databases)
+        if owner is not None:
+            raise ValueError(f"{escape(str(given))} is inside the database's published {escape(owner)}: an ad-hoc "
+                             f"--command/--url run writes elsewhere (--out DIR, default {AD_HOC_DIR}/); measure a "
+                             "catalog entry with --server")
     return results, badges
 
 

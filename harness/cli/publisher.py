@@ -26,16 +26,21 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.db import recording, staging
+from harness.db import confine, recording, staging
 from harness.db.catalog import CatalogError
-from harness.db.commit import changed_paths, commit_paths, dirty_published, require_repo, sweep_temp_files
+from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs, dirty_published, require_repo,
+                               sweep_temp_files)
 from harness.db.history import HistoryError
 from harness.db.lock import RepoLock
 from harness.db.staging import Journal, Staging
 from harness.publish.badge import stage_badges
 from harness.publish.records import RecordError
 from harness.publish.regen import regen
+from harness.publish.site import SERVER_DIR, SPARK_DIR, TREND_DIR
 from harness.util.untrusted import escape
+
+
+PAGE_FOLDERS = (SERVER_DIR, SPARK_DIR, TREND_DIR)  # where regen removes the pages of entries that left
 
 
 class Refused(Exception):
@@ -82,12 +87,13 @@ def session(root: Path, *, commit: bool, wait: bool = False, say=print):
 
     Raises ``harness.db.lock.LockHeld``, ``harness.db.commit.NotARepository`` or :class:`Refused`."""
     root = Path(root)
+    _refuse_obstacles(root, "nothing was measured")  # before the lock: without a repository it lives in .staging
     with RepoLock(root, wait=wait, on_wait=lambda holder: say(f"waiting for the publish lock, held by {holder}")):
         for line in recover(root):
             say(line)
         if commit:
             require_repo(root)
-            dirty = dirty_published(root)
+            dirty = sorted(set(dirty_published(root)) | set(dirty_inputs(root)))
             if dirty:
                 raise Refused(2, _dirty_message(dirty))
         try:
@@ -118,8 +124,19 @@ def recover(root: Path) -> list[str]:
 
 
 def finish(root: Path, journal: Journal) -> Outcome:
-    """Work through ``journal``'s steps from the first (each is idempotent), then delete it."""
+    """Work through ``journal``'s steps from the first (each is idempotent), then delete it.
+
+    Raises :class:`Refused` (the journal stays) while a symbolic link stands where the database is
+    written, or when the journal names a path outside the published folders."""
     root = Path(root)
+    _refuse_obstacles(root, f"publish {escape(journal.run)} stopped; its journal stays for the next run")
+    try:
+        return _steps(root, journal)
+    except confine.Unsafe as exc:
+        raise Refused(2, f"{exc}\nits journal stays: {escape(str(journal.run_dir))}") from None
+
+
+def _steps(root: Path, journal: Journal) -> Outcome:
     journal.advance("promoting")
     journal.promote(root, journal.files)
     journal.advance("history")
@@ -129,6 +146,7 @@ def finish(root: Path, journal: Journal) -> Outcome:
     outcome = Outcome(journal.files + journal.history, [], None, problems)
     if journal.message is not None:
         outcome.regenerated = regenerated(root, outputs, journal.files + journal.history)
+        _refuse_stray(root, journal, journal.files + journal.history + outcome.regenerated)
         journal.advance("commit", regenerated=outcome.regenerated)
         outcome.commit = commit_paths(root, journal.message, journal.files + journal.history + outcome.regenerated)
     journal.advance("done", commit=outcome.commit)
@@ -137,14 +155,28 @@ def finish(root: Path, journal: Journal) -> Outcome:
 
 
 def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[str]:
-    """The paths regen changed: its outputs that differ from HEAD, and files regen removed (deleted
-    from a folder it writes into). Anything else that changed is not this publish's."""
+    """The paths regen changed: its outputs that differ from HEAD, and the pages regen removed
+    (deleted from a folder of per-entry pages: ``harness.publish.regen`` removes stale ones there and
+    nowhere else — a record deleted by hand is not regen's). Anything else is not this publish's."""
     repo = require_repo(root)
-    folders = {str(Path(p).parent) for p in outputs}
-    changed = changed_paths(repo, sorted(folders | set(outputs)))
+    changed = changed_paths(repo, sorted(set(PAGE_FOLDERS) | set(outputs)))
     wanted = set(outputs)
     return sorted(p for p in changed if p not in published and
-                  (p in wanted or (str(Path(p).parent) in folders and not (root / p).exists())))
+                  (p in wanted or (str(Path(p).parent) in PAGE_FOLDERS and not (root / p).exists())))
+
+
+def _refuse_stray(root: Path, journal: Journal, own: list[str]) -> None:
+    """Raise :class:`Refused` (the journal stays, its files published, nothing committed) when the
+    published paths or the catalog hold changes this publish did not make. The pages were drawn from
+    them, so a commit of the pages alone would say what no commit holds — a record deleted by hand
+    after a crash once went out as pages without that server. (Checked before measuring too, but a
+    recovery runs first, and a sweep measures for minutes.)"""
+    dirty = set(dirty_published(root)) | set(dirty_inputs(root))
+    stray = sorted(dirty - set(own) | dirty & set(journal.altered(root)))  # its own files, edited since
+    if stray:
+        raise Refused(2, _dirty_message(stray).replace("; nothing was measured", "") +
+                      f"; publish {escape(journal.run)} is in the working tree, and is committed by the next "
+                      f"--commit run once they are gone (its journal stays: {escape(str(journal.run_dir))})")
 
 
 def _regen(root: Path) -> tuple[list[str], list[str]]:
@@ -158,8 +190,20 @@ def _regen(root: Path) -> tuple[list[str], list[str]]:
     return [str(p.relative_to(root)) for p in written], []
 
 
+def _refuse_obstacles(root: Path, consequence: str) -> None:
+    """Raise :class:`Refused` (2) while a symbolic link (or a folder, fifo … where a file goes) stands
+    where the database is written (``harness.db.confine``): a rename, a regen or a discard would act
+    outside the repository, or fail halfway and again at every recovery."""
+    try:
+        confine.refuse_obstacles(root)
+        confine.refuse_tracked_staging(root)
+    except confine.Unsafe as exc:
+        raise Refused(2, f"{exc}; {consequence}") from None
+
+
 def _dirty_message(dirty: list[str]) -> str:
     shown = "\n".join(f"  {escape(p)}" for p in dirty[:40]) + (f"\n  … and {len(dirty) - 40} more" if len(dirty) > 40 else "")
+    why = "".join(f"\n({escape(p)} is not published, but the pages are drawn from it)" for p in INPUTS if p in dirty)
     return ("published paths hold changes that are not committed, so a bot commit could carry them:\n"
-            f"{shown}\ncommit them, or discard them (git checkout / git clean), then run again; "
+            f"{shown}{why}\ncommit them, or discard them (git checkout / git clean), then run again; "
             "nothing was measured")

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import publisher, sweep_summary
-from harness.db import guard, recording, rotation, shards, staging
+from harness.db import confine, guard, recording, rotation, shards, staging
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository
 from harness.db.committed import head_record, repo_at
@@ -47,12 +47,13 @@ def register(sub) -> None:
                                    "written and how to commit or discard it. Exit codes: 0 published (or nothing "
                                    "to publish); 1 a record failed validation or the guard found a harness fault "
                                    "(nothing published); 2 bad input, a refused precondition (with --commit: "
-                                   "uncommitted changes in the published paths), or another publish holding the "
-                                   "repository's lock (see --wait).")
+                                   "uncommitted changes in the published paths; always: a symbolic link or a "
+                                   "misshapen entry where the database is written), or another publish holding "
+                                   "the repository's lock (see --wait).")
     p.add_argument("--date", type=iso_date,
-                   help="sweep date YYYY-MM-DD (default: today, UTC); picks the week's slice and the history "
-                        "rows' date; records of another day are stamped at noon UTC of that date, and a newer "
-                        "published record is never replaced by an older day's")
+                   help="sweep date YYYY-MM-DD (default: today, UTC; at most tomorrow); picks the week's slice and "
+                        "the history rows' date; records of another day are stamped at noon UTC of that date, and a "
+                        "newer published record is never replaced by an older day's")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--only", help="comma-separated entry names instead of the slice")
     which.add_argument("--all", action="store_true", help="every catalog entry instead of the slice")
@@ -65,7 +66,7 @@ def register(sub) -> None:
     p.add_argument("--root", default=".", help="repository root (default: .)")
     p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
-    p.add_argument("--out", help="output directory of a --shard run")
+    p.add_argument("--out", help="output directory of a --shard run (refused inside the published folders)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
                    help="auto (default) = sandbox where bubblewrap works, else host")
@@ -77,6 +78,9 @@ def register(sub) -> None:
 def run(args, measurer=None) -> int:
     root = Path(args.root).resolve()
     date = args.date or dt.datetime.now(dt.timezone.utc).date()
+    if (future := _future(date, "--date")) is not None:
+        print(future, file=sys.stderr)
+        return 2
     if getattr(args, "shard", None):
         return _shard(root, date, args, measurer)
     if not getattr(args, "merge", None):
@@ -105,6 +109,17 @@ def run(args, measurer=None) -> int:
         print(untrusted.lines(f"error: {exc}") + "\nthe next sweep finishes an interrupted publish from its journal",
               file=sys.stderr)
         return 1
+
+
+def _future(date: dt.date, what: str) -> str | None:
+    """The error for a sweep date after tomorrow (UTC; a day of slack for time zones), else None. A
+    record stamped in the future is never replaced by a real sweep before that day (a newer
+    published record is kept), so one mistyped year would freeze every record it touched."""
+    latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)
+    if date <= latest:
+        return None
+    return (f"error: {what} {date.isoformat()} is after {latest.isoformat()} (tomorrow, UTC): its records would "
+            "outrank every real sweep until that day; nothing was measured")
 
 
 def _say(line: str) -> None:
@@ -137,6 +152,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
         k, n = shards.parse_spec(args.shard)
         if not args.out:
             raise LookupError("--shard needs --out DIR")
+        _refuse_published_out(Path(args.out), root, shards.part(entries, k, n))
     except (CatalogError, LookupError, shards.ShardError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -154,6 +170,19 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     return 0
 
 
+def _refuse_published_out(out: Path, root: Path, entries) -> None:
+    """Raise ``ShardError`` when a shard's records would land — links followed — in a database's
+    published paths (``--out .`` wrote straight into results/, no lock, journal or history row)."""
+    if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
+        raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
+                                "folders without a journal")
+    for folder in [out / "results", *(out / "results" / e.name for e in entries)]:
+        owner = confine.published_owner(folder, [root])
+        if owner is not None:
+            raise shards.ShardError(f"--out {out}: {folder} is inside the database's published {owner}; a shard "
+                                    "writes its own folder, published only by sweep --merge")
+
+
 def _merge(root: Path, args, run_) -> int:
     try:
         day, records = shards.read_shards([Path(d) for d in args.merge])
@@ -167,6 +196,9 @@ def _merge(root: Path, args, run_) -> int:
         print(untrusted.lines(f"error: {exc}") + "\nnothing published", file=sys.stderr)
         return 1
     date = dt.date.fromisoformat(day)
+    if (future := _future(date, "the shards' date")) is not None:
+        print(future.replace("nothing was measured", "nothing published"), file=sys.stderr)
+        return 2
     stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
     newest = recording.newest_dates(root)

@@ -21,9 +21,13 @@ from pathlib import Path
 
 import git
 
+from harness.util.untrusted import escape
+
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
 PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
+# Not published, but what the pages are drawn from besides the published files (harness.publish.regen).
+INPUTS = ("servers.yaml",)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 # Where the atomic writer's temporaries can appear: the published folders, and beside the
 # published files of the root and of docs/.
@@ -49,6 +53,12 @@ def dirty_published(root: Path) -> list[str]:
     return sorted(p for p in changed_paths(require_repo(root), PUBLISHED) if not TEMP_NAME.match(Path(p).name))
 
 
+def dirty_inputs(root: Path) -> list[str]:
+    """``INPUTS`` (the catalog the pages are drawn from) when it differs from HEAD, sorted: a bot
+    commit of pages drawn from an uncommitted catalog would say what no commit holds."""
+    return sorted(changed_paths(require_repo(root), INPUTS))
+
+
 def changed_paths(repo: git.Repo, pathspecs) -> set[str]:
     """Paths matching ``pathspecs`` that ``git status`` reports (staged, unstaged, untracked)."""
     out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *pathspecs)
@@ -60,7 +70,14 @@ def commit_paths(root: Path, message: str, paths: list[str]) -> str | None:
     returns the new commit's hexsha, or ``None`` when none of them changed (no commit is made then).
 
     Whatever else the user has staged stays staged and out of the commit (``git commit --only``).
+    Raises ``harness.db.confine.Unsafe`` (nothing committed) for a path outside ``PUBLISHED``.
     """
+    from harness.db.confine import Unsafe, in_scope  # confine reads PUBLISHED from here
+
+    outside = [p for p in paths if not in_scope(p)]
+    if outside:  # a bot commit never carries a path a publish does not own (servers.yaml, .git/…)
+        raise Unsafe("not published paths, never committed by a publish: "
+                     + ", ".join(escape(repr(p))[:120] for p in outside[:5]))
     repo = require_repo(root)
     _clear_stale_lock(repo)
     wanted = sorted(set(paths) & changed_paths(repo, sorted(set(paths)))) if paths else []

@@ -18,7 +18,9 @@ back-filled). The reader applies the schema's rules by hand (the jsonschema vali
 much per row at 150,000 rows; ``tests/publish`` checks the two agree) and raises
 :class:`HistoryError` naming every bad line at once, never dropping a row silently. A sweep reads
 with :func:`read_lenient` instead: bad lines are reported, kept verbatim at the end of the file it
-writes, and never stop it adding its own rows (issue #10).
+writes, and never stop it adding its own rows (issue #10). Lines end at ``\n`` (a ``\r\n`` pair
+reads as one end, a leading byte-order mark is dropped); what is written is always ``\n``-ended,
+without a mark.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
         return [], []
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
-    lines = text.splitlines()
+    lines = _lines(text)
     if not lines:
         return [], []
     header = [cell.strip() for cell in next(csv.reader(lines[:1]))]
@@ -126,7 +128,11 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
             rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
                                    status, isolation or None))
             continue
-        cells = next(csv.reader([line]), [])
+        try:
+            cells = next(csv.reader([line]), [])
+        except csv.Error:  # the one csv.Error a single line can raise
+            errors.append(BadLine(number, line, f"{path.name}:{number}: a carriage return inside an unquoted cell"))
+            continue
         if not cells or cells == [""]:
             continue
         row, problem = _row(cells)
@@ -144,21 +150,36 @@ def _row(cells: list[str]) -> tuple[HistoryRow | None, str | None]:
         return None, f"expected 6 cells ({','.join(COLUMNS)}), got {len(cells)}"
     date, server, tokens, tools, status, isolation = (c.strip() for c in cells)
     if not _DATE.match(date) or not _is_date(date):
-        return None, f"date must be YYYY-MM-DD, got {date!r}"
+        return None, f"date must be YYYY-MM-DD, got {_shown(date)}"
     if not _SERVER.match(server):
-        return None, f"server must be a slug, got {server!r}"
+        return None, f"server must be a slug, got {_shown(server)}"
     if status not in STATUSES:
-        return None, f"status must be one of {', '.join(STATUSES)}, got {status!r}"
+        return None, f"status must be one of {', '.join(STATUSES)}, got {_shown(status)}"
     if isolation and isolation not in ISOLATIONS:
-        return None, f"isolation must be host, sandbox, docker or empty, got {isolation!r}"
+        return None, f"isolation must be host, sandbox, docker or empty, got {_shown(isolation)}"
     numbers = []
     for label, cell in (("tokens", tokens), ("toolCount", tools)):
         if status in NUMBERED and not _COUNT.match(cell):
-            return None, f"{label} must be a whole number for status {status}, got {cell!r}"
+            return None, f"{label} must be a whole number for status {status}, got {_shown(cell)}"
         if status not in NUMBERED and cell:
-            return None, f"{label} must be empty for status {status}, got {cell!r}"
+            return None, f"{label} must be empty for status {status}, got {_shown(cell)}"
         numbers.append(int(cell) if cell else None)
     return HistoryRow(date, server, numbers[0], numbers[1], status, isolation or None), None
+
+
+def _lines(text: str) -> list[str]:
+    """The file's lines: split at ``\n`` only (``\r\n`` read as one), a leading byte-order mark
+    dropped. Never ``str.splitlines``: it also splits at U+2028, U+0085, form feed … inside a cell,
+    and a bad line kept "verbatim" would then come back cut in two (and its first half could pass as a row)."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _shown(cell: str) -> str:
+    """A cell quoted for a problem line, at most about 80 characters (a bad line may be megabytes)."""
+    return repr(cell) if len(cell) <= 80 else repr(cell[:80]) + f"… ({len(cell):,} characters)"
 
 
 def _is_date(text: str) -> bool:
@@ -174,12 +195,12 @@ def check_usable(path: str | Path) -> None:
     UTF-8, or a wrong header — without parsing every row (an absent file is usable)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # no newline translation: a lone CR stays in its line
     except FileNotFoundError:
         return
     except (OSError, UnicodeDecodeError) as exc:
         raise HistoryError([f"{path.name}: cannot read: {exc}"]) from None
-    first = text.split("\n", 1)[0]
+    first = text.removeprefix("\ufeff").split("\n", 1)[0].removesuffix("\r")
     header = [cell.strip() for cell in next(csv.reader([first]), [])]
     if text and tuple(header) not in (COLUMNS, COLUMNS[:5]):
         raise HistoryError([f"{path.name}:1: header must be {','.join(COLUMNS)}, got {','.join(header)}"])

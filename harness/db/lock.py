@@ -17,6 +17,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -32,6 +33,11 @@ class LockHeld(RuntimeError):
     """Another process holds the repository's publish lock; ``str()`` names it."""
 
 
+class LockUnavailable(LockHeld):
+    """The lock file cannot be opened as a regular file of our own — a read-only repository, or
+    something else (a folder, a symbolic link, a pipe) planted at its path; ``str()`` says which."""
+
+
 class RepoLock:
     """``with RepoLock(root, wait=False, on_wait=print):`` — hold the lock for the block.
 
@@ -44,8 +50,7 @@ class RepoLock:
         self._fh = None
 
     def __enter__(self) -> "RepoLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="utf-8")
+        fh = _open(self.path)
         try:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -72,6 +77,24 @@ class RepoLock:
         if self._fh is not None:
             self._fh.close()  # closing the descriptor releases the flock
             self._fh = None
+
+
+def _open(path: Path):
+    """The lock file opened for writing, never through a link (the holder's description truncates
+    it: through a planted link that would empty someone else's file). Raises :class:`LockUnavailable`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise LockUnavailable(f"cannot take the publish lock {path}: {exc.strerror or exc} (it must be a regular file "
+                              "in a writable repository; no publish keeps a lock file when none is running, so "
+                              "anything else at that path can be removed); nothing was measured") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockUnavailable(f"cannot take the publish lock {path}: not a regular file (remove it: a publish "
+                              "creates its own); nothing was measured")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "r+", encoding="utf-8")
 
 
 def lock_path(root: Path) -> Path:

@@ -18,13 +18,16 @@ interrupt. A run killed before its journal exists published nothing; its staging
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from harness.db import confine
 from harness.util import atomic
+from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
 JOURNAL = "JOURNAL"
@@ -61,6 +64,7 @@ class Staging:
         """Write the journal (before anything is moved): from here on the publish is finished by
         whoever runs next, whatever happens to this process."""
         journal = Journal(self.dir, sorted(files), sorted(history), message)
+        journal.digests = {r: _sha256(self.path(r)) for r in journal.files + journal.history if self.path(r).is_file()}
         journal.save()
         return journal
 
@@ -68,7 +72,10 @@ class Staging:
         return (self.dir / JOURNAL).exists()
 
     def discard(self) -> None:
-        """Delete this staging directory (only ever one without a journal: see ``Journal.finish``)."""
+        """Delete this staging directory (only ever one without a journal: see ``Journal.finish``).
+        Nothing is deleted when a link stands on the way (``.staging`` -> elsewhere: harness.db.confine)."""
+        if self.dir.is_relative_to(self.root) and confine.link_on_path(self.root, str(self.dir.relative_to(self.root))):
+            return
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -83,6 +90,13 @@ class Journal:
     step: str = "begun"
     regenerated: list[str] = field(default_factory=list)
     commit: str | None = None
+    digests: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the staged bytes
+
+    def altered(self, root: Path) -> list[str]:
+        """The journal's files whose bytes in the working tree are no longer the ones it staged
+        (edited by hand after a crash: committing them would carry what this publish did not make).
+        A journal written before digests were recorded has none to compare."""
+        return sorted(r for r, digest in self.digests.items() if _sha256(Path(root) / r) != digest)
 
     @property
     def run(self) -> str:
@@ -102,7 +116,13 @@ class Journal:
 
     def promote(self, root: Path, relatives: list[str]) -> int:
         """Rename each staged file of ``relatives`` over its target; returns how many moved (a file
-        already moved before an interruption is absent from staging and skipped)."""
+        already moved before an interruption is absent from staging and skipped).
+
+        Raises ``harness.db.confine.Unsafe`` — before anything of it moves — for a path outside the
+        publish scope, a staged copy that is not a regular file, or a symbolic link on the way to
+        either (the rename would land outside the repository, or carry an outside file in)."""
+        for relative in relatives:
+            _check_move(self.run_dir, Path(root), relative)
         moved = 0
         for relative in relatives:
             staged, target = self.run_dir / relative, Path(root) / relative
@@ -145,12 +165,18 @@ def read_journal(run_dir: Path) -> Journal:
         raise JournalError(f"{path}: expected an object")
     try:
         journal = Journal(Path(run_dir), list(data["files"]), list(data.get("history", [])), data.get("message"),
-                          data.get("step", "begun"), list(data.get("regenerated", [])), data.get("commit"))
-    except (KeyError, TypeError) as exc:
-        raise JournalError(f"{path}: missing or malformed field ({exc})") from None
-    bad = [r for r in journal.files + journal.history + journal.regenerated if not _inside(r)]
+                          data.get("step", "begun"), list(data.get("regenerated", [])), data.get("commit"),
+                          dict(data.get("digests", {})))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JournalError(f"{path}: missing or malformed field ({escape(exc)})") from None
+    bad = [r for r in journal.files + journal.regenerated if not confine.in_scope(r)]
+    bad += [r for r, d in journal.digests.items() if r not in journal.files + journal.history or not isinstance(d, str)]
+    bad += [r for r in journal.history if r != "history.csv"]
     if bad:
-        raise JournalError(f"{path}: paths outside the repository: {', '.join(map(repr, bad[:5]))}")
+        shown = ", ".join(escape(repr(r))[:120] for r in bad[:5])
+        raise JournalError(f"{path}: paths outside the published folders: {shown}")
+    if not (journal.message is None or isinstance(journal.message, str)):
+        raise JournalError(f"{path}: field \"message\" is not a string")
     return journal
 
 
@@ -160,6 +186,8 @@ def interrupted(root: Path) -> tuple[list[Journal], list[Path], list[str]]:
     and one problem line per unreadable journal (its directory is left for a human)."""
     base = Path(root) / STAGING_DIR
     journals, unjournaled, problems = [], [], []
+    if base.is_symlink():  # never glob (and empty) what a link points at
+        return [], [], [f"{base}: a symbolic link, not the staging folder"]
     for run in sorted(p for p in base.glob("*") if p.is_dir()) if base.exists() else []:
         if not (run / JOURNAL).exists():
             unjournaled.append(run)
@@ -171,11 +199,25 @@ def interrupted(root: Path) -> tuple[list[Journal], list[Path], list[str]]:
     return journals, unjournaled, problems
 
 
-def _inside(relative: object) -> bool:
-    if not isinstance(relative, str) or not relative:
-        return False
-    path = PurePosixPath(relative)
-    return not path.is_absolute() and ".." not in path.parts
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _check_move(run_dir: Path, root: Path, relative: str) -> None:
+    """Raise ``confine.Unsafe`` unless staged ``relative`` may be renamed over its target."""
+    if not confine.in_scope(relative):
+        raise confine.Unsafe(f"{escape(relative)}: not a published path; the publish stops before moving anything more")
+    for base, label in ((run_dir, "staged copy"), (root, "target")):
+        link = confine.link_on_path(base, relative)
+        if link is not None:
+            raise confine.Unsafe(f"{escape(relative)}: the {label}'s path goes through the symbolic link "
+                                 f"{escape(str(base / link))}; the publish stops before moving anything more")
+    staged = run_dir / relative
+    if staged.exists() and not staged.is_file():
+        raise confine.Unsafe(f"{escape(str(staged))}: not a regular file; the publish stops before moving anything more")
 
 
 def _fsync_dir(path: Path) -> None:

@@ -185,7 +185,7 @@ def test_ad_hoc_measures_go_to_the_gitignored_folder_or_out_never_the_database(r
     assert out.returncode == 0 and (tmp_path / "out/results/elsewhere/measurement.json").is_file()
     for folder in ("--results", "--badges"):
         refused = _measure(root, "--command", well_behaved(2), "--name", "sneaky", folder, folder[2:])
-        assert refused.returncode == 2 and "is the database's" in refused.stderr
+        assert refused.returncode == 2 and "inside the database's published" in refused.stderr
     assert working_files(root) == tree  # results/, badges/, history.csv, docs/ untouched
 
 

@@ -16,7 +16,7 @@ from harness.core.jsparse import parse
 from harness.db import shards
 from tests.conftest import FIXTURE_SERVERS
 
-DATE = "2026-12-02"
+DATE = "2026-11-25"
 VOLATILE = ("measuredAt", "attempts", "deadlineMs")
 
 
@@ -82,7 +82,7 @@ def test_parts_are_disjoint_and_cover_everything():
 def test_bad_shard_spec_and_mixed_dates(tmp_path):
     with pytest.raises(shards.ShardError):
         shards.parse_spec("4/3")
-    for k, day in ((1, "2026-12-01"), (2, "2026-12-02")):
+    for k, day in ((1, "2026-11-24"), (2, "2026-11-25")):
         shards.write_manifest(tmp_path / f"p{k}", day, k, 2, [])
     with pytest.raises(shards.ShardError, match="different dates"):
         shards.read_shards([tmp_path / "p1", tmp_path / "p2"])

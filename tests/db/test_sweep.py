@@ -360,7 +360,7 @@ def test_default_sweep_measures_the_date_slice_and_matches_the_slice_command(tmp
 
     root = init_repo(tmp_path / "repo", catalog_text(_rotation_catalog(), reference="srv-k", cycle_weeks=3))
     catalog = load_catalog(root / "servers.yaml")
-    date = dt.date(2026, 12, 9)
+    date = dt.date(2026, 11, 18)  # a past date: a future one is refused
     expected = [e.name for e in slice_for(catalog, date)]
     assert "srv-k" in expected and 1 < len(expected) < len(catalog.entries)
 
