@@ -45,6 +45,8 @@ def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[s
     usable = [n for n in names if pool is None or n in pool]
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        if not wanted:  # "--only ," names nothing: refused, not an empty run
+            raise LookupError("--only names no entry: give comma-separated catalog entry names")
         unknown = unknown_names(wanted, names, "--only names not in the catalog")
         if unknown:
             raise LookupError(unknown)

@@ -53,7 +53,7 @@ def positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{escape(text[:40])}'")
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 999,999,999,999, got '{escape(text[:40])}'")
     return value
 
 

@@ -141,7 +141,7 @@ def test_a_count_that_is_not_a_whole_number_of_at_least_one_says_so(argv, text, 
     root = [] if argv[0] == "audit" else ["--root", str(tmp_path)]
     code, out, err = cli(*argv, text, *root)
     assert code == 2, out + err
-    assert "expected a whole number of at least 1" in err and "invalid" not in err, err
+    assert "expected a whole number from 1 to" in err and "invalid" not in err, err
     assert "Traceback" not in err
 
 
