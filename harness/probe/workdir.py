@@ -33,8 +33,6 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
-import git
-
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
@@ -135,6 +133,8 @@ def prepare_workdir(path: Path, needs_git: bool) -> None:
     """Populate ``path`` (an empty directory). Raises ``SpawnError`` if git cannot set it up."""
     if not needs_git:
         return
+    import git  # only here: gitpython takes a noticeable part of a measure's start-up (issue #16)
+
     try:
         repo = git.Repo.init(path)
         (path / "README.md").write_text("throwaway repository for a measurement\n")
