@@ -90,6 +90,13 @@ class Measurement:
     attempt_info: list[AttemptInfo] = field(default_factory=list)
     budget_seconds: float = 0.0
     confirmed: bool | None = None
+    teardowns: list = field(default_factory=list)
+
+    async def ended(self) -> None:
+        """Wait until every process this measurement started has ended (at once, unless the caller
+        holds an outer ``teardown.scope()``); then every attempt's ``exit_code`` is final. Call it
+        before building the record: ``attempts[].exitCode`` is published (issue #16)."""
+        await teardown.ended(self.teardowns)
 
 
 async def measure(
@@ -123,17 +130,19 @@ async def measure(
 
     Every process a launch started has ended when this returns, unless the caller holds an open
     ``teardown.scope()``: the teardown of a good capture then continues beside the caller's next step
-    and ends when that scope does (``harness.probe.teardown``).
+    and ends when that scope does (``harness.probe.teardown``); ``await result.ended()`` waits for
+    this measurement's own, which the record needs first (its attempts' exit codes).
     """
     limits = limits or limits_from_env()
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     with redact.activated(secrets), workdir.sharing():
-        async with teardown.scope():
+        async with teardown.scope() as deferred:
             result = await _measure(target, limits, requested_version, dual, isolation, launcher,
                                     launch_slots or contextlib.nullcontext())
     result.secrets = secrets
+    result.teardowns = deferred
     return result
 
 

@@ -53,13 +53,16 @@ async def drain() -> None:
 @contextlib.asynccontextmanager
 async def scope():
     """Open a scope for deferred teardowns; see the module docstring. On exit its teardowns move to
-    the enclosing scope, or, when there is none, are awaited before the block is left."""
+    the enclosing scope, or, when there is none, are awaited before the block is left. Yields a list
+    that holds, once the block has ended, every teardown deferred in it (for :func:`ended`)."""
     outer = _PENDING.get()
     pending: set[asyncio.Task] = set()
+    deferred: list[asyncio.Task] = []
     token = _PENDING.set(pending)
     try:
-        yield
+        yield deferred
     finally:
+        deferred.extend(pending)
         _PENDING.reset(token)
         if outer is not None:
             outer.update(pending)
@@ -81,3 +84,8 @@ async def _finish(tasks: list[asyncio.Task]) -> None:
             cancelled = exc
     if cancelled is not None:
         raise cancelled
+
+
+async def ended(tasks) -> None:
+    """Await the teardowns ``tasks`` (what a :func:`scope` yielded) to their end; see ``_finish``."""
+    await _finish(list(tasks))

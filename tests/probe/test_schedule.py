@@ -118,6 +118,8 @@ def test_inside_an_outer_scope_the_teardown_runs_beside_the_next_step(tmp_path):
             measurement = await measure(target, isolation="host")
             seen["alive on return"] = [pid for pid in pids(where) if reaper.alive(pid)]
             seen["exit codes on return"] = [a.exit_code for a in measurement.attempts]
+            await measurement.ended()  # this measurement's own teardowns, inside the outer scope
+            seen["alive once ended"] = [pid for pid in pids(where) if reaper.alive(pid)]
         seen["alive after the scope"] = [pid for pid in pids(where) if reaper.alive(pid)]
         return measurement
 
@@ -126,7 +128,7 @@ def test_inside_an_outer_scope_the_teardown_runs_beside_the_next_step(tmp_path):
     # both servers ignore EOF and SIGTERM: their teardown takes the whole grace, after measure returned
     assert sorted(seen["alive on return"]) == pids(where)
     assert seen["exit codes on return"] == [None, None]
-    assert seen["alive after the scope"] == []
+    assert seen["alive once ended"] == [] and seen["alive after the scope"] == []
     assert [a.exit_code for a in measurement.attempts] == [-9, -9]  # filled in by the teardown
 
 
