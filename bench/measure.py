@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -51,8 +52,12 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 def bare_launch(command: str) -> int:
     """Start ``command``, initialize, initialized, tools/list (one page), kill it; the tool count."""
-    proc = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
+    env = dict(os.environ)  # the harness's child PATH also ends with its interpreter's folder (uv, uvx)
+    env["PATH"] = env.get("PATH", "") + os.pathsep + os.path.dirname(sys.executable)
+    argv = shlex.split(command)
+    argv[0] = shutil.which(argv[0], path=env["PATH"]) or argv[0]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True, cwd=tempfile.gettempdir(), env=env)
     try:
         _send(proc, INIT)
         _reply(proc, 1)
@@ -136,12 +141,12 @@ def timed(argv: list[str], cwd: Path, env: dict | None = None) -> float:
 
 
 def measure_argv(python: str, name: str, command: str, out: Path) -> list[str]:
-    return [python, "-m", "harness.cli", "measure", "--command", command, "--name", name, "--out", str(out),
+    return [python, "-m", "harness.cli", "measure", "--command", command, "--name", f"bench-{name}", "--out", str(out),
             "--isolation", "host"]
 
 
 def sha(out: Path, name: str) -> str:
-    return json.loads((out / "results" / name / "measurement.json").read_text())["canonicalSha256"]
+    return json.loads((out / "results" / f"bench-{name}" / "measurement.json").read_text())["canonicalSha256"]
 
 
 def sitting(servers: list[str], rounds: int, trees: dict[str, Path], work: Path) -> dict:
