@@ -35,6 +35,10 @@ from pathlib import Path
 from harness.util import names
 
 SANDBOX_HOME = "/home/mcp"
+# Where the launch's working directory appears inside the sandbox: one fixed path, so the host
+# path of the stable per-entry directory (``workdir``) — and the folders above it — stay hidden,
+# and a server that names its working directory says the same thing at every launch.
+SANDBOX_WORKDIR = SANDBOX_HOME + "/work"
 # Directories the person running the harness shows to every sandboxed server (read-only), e.g. a
 # folder of local test servers a catalog names: ``os.pathsep``-separated absolute paths. The
 # harness's own setting — an entry, a flag or a config can never set it (``envnames``).
@@ -108,7 +112,8 @@ def sandbox_path(path: str) -> str:
 def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown: tuple[str, ...] = (),
                start: Path | None = None) -> list[str]:
     """Wrap resolved ``argv`` for bubblewrap; run the result with an empty environment and
-    ``args_fd`` (holding ``env_args(env)``) inherited. ``workdir`` (a fresh temp directory) and
+    ``args_fd`` (holding ``env_args(env)``) inherited. ``workdir`` (the launch's working directory,
+seen inside at ``SANDBOX_WORKDIR``) and
     ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are created) are the only writable host
     directories; ``shown`` (``Target.host_dirs``: directories the caller vouches for) are bound
     read-only and are the only other host directories the server sees. The server starts in
@@ -142,7 +147,7 @@ def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown:
         args += ["--ro-bind", resolv, resolv]
     args += ["--dir", SANDBOX_HOME, "--bind", str(cache / "npm"), f"{SANDBOX_HOME}/.npm",
              "--bind", str(cache / "uv"), f"{SANDBOX_HOME}/.cache/uv"]
-    args += ["--bind", str(workdir), str(workdir), "--chdir", str(start or workdir), "--"]
+    args += ["--bind", str(workdir), SANDBOX_WORKDIR, "--chdir", str(start or SANDBOX_WORKDIR), "--"]
     return args + list(argv)
 
 

@@ -6,13 +6,15 @@ stable working directory. Real fixture servers (``tests/fixtures/servers``), lau
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from harness.core.jsparse import parse
 from harness.db.sweep import same_result, settle
-from harness.probe import record, status
+from harness.probe import record, status, workdir
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
@@ -187,7 +189,10 @@ def test_a_server_that_describes_its_working_directory_is_measured_not_dynamic(t
     second = record.build(measure_sync(target, isolation=mode))
     assert first["status"] == second["status"] == "measured", first["notes"]
     assert first["canonicalSha256"] == second["canonicalSha256"]
-    assert "/work/cwd-fx." in first["rawToolsCapture"][0]["description"]
+    # host: the stable per-entry directory; sandbox: one fixed path inside, the host path hidden
+    expected = "/work/cwd-fx." if mode == "host" else "checked out in /home/mcp/work."
+    assert expected in first["rawToolsCapture"][0]["description"]
+    assert mode == "host" or str(workdir.base_dir()) not in json.dumps(first)
 
 
 @pytest.mark.parametrize("text, keep, expected", [

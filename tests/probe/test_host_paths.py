@@ -80,9 +80,10 @@ def _catalog_reads(path: Path, tmp_path: Path) -> tuple[str, str]:
     command = shlex.join(["python3", "-c", READER, str(path)])
     catalog.write_text(f"servers:\n  - name: names-a-file\n    command: {json.dumps(command)}\n")
     done = subprocess.run([sys.executable, "-m", "harness.cli", "measure", "--server", "names-a-file", "--catalog",
-                           str(catalog), "--isolation", "sandbox", "--single", "--results", str(tmp_path / "r"),
-                           "--badges", str(tmp_path / "b")], cwd=REPO, capture_output=True, text=True, timeout=120)
-    record = (tmp_path / "r" / "names-a-file" / "measurement.json").read_text()
+                           str(catalog), "--isolation", "sandbox", "--single"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    # --server publishes into the repository holding --catalog (issue #10)
+    record = (tmp_path / "results" / "names-a-file" / "measurement.json").read_text()
     assert json.loads(record)["status"] == "startup-failure", done.stdout + done.stderr
     return record, done.stdout + done.stderr
 
