@@ -177,9 +177,12 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     early = _Early(run, base) if dual and os.environ.get(CONFIRMATION_VARIABLE) != "after" else None
     try:
         first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
-    finally:
-        if early is not None and (len(attempts) != 1 or not attempts[0].ok):
-            await early.drop()  # the first launch failed (or a bug): the rules run as before
+    except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
+        if early is not None:
+            await early.drop(cancel=True)
+        raise
+    if early is not None and (len(attempts) != 1 or not attempts[0].ok):
+        await early.drop()  # the first launch failed: the rules run as before
     if first is None:
         extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
         failed = Measurement(target, verdict.status, attempts[-1], attempts,
@@ -191,7 +194,11 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
                          widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
     if dual:
-        second = await early.result() if early is not None and len(attempts) == 1 else None
+        try:
+            second = await early.result() if early is not None and len(attempts) == 1 else None
+        except BaseException:
+            await early.drop(cancel=True)
+            raise
         if second is None or not second.ok:  # failed beside the first: made again after it, as before
             await teardown.drain()
             second = await run(widest)
@@ -211,10 +218,11 @@ class _Early:
     async def result(self) -> Capture:
         return await self.task
 
-    async def drop(self) -> None:
-        """Forget it: cancelled while it still waits for a slot, else awaited to its end; then
-        every teardown deferred so far is awaited, so what comes next never overlaps it."""
-        if not self.launched:
+    async def drop(self, cancel: bool = False) -> None:
+        """Forget it: cancelled while it still waits for a slot (or, with ``cancel``, whatever it is
+        doing: ``launch_once`` then ends its process before the task ends), else awaited to its
+        end; then every teardown deferred so far is awaited, so what comes next never overlaps it."""
+        if cancel or not self.launched:
             self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
         await teardown.drain()

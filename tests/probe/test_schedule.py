@@ -13,6 +13,7 @@ processes were alive at once, what has ended when), never by timing.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,22 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
     assert record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
+
+
+def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):
+    """An interrupted sweep cancels its measurements: the early confirmation is cancelled with the
+    first launch (not awaited to its budget), and neither leaves a process behind."""
+    target = Target(name="cancel-both", command=fixture_command("never_answers", "--ignore-eof", "--ignore-sigterm"),
+                    timeout_seconds=600)
+
+    async def interrupted():
+        task = asyncio.ensure_future(measure(target, isolation="host"))
+        while len(reaper.descendants(os.getpid())) < 2 and not task.done():  # both launches started
+            await asyncio.sleep(0.02)
+        task.cancel()
+        # bounded far below the 600 s budget a launch awaited to its end would take
+        done, _ = await asyncio.wait({task}, timeout=120)
+        return done
+
+    assert asyncio.run(interrupted()), "the cancelled measurement did not end"
+    assert not [pid for pid in reaper.descendants(os.getpid()) if reaper.alive(pid)]
