@@ -61,3 +61,12 @@ def _tokenizer_ready():
 
     tokenizer.provision()
     yield
+
+
+@pytest.fixture
+def launches_in_order(monkeypatch):
+    """The confirmation launch waits for the first to end (``MCP_CONTEXT_COST_CONFIRMATION=after``),
+    for fixtures whose behaviour is scripted by the order their launches start in (issue #16)."""
+    from harness.probe.measure import CONFIRMATION_VARIABLE
+
+    monkeypatch.setenv(CONFIRMATION_VARIABLE, "after")

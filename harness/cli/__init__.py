@@ -21,11 +21,11 @@ COMMAND_MODULES = (
 )
 
 
-def _commands():
+def _commands(names=COMMAND_MODULES):
     import importlib
 
     modules = []
-    for name in COMMAND_MODULES:
+    for name in names:
         try:
             modules.append(importlib.import_module(name))
         except ModuleNotFoundError as exc:
@@ -34,7 +34,21 @@ def _commands():
     return modules
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command`` (the subcommand about to run) only the module that
+    registers it is imported, when it can be told by name (``<command>_cmd``, ``-`` as ``_``): a
+    ``measure`` does not pay for importing the sweep's and the publisher's modules (issue #16)."""
+    module = command.replace("-", "_") + "_cmd" if command and not command.startswith("-") else None
+    only = tuple(name for name in COMMAND_MODULES if name.rsplit(".", 1)[1] == module)
+    if only:
+        parser, registered = _parser(only)
+        if command in registered:
+            return parser
+    return _parser(COMMAND_MODULES)[0]
+
+
+def _parser(names) -> tuple[argparse.ArgumentParser, set[str]]:
+    """The parser with the commands of modules ``names``, and those commands' names."""
     parser = argparse.ArgumentParser(
         prog="mcp-context-cost",
         description="What an MCP server costs in context tokens (o200k_base), measured exactly. "
@@ -43,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _commands():
+    for module in _commands(names):
         module.register(sub)
-    return parser
+    return parser, set(sub.choices)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     130 interrupted, and ``harness.probe.internal.EXIT_CODE`` (70) for an unexpected exception —
     a bug in the harness, reported on one line naming the server (issue #11, item 6).
     """
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -335,6 +335,18 @@ def provision(refresh: bool = False) -> Provenance:
 prefetch = provision  # setup-time name: provision once so later runs need no network
 
 
+def load_cached() -> bool:
+    """Provision from our own cache only when a file is there (no network on a provisioned
+    machine); whether o200k_base is loaded now. For warming up beside a launch (issue #16):
+    provisioning that needs the network is left to the first count. Thread-safe, like ``provision``;
+    raises :class:`TokenizerUnavailable` only if the cached file fails and so does every source."""
+    global _encoding, _provenance
+    with _lock:
+        if _encoding is None and cache_path().exists():
+            _encoding, _provenance = _provision_uncached()
+        return _encoding is not None
+
+
 def get_encoding() -> tiktoken.Encoding:
     """The process-wide o200k_base ``tiktoken.Encoding``. Raises :class:`TokenizerUnavailable`."""
     enc = _encoding

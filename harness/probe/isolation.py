@@ -11,6 +11,7 @@ import functools
 import platform
 import shutil
 import subprocess
+import threading
 
 from harness.probe import environment
 
@@ -18,9 +19,19 @@ RUNTIMES = {"node": ["node", "--version"], "npm": ["npm", "--version"],
             "python": ["python3", "--version"], "uv": ["uv", "--version"]}
 
 
-@functools.lru_cache(maxsize=None)
+_versions_lock = threading.Lock()
+
+
 def runtime_versions() -> dict[str, str | None]:
-    """Versions printed by each runtime found on the child PATH; ``None`` when absent."""
+    """Versions printed by each runtime found on the child PATH; ``None`` when absent. Probed once
+    per process (the warm-up thread usually has, beside the first launch; ``harness.probe.warmup``);
+    a caller arriving while the probe runs waits for it. Returns a fresh copy of the cached dict."""
+    with _versions_lock:
+        return dict(_probe_versions())
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_versions() -> dict[str, str | None]:
     env = environment.child_env()
     versions: dict[str, str | None] = {}
     for name, argv in RUNTIMES.items():

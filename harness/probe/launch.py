@@ -8,12 +8,13 @@ in it, never an exception. The per-launch budget is one deadline over the whole 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.probe import environment, envnames, resolve, sandbox
+from harness.probe import environment, envnames, resolve, sandbox, teardown
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -69,17 +70,42 @@ async def launch_once(
                 os.close(fd)
         try:
             await run_within(conversation, transport, capture, limits, budget_seconds)
-        finally:
-            if capture.failure and capture.failure.kind == "exited":
-                await transport.wait_exit(1.0)
-            capture.exit_code = await transport.close()
-            capture.stderr_tail = transport.stderr_tail()
-            capture.noise_lines = transport.noise_lines
-            capture.noise_sample = transport.noise_sample
-            capture.elapsed_seconds = round(time.monotonic() - started, 3)
+        except BaseException:
+            await _end(transport, capture, started)
+            raise
+        if capture.ok and teardown.active():
+            # final: the teardown only adds the exit code, off the critical path (issue #16, item 4)
+            _read_transport(transport, capture, started)
+            teardown.defer(functools.partial(_end, transport, capture, workdir=scope.pop_all()))
+            return capture
+        if capture.failure and capture.failure.kind == "exited":
+            await transport.wait_exit(1.0)
+        await _end(transport, capture, started)
         if capture.failure and capture.failure.kind == "exited":
             capture.failure.exit_code = capture.exit_code
     return capture
+
+
+async def _end(transport: StdioTransport, capture: Capture, started: float | None = None,
+               workdir: contextlib.ExitStack | None = None) -> None:
+    """End the server (``StdioTransport.close``) and record its exit code; with ``started``, also
+    what the transport read, once it is closed (the whole stderr tail of a failed launch). A
+    deferred teardown also releases the launch's working directory (``workdir``), only once the
+    server has ended."""
+    try:
+        capture.exit_code = await transport.close()
+    finally:
+        if workdir is not None:
+            workdir.close()
+    if started is not None:
+        _read_transport(transport, capture, started)
+
+
+def _read_transport(transport: StdioTransport, capture: Capture, started: float) -> None:
+    capture.stderr_tail = transport.stderr_tail()
+    capture.noise_lines = transport.noise_lines
+    capture.noise_sample = transport.noise_sample
+    capture.elapsed_seconds = round(time.monotonic() - started, 3)
 
 
 def _refuse_names(target: Target) -> None:

@@ -7,6 +7,15 @@ Rules (methodology, "Failure taxonomy"; issue #3):
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture, which is then *unconfirmed* (``confirmed = False``; issue #10).
+  * scheduling (issue #16, item 2): the confirmation is started *beside* the first launch, not
+    after it — they are independent launches. Only the order changes, never a rule: its capture is
+    used when the first launch listed its tools at once and it listed tools too. When the first
+    launch failed, the early confirmation is dropped (never counted, never noted) and, once it has
+    ended, the rules above run as before: retry, then a confirmation. When it failed while the first
+    listed, it is dropped too and the confirmation is made again after the first has ended, as
+    before — a failure that only two launches at once produce (two installs racing in one package
+    cache) must not make a capture unconfirmed. ``launch_slots`` bounds launches in flight;
+    ``MCP_CONTEXT_COST_CONFIRMATION=after`` restores the old order (fixtures scripted by launch order).
   * one overall deadline bounds the whole measurement, whatever the retries do.
   * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
     runs, so transports redact what they cut, and every capture is redacted as it arrives —
@@ -22,12 +31,14 @@ cannot say something the attempts did not do (issue #10).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal, redact, side_lists
+from harness.probe import heal, redact, side_lists, teardown, warmup, workdir
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -36,6 +47,9 @@ from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_V
 from harness.probe.target import Target
 
 RETRY_BUDGET_FACTOR = 2.0
+# "after": the confirmation waits for the first launch to end, as before issue #16 — for servers
+# (test fixtures) whose behaviour is scripted by the order their launches start in.
+CONFIRMATION_VARIABLE = "MCP_CONTEXT_COST_CONFIRMATION"
 
 
 FIRST, RETRY, CONFIRMATION = "first", "retry", "confirmation"
@@ -76,6 +90,13 @@ class Measurement:
     attempt_info: list[AttemptInfo] = field(default_factory=list)
     budget_seconds: float = 0.0
     confirmed: bool | None = None
+    teardowns: list = field(default_factory=list)
+
+    async def ended(self) -> None:
+        """Wait until every process this measurement started has ended (at once, unless the caller
+        holds an outer ``teardown.scope()``); then every attempt's ``exit_code`` is final. Call it
+        before building the record: ``attempts[].exitCode`` is published (issue #16)."""
+        await teardown.ended(self.teardowns)
 
 
 async def measure(
@@ -88,6 +109,7 @@ async def measure(
     isolation: str = "host",
     launcher=None,
     environ: Mapping[str, str] | None = None,
+    launch_slots=None,
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
 
@@ -100,14 +122,27 @@ async def measure(
     child. The harness's own settings (limits, caches, ``bwrap``, process tracking) always come
     from ``os.environ``: a caller handing a server values someone else chose (``audit``: a client
     config's ``env``) passes them here, never through ``os.environ`` (issue #9, kind 4).
+
+    ``launch_slots`` (issue #16): ``None``, or an async context manager entered around every launch
+    this measurement makes (an ``asyncio.Semaphore`` shared by a sweep): the two launches of a
+    measurement started together count as two. The measurement's overall deadline starts when its
+    first launch gets a slot. A one-slot semaphore makes the launches strictly one after another.
+
+    Every process a launch started has ended when this returns, unless the caller holds an open
+    ``teardown.scope()``: the teardown of a good capture then continues beside the caller's next step
+    and ends when that scope does (``harness.probe.teardown``); ``await result.ended()`` waits for
+    this measurement's own, which the record needs first (its attempts' exit codes).
     """
     limits = limits or limits_from_env()
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
-    with redact.activated(secrets):
-        result = await _measure(target, limits, requested_version, dual, isolation, launcher)
+    with redact.activated(secrets), workdir.sharing():
+        async with teardown.scope() as deferred:
+            result = await _measure(target, limits, requested_version, dual, isolation, launcher,
+                                    launch_slots or contextlib.nullcontext())
     result.secrets = secrets
+    result.teardowns = deferred
     return result
 
 
@@ -120,35 +155,81 @@ def _redacting(launcher, secrets: redact.Secrets):
 
 
 async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
-                   launcher) -> Measurement:
+                   launcher, slots) -> Measurement:
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
-    ends = time.monotonic() + deadline
+    ends: list[float] = []  # the overall deadline, set when the first launch gets its slot
 
-    async def run(budget: float) -> Capture:
-        remaining = max(1.0, ends - time.monotonic())
-        return await launcher(target, min(budget, remaining), limits, requested_version)
+    async def run(budget: float, early: _Early | None = None, **kwargs) -> Capture:
+        async with slots:
+            if early is not None:
+                early.launched = True
+            if not ends:
+                ends.append(time.monotonic() + deadline)
+                warmup.begin()  # the tokenizer and runtime versions load beside the first launch
+            remaining = max(1.0, ends[0] - time.monotonic())
+            return await launcher(target, min(budget, remaining), limits, kwargs.pop("version", requested_version),
+                                  **kwargs)
 
     attempts: list[Capture] = []
     info: list[AttemptInfo] = []
     healed: list[str] = []
-    first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed)
+    early = _Early(run, base) if dual and os.environ.get(CONFIRMATION_VARIABLE) != "after" else None
+    try:
+        first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
+    except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
+        if early is not None:
+            await early.drop(cancel=True)
+        raise
+    if early is not None and (len(attempts) != 1 or not attempts[0].ok):
+        await early.drop()  # the first launch failed: the rules run as before
     if first is None:
         extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
         failed = Measurement(target, verdict.status, attempts[-1], attempts,
                              [verdict.evidence, *healed, *attempts[-1].notes], deadline, widest, extra=extra,
                              attempt_info=info, budget_seconds=info[-1].budget_seconds)
         if verdict.status == st.PROTOCOL_MISMATCH:
-            await _try_discover(launcher, target, base, limits, failed)
+            await _try_discover(run, base, failed)
         return failed
     result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
                          widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
     if dual:
-        await _confirm(target, run, widest, result)
+        try:
+            second = await early.result() if early is not None and len(attempts) == 1 else None
+        except BaseException:
+            await early.drop(cancel=True)
+            raise
+        if second is None or not second.ok:  # failed beside the first: made again after it, as before
+            await teardown.drain()
+            second = await run(widest)
+        _confirm(target, second, widest, result)
     return result
 
 
-async def _first_good(target: Target, run, attempts: list, info: list, base: float, isolation: str, healed: list):
+class _Early:
+    """The confirmation launch started beside the first (issue #16, item 2). ``launched``: it holds
+    a slot and a launch is under way (from then on it is awaited, never cancelled, so the launch
+    always tears down what it started)."""
+
+    def __init__(self, run, budget: float):
+        self.launched = False
+        self.task = asyncio.ensure_future(run(budget, early=self))
+
+    async def result(self) -> Capture:
+        return await self.task
+
+    async def drop(self, cancel: bool = False) -> None:
+        """Forget it: cancelled while it still waits for a slot (or, with ``cancel``, whatever it is
+        doing: ``launch_once`` then ends its process before the task ends), else awaited to its
+        end; then every teardown deferred so far is awaited, so what comes next never overlaps it."""
+        if cancel or not self.launched:
+            self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+        await teardown.drain()
+
+
+async def _first_good(target: Target, run, attempts: list, info: list, base: float, isolation: str, healed: list,
+                      early: _Early | None = None):
     budget = base
     verdict = None
     retried = set()
@@ -163,6 +244,9 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
         info.append(AttemptInfo(role, budget, verdict.status, verdict.evidence))
         if verdict.status not in st.RETRIED or verdict.status in retried:
             return None, verdict, budget
+        if early is not None:  # the retry never overlaps a launch of the first round
+            await early.drop()
+            early = None
         retried.add(verdict.status)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
@@ -170,8 +254,8 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
             healed.append(note)
 
 
-async def _confirm(target: Target, run, budget: float, result: Measurement) -> None:
-    second = await run(budget)
+def _confirm(target: Target, second: Capture, budget: float, result: Measurement) -> None:
+    """Adopt ``second``, the confirmation launch made with ``budget`` seconds, into ``result``."""
     result.attempts.append(second)
     if not second.ok:
         verdict = st.classify(target, second)
@@ -203,7 +287,7 @@ def tool_difference(first: list, second: list) -> str:
     return f"{counts} ({'; '.join(parts)})" if parts else f"{counts} (same definitions in a different order)"
 
 
-async def _try_discover(launcher, target: Target, budget: float, limits: Limits, result: Measurement) -> None:
+async def _try_discover(run, budget: float, result: Measurement) -> None:
     """After a refused initialize, list tools under the revision the server says it speaks — an
     ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
     (2026-07-28) — and keep it as a separate, labelled figure."""
@@ -211,10 +295,10 @@ async def _try_discover(launcher, target: Target, budget: float, limits: Limits,
     handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
     if handshake:
         how = f"initialize at {handshake[-1]} (named in data.supported)"
-        capture = await launcher(target, budget, limits, handshake[-1])
+        capture = await run(budget, version=handshake[-1])
     else:
         how = "server/discover"
-        capture = await launcher(target, budget, limits, MODERN_PROTOCOL_VERSION, conversation=discover)
+        capture = await run(budget, version=MODERN_PROTOCOL_VERSION, conversation=discover)
     if capture.ok:
         result.discover_capture = capture
         result.notes.append(

@@ -23,6 +23,7 @@ from harness.probe.noise import Noise
 
 EOF_MARK = object()
 EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
+STDERR_DRAIN_SECONDS = 0.5  # at most, after the teardown, for stderr's last bytes
 
 
 @dataclass
@@ -128,6 +129,10 @@ class StdioTransport:
         if self._proc is None:
             return None
         self.exit_code = await process.terminate(self._proc)
+        # Everything is ended now: let stderr's reader take what is still in the pipe (the last
+        # words of a server that exited) before it is cancelled; bounded, a pipe may stay held.
+        if len(self._tasks) > 1:
+            await asyncio.wait({self._tasks[1]}, timeout=STDERR_DRAIN_SECONDS)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

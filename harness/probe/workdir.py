@@ -12,7 +12,11 @@ the same path, on a given machine, so such a description is the same at every la
 
 Two launches of the same name at once (a sweep and an ad-hoc ``measure`` of the same name) cannot
 share a directory: each launch holds an exclusive ``flock`` on ``<name>.lock`` beside it, and a
-launch that finds it held uses a fresh temp directory instead. A name that is not a slug (never a
+launch that finds it held uses a fresh temp directory instead. The one exception is the pair of
+launches of one measurement started together (issue #16, item 2): inside ``sharing()`` a launch of a
+name whose directory another launch of the same measurement holds right now joins it — the same
+path, as when they ran one after the other — and the last of them to end removes it. A launch
+made after the others have ended (a retry, a confirmation made afterwards) gets it emptied again. A name that is not a slug (never a
 catalog name) is hashed into one, so no name can point outside ``<cache>/work``.
 """
 
@@ -26,9 +30,8 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
-
-import git
 
 from harness.probe.process import SpawnError
 
@@ -44,11 +47,49 @@ def base_dir() -> Path:
     return Path(cache) / WORK_DIR
 
 
+_SHARED: ContextVar[dict | None] = ContextVar("mcp_context_cost_shared_workdirs", default=None)
+
+
+@contextlib.contextmanager
+def sharing() -> Iterator[None]:
+    """Within this block, launches of the same name that overlap in time share one working
+    directory (see the module docstring). Used by ``measure`` around one measurement's launches."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 @contextlib.contextmanager
 def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
-    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``.
+    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``;
+    inside ``sharing()``, the one a running launch of the same name and ``needs_git`` holds.
 
     Raises ``SpawnError`` when the directory or its git repository cannot be set up."""
+    shared = _SHARED.get()
+    if shared is None:
+        with _own_dir(name, needs_git) as path:
+            yield path
+        return
+    key = (name, needs_git)
+    if key in shared:
+        holder = shared[key]
+        holder[1] += 1
+    else:
+        stack = contextlib.ExitStack()
+        holder = shared[key] = [stack.enter_context(_own_dir(name, needs_git)), 1, stack]
+    try:
+        yield holder[0]
+    finally:
+        holder[1] -= 1
+        if holder[1] == 0:
+            del shared[key]
+            holder[2].close()
+
+
+@contextlib.contextmanager
+def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
     base = base_dir()
     if not _SLUG.match(name):
         name = "x-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -92,6 +133,8 @@ def prepare_workdir(path: Path, needs_git: bool) -> None:
     """Populate ``path`` (an empty directory). Raises ``SpawnError`` if git cannot set it up."""
     if not needs_git:
         return
+    import git  # only here: gitpython takes a noticeable part of a measure's start-up (issue #16)
+
     try:
         repo = git.Repo.init(path)
         (path / "README.md").write_text("throwaway repository for a measurement\n")

@@ -21,7 +21,7 @@ import pytest
 from harness.cli import cross_check_cmd
 from harness.core.jsparse import parse
 from harness.probe import mcp_tokens, record
-from harness.probe.measure import measure_sync
+from harness.probe.measure import CONFIRMATION_VARIABLE, measure_sync
 from harness.probe.target import Target
 from harness.publish import readings
 from tests.conftest import REPO, fixture_command
@@ -55,9 +55,11 @@ def checked(tmp_path_factory):
         "broken": fixture_command("second_launch_fails", "--state", str(state / "broken")),
     }
     b.write_catalog(root, [{"name": n, "command": c} for n, c in commands.items()])
-    for name, command in commands.items():
-        measured = measure_sync(Target(name=name, command=command), isolation="host", pass_declared_values=False)
-        record.write(record.build(measured), root / "results")
+    with pytest.MonkeyPatch.context() as patch:  # launch numbers script these fixtures: one at a time
+        patch.setenv(CONFIRMATION_VARIABLE, "after")
+        for name, command in commands.items():
+            measured = measure_sync(Target(name=name, command=command), isolation="host", pass_declared_values=False)
+            record.write(record.build(measured), root / "results")
     archive, sha = standin_asset(tmp_path_factory.mktemp("asset"))
     args = SimpleNamespace(root=root, catalog="servers.yaml", only=None, top=None, asset=archive,
                            asset_url=False, isolation="host", no_regen=False)

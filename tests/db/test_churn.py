@@ -32,7 +32,7 @@ def _page_without_dates(text: str, *dates: str) -> list[str]:
             and not line.startswith(("Captured ", "Comparable series: "))]
 
 
-def test_a_second_date_commits_only_history_and_date_dependent_pages(tmp_path):
+def test_a_second_date_commits_only_history_and_date_dependent_pages(tmp_path, launches_in_order):
     state = tmp_path / "launches"
     entries = [("plain", well_behaved(3)),
                ("cwd", fixture("volatile", "--cwd-in-description")),
@@ -72,7 +72,7 @@ def test_a_second_date_commits_only_history_and_date_dependent_pages(tmp_path):
     assert code == 0 and head(root) == before and porcelain(root) == "", err
 
 
-def test_a_record_is_rewritten_exactly_when_what_it_asserts_changed(tmp_path):
+def test_a_record_is_rewritten_exactly_when_what_it_asserts_changed(tmp_path, launches_in_order):
     state = tmp_path / "launches"
     entries = [("steady", well_behaved(3)), ("grows", well_behaved(3)),
                ("confirms", fixture("launch_script", "--state", str(state), "--script", "ok,fail,ok"))]

@@ -24,6 +24,11 @@ from harness.util import schemas
 from tests.conftest import fixture_command
 
 
+@pytest.fixture(autouse=True)
+def _scripted_in_order(launches_in_order):
+    """``launch_script`` scripts launches by the order they start in: no confirmation beside the first."""
+
+
 def _measure(tmp_path, script: str, timeout: float = 2.0, dual: bool = True, env=()) -> dict:
     state = tmp_path / f"launches-{abs(hash(script))}"
     target = Target(name="scripted", command=fixture_command("launch_script", "--state", str(state), "--script", script),

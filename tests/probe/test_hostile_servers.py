@@ -265,7 +265,7 @@ def test_version_rejected_quotes_data_supported_verbatim(flags, supported, resul
 
 # --- two launches ---------------------------------------------------------------------------------
 
-def test_tool_list_changing_between_launches_is_dynamic(tmp_path, results_root):
+def test_tool_list_changing_between_launches_is_dynamic(tmp_path, results_root, launches_in_order):
     run = measure_and_write(target("changes", "changes_between_launches", "--state", str(tmp_path / "n")),
                             results_root)
     rec = run.record
@@ -275,7 +275,7 @@ def test_tool_list_changing_between_launches_is_dynamic(tmp_path, results_root):
     assert "2 vs 3 tools (only in the second: tool_003)" in run.notes and "the first launch's capture" in run.notes
 
 
-def test_second_launch_failing_keeps_the_first_capture(tmp_path, results_root):
+def test_second_launch_failing_keeps_the_first_capture(tmp_path, results_root, launches_in_order):
     run = measure_and_write(target("second-fails", "second_launch_fails", "--state", str(tmp_path / "n")),
                             results_root)
     rec = run.record
@@ -286,7 +286,7 @@ def test_second_launch_failing_keeps_the_first_capture(tmp_path, results_root):
     assert "the first launch's capture is published" in run.notes
 
 
-def test_first_launch_failing_then_retry_succeeding_is_measured(tmp_path, results_root):
+def test_first_launch_failing_then_retry_succeeding_is_measured(tmp_path, results_root, launches_in_order):
     run = measure_and_write(target("first-fails", "second_launch_fails", "--state", str(tmp_path / "n"),
                                    "--fail-first"), results_root)
     rec = run.record

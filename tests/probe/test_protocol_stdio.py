@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from harness.probe.session import SETTLE_QUIET_SECONDS
 from harness.probe.target import Target
 from tests.conftest import fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
@@ -103,6 +104,23 @@ def test_list_changed_is_followed_to_the_settled_list(notify, initial, results_r
     first = 3 if notify == "before" else initial
     assert re.search(rf"listed 2 times; the list settled within \d+ s of the first listing \({first} → 3 tools\)",
                      run.notes), run.notes
+
+
+@pytest.mark.parametrize("delay,listed", [
+    (0.0, 3),                                 # at once after the reply: followed
+    (SETTLE_QUIET_SECONDS / 5, 3),            # inside the quiet window: followed
+    (SETTLE_QUIET_SECONDS * 8, 1),            # well after it: the first (non-empty) listing stands
+])
+def test_a_notification_after_a_listing_with_tools_is_followed_only_inside_the_quiet_window(delay, listed,
+                                                                                            results_root):
+    expected = dump(fixture("late_tools"), "--tools", str(listed))
+    run = measure(results_root, f"late-later-{listed}-{int(delay * 1000)}", "late_tools", "--notify", "later",
+                  "--delay", str(delay), "--initial", "1")
+    assert_matches(run.record, expected)
+    if listed == 3:
+        assert "listed 2 times; the list settled within 1 s of the first listing (1 → 3 tools)" in run.notes
+    else:
+        assert "list_changed" not in run.notes and "listChanged" not in run.notes
 
 
 def test_list_changed_never_sent_publishes_zero_after_the_window(results_root):
