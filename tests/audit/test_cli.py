@@ -41,7 +41,7 @@ def marker_server(path) -> dict:
     (["--baseline", "BASELINE"], "not JSON"),
     (["--budget", "12x"], "whole number"),
     (["--budget=-1"], "whole number"),
-    (["--context", "0"], "at least 1"),
+    (["--context", "0"], "a whole number from 1 to"),
     (["--max-increase", "10%"], "needs --baseline"),
     (["--baseline", "BASELINE", "--max-increase", "ten"], "tokens (e.g. 500)"),
     (["--no-such-flag"], "unrecognized arguments"),
