@@ -148,7 +148,7 @@ def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):
     """An interrupted sweep cancels its measurements: the early confirmation is cancelled with the
     first launch (not awaited to its budget), and neither leaves a process behind."""
     target = Target(name="cancel-both", command=fixture_command("never_answers", "--ignore-eof", "--ignore-sigterm"),
-                    timeout_seconds=600)
+                    timeout_seconds=600, cwd=str(tmp_path))  # a cwd of its own: the pair runs at once (see rendezvous)
 
     before = reaper.descendants(os.getpid())  # whatever earlier tests left is not this test's
 
