@@ -15,7 +15,9 @@ Rules (methodology, "Failure taxonomy"; issue #3):
     listed, it is dropped too and the confirmation is made again after the first has ended, as
     before — a failure that only two launches at once produce (two installs racing in one package
     cache) must not make a capture unconfirmed. ``launch_slots`` bounds launches in flight;
-    ``MCP_CONTEXT_COST_CONFIRMATION=after`` restores the old order (fixtures scripted by launch order).
+    ``MCP_CONTEXT_COST_CONFIRMATION=after`` restores the old order (fixtures scripted by launch order),
+    and a ``host`` stdio launch always keeps it (``_beside``: two launches at once cannot share one
+    working directory path, and each must start in an empty one; review of issue #16).
   * one overall deadline bounds the whole measurement, whatever the retries do.
   * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
     runs, so transports redact what they cut, and every capture is redacted as it arrives —
@@ -38,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
-from harness.probe import heal, redact, side_lists, teardown, warmup, workdir
+from harness.probe import heal, redact, side_lists, teardown, warmup
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -137,7 +139,7 @@ async def measure(
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
-    with redact.activated(secrets), workdir.sharing():
+    with redact.activated(secrets):
         async with teardown.scope() as deferred:
             result = await _measure(target, limits, requested_version, dual, isolation, launcher,
                                     launch_slots or contextlib.nullcontext())
@@ -174,7 +176,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     attempts: list[Capture] = []
     info: list[AttemptInfo] = []
     healed: list[str] = []
-    early = _Early(run, base) if dual and os.environ.get(CONFIRMATION_VARIABLE) != "after" else None
+    early = _Early(run, base) if dual and _beside(target, isolation) else None
     try:
         first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
     except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
@@ -204,6 +206,16 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
             second = await run(widest)
         _confirm(target, second, widest, result)
     return result
+
+
+def _beside(target: Target, isolation: str) -> bool:
+    """Whether the confirmation may start beside the first launch: not when ``CONFIRMATION_VARIABLE``
+    says ``after``, nor for a ``host`` stdio launch — it would see another working directory path
+    than the first (both cannot use the same one at once: ``harness.probe.workdir``), and a server
+    that names its directory in a description would read as ``dynamic`` (review of issue #16)."""
+    if os.environ.get(CONFIRMATION_VARIABLE) == "after":
+        return False
+    return bool(target.url) or isolation != "host" or target.cwd is not None
 
 
 class _Early:

@@ -14,7 +14,7 @@ import shlex
 import shutil
 import signal
 
-from harness.probe import reaper
+from harness.probe import reaper, sentinel
 from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
 
@@ -63,10 +63,13 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
     global _PARENT_PID
     _PARENT_PID = os.getpid()
     tracker = reaper.Tracker()
+    # the child lists its own launch: no moment where the harness could die with it unlisted
+    listed, line = sentinel.writer(), sentinel.line_for(tracker)
 
     def before_exec() -> None:
         _die_with_parent()
         tracker.preexec()
+        sentinel.list_self(listed, line)
 
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -133,6 +136,7 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
     await _wait(proc, grace)
     if tracker is not None:
         await tracker.close()
+    sentinel.release(proc.pid)
     return proc.returncode
 
 

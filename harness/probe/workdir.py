@@ -10,14 +10,14 @@ description. A fresh random temp directory per launch made the two launches of o
 differ (read as ``dynamic``) and every re-sweep rewrite the record. The same entry name always gets
 the same path, on a given machine, so such a description is the same at every launch.
 
-Two launches of the same name at once (a sweep and an ad-hoc ``measure`` of the same name) cannot
-share a directory: each launch holds an exclusive ``flock`` on ``<name>.lock`` beside it, and a
-launch that finds it held uses a fresh temp directory instead. The one exception is the pair of
-launches of one measurement started together (issue #16, item 2): inside ``sharing()`` a launch of a
-name whose directory another launch of the same measurement holds right now joins it — the same
-path, as when they ran one after the other — and the last of them to end removes it. A launch
-made after the others have ended (a retry, a confirmation made afterwards) gets it emptied again. A name that is not a slug (never a
-catalog name) is hashed into one, so no name can point outside ``<cache>/work``.
+Two launches of the same name at once (a sweep and an ad-hoc ``measure`` of the same name, or the
+two launches of one measurement started together under ``sandbox``, issue #16 item 2) never share a
+directory: each launch holds an exclusive ``flock`` on ``<name>.lock`` beside it, and a launch that
+finds it held uses a fresh temp directory instead. A shared one let a server's first launch leave
+files its confirmation read (review of issue #16: a count that changed). Under ``sandbox`` the server
+sees its directory at one fixed path whatever the host path is; a ``host`` launch sees the host path,
+so there the confirmation is never started beside the first (``measure``). A name that is not a slug
+(never a catalog name) is hashed into one, so no name can point outside ``<cache>/work``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextvars import ContextVar
 from pathlib import Path
 
 from harness.probe.process import SpawnError
@@ -47,45 +46,15 @@ def base_dir() -> Path:
     return Path(cache) / WORK_DIR
 
 
-_SHARED: ContextVar[dict | None] = ContextVar("mcp_context_cost_shared_workdirs", default=None)
-
-
-@contextlib.contextmanager
-def sharing() -> Iterator[None]:
-    """Within this block, launches of the same name that overlap in time share one working
-    directory (see the module docstring). Used by ``measure`` around one measurement's launches."""
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
 @contextlib.contextmanager
 def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
-    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``;
-    inside ``sharing()``, the one a running launch of the same name and ``needs_git`` holds.
+    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``: its
+    own, or a fresh temporary one while another launch holds it. Never one another launch is using:
+    two launches at once never see each other's files (review of issue #16).
 
     Raises ``SpawnError`` when the directory or its git repository cannot be set up."""
-    shared = _SHARED.get()
-    if shared is None:
-        with _own_dir(name, needs_git) as path:
-            yield path
-        return
-    key = (name, needs_git)
-    if key in shared:
-        holder = shared[key]
-        holder[1] += 1
-    else:
-        stack = contextlib.ExitStack()
-        holder = shared[key] = [stack.enter_context(_own_dir(name, needs_git)), 1, stack]
-    try:
-        yield holder[0]
-    finally:
-        holder[1] -= 1
-        if holder[1] == 0:
-            del shared[key]
-            holder[2].close()
+    with _own_dir(name, needs_git) as path:
+        yield path
 
 
 @contextlib.contextmanager

@@ -27,8 +27,10 @@ from tests.probe.helpers import measure_and_write, nothing_left, results_root  #
 
 def rendezvous(tmp_path: Path, name: str, wait: float = 30.0) -> Target:
     meeting = tmp_path / name
+    # a working directory of its own (a config's ``cwd``): a host launch in the harness's per-entry
+    # directory never starts its confirmation beside the first (``measure._beside``)
     return Target(name=name, command=fixture_command("rendezvous", "--dir", str(meeting), "--wait", str(wait)),
-                  timeout_seconds=60)
+                  timeout_seconds=60, cwd=str(tmp_path))
 
 
 def names(rec: dict) -> list[str]:
@@ -96,7 +98,8 @@ def test_a_slot_limiter_shared_by_two_measurements_never_has_more_than_its_launc
 
 def stubborn(tmp_path: Path, name: str) -> tuple[Target, Path]:
     where = tmp_path / f"{name}-pids"
-    return Target(name=name, command=fixture_command("stubborn", "--pids", str(where)), timeout_seconds=60), where
+    return Target(name=name, command=fixture_command("stubborn", "--pids", str(where)), timeout_seconds=60,
+                  cwd=str(tmp_path)), where  # a cwd of its own: the pair runs at once (see rendezvous)
 
 
 @pytest.mark.parametrize("dual", [True, False])
@@ -145,7 +148,7 @@ def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):
     """An interrupted sweep cancels its measurements: the early confirmation is cancelled with the
     first launch (not awaited to its budget), and neither leaves a process behind."""
     target = Target(name="cancel-both", command=fixture_command("never_answers", "--ignore-eof", "--ignore-sigterm"),
-                    timeout_seconds=600)
+                    timeout_seconds=600, cwd=str(tmp_path))  # a cwd of its own: the pair runs at once (see rendezvous)
 
     before = reaper.descendants(os.getpid())  # whatever earlier tests left is not this test's
 
