@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import tiktoken
 
-from harness.core.tokenizer import TokenizerUnavailable, get_encoding  # noqa: F401 - raised by both
+from harness.core.tokenizer import TokenizerUnavailable, Uncountable, get_encoding, length  # noqa: F401 - raised by both
 
 THREADS_ENV = "MCP_CONTEXT_COST_THREADS"
 PARALLEL_MIN_CHARS = 32_768
@@ -44,13 +44,13 @@ def count_many(texts: Sequence[str]) -> list[int]:
 
     tiktoken releases the GIL while encoding, so with ``$MCP_CONTEXT_COST_THREADS`` above 1,
     texts totalling at least ``PARALLEL_MIN_CHARS`` are split into balanced bins (longest first)
-    counted concurrently; each count is the same ``encode_ordinary`` call as :func:`count`, so
-    results never depend on the split. Raises :class:`TokenizerUnavailable`.
+    counted concurrently; each count is the same ``tokenizer.length`` call as :func:`count`, so
+    results never depend on the split. Raises :class:`TokenizerUnavailable`, :class:`Uncountable`.
     """
     enc = get_encoding()
     workers = min(_pool_size(), len(texts))
     if workers < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
-        return [len(enc.encode_ordinary(t)) for t in texts]
+        return [length(enc, t) for t in texts]
     bins: list[list[int]] = [[] for _ in range(workers)]
     loads = [0] * workers
     for i in sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True):
@@ -59,7 +59,7 @@ def count_many(texts: Sequence[str]) -> list[int]:
         loads[j] += len(texts[i])
 
     def run(indices: list[int]) -> list[tuple[int, int]]:
-        return [(i, len(enc.encode_ordinary(texts[i]))) for i in indices]
+        return [(i, length(enc, texts[i])) for i in indices]
 
     pool = _executor(workers - 1)
     futures = [pool.submit(run, b) for b in bins[1:]]

@@ -42,6 +42,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,12 @@ _TIKTOKEN_TIMEOUT_S = 180
 
 class TokenizerUnavailable(RuntimeError):
     """No source produced a verified o200k_base rank file; the message names every source tried."""
+
+
+class Uncountable(ValueError):
+    """tiktoken failed on a text even when fed in pieces (it signals such failures with a Rust
+    panic, a ``BaseException``); the message says what failed, one line. Counting what a server
+    sent turns this into that server's ``uncountable`` status."""
 
 
 @dataclass(frozen=True)
@@ -367,9 +374,70 @@ def count(text: str) -> int:
 
     Exactly ``len(tiktoken_encoding.encode_ordinary(text))``: special-token text is ordinary text,
     and a string with lone surrogates is handled as tiktoken does (UTF-16 round trip that turns
-    each lone surrogate into U+FFFD). Raises :class:`TokenizerUnavailable`.
+    each lone surrogate into U+FFFD). Long whitespace runs are fed in pieces (see
+    :func:`length`). Raises :class:`TokenizerUnavailable` and :class:`Uncountable`.
     """
-    return len(get_encoding().encode_ordinary(text))
+    return length(get_encoding(), text)
+
+
+# Unicode White_Space (what \s means to tiktoken's Rust regex), without \r and \n: runs of
+# these are what tiktoken's regex engine overflows its stack on (``\s+(?!\S)`` on ~1M chars).
+_BLANK = "[\t\x0b\x0c \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+_WHITESPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                        "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+LONG_RUN = 4096  # runs at least this long are cut out and given to BPE whole (far below the overflow)
+
+
+def _pieces(text: str, run: int) -> list[tuple[str, bool]]:
+    r"""``text`` cut where o200k_base's pre-tokenizer cuts, around long blank runs:
+    ``[(part, is_one_piece)]`` whose token counts sum to the count of ``text``.
+
+    A maximal run ``[r, e)`` of blanks (White_Space but not CR/LF) not followed by CR/LF is one
+    pre-token piece ``[r, e-1)`` (``[r, e)`` at the end of the text): at ``r`` the letter,
+    digit and punctuation alternatives need a non-blank next, ``\s*[\r\n]+`` finds no line
+    break, and ``\s+(?!\S)`` stops one short of the non-blank at ``e``. ``r`` and ``e-1`` are
+    piece boundaries, and cutting there changes no other piece: nothing after a cut looks behind
+    it, and the only look past a cut is ``(?!\S)``, which at ``r`` follows a non-blank or a line
+    break and at ``e-1`` sees a blank either way. A run followed by CR/LF is matched by
+    ``\s*[\r\n]+``, which tiktoken handles at any length, so it is left in place.
+    """
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    # The lookbehind starts a match only where a run starts: linear in the text's length.
+    for m in re.finditer(f"(?<!{_BLANK}){_BLANK}{{{max(run, 2)},}}", text):
+        r, e = m.span()
+        if e < len(text) and text[e] in _WHITESPACE:  # a line break follows: one \s*[\r\n]+ piece
+            continue
+        b = e if e == len(text) else e - 1
+        if b - r < 1:
+            continue
+        if r > pos:
+            out.append((text[pos:r], False))
+        out.append((text[r:b], True))
+        pos = b
+    if pos < len(text) or not out:
+        out.append((text[pos:], False))
+    return out
+
+
+def length(enc: tiktoken.Encoding, text: str, run: int = LONG_RUN) -> int:
+    """``len(enc.encode_ordinary(text))``, computed so tiktoken is never handed a blank run it
+    cannot take: parts are cut at pre-token boundaries (:func:`_pieces`) and a long blank piece
+    goes straight to BPE, so the sum is exactly the whole's count. Any failure tiktoken still
+    raises (a Rust panic is a ``BaseException``) becomes :class:`Uncountable`."""
+    total = 0
+    try:
+        for part, whole_piece in _pieces(text, run):
+            if whole_piece:
+                total += len(enc._encode_single_piece(part.encode("utf-8")))  # noqa: SLF001
+            else:
+                total += len(enc.encode_ordinary(part))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException derives from BaseException
+        raise Uncountable(f"tiktoken failed on a text of {len(text):,} characters: "
+                          f"{type(exc).__name__}: {str(exc)[:200]}".replace("\n", " ")) from None
+    return total
 
 
 def main(argv: list[str] | None = None) -> int:
