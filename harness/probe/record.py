@@ -13,6 +13,7 @@ every field of the finished record — ``launchCommand`` included — before it 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 from pathlib import Path
@@ -21,13 +22,16 @@ from harness import METHODOLOGY_VERSION, __version__
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.core.tokenizer import Uncountable
 from harness.probe import isolation as iso
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
 from harness.probe.volatile import normalise
+from harness.probe.status import TOO_LARGE, UNCOUNTABLE
 from harness.util import atomic, schemas, untrusted
+from harness.util.bounded import MAX_WRITTEN_RECORD_BYTES
 
 MEASURED_STATUSES = ("measured", "dynamic")
 # Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
@@ -35,13 +39,52 @@ MEASURED_STATUSES = ("measured", "dynamic")
 NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 
+# The most tools a record holds: far above any real server (the largest has a few hundred), low
+# enough that counting and validating the per-tool rows stays a bounded moment after the capture.
+MAX_RECORD_TOOLS = 20_000
+
+
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
           measured_at: dt.datetime | None = None) -> dict:
     """The record dict for ``measurement``; validated against the schema before it is returned.
 
     ``secrets`` default to the measurement's own (``Secrets.for_target`` when it has none).
+    What a server sent that cannot be published as a number becomes its status, with a small
+    record and a note saying why: ``too-large`` when its tool list holds more than
+    ``MAX_RECORD_TOOLS`` tools or the record would be larger than ``MAX_WRITTEN_RECORD_BYTES``
+    (what every reader accepts and GitHub takes), ``uncountable`` when the tokenizer fails on it.
     Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
     """
+    for capture in (measurement.capture, measurement.discover_capture):
+        if measurement.status in MEASURED_STATUSES and capture is not None and capture.ok \
+                and isinstance(capture.tools, list) and len(capture.tools) > MAX_RECORD_TOOLS:
+            return _refused(measurement, TOO_LARGE, f"the server listed {len(capture.tools):,} tools; a record "
+                            f"holds at most {MAX_RECORD_TOOLS:,}, so no number is published", isolation,
+                            secrets, measured_at)
+    try:
+        record = _build(measurement, isolation, secrets, measured_at)
+    except Uncountable as exc:
+        return _refused(measurement, UNCOUNTABLE, f"the tokenizer could not count what the server sent: {exc}",
+                        isolation, secrets, measured_at)
+    size = len(serialize(record).encode("utf-8"))
+    if size > MAX_WRITTEN_RECORD_BYTES:
+        return _refused(measurement, TOO_LARGE, f"the record would be {size:,} bytes, over the "
+                        f"{MAX_WRITTEN_RECORD_BYTES:,} a record may be, so no number is published",
+                        isolation, secrets, measured_at)
+    return record
+
+
+def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,
+             secrets: Secrets | None, measured_at: dt.datetime | None) -> dict:
+    """A small record for a server whose capture cannot be published: ``status``, no numbers, no
+    capture, and ``why`` as a note."""
+    refused = dataclasses.replace(measurement, status=status, discover_capture=None,
+                                  notes=[*measurement.notes, f"{status}: {why}"])
+    return _build(refused, isolation, secrets, measured_at)
+
+
+def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | None,
+           measured_at: dt.datetime | None) -> dict:
     target, capture = measurement.target, measurement.capture
     redactor = secrets or measurement.secrets or Secrets.for_target(target)
     notes = [redactor.text(n) for n in measurement.notes]

@@ -28,10 +28,12 @@ NOT_APPLICABLE = "not-applicable"
 PROTOCOL_MISMATCH = "protocol-mismatch"
 REMOTE_AUTH_WALL = "remote-auth-wall"
 UNREACHABLE = "unreachable"
+UNCOUNTABLE = "uncountable"
+TOO_LARGE = "too-large"
 NOT_YET_RUN = "not-yet-run"
 
 STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
-            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, NOT_YET_RUN)
+            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, UNCOUNTABLE, TOO_LARGE, NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
 RETRIED = (STARTUP_FAILURE, TIMEOUT)
 

@@ -20,6 +20,9 @@ import time
 # The largest measurement.json any reader accepts (verify, shard merge): a record holds its capture
 # about once, and a launch may produce at most 64 MiB of stdout (harness/probe/limits.py).
 MAX_RECORD_BYTES = 128 * 1024 * 1024
+# The largest measurement.json the harness writes: under what every reader accepts and under the
+# size GitHub warns about (50 MiB; it refuses files over 100 MiB).
+MAX_WRITTEN_RECORD_BYTES = 48 * 1024 * 1024
 
 
 class TooLarge(ValueError):
