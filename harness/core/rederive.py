@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from harness.core import side_figures
 from harness.core.counting import count_tools
+from harness.core.tokenizer import Uncountable
 
 CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
 
@@ -57,3 +58,31 @@ def rederive(record: object) -> Comparison:
 def _as_int(value: object) -> object:
     # Records are parsed with JSON.parse semantics, so integers arrive as floats.
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+NUMBERED = ("measured", "dynamic")
+
+
+def refusal(record: dict, where: str) -> str | None:
+    """One line naming ``where`` and every field of a ``measured``/``dynamic`` record that does
+    not re-derive from its own capture (or why it cannot be re-derived); ``None`` when all do, or
+    when the record publishes no number. What every path publishing a record it did not compute
+    itself asks before it publishes."""
+    if not isinstance(record, dict) or record.get("status") not in NUMBERED:
+        return None
+    try:
+        comparison = rederive(record)
+    except NotARecord as exc:
+        return f"{where}: refused: {exc}"
+    except (Uncountable, TypeError) as exc:  # TypeError: a capture stringify rejects
+        return f"{where}: refused: rawToolsCapture cannot be counted ({exc})"
+    if comparison.ok:
+        return None
+    fields = ", ".join(f"{f} is {_shown(comparison.published[f])} but rawToolsCapture re-derives "
+                       f"{_shown(comparison.derived[f])}" for f in comparison.mismatches)
+    return f"{where}: refused: {fields}"
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

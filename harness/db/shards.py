@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 
 from harness.core.jsparse import parse
+from harness.core.rederive import refusal
+from harness.db import record_file
 from harness.db.catalog import Entry
 from harness.util import atomic, bounded, names, schemas
 from harness.util.untrusted import escape
@@ -74,7 +76,7 @@ def read_shards(dirs: list[Path]) -> tuple[str, dict[str, dict]]:
             path = Path(directory) / "results" / server / "measurement.json"
             if server in records:
                 raise ShardError(f"{path}: server {server!r} appears in more than one shard")
-            records[server] = _matching(_record(path), server, manifest["date"], path)
+            records[server] = _matching(_record(path, Path(directory)), server, manifest["date"], path)
         _no_strays(Path(directory), manifest["servers"])
     if len(dates) != 1:
         raise ShardError(f"shards are for different dates: {', '.join(sorted(dates))}")
@@ -145,10 +147,16 @@ def _manifest(directory: Path) -> dict:
     return manifest
 
 
-def _record(path: Path) -> dict:
+def _record(path: Path, directory: Path) -> dict:
+    """The record at ``path`` in the shard ``directory``: never through a symbolic link, valid, and
+    with every figure re-derived from its own capture (a shard was made by a job that ran catalog
+    code: nothing it says is published unchecked)."""
     try:
-        value = parse(bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8"))
+        value = parse(record_file.read_bytes(directory, path).decode("utf-8"))
     except (OSError, ValueError) as exc:  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         raise ShardError(f"{path}: unreadable record ({exc})") from None
     schemas.check("measurement", value, where=str(path))
+    forged = refusal(value, str(path))
+    if forged:
+        raise ShardError(forged)
     return value

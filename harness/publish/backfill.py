@@ -33,6 +33,7 @@ from pathlib import Path
 import git
 
 from harness.core.jsparse import WireJSONError, parse
+from harness.core.rederive import refusal
 from harness.db.history import NUMBERED
 from harness.publish import tool_vectors
 from harness.publish.records import RecordError
@@ -156,5 +157,9 @@ def _read(repo: git.Repo, mode: str, blob: str, name: str, where: str, skipped: 
         return None
     if record.get("status") in NUMBERED and not isinstance(record.get("rawToolsCapture"), list):
         skipped.append(f"{where}: {record.get('status')} record without a rawToolsCapture array")
+        return None
+    forged = refusal(record, where)  # a version whose figures do not re-derive gives no vector
+    if forged:
+        skipped.append(forged)
         return None
     return record

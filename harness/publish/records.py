@@ -7,10 +7,13 @@ full schema, because a record written by an older harness legitimately lacks fie
 saying what is not on record.
 
 Relied on: an object whose ``server`` is the directory's name and whose ``status`` is one of the
-ten; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
-``rawToolsCapture``. Anything else raises :class:`RecordError` listing every bad file: a record
-that cannot be read (not a regular file — a FIFO or a device would block or never end — or larger
-than ``harness.util.bounded.MAX_RECORD_BYTES``) is a fault to fix, never an entry to quietly show as not-yet-run.
+statuses; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
+``rawToolsCapture`` from which totalTokens, toolCount, canonicalLength and canonicalSha256 (and
+the side figures) re-derive (``harness.core.rederive.refusal``: an edited number is refused by
+name, never published). Anything else raises :class:`RecordError` listing every bad file: a record
+that cannot be read (a symbolic link, not a regular file — a FIFO or a device would block or never
+end — or larger than ``harness.util.bounded.MAX_RECORD_BYTES``) is a fault to fix, never an entry to
+quietly show as not-yet-run.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
+from harness.core.rederive import refusal
+from harness.db import record_file
 from harness.db.history import NUMBERED, STATUSES
 from harness.publish.text import as_int
-from harness.util import bounded
 
 
 class RecordError(ValueError):
@@ -43,7 +47,7 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
     for name in names:
         path = record_path(results_dir, name)
         try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-            text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
+            text = record_file.read_bytes(Path(results_dir).parent, path).decode("utf-8")
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
@@ -55,7 +59,10 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
             errors.append(f"{path}: not JSON: {exc}")
             continue
         problem = _problem(record, name)
-        if problem:
+        forged = None if problem else refusal(record, str(path))
+        if forged:
+            errors.append(forged)
+        elif problem:
             errors.append(f"{path}: {problem}")
         else:
             found[name] = record
@@ -71,7 +78,7 @@ def _problem(record: object, name: str) -> str | None:
         return f"server is {record.get('server')!r}, expected {name!r} (the directory's name)"
     status = record.get("status")
     if status not in STATUSES:
-        return f"status {status!r} is not one of the ten"
+        return f"status {status!r} is not one of {', '.join(STATUSES)}"
     if status in NUMBERED:
         for field in ("totalTokens", "toolCount"):
             value = as_int(record.get(field))

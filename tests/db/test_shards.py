@@ -146,7 +146,32 @@ def _other_launch(part: Path) -> str:
     return "shard record 's1': launched 'npx -y something-else', but the catalog entry says"
 
 
-@pytest.mark.parametrize("tamper", [_swap, _unlisted, _other_day, _traversal, _not_in_catalog, _other_launch])
+def _forge(field: str, value):
+    def tamper(part: Path) -> str:
+        path = part / "results/s1/measurement.json"
+        rec = json.loads(path.read_text())
+        path.write_text(json.dumps({**rec, field: value}, indent=2))
+        return f"{path}: refused: {field} is {value!r} but rawToolsCapture re-derives"
+    tamper.__name__ = f"forged_{field}"
+    return tamper
+
+
+def _linked(part: Path) -> str:
+    """s1's record is a symbolic link to a copy of itself outside the shard."""
+    path = part / "results/s1/measurement.json"
+    outside = part.parent / "elsewhere.json"
+    shutil.copy(path, outside)
+    path.unlink()
+    path.symlink_to(outside)
+    return "results/s1/measurement.json is a symbolic link; a database reader never reads through one"
+
+
+FORGERIES = [_forge("totalTokens", 987654), _forge("toolCount", 7), _forge("canonicalLength", 12),
+             _forge("canonicalSha256", "0" * 64)]
+
+
+@pytest.mark.parametrize("tamper", [_swap, _unlisted, _other_day, _traversal, _not_in_catalog, _other_launch,
+                                    *FORGERIES, _linked])
 def test_a_shard_that_does_not_match_its_records_is_refused(shard_template, tmp_path, tamper, capsys):
     template, part_template = shard_template
     root, part = tmp_path / "repo", tmp_path / "part"
