@@ -1,0 +1,131 @@
+"""Every path that publishes a record it did not compute re-derives it first: a committed record
+whose totalTokens, toolCount, canonicalLength or canonicalSha256 was edited, or that is a symbolic
+link, is refused by name (file and field) and nothing is published; and every record committed to
+this repository re-derives (what CI checks)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.core.jsparse import parse
+from harness.core.rederive import refusal
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLISHED_PAGES = ("results/leaderboard.md", "results/leaderboard.csv", "docs/index.html")
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _measured(root: Path) -> Path:
+    for path in sorted((root / "results").glob("*/measurement.json")):
+        record = parse(path.read_text(encoding="utf-8"))
+        if record["status"] == "measured" and record["toolCount"] >= 2:
+            return path
+    raise AssertionError("no measured record in results/")
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    clone = tmp_path_factory.mktemp("forged") / "template"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    assert _run("regen", "--root", str(clone))[0] == 0  # the pages as this harness makes them
+    return clone
+
+
+@pytest.fixture
+def clone(template, tmp_path) -> Path:
+    root = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", str(template), str(root)], check=True)
+    for rel in ("results", "docs"):  # the template's regenerated (uncommitted) pages too
+        subprocess.run(["cp", "-a", str(template / rel), str(root)], check=True)
+    return root
+
+
+def _edit(path: Path, field: str, new: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    edited, n = re.subn(rf'^(  "{field}": )([^,\n]+)', lambda m: m.group(1) + new, text, count=1, flags=re.M)
+    assert n == 1
+    path.write_text(edited, encoding="utf-8")
+    return re.search(rf'^  "{field}": ([^,\n]+)', text, re.M).group(1)
+
+
+FORGERIES = {
+    "totalTokens": lambda old: "987654",
+    "toolCount": lambda old: str(int(old) + 1),
+    "canonicalLength": lambda old: str(int(old) - 1),
+    "canonicalSha256": lambda old: '"' + "ab" * 32 + '"',
+}
+
+
+@pytest.mark.parametrize("field", sorted(FORGERIES))
+def test_regen_refuses_an_edited_figure_by_file_and_field(clone, field):
+    record = _measured(clone)
+    before = {rel: (clone / rel).read_bytes() for rel in PUBLISHED_PAGES}
+    _edit(record, field, FORGERIES[field](parse(record.read_text())[field]))
+
+    code, out, err = _run("regen", "--root", str(clone))
+
+    assert code == 2, out + err
+    lines = [line for line in err.splitlines() if "refused" in line]
+    assert len(lines) == 1 and str(record) in lines[0] and f"{field} is " in lines[0], err
+    assert {rel: (clone / rel).read_bytes() for rel in PUBLISHED_PAGES} == before
+    if field == "totalTokens":
+        assert "987,654" not in (clone / "results/leaderboard.md").read_text()
+
+
+def test_regen_backfill_refuses_a_committed_forgery(clone):
+    record = _measured(clone)
+    _edit(record, "totalTokens", "987654")
+    subprocess.run(["git", "-C", str(clone), "commit", "-qam", "forged", "--author", "x <x@x>"], check=True,
+                   env={"GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x", "PATH": "/usr/bin:/bin"})
+    code, out, err = _run("regen", "--root", str(clone), "--backfill")
+    assert code == 2 and f"{record}: refused: totalTokens is 987654" in err, out + err
+
+
+def test_regen_refuses_a_record_that_is_a_symbolic_link(clone, tmp_path):
+    record = _measured(clone)
+    outside = tmp_path / "secret-looking.json"
+    outside.write_bytes(record.read_bytes())
+    record.unlink()
+    record.symlink_to(outside)
+    code, out, err = _run("regen", "--root", str(clone))
+    assert code == 2 and "is a symbolic link; a database reader never reads through one" in err, out + err
+    assert str(outside) not in out + err  # the file it points at is neither read nor quoted
+
+
+def test_regen_refuses_a_results_folder_that_is_a_symbolic_link(clone, tmp_path):
+    record = _measured(clone)
+    folder = record.parent
+    moved = tmp_path / "moved"
+    folder.rename(moved)
+    folder.symlink_to(moved)
+    code, out, err = _run("regen", "--root", str(clone))
+    assert code == 2 and f"results/{folder.name} is a symbolic link" in err, out + err
+
+
+def test_every_committed_record_rederives():
+    """CI's check of the database: each committed measured/dynamic record re-derives exactly, and
+    ``verify`` says so."""
+    paths = sorted((REPO / "results").glob("*/measurement.json"))
+    assert paths
+    numbered = 0
+    for path in paths:
+        record = parse(path.read_text(encoding="utf-8"))
+        assert refusal(record, str(path)) is None
+        if record["status"] in ("measured", "dynamic"):
+            numbered += 1
+            code, out, err = _run("verify", str(path))
+            assert code == 0 and out.startswith("OK "), out + err
+    assert numbered > 0
