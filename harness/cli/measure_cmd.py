@@ -36,7 +36,7 @@ from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.publish.badge import badge_for, write_badge
-from harness.util import names, untrusted
+from harness.util import names, untrusted, urls
 from harness.util.cliargs import seconds
 from harness.util.untrusted import escape
 
@@ -184,7 +184,8 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
               file=sys.stderr)
         return
     if entry is not None and (entry.command, entry.url) != (target.command, target.url):
-        raise ValueError(f"--name {target.name!r} is the catalog entry launched as {entry.command or entry.url!r}; "
+        raise ValueError(f"--name {target.name!r} is the catalog entry launched as "
+                         f"{entry.command or urls.shown(entry.url or '')!r}; "
                          f"choose another name, or measure the entry itself with --server {target.name}")
 
 
@@ -198,7 +199,7 @@ def _target(args) -> Target:
         except SpawnError as exc:
             raise ValueError(f"--command: {escape(exc)}") from None
     if args.url is not None and not URL_PATTERN.match(args.url):
-        raise ValueError(f"--url '{escape(args.url)}' is not an endpoint: expected http:// or https:// "
+        raise ValueError(f"--url '{escape(urls.shown(args.url))}' is not an endpoint: expected http:// or https:// "
                          "and a host, e.g. https://example.com/mcp")
     # The person running --command wrote it: a script it names by absolute path is shown to the
     # sandbox with its folder (a catalog entry's command never is; issue #9, kind 4).

@@ -16,7 +16,9 @@ import sys
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
+from harness.core.tokenizer import Uncountable
 from harness.util import bounded, untrusted
+from harness.util.urls import masked, shown_source
 from harness.util.cliargs import seconds
 
 MAX_RECORD_BYTES = bounded.MAX_RECORD_BYTES
@@ -63,14 +65,17 @@ def run(args) -> int:
     try:
         comparison = rederive(parse(read_source(args.source, args.timeout)))
     except (OSError, WireJSONError, NotARecord) as exc:
-        return _report_unreadable(args, str(exc))
+        return _report_unreadable(args, masked(str(exc), args.source))
+    except (Uncountable, TypeError) as exc:  # TypeError: a capture stringify rejects
+        return _report_unreadable(args, f"rawToolsCapture cannot be counted ({masked(str(exc), args.source)})")
+    source = shown_source(args.source)
     if args.json:
-        print(untrusted.json_text(json.dumps({"source": args.source, "ok": comparison.ok,
+        print(untrusted.json_text(json.dumps({"source": source, "ok": comparison.ok,
                                               "mismatches": list(comparison.mismatches),
                                               "published": comparison.published, "derived": comparison.derived},
                                              indent=2)))
     elif comparison.ok:
-        print(untrusted.line(f"OK {args.source}: every figure re-derives from the record's own capture"))
+        print(untrusted.line(f"OK {source}: every figure re-derives from the record's own capture"))
         for text in figure_lines(comparison.derived):
             print(untrusted.line(text))
     else:
@@ -99,7 +104,7 @@ def figure_lines(derived: dict) -> list[str]:
 
 def _report_unreadable(args, message: str) -> int:
     if args.json:
-        print(untrusted.json_text(json.dumps({"source": args.source, "ok": False, "error": message})))
+        print(untrusted.json_text(json.dumps({"source": shown_source(args.source), "ok": False, "error": message})))
     else:
-        print(untrusted.line(f"cannot verify {args.source}: {message}"), file=sys.stderr)
+        print(untrusted.line(f"cannot verify {shown_source(args.source)}: {message}"), file=sys.stderr)
     return 2

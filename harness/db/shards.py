@@ -25,7 +25,7 @@ from harness.core.jsparse import parse
 from harness.core.rederive import refusal
 from harness.db import record_file
 from harness.db.catalog import Entry
-from harness.util import atomic, bounded, names, schemas
+from harness.util import atomic, bounded, names, schemas, urls
 from harness.util.untrusted import escape
 
 MANIFEST = "shard.json"
@@ -92,8 +92,10 @@ def check_catalog(records: dict[str, dict], catalog) -> list[str]:
         if entry is None:
             problems.append(f"shard record {server!r}: no catalog entry of that name")
         elif rec.get("launchCommand") != (entry.command if entry.command is not None else entry.url):
-            problems.append(f"shard record {server!r}: launched {rec.get('launchCommand')!r}, but the catalog entry "
-                            f"says {entry.command or entry.url!r}")
+            launched = rec.get("launchCommand")
+            launched = urls.shown(launched) if isinstance(launched, str) and entry.url is not None else launched
+            problems.append(f"shard record {server!r}: launched {launched!r}, but the catalog entry "
+                            f"says {entry.command or urls.shown(entry.url or '')!r}")
     return problems
 
 
