@@ -1,0 +1,72 @@
+"""What the harness writes always fits what it reads and what GitHub accepts: a tool list larger
+than a record may hold gives a small ``too-large`` record instead, at sizes just under, just over
+and far over each bound."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.core.jsparse import parse
+from harness.probe import record
+from harness.util import bounded
+from tests.db.sweeprepo import fixture
+
+GITHUB_FILE_LIMIT = 100 * 1024 * 1024
+
+
+def _measure(tmp_path: Path, name: str, *args: str) -> tuple[int, dict, Path]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["measure", "--name", name, "--command", fixture("bulky_tools", *args), "--isolation", "host",
+                     "--single", "--results", str(tmp_path / "results")])
+    path = tmp_path / "results" / name / "measurement.json"
+    assert "Traceback" not in out.getvalue() + err.getvalue()
+    return code, parse(path.read_text(encoding="utf-8")), path
+
+
+def _verify(path: Path) -> int:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return main(["verify", str(path)])
+
+
+def test_the_written_bound_is_under_the_read_bound_and_githubs():
+    assert record.MAX_WRITTEN_RECORD_BYTES < bounded.MAX_RECORD_BYTES
+    assert record.MAX_WRITTEN_RECORD_BYTES <= 50 * 1024 * 1024 < GITHUB_FILE_LIMIT
+
+
+@pytest.mark.parametrize("extra, status", [(record.MAX_RECORD_TOOLS - 1, "measured"),
+                                           (record.MAX_RECORD_TOOLS, "too-large")])
+def test_tool_count_just_under_and_just_over(tmp_path, extra, status):
+    code, rec, path = _measure(tmp_path, "bulk", "--tools", str(extra))  # the fixture lists extra + 1
+    assert rec["status"] == status
+    if status == "measured":
+        assert code == 0 and rec["toolCount"] == record.MAX_RECORD_TOOLS and _verify(path) == 0
+    else:
+        assert code == 3 and rec["rawToolsCapture"] is None and path.stat().st_size < 64 * 1024
+        assert f"listed {record.MAX_RECORD_TOOLS + 1:,} tools" in rec["notes"][0]
+
+
+def test_most_of_a_million_tiny_tools_is_a_small_too_large_record(tmp_path):
+    """~13 MB in one tools/list reply, under the transport's 16 MiB message bound."""
+    code, rec, path = _measure(tmp_path, "million", "--bare", "--tools", "750000")
+    assert code == 3 and rec["status"] == "too-large" and path.stat().st_size < 64 * 1024
+
+
+@pytest.mark.parametrize("zeros, status", [(4_000, "measured"), (12_000, "too-large"), (200_000, "too-large")])
+def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, zeros, status):
+    """The byte bound, scaled down so the sizes are quick to make: an enum of zeros is ~2 bytes a
+    zero on the wire and ~10 in the record's indented JSON."""
+    monkeypatch.setattr(record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
+    code, rec, path = _measure(tmp_path, "wide", "--enum", str(zeros))
+    assert rec["status"] == status
+    assert path.stat().st_size <= 100_000
+    if status == "too-large":
+        assert "over the 100,000 a record may be" in rec["notes"][0] and rec["totalTokens"] is None
+    else:
+        assert _verify(path) == 0 and json.loads(path.read_text())["toolCount"] == 1
