@@ -32,7 +32,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.util import atomic, bounded, schemas
+from harness.db import record_file
+from harness.util import atomic, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
 ISOLATIONS = ("host", "sandbox", "docker")
@@ -106,7 +107,7 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
     not UTF-8, or a wrong header — since no row could then be added to it safely."""
     path = Path(path)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
+        text = record_file.read_bytes(path.parent, path).decode("utf-8")
     except FileNotFoundError:
         return [], []
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.util import atomic, bounded, schemas, untrusted
+from harness.db import record_file
+from harness.util import atomic, schemas, untrusted
 
 FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
          "capability-probe": "results/capability-probe.json"}
@@ -38,7 +39,7 @@ def read(root: Path, kind: str) -> dict | None:
     Raises :class:`ReadingsError` for a file that is unreadable, not JSON or off-schema."""
     path = path_for(root, kind)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
+        text = record_file.read_bytes(Path(root), path).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

@@ -130,7 +130,7 @@ def _no_strays(directory: Path, listed: list[str]) -> None:
 
 def _manifest(directory: Path) -> dict:
     try:
-        manifest = json.loads(bounded.read_regular(directory / MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8"))
+        manifest = json.loads(record_file.read_bytes(directory, directory / MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise ShardError(f"{directory / MANIFEST}: not a shard manifest ({escape(exc)})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("servers"), list) or "date" not in manifest:

@@ -20,8 +20,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.core.jsparse import WireJSONError, parse
-from harness.db import reason
+from harness.core.jsparse import parse
+from harness.db import reason, record_file
 from harness.db.catalog import Entry
 from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
@@ -169,8 +169,8 @@ def _stamp(date: dt.date) -> dt.datetime:
 
 def _read(path: Path) -> dict | None:
     try:
-        value = parse(path.read_text(encoding="utf-8"))
-    except (OSError, WireJSONError):
+        value = parse(record_file.read_bytes(path.parents[2], path).decode("utf-8"))
+    except (OSError, ValueError):  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         return None
     return value if isinstance(value, dict) else None
 

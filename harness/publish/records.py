@@ -78,7 +78,7 @@ def _problem(record: object, name: str) -> str | None:
         return f"server is {record.get('server')!r}, expected {name!r} (the directory's name)"
     status = record.get("status")
     if status not in STATUSES:
-        return f"status {status!r} is not one of {', '.join(STATUSES)}"
+        return f"status {status!r} is not one of the {len(STATUSES)} statuses"
     if status in NUMBERED:
         for field in ("totalTokens", "toolCount"):
             value = as_int(record.get(field))

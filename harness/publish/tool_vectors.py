@@ -45,11 +45,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.db import record_file
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.publish.records import RecordError
 from harness.publish.text import as_int
@@ -216,7 +218,7 @@ def read(path, server: str) -> VectorHistory:
     regular file of at most ``harness.util.bounded.MAX_RECORD_BYTES`` bytes; a
     vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
+        text = record_file.read_bytes(Path(path).parents[2], Path(path)).decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
