@@ -56,11 +56,20 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
     Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
     """
     for capture in (measurement.capture, measurement.discover_capture):
-        if measurement.status in MEASURED_STATUSES and capture is not None and capture.ok \
-                and isinstance(capture.tools, list) and len(capture.tools) > MAX_RECORD_TOOLS:
+        if measurement.status not in MEASURED_STATUSES or capture is None or not capture.ok \
+                or not isinstance(capture.tools, list):
+            continue
+        if len(capture.tools) > MAX_RECORD_TOOLS:
             return _refused(measurement, TOO_LARGE, f"the server listed {len(capture.tools):,} tools; a record "
                             f"holds at most {MAX_RECORD_TOOLS:,}, so no number is published", isolation,
                             secrets, measured_at)
+        # The record holds the capture at least once: its canonical bytes are a floor for the record's
+        # size, known before any counting or validating is spent on it.
+        floor = len(stringify(capture.tools).encode("utf-8", "surrogatepass"))
+        if floor > MAX_WRITTEN_RECORD_BYTES:
+            return _refused(measurement, TOO_LARGE, f"the tool list is {floor:,} bytes of canonical JSON, over the "
+                            f"{MAX_WRITTEN_RECORD_BYTES:,} a record may be, so no number is published",
+                            isolation, secrets, measured_at)
     try:
         record = _build(measurement, isolation, secrets, measured_at)
     except Uncountable as exc:

@@ -68,5 +68,7 @@ def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, z
     assert path.stat().st_size <= 100_000
     if status == "too-large":
         assert "over the 100,000 a record may be" in rec["notes"][0] and rec["totalTokens"] is None
+        if zeros == 200_000:  # the canonical bytes alone are over: refused before any counting
+            assert "bytes of canonical JSON" in rec["notes"][0]
     else:
         assert _verify(path) == 0 and json.loads(path.read_text())["toolCount"] == 1
