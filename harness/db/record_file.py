@@ -11,6 +11,13 @@ from harness.db.confine import link_on_path
 from harness.util import bounded
 
 
+def database_root(path: Path) -> Path:
+    """The database folder of ``<root>/results/<name>/<file>``: ``<root>`` (the file's own folder
+    for a path not that deep)."""
+    path = Path(path)
+    return path.parents[2] if len(path.parents) > 2 else path.parent
+
+
 def read_bytes(base: Path, path: Path, max_bytes: int = bounded.MAX_RECORD_BYTES) -> bytes:
     """The bytes of ``path`` (inside the database folder ``base``). Raises ``OSError`` naming the
     link when ``path`` or a folder between ``base`` and it is a symbolic link, or when it is not a

@@ -169,7 +169,7 @@ def _stamp(date: dt.date) -> dt.datetime:
 
 def _read(path: Path) -> dict | None:
     try:
-        value = parse(record_file.read_bytes(path.parents[2], path).decode("utf-8"))
+        value = parse(record_file.read_bytes(record_file.database_root(path), path).decode("utf-8"))
     except (OSError, ValueError):  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         return None
     return value if isinstance(value, dict) else None

@@ -218,7 +218,7 @@ def read(path, server: str) -> VectorHistory:
     regular file of at most ``harness.util.bounded.MAX_RECORD_BYTES`` bytes; a
     vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(Path(path).parents[2], Path(path)).decode("utf-8")
+        text = record_file.read_bytes(record_file.database_root(path), Path(path)).decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
