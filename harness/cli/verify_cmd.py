@@ -6,7 +6,9 @@ unreadable or not a record with a capture.
 Input is bounded (issue #9, kind 5): a path must be a regular file (a FIFO is refused without
 blocking, a device without being read) of at most ``MAX_RECORD_BYTES``; a URL is fetched under one
 overall deadline (``--timeout``, default 30 s: connecting, headers and body together) and at most
-``MAX_RECORD_BYTES`` (128 MiB) of body.
+``MAX_RECORD_BYTES`` (128 MiB) of body. A URL is printed through ``harness.util.urls`` (userinfo and
+credential-named query values masked), and a capture the tokenizer cannot count is exit 2 with the
+reason, not a mismatch.
 """
 
 from __future__ import annotations
