@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from harness.core import side_figures
 from harness.core.counting import count_tools
-from harness.core.tokenizer import Uncountable
+from harness.core.tokenizer import Uncountable, count
 
 CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
 
@@ -65,17 +65,20 @@ NUMBERED = ("measured", "dynamic")
 
 def refusal(record: dict, where: str) -> str | None:
     """One line naming ``where`` and every field of a ``measured``/``dynamic`` record that does
-    not re-derive from its own capture (or why it cannot be re-derived); ``None`` when all do, or
+    not re-derive from its own capture (or why it, or the published ``serverInstructions``, cannot
+    be counted); ``None`` when all do, or
     when the record publishes no number. What every path publishing a record it did not compute
     itself asks before it publishes."""
     if not isinstance(record, dict) or record.get("status") not in NUMBERED:
         return None
     try:
         comparison = rederive(record)
+        if isinstance(record.get("serverInstructions"), str):  # counted too where it is published
+            count(record["serverInstructions"])
     except NotARecord as exc:
         return f"{where}: refused: {exc}"
     except (Uncountable, TypeError) as exc:  # TypeError: a capture stringify rejects
-        return f"{where}: refused: rawToolsCapture cannot be counted ({exc})"
+        return f"{where}: refused: rawToolsCapture or serverInstructions cannot be counted ({exc})"
     if comparison.ok:
         return None
     fields = ", ".join(f"{f} is {_shown(comparison.published[f])} but rawToolsCapture re-derives "

@@ -71,7 +71,7 @@ def test_regen_refuses_it_by_name(clone, panics):
     _with_marker(path)
     panics()
     code, out, err = _run("regen", "--root", str(clone))
-    assert code == 2 and f"{path}: refused: rawToolsCapture cannot be counted" in err, out + err
+    assert code == 2 and f"{path}: refused: rawToolsCapture or serverInstructions cannot be counted" in err, out + err
 
 
 def test_backfill_skips_that_version_and_publishes_the_rest(clone, panics):
@@ -83,4 +83,15 @@ def test_backfill_skips_that_version_and_publishes_the_rest(clone, panics):
     panics()
     code, out, err = _run("regen", "--root", str(clone), "--backfill")
     assert code == 0, out + err
-    assert "skipped:" in err and "refused: rawToolsCapture cannot be counted" in err and "Traceback" not in err
+    assert "skipped:" in err and "refused: rawToolsCapture or serverInstructions cannot be counted" in err and "Traceback" not in err
+
+
+def test_instructions_the_tokenizer_fails_on_are_refused_by_name(clone, panics):
+    path = _measured(clone)
+    record = parse(path.read_text(encoding="utf-8"))
+    record["serverInstructions"] = f"use these tools well {MARKER}"
+    path.write_text(serialize(record), encoding="utf-8")
+    panics()
+    code, out, err = _run("regen", "--root", str(clone))
+    assert code == 2 and f"{path}: refused: rawToolsCapture or serverInstructions cannot be counted" in err, out + err
+    assert "Traceback" not in err
