@@ -1,8 +1,10 @@
 """Re-derive a record's numbers from its own capture (methodology, "Reproduce it").
 
 totalTokens, canonicalSha256, toolCount (and canonicalLength when present) are recomputed from
-``rawToolsCapture`` alone and compared field by field; so is every resources/prompts side figure
-of ``sideLists`` from its own ``rawCapture`` (fields ``sideLists.<list>.<field>``; issue #14).
+``rawToolsCapture`` alone and compared field by field; so is every published per-tool row of
+``tools`` (a row that differs is named ``tools[<i>].<field>``, a count that differs ``tools.length``),
+the separate ``discover`` figure from its own ``rawToolsCapture`` (``discover.<field>``), and every
+resources/prompts side figure of ``sideLists`` from its own ``rawCapture`` (``sideLists.<list>.<field>``).
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core import side_figures
+from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.core.tokenizer import Uncountable, count
 
 CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
+TOOL_FIELDS = ("name", "tokens", "descriptionTokens", "inputSchemaTokens")
+DISCOVER_CHECKED = ("totalTokens", "toolCount", "canonicalSha256")
 
 
 class NotARecord(ValueError):
@@ -49,10 +54,46 @@ def rederive(record: object) -> Comparison:
     fields = [f for f in CHECKED if f in record]
     published = {f: _as_int(record[f]) for f in fields}
     derived = {f: derived_all[f] for f in fields}
-    side_published, side_derived = side_figures.rederive(record.get("sideLists"))
-    published, derived, fields = published | side_published, derived | side_derived, fields + list(side_published)
+    for more_published, more_derived in (_tool_rows(record.get("tools"), derived_all["tools"]),
+                                          _discover(record.get("discover")),
+                                          side_figures.rederive(record.get("sideLists"))):
+        published, derived, fields = published | more_published, derived | more_derived, fields + list(more_published)
     mismatches = tuple(f for f in fields if published[f] != derived[f])
     return Comparison(published, derived, mismatches)
+
+
+def _tool_rows(rows: object, counted: list[dict]) -> tuple[dict, dict]:
+    """``(published, derived)`` for the per-tool rows that differ from what the capture gives (a
+    record without ``tools`` publishes none). Rows that agree are left out, so an honest record
+    adds nothing here."""
+    if rows is None:
+        return {}, {}
+    if not isinstance(rows, list) or len(rows) != len(counted):
+        return ({"tools.length": len(rows) if isinstance(rows, list) else type(rows).__name__},
+                {"tools.length": len(counted)})
+    published: dict = {}
+    derived: dict = {}
+    for i, (row, again) in enumerate(zip(rows, counted)):
+        row = row if isinstance(row, dict) else {}
+        # The record publishes a name that is not a string as its JSON text.
+        again = again | {"name": again["name"] if isinstance(again["name"], str) else stringify(again["name"])}
+        for field in TOOL_FIELDS:
+            if _as_int(row.get(field)) != again[field]:
+                published[f"tools[{i}].{field}"] = _as_int(row.get(field))
+                derived[f"tools[{i}].{field}"] = again[field]
+    return published, derived
+
+
+def _discover(figure: object) -> tuple[dict, dict]:
+    """``(published, derived)`` for the ``discover`` figure, re-derived from its own capture."""
+    if not isinstance(figure, dict):
+        return {}, {}
+    capture = figure.get("rawToolsCapture")
+    if not isinstance(capture, list):
+        return {"discover.rawToolsCapture": type(capture).__name__}, {"discover.rawToolsCapture": "list"}
+    again = count_tools(capture).to_json()
+    return ({f"discover.{f}": _as_int(figure.get(f)) for f in DISCOVER_CHECKED},
+            {f"discover.{f}": again[f] for f in DISCOVER_CHECKED})
 
 
 def _as_int(value: object) -> object:
@@ -69,8 +110,17 @@ def refusal(record: dict, where: str) -> str | None:
     be counted); ``None`` when all do, or
     when the record publishes no number. What every path publishing a record it did not compute
     itself asks before it publishes."""
-    if not isinstance(record, dict) or record.get("status") not in NUMBERED:
+    if not isinstance(record, dict):
         return None
+    if record.get("status") not in NUMBERED:
+        if not isinstance(record.get("discover"), dict):
+            return None
+        try:  # a status without a number may still publish the separate discover figure
+            published, derived = _discover(record["discover"])
+        except (Uncountable, TypeError) as exc:
+            return f"{where}: refused: discover.rawToolsCapture cannot be counted ({exc})"
+        comparison = Comparison(published, derived, tuple(f for f in published if published[f] != derived[f]))
+        return _refusal_line(comparison, where)
     try:
         comparison = rederive(record)
         if isinstance(record.get("serverInstructions"), str):  # counted too where it is published
@@ -79,11 +129,19 @@ def refusal(record: dict, where: str) -> str | None:
         return f"{where}: refused: {exc}"
     except (Uncountable, TypeError) as exc:  # TypeError: a capture stringify rejects
         return f"{where}: refused: rawToolsCapture or serverInstructions cannot be counted ({exc})"
+    return _refusal_line(comparison, where)
+
+
+SHOWN_MISMATCHES = 5  # a forged list of 20,000 rows is named by its first few
+
+
+def _refusal_line(comparison: Comparison, where: str) -> str | None:
     if comparison.ok:
         return None
     fields = ", ".join(f"{f} is {_shown(comparison.published[f])} but rawToolsCapture re-derives "
-                       f"{_shown(comparison.derived[f])}" for f in comparison.mismatches)
-    return f"{where}: refused: {fields}"
+                       f"{_shown(comparison.derived[f])}" for f in comparison.mismatches[:SHOWN_MISMATCHES])
+    more = len(comparison.mismatches) - SHOWN_MISMATCHES
+    return f"{where}: refused: {fields}" + (f" and {more:,} more" if more > 0 else "")
 
 
 def _shown(value: object) -> str:
