@@ -17,8 +17,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.core.rederive import refusal
 from harness.probe.record import MEASURED_STATUSES
-from harness.util import schemas
+from harness.util import bounded, schemas
 
 
 class BaselineError(ValueError):
@@ -65,11 +66,11 @@ class Comparison:
 def load(path: Path) -> dict:
     """The baseline record at ``path``. Raises :class:`BaselineError` for every reason it cannot
     serve as a baseline."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    try:  # a regular file only, bounded: a FIFO or a device would block or never end
+        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(f"baseline {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise BaselineError(f"baseline {path} cannot be read: {exc}") from None
     try:
         record = json.loads(text, parse_constant=_reject_constant)
@@ -83,6 +84,9 @@ def load(path: Path) -> dict:
         raise BaselineError(f"baseline {path} is not a valid measurement record:\n{exc}") from None
     if record["status"] not in MEASURED_STATUSES or not isinstance(record["totalTokens"], int):
         raise BaselineError(f"baseline {path} has status {record['status']!r} and no token count to compare against")
+    forged = refusal(record, f"baseline {path}")  # its figures are published beside the new ones
+    if forged:
+        raise BaselineError(forged)
     return record
 
 

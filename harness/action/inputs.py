@@ -28,6 +28,7 @@ from pathlib import Path
 
 from harness.probe import envnames
 from harness.util import names as slugs
+from harness.util import urls
 from harness.util.untrusted import escape
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
@@ -135,7 +136,7 @@ def read(environ: Mapping[str, str]) -> Inputs:
     elif bool(command) == bool(url) and not config and not {"command", "url", "config"} & cleared:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
-        problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(url))}")
+        problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(urls.shown(url)))}")
     name = given["name"] or default_name(environ)
     if not slugs.is_result_name(name):
         problems.append(f"input 'name' must be {slugs.RESULT_RULE}, got {escape(repr(_clip(name)))}")

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.util import bounded, schemas
+from harness.util import bounded, schemas, urls
 
 PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-cost/main/"
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository this harness runs from
@@ -36,8 +36,7 @@ class Unavailable(Exception):
     """``what`` could not be read from ``source``; ``str()`` is the one-line problem."""
 
     def __init__(self, what: str, source: str, reason: str):
-        secrets = _secrets(source)
-        self.what, self.source, self.reason = what, secrets.text(source), secrets.text(reason)
+        self.what, self.source, self.reason = what, shown(source), _secrets(source).text(reason)
         super().__init__(f"{what} could not be read from {self.source}: {self.reason}")
 
 
@@ -61,13 +60,14 @@ def lookup(source: str, reader: Callable[[str], dict]) -> Lookup:
 
 
 def shown(source: str | Path) -> str:
-    """``source`` as it may be printed or recorded: a URL's credentials (userinfo, secret-named
-    query values) replaced by ``[redacted]``; a path unchanged."""
-    return _secrets(str(source)).text(str(source))
+    """``source`` as it may be printed or recorded: a URL through the one URL printer
+    (``harness.util.urls``, credentials masked); a path unchanged."""
+    return urls.shown(str(source)) if is_url(str(source)) else str(source)
 
 
 def _secrets(source: str):
-    """The credentials a URL may carry: its userinfo and secret-named query values
+    """The credentials a URL may carry, to mask in a message that quotes it: what the URL printer
+    masks (``urls.credentials``), its userinfo and secret-named query values
     (``environment.url_secrets``), and — since a published file needs no query to be named — every
     query value that reads as a credential whatever its name (a presigned ``X-Amz-Signature``,
     ``sig``)."""
@@ -82,7 +82,7 @@ def _secrets(source: str):
         query = parse_qsl(urlsplit(source).query, keep_blank_values=False)
     except ValueError:
         query = []
-    return Secrets([*url_secrets(source), *(value for _, value in query if credential_like(value))])
+    return Secrets([*urls.credentials(source), *url_secrets(source), *(value for _, value in query if credential_like(value))])
 
 
 def is_url(source: str) -> bool:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness import __version__
+from harness.util import urls
 
 
 COMMAND_MODULES = (
@@ -99,7 +100,7 @@ def _subject(args) -> str | None:
     for name in ("server", "name", "url"):
         value = getattr(args, name, None)
         if isinstance(value, str) and value:
-            return f"server {value!r}"
+            return f"server {urls.shown_source(value)!r}"
     return None
 
 

@@ -54,6 +54,7 @@ from contextvars import ContextVar
 
 from harness.core.jsnumber import number_to_string
 from harness.probe import environment
+from harness.util import urls
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 4  # shorter values would mangle ordinary text and are not credentials
@@ -97,6 +98,8 @@ class Secrets:
             values += environment.header_secrets(value)
         values += environment.argv_secrets(list(argv))
         values += environment.url_secrets(url or "")
+        # and what the URL printer masks (a fragment, a path segment) when it reads as a credential
+        values += [v for v in urls.credentials(url or "") if environment.credential_like(v)]
         return cls(values)
 
     @classmethod

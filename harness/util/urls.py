@@ -1,10 +1,19 @@
-"""The one way a URL is printed (terminals, CI logs, JSON output): credentials masked.
+"""The one way a URL is printed (terminals, CI logs, JSON output, reports): credentials masked.
 
-``shown(url)`` replaces the userinfo (``user:pass@``) and the value of every query parameter whose
-name reads as a credential (``api_key``, ``token``, ``sig``…) with ``***``; the scheme, host, path
-and other parameters stay as written, so the URL still says where it points. ``masked(text, url)``
-does the same to a message that may quote ``url`` or pieces of it (an HTTP library's error names
-the path and query without the scheme). Output still goes through ``harness.util.untrusted``.
+``shown(url)`` replaces with ``***`` every part of a URL that can carry a credential:
+
+- the userinfo (``user:pass@``);
+- the value of a parameter — in the query, in the fragment (``#access_token=…``, OAuth's implicit
+  flow) or a path parameter (``;token=…``) — whose name, percent-decoded, reads as a credential
+  (``api_key``, ``token``, ``sig``…), or whose value looks like a token whatever its name;
+- a path segment that follows a credential-named segment (``/token/<value>``, ``/key/<value>``) or
+  that itself looks like a token (``/mcp/ghp_…``, a key-bearing endpoint such as ``/sk-ak-…/sse``).
+
+The scheme, host and every other part stay as written, so the URL still says where it points. A
+text that does not split as a URL keeps only its scheme. ``masked(text, url)`` masks the same
+credentials (as written and percent-decoded) in a message that may quote ``url`` or pieces of it
+(an HTTP library's error names the path and query without the scheme). Output still goes through
+``harness.util.untrusted``.
 """
 
 from __future__ import annotations
@@ -15,43 +24,77 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 MASK = "***"
 CREDENTIAL_NAME = re.compile(r"(api[-_]?key|apikey|(?:^|[-_])key$|token|secret|passw(?:or)?d|pwd|credential|auth|"
                              r"private[-_]?key|session|cookie|bearer|^sig$|signature|^code$|^jwt$)", re.IGNORECASE)
-_PARAM = re.compile(r"([^=&;#]+)=([^&;#]*)")
+# A value that reads as a token whatever it is called: long, letters and digits mixed, no spaces
+# (a UUID, a base64 or hex key, ghp_…, sk-…). Words and small numbers (page=2, sort=asc) stay.
+TOKEN_LIKE = re.compile(r"(?=[^/]*[A-Za-z])(?=[^/]*[0-9])[A-Za-z0-9._~+=%-]{20,}")
+_PARAM = re.compile(r"([^=&;#/]+)=([^&;#/]*)")
 
 
-def _credentials(url: str) -> list[str]:
-    """The credential texts inside ``url``, as written and percent-decoded, longest first."""
+def _secret(name: str, value: str) -> bool:
+    return bool(value) and (CREDENTIAL_NAME.search(unquote(name)) is not None or TOKEN_LIKE.fullmatch(value) is not None)
+
+
+def _params(text: str, found: list[str]) -> str:
+    """``name=value`` pairs of ``text`` with credential values masked (and collected in ``found``)."""
+    def one(m: re.Match) -> str:
+        if not _secret(m.group(1), m.group(2)):
+            return m.group(0)
+        found.append(m.group(2))
+        return f"{m.group(1)}={MASK}"
+    return _PARAM.sub(one, text)
+
+
+def _path(path: str, found: list[str]) -> str:
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        name, semicolon, rest = segment.partition(";")
+        after_name = i > 0 and CREDENTIAL_NAME.search(unquote(segments[i - 1].partition(";")[0])) is not None
+        if name and (after_name or TOKEN_LIKE.fullmatch(name)):
+            found.append(name)
+            name = MASK
+        segments[i] = name + semicolon + (_params(rest, found) if semicolon else "")
+    return "/".join(segments)
+
+
+def _split(url: str) -> tuple[str, list[str]]:
+    """``(url as shown, the credential texts it held)``."""
+    found: list[str] = []
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a netloc that does not parse
     except ValueError:
-        return []
-    found: list[str] = []
-    userinfo = parts.netloc.rpartition("@")[0]
-    if userinfo:
+        scheme, sep, rest = url.partition("://")
+        found.append(rest or url)
+        _params(rest, found)  # and the pieces a message may quote on their own
+        _path(rest.partition("?")[0].partition("#")[0], found)
+        return (f"{scheme}{sep}{MASK}" if sep else MASK), found
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if at:
         user, _, password = userinfo.partition(":")
-        found += [userinfo, password, user]
-    found += [value for name, value in _PARAM.findall(parts.query) if CREDENTIAL_NAME.search(unquote(name))]
-    found += [unquote(value) for value in list(found)]
-    return sorted({value for value in found if value}, key=len, reverse=True)
+        found += [userinfo, user, password]
+    netloc = f"{MASK}@{host}" if at else parts.netloc
+    shown_url = urlunsplit((parts.scheme, netloc, _path(parts.path, found), _params(parts.query, found),
+                            _params(parts.fragment, found)))
+    return shown_url, found
 
 
 def shown(url: str) -> str:
-    """``url`` with its userinfo and credential-named query values replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return masked(url, url)
-    host = parts.netloc.rpartition("@")
-    netloc = f"{MASK}@{host[2]}" if host[1] else parts.netloc
-    query = _PARAM.sub(lambda m: f"{m.group(1)}={MASK}" if CREDENTIAL_NAME.search(unquote(m.group(1))) else m.group(0),
-                       parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    """``url`` with every credential in it replaced by ``***`` (see the module docstring)."""
+    return _split(url)[0]
+
+
+def credentials(url: str) -> list[str]:
+    """The credential texts inside ``url``, as written and percent-decoded, longest first."""
+    if "://" not in url:
+        return []
+    found = _split(url)[1]
+    found += [unquote(value) for value in found]
+    return sorted({value for value in found if value}, key=len, reverse=True)
 
 
 def masked(text: str, url: str) -> str:
     """``text`` with every credential of ``url`` in it (whole, or as percent-decoded) replaced."""
-    if "://" not in url:
-        return text
-    for secret in _credentials(url):
+    for secret in credentials(url):
         text = text.replace(secret, MASK)
     return text
 

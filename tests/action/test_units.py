@@ -195,3 +195,26 @@ def test_catalog_command_rejects_an_invalid_head(tmp_path, capsys):
     assert catalog_main(["changed", "--base", str(tmp_path / "none.yaml"), "--head", str(head)]) == 2
     assert catalog_main(["reference", str(REPO / "servers.yaml")]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == "memory"
+
+
+def test_load_refuses_a_baseline_whose_figures_do_not_rederive(tmp_path):
+    from harness.core.jsparse import parse
+
+    committed = next(p for p in sorted((Path(__file__).resolve().parents[2] / "results").glob("*/measurement.json"))
+                     if parse(p.read_text())["status"] == "measured" and parse(p.read_text())["toolCount"] >= 1)
+    honest = json.loads(committed.read_text())
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(honest))
+    assert load(path)["totalTokens"] == honest["totalTokens"]
+    for field, value in (("totalTokens", 987654), ("toolCount", 0)):
+        path.write_text(json.dumps(honest | {field: value}))
+        with pytest.raises(BaselineError, match=f"refused: {field} is "):
+            load(path)
+    path.write_text(json.dumps(honest | {"tools": [row | {"tokens": 1} for row in honest["tools"]]}))
+    with pytest.raises(BaselineError, match=r"refused: tools\[0\]\.tokens is 1"):
+        load(path)
+
+
+def test_load_refuses_a_baseline_that_is_not_a_regular_file(tmp_path):
+    with pytest.raises(BaselineError, match="cannot be read: not a regular file"):
+        load(Path("/dev/zero"))

@@ -18,6 +18,24 @@ CASES = [
      "http://***@127.0.0.1:9/a?token=***&sig=***&page=2", ["p%40ss%3Aword", "p@ss:word", "t0k3n-value", "ZZZ999"]),
     ("https://host/x?access_token=abc.def.ghi#frag", "https://host/x?access_token=***#frag", ["abc.def.ghi"]),
     ("https://host/x?Password=Secret123&q=public", "https://host/x?Password=***&q=public", ["Secret123"]),
+    # the fragment (OAuth's implicit flow), path parameters and path segments carry credentials too
+    ("https://host/cb#access_token=FRAGtok3nVALUE&state=1", "https://host/cb#access_token=***&state=1",
+     ["FRAGtok3nVALUE"]),
+    ("https://host/mcp;token=MATRIXsecret99/sse", "https://host/mcp;token=***/sse", ["MATRIXsecret99"]),
+    ("https://host/token/PATHsecret42/mcp", "https://host/token/***/mcp", ["PATHsecret42"]),
+    ("https://host/api-key/Pk%2FEnc0ded99/mcp", "https://host/api-key/***/mcp", ["Pk%2FEnc0ded99", "Pk/Enc0ded99"]),
+    ("https://actions.example.com/mcp/sk-ak-0123456789abcdefghij/sse", "https://actions.example.com/mcp/***/sse",
+     ["sk-ak-0123456789abcdefghij"]),
+    # a value that reads as a token whatever its parameter is called, a percent-encoded name
+    ("https://host/x?q=ghp_0123456789abcdefghijABCDEF&page=2", "https://host/x?q=***&page=2",
+     ["ghp_0123456789abcdefghijABCDEF"]),
+    ("https://host/x?tok%65n=ENCnamedVALUE", "https://host/x?tok%65n=***", ["ENCnamedVALUE"]),
+    # an IDN host stays as written; its credentials do not
+    ("https://u:IDNpassw0rd@bücher.example/mcp?apiKey=CAMELkey1", "https://***@bücher.example/mcp?apiKey=***",
+     ["IDNpassw0rd", "CAMELkey1"]),
+    # a URL that does not split keeps only its scheme
+    ("http://[::1/mcp?token=BADv6secret", "http://***", ["BADv6secret"]),
+    ("https://h:99999/x?token=PORTsecret1", "https://***", ["PORTsecret1"]),
 ]
 
 
@@ -30,7 +48,8 @@ def test_shown_masks_userinfo_and_credential_values(url, expected, secrets):
 
 
 def test_a_url_without_credentials_is_unchanged():
-    for url in ("https://example.com/mcp", "https://example.com/a?page=2&sort=asc", "http://[::1]:8080/x"):
+    for url in ("https://example.com/mcp", "https://example.com/a?page=2&sort=asc", "http://[::1]:8080/x",
+                "https://api.example.com/v1/mcp/sse", "https://h.example/docs#section-2", "https://bücher.example/a?lang=de"):
         assert shown(url) == url
 
 
@@ -45,3 +64,33 @@ def test_verify_never_prints_a_url_credential(url, expected, secrets, json_flag)
     assert code == 2 and "***" in text, text
     for secret in secrets:
         assert secret not in text
+
+
+def test_audit_prints_a_published_source_through_the_same_printer():
+    from harness.audit import published
+
+    for url, expected, _ in CASES:
+        assert published.shown(url) == expected
+
+
+@pytest.mark.parametrize("url, secret", [(url, secrets[-1]) for url, _, secrets in CASES[5:10]])
+def test_a_measured_url_credential_is_a_secret_of_the_record(url, secret):
+    from harness.probe.redact import Secrets
+
+    assert secret not in Secrets.handed(url=url).text(f"HTTP 404 from {url}; tried {secret}")
+
+
+def test_the_actions_url_input_and_the_internal_error_line_mask_credentials():
+    import argparse
+
+    from harness.action.inputs import InputError, read
+    from harness.cli import _subject
+
+    for url in ("ftp://alice:FTPpassw0rd@h.example/x", "ws://h.example/mcp?token=WSsecret99"):
+        with pytest.raises(InputError) as caught:
+            read({"INPUT_URL": url, "GITHUB_WORKSPACE": "/tmp"})
+        text = str(caught.value)
+        assert "input 'url' must be an http(s) URL" in text and "***" in text and "passw0rd" not in text \
+            and "WSsecret99" not in text, text
+    subject = _subject(argparse.Namespace(url="https://u:SUBJsecret1@h.example/mcp#access_token=SUBJfrag22"))
+    assert "SUBJsecret1" not in subject and "SUBJfrag22" not in subject and "h.example" in subject
