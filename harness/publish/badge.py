@@ -11,9 +11,11 @@ from pathlib import Path
 
 from harness.core import bands
 from harness.core.canonical import stringify
+from harness.db import record_file
 from harness.util import atomic, schemas
 
 LABEL = "context cost"
+MAX_BADGE_BYTES = 64 * 1024  # a badge is under 200 bytes
 
 
 def badge_for(status: str, tokens: int | None) -> dict:
@@ -43,14 +45,16 @@ def stage_badges(records: dict[str, dict], root: Path, staging) -> list[str]:
         badge = badge_for(rec["status"], int(tokens) if isinstance(tokens, float) else tokens)
         schemas.check("badge", badge, where=relative)
         text = stringify(badge, indent=2) + "\n"
-        if _read_text(Path(root) / relative) != text:
+        if _read_text(Path(root), relative) != text:
             staging.write_text(relative, text)
             staged.append(relative)
     return staged
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(root: Path, relative: str) -> str | None:
+    """The committed badge, or ``None`` (absent, a link, not a regular file, too large: rewritten,
+    and the writer refuses a link)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
+        return record_file.read_bytes(root, root / relative, MAX_BADGE_BYTES).decode("utf-8")
+    except (OSError, ValueError):  # ValueError: bounded.TooLarge, UnicodeDecodeError
         return None

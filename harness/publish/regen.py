@@ -28,6 +28,7 @@ from harness.db.catalog import load_catalog
 from harness.util import atomic, untrusted
 from harness.publish import (capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
                              regressions_md, server_html, server_page, site, svg, tool_shape, tool_vectors)
+from harness.publish import agreement
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import RecordError, load_records
@@ -46,6 +47,9 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     names = [e.name for e in catalog.entries]
     records = load_records(root / site.RESULTS, names)
     history = by_server(read_history(root / site.HISTORY))
+    disagreeing = agreement.problems(root, records, history)
+    if disagreeing:
+        raise RecordError(disagreeing)
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}

@@ -129,3 +129,60 @@ def test_every_committed_record_rederives():
             code, out, err = _run("verify", str(path))
             assert code == 0 and out.startswith("OK "), out + err
     assert numbered > 0
+
+
+def _regen_refuses(clone: Path, *needles: str) -> None:
+    before = {rel: (clone / rel).read_bytes() for rel in PUBLISHED_PAGES}
+    code, out, err = _run("regen", "--root", str(clone))
+    assert code == 2, out + err
+    for needle in needles:
+        assert needle in err, err
+    assert {rel: (clone / rel).read_bytes() for rel in PUBLISHED_PAGES} == before
+
+
+def test_regen_refuses_a_forged_per_tool_row(clone):
+    record = _measured(clone)
+    text = record.read_text(encoding="utf-8")
+    forged, n = re.subn(r'("tokens": )(\d+)', lambda m: m.group(1) + str(int(m.group(2)) + 1000), text, count=1)
+    assert n == 1
+    record.write_text(forged, encoding="utf-8")
+    _regen_refuses(clone, f"{record}: refused: tools[0].tokens is ")
+
+
+@pytest.mark.parametrize("forge", ["message", "color", "link", "fifo"])
+def test_regen_refuses_a_badge_its_record_does_not_give(clone, tmp_path, forge):
+    import os
+
+    record = _measured(clone)
+    badge = clone / "badges" / f"{record.parent.name}.json"
+    honest = badge.read_text()
+    if forge == "message":
+        badge.write_text(re.sub(r'"message": "[^"]*"', '"message": "12 tokens"', honest))
+    elif forge == "color":
+        badge.write_text(re.sub(r'"color": "[^"]*"', '"color": "brightgreen"', honest).replace("brightgreen", "blue")
+                         if '"brightgreen"' in honest else re.sub(r'"color": "[^"]*"', '"color": "brightgreen"', honest))
+    elif forge == "link":
+        outside = tmp_path / "outside.json"
+        outside.write_text(honest)
+        badge.unlink()
+        badge.symlink_to(outside)
+    else:
+        badge.unlink()
+        os.mkfifo(badge)  # a reader that opened it blocking would hang here
+    _regen_refuses(clone, f"badges/{record.parent.name}.json")
+
+
+@pytest.mark.parametrize("column", ["tokens", "toolCount", "status"])
+def test_regen_refuses_a_history_row_that_disagrees_with_its_record(clone, column):
+    record = _measured(clone)
+    server, date = record.parent.name, str(parse(record.read_text())["measuredAt"])[:10]
+    lines = (clone / "history.csv").read_text().splitlines(keepends=True)
+    header = lines[0].strip().split(",")
+    index = next(i for i, line in enumerate(lines) if line.startswith(f"{date},{server},"))
+    cells = lines[index].rstrip("\n").split(",")
+    cells[header.index(column)] = {"tokens": "987654", "toolCount": "1", "status": "timeout"}[column]
+    if column == "status":
+        cells[header.index("tokens")] = cells[header.index("toolCount")] = ""
+    lines[index] = ",".join(cells) + "\n"
+    (clone / "history.csv").write_text("".join(lines))
+    _regen_refuses(clone, f"history.csv: the row {date},{server} says ")
