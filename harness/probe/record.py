@@ -63,13 +63,20 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
             return _refused(measurement, TOO_LARGE, f"the server listed {len(capture.tools):,} tools; a record "
                             f"holds at most {MAX_RECORD_TOOLS:,}, so no number is published", isolation,
                             secrets, measured_at)
-        # The record holds the capture at least once: its canonical bytes are a floor for the record's
-        # size, known before any counting or validating is spent on it.
+        # The record holds the capture at least once, indented: its canonical bytes plus that
+        # indentation are a floor for the record's size, known before any counting, validating or
+        # writing is spent on it (indentation grows with depth squared: 8 KB of nested arrays on the
+        # wire is 32 MB in a record).
         floor = len(stringify(capture.tools).encode("utf-8", "surrogatepass"))
         if floor > MAX_WRITTEN_RECORD_BYTES:
             return _refused(measurement, TOO_LARGE, f"the tool list is {floor:,} bytes of canonical JSON, over the "
                             f"{MAX_WRITTEN_RECORD_BYTES:,} a record may be, so no number is published",
                             isolation, secrets, measured_at)
+        floor += indentation_bytes(capture.tools, depth=1)
+        if floor > MAX_WRITTEN_RECORD_BYTES:
+            return _refused(measurement, TOO_LARGE, f"the tool list is at least {floor:,} bytes of indented JSON "
+                            f"in a record, over the {MAX_WRITTEN_RECORD_BYTES:,} a record may be, so no number is "
+                            f"published", isolation, secrets, measured_at)
     try:
         record = _build(measurement, isolation, secrets, measured_at)
     except Uncountable as exc:
@@ -81,6 +88,23 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
                         f"{MAX_WRITTEN_RECORD_BYTES:,} a record may be, so no number is published",
                         isolation, secrets, measured_at)
     return record
+
+
+def indentation_bytes(value: object, depth: int) -> int:
+    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value``'s canonical text when it stands at
+    nesting ``depth``: a line break and indentation before every member and before the closing
+    bracket of a non-empty container, and a space after every object key's colon. Walked without
+    recursion and without building the text."""
+    extra = 0
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else None
+        if not children:
+            continue
+        extra += len(children) * (1 + 2 * (level + 1)) + 1 + 2 * level + (len(children) if isinstance(item, dict) else 0)
+        stack.extend((child, level + 1) for child in children)
+    return extra
 
 
 def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,

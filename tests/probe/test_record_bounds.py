@@ -72,3 +72,23 @@ def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, z
             assert "bytes of canonical JSON" in rec["notes"][0]
     else:
         assert _verify(path) == 0 and json.loads(path.read_text())["toolCount"] == 1
+
+
+@pytest.mark.parametrize("nest, status", [(100, "measured"), (300, "too-large")])
+def test_indentation_of_deep_nesting_counts_toward_the_bound(tmp_path, monkeypatch, nest, status):
+    """Scaled down: 600 bytes of nested arrays on the wire are ~180 KB of indented record."""
+    monkeypatch.setattr(record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
+    code, rec, path = _measure(tmp_path, "deep", "--nest", str(nest))
+    assert rec["status"] == status and path.stat().st_size <= 100_000
+    if status == "too-large":
+        assert "bytes of indented JSON in a record" in rec["notes"][0]
+    else:
+        assert _verify(path) == 0
+
+
+def test_many_deeply_nested_tools_are_too_large_before_the_record_is_built(tmp_path):
+    """40 tools of 4,000 nested arrays: 320 KB on the wire, over 1 GB as an indented record, which
+    is never built."""
+    code, rec, path = _measure(tmp_path, "deeper", "--tools", "39", "--nest", "4000")
+    assert code == 3 and rec["status"] == "too-large" and path.stat().st_size < 64 * 1024
+    assert "bytes of indented JSON in a record" in rec["notes"][0]
