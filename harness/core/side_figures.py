@@ -45,15 +45,22 @@ def figure(items: list) -> dict:
 
 
 def rederive(side: object) -> tuple[dict, dict]:
-    """``(published, derived)`` for every figure of a record's ``sideLists`` that carries a
-    ``rawCapture``, keyed ``sideLists.<list>.<field>``; both empty when there is none."""
+    """``(published, derived)`` for every figure of a record's ``sideLists``, keyed
+    ``sideLists.<list>.<field>``, re-derived from the list's ``rawCapture`` (a figure without one
+    is derived as ``"no rawCapture"``, a mismatch); both empty when there is none."""
     published: dict = {}
     derived: dict = {}
     if not isinstance(side, dict):
         return published, derived
     for key, *_ in LISTS:
         entry = side.get(key)
-        if not isinstance(entry, dict) or not isinstance(entry.get("rawCapture"), list):
+        if not isinstance(entry, dict):
+            continue
+        if not isinstance(entry.get("rawCapture"), list):
+            # A figure with nothing to re-derive it from is not published: it never matches.
+            for field in (f for f in CHECKED if f in entry):
+                published[f"sideLists.{key}.{field}"] = _as_int(entry[field])
+                derived[f"sideLists.{key}.{field}"] = "no rawCapture"
             continue
         again = figure(entry["rawCapture"])
         for field in CHECKED:

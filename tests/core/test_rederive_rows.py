@@ -67,3 +67,17 @@ def test_the_discover_figure_is_rederived_on_any_status(measured):
         forged["discover"][field] = value
         line = refusal(forged, "rec.json")
         assert line is not None and f"discover.{field} is " in line, field
+
+
+def test_a_side_figure_without_its_capture_is_refused():
+    record = next((parse(p.read_text(encoding="utf-8")) for p in sorted(RESULTS.glob("*/measurement.json"))
+                   if any(isinstance(e, dict) and "rawCapture" in e
+                          for e in (parse(p.read_text(encoding="utf-8")).get("sideLists") or {}).values())), None)
+    assert record is not None and refusal(record, "r") is None
+    key = next(k for k, e in record["sideLists"].items() if isinstance(e, dict) and "rawCapture" in e)
+    for forged_fields in ({"totalTokens": 999999}, {}):
+        forged = copy.deepcopy(record)
+        del forged["sideLists"][key]["rawCapture"]
+        forged["sideLists"][key].update(forged_fields)
+        line = refusal(forged, "rec.json")
+        assert line is not None and f"sideLists.{key}.totalTokens is " in line and "no rawCapture" in line
