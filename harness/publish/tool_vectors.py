@@ -201,15 +201,31 @@ def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHi
     if record is None or record.get("status") not in NUMBERED:
         return history
     newest = history.newest
+    rows = _rows(record)
     if newest is not None and key(newest) == record_key(record):
+        # The newest vector on file stands for the current record: it must say what the record says
+        # (whose rows were re-derived before publishing), or it was edited.
+        said = (newest["totalTokens"], newest["toolCount"], newest["tools"])
+        if rows is not None and said != (as_int(record.get("totalTokens")), as_int(record.get("toolCount")), rows):
+            raise RecordError([f"{newest.where or where}: the newest vector does not match {where} (totalTokens, "
+                               f"toolCount or a per-tool row differs from the record's own)"])
         return history
-    known = {v.fields["canonicalSha256"]: v for v in history.vectors}
+    # A vector on file is reused for the same capture only when its rows are the record's own.
+    known = {v.fields["canonicalSha256"]: v for v in history.vectors if rows is None or v["tools"] == rows}
     vector = vector_of(record, where, known)
     on_file = wire(vector)
     document = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
     if not schemas.validator("tool-vectors").is_valid(document):  # the quick answer; the errors only if needed
         schemas.check("tool-vectors", document, where=where)
     return VectorHistory(history.server, (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:])
+
+
+def _rows(record: dict) -> list[dict] | None:
+    """The record's per-tool rows in a vector's shape (``None`` when it has none to compare)."""
+    rows = record.get("tools")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        return None
+    return [{f: (as_int(row.get(f)) if f != "name" else row.get(f)) for f in TOOL_FIELDS} for row in rows]
 
 
 def read(path, server: str) -> VectorHistory:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -186,3 +187,20 @@ def test_regen_refuses_a_history_row_that_disagrees_with_its_record(clone, colum
     lines[index] = ",".join(cells) + "\n"
     (clone / "history.csv").write_text("".join(lines))
     _regen_refuses(clone, f"history.csv: the row {date},{server} says ")
+
+
+@pytest.mark.parametrize("forge", ["tool tokens", "tool name", "totalTokens"])
+def test_regen_refuses_a_newest_tool_vector_that_disagrees_with_its_record(clone, forge):
+    record = _measured(clone)
+    vectors = record.parent / "tool-vectors.json"
+    lines = vectors.read_text().splitlines(keepends=True)
+    newest = json.loads(lines[-2].rstrip().rstrip(","))
+    if forge == "tool tokens":
+        newest["tools"][0][1] += 1000
+    elif forge == "tool name":
+        newest["tools"][0][0] = "renamed"
+    else:
+        newest["totalTokens"] += 1
+    lines[-2] = json.dumps(newest, separators=(",", ":")) + ("," if lines[-2].rstrip().endswith(",") else "") + "\n"
+    vectors.write_text("".join(lines))
+    _regen_refuses(clone, "the newest vector does not match")
