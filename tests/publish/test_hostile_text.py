@@ -41,11 +41,14 @@ def hostile(tmp_path: Path) -> Path:
         b.entry("plain"),
     ])
     iso = {**b.HOST, "arch": "<img src=x onerror=alert(1)>|", "os": EVIL, "runtimes": {"node": EVIL}}
-    b.write_record(root, b.measured("evil", TOOLS, serverName=EVIL, serverVersion=LONG, launchCommand=EVIL + LONG,
-                                    serverInstructions=EVIL + LONG, notes=[EVIL, LONG], isolation=iso,
-                                    negotiatedProtocolVersion=EVIL))
+    evil = b.measured("evil", TOOLS, serverName=EVIL, serverVersion=LONG, launchCommand=EVIL + LONG,
+                      serverInstructions=EVIL + LONG, notes=[EVIL, LONG], isolation=iso,
+                      negotiatedProtocolVersion=EVIL)
+    b.write_record(root, evil)
     b.write_record(root, b.failed("evil-fail", "startup-failure", [EVIL, LONG], stderrTail=EVIL + "\n" + LONG))
-    b.write_history(root, ["2026-11-23,evil,10,7,measured,", "2026-11-30,evil,20,7,measured,host"])
+    # the row of the record's own date says what the record says (regen refuses one that does not)
+    b.write_history(root, ["2026-11-23,evil,10,7,measured,",
+                           f"{evil['measuredAt'][:10]},evil,{evil['totalTokens']},{evil['toolCount']},measured,host"])
     regen(root)
     return root
 
