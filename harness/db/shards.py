@@ -91,7 +91,7 @@ def check_catalog(records: dict[str, dict], catalog) -> list[str]:
         entry = catalog.get(server)
         if entry is None:
             problems.append(f"shard record {server!r}: no catalog entry of that name")
-        elif rec.get("launchCommand") != (entry.command if entry.command is not None else entry.url):
+        elif rec.get("launchCommand") != (entry.command if entry.command is not None else urls.shown(entry.url or "")):
             launched = rec.get("launchCommand")
             launched = urls.shown(launched) if isinstance(launched, str) and entry.url is not None else launched
             problems.append(f"shard record {server!r}: launched {launched!r}, but the catalog entry "

@@ -31,6 +31,7 @@ from harness.core.jsparse import WireJSONError, parse
 from harness.probe import redact, replies
 from harness.probe.limits import TransportLimitExceeded
 from harness.probe.stdio import Incoming
+from harness.util import urls
 
 __all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_type", "looks_like_jsonrpc",
            "no_answer_reason", "read_body", "snippet"]
@@ -192,7 +193,7 @@ def no_answer_reason(exc: BaseException, url: str) -> str:
             return redact.cut(f"connection refused by {where}: nothing accepts connections there", 400)
         if isinstance(cause, ssl.SSLError):
             return redact.cut(f"TLS with {where} failed: {cause}", 400)
-    return redact.cut(f"no HTTP answer from {where}: {type(exc).__name__}: {exc}", 400)
+    return redact.cut(urls.masked(f"no HTTP answer from {where}: {type(exc).__name__}: {exc}", url), 400)
 
 
 def _chain(exc: BaseException):

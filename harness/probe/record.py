@@ -30,7 +30,7 @@ from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
 from harness.probe.volatile import normalise
 from harness.probe.status import TOO_LARGE, UNCOUNTABLE
-from harness.util import atomic, schemas, untrusted
+from harness.util import atomic, schemas, untrusted, urls
 from harness.util.bounded import MAX_WRITTEN_RECORD_BYTES
 
 MEASURED_STATUSES = ("measured", "dynamic")
@@ -160,7 +160,8 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
         "server": m.target.name,
         "status": m.status,
         "measuredAt": when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z",
-        "launchCommand": m.target.launch,
+        # an endpoint is published as the URL printer shows it: a credential in it is never on record
+        "launchCommand": urls.shown(m.target.url) if m.target.url else m.target.launch,
         **({"resolvedPackage": m.target.resolved.to_record()} if m.target.resolved is not None else {}),
         "envVarNames": list(m.target.env) + [name for name, _ in m.target.set_env if name not in m.target.env],
         **({"headerNames": list(m.target.headers)} if m.target.url else {}),

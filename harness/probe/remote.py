@@ -44,6 +44,7 @@ from harness.probe.noise import Noise
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
 from harness.probe.target import Target
+from harness.util import urls
 
 ACCEPT = "application/json, text/event-stream"
 CLOSE_SECONDS = 5.0  # closing sockets after the deadline must not become a second wait
@@ -182,7 +183,7 @@ class HttpTransport:
         except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
             raise HttpRefusal(Failure("unreachable", self.capture.phase, httpreply.no_answer_reason(exc, self.url)))
         raise HttpRefusal(Failure("unreachable", self.capture.phase,
-                                  f"more than {MAX_REDIRECTS} redirects from {self.url}, the last to "
+                                  f"more than {MAX_REDIRECTS} redirects from {urls.shown(self.url)}, the last to "
                                   f"{redact.cut(str(request.url), 200)}"))
 
     def _echoed(self, header: str, value: str) -> str:
@@ -212,7 +213,7 @@ class HttpTransport:
         if status in (401, 403):
             await response.aclose()
             challenge = response.headers.get("WWW-Authenticate")
-            detail = f"HTTP {status} from {self.url}" + (
+            detail = f"HTTP {status} from {urls.shown(self.url)}" + (
                 f", WWW-Authenticate: {challenge}" if challenge else ", no WWW-Authenticate header")
             raise HttpRefusal(Failure("http-auth", self.capture.phase, detail, code=status, message=challenge))
         if status < 400:
@@ -221,7 +222,7 @@ class HttpTransport:
                                          meter=self.meter)
         if not httpreply.looks_like_jsonrpc(body):
             raise HttpRefusal(Failure("unreachable", self.capture.phase,
-                                      f"HTTP {status} from {self.url}: {httpreply.snippet(body)!r}", code=status))
+                                      f"HTTP {status} from {urls.shown(self.url)}: {httpreply.snippet(body)!r}", code=status))
         return body
 
 

@@ -94,3 +94,35 @@ def test_the_actions_url_input_and_the_internal_error_line_mask_credentials():
             and "WSsecret99" not in text, text
     subject = _subject(argparse.Namespace(url="https://u:SUBJsecret1@h.example/mcp#access_token=SUBJfrag22"))
     assert "SUBJsecret1" not in subject and "SUBJfrag22" not in subject and "h.example" in subject
+
+
+@pytest.mark.parametrize("path", ["/token/ab12x/mcp", "/mcp;key=ab12x", "/mcp?sig=ab12x", "/mcp#access_token=ab12x"])
+def test_measure_url_prints_and_records_no_credential_from_its_url(tmp_path, path):
+    """Even a credential too short to be masked everywhere in a record (5 characters) never appears:
+    every line that quotes the endpoint quotes it through the printer."""
+    import http.server
+    import threading
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the library's name
+            self.send_response(404)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"no such endpoint")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(["measure", "--name", "short-secret", "--url", url, "--single", "--timeout", "10",
+                  "--results", str(tmp_path / "results")])
+    finally:
+        server.shutdown()
+    written = "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    text = out.getvalue() + err.getvalue() + written
+    assert "HTTP 404" in text and "ab12x" not in text, text
