@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.util import urls
+
 STDIO, HTTP, SSE = "stdio", "http", "sse"
 # Entries no config describes a launch for: a client's built-in or extension-provided server.
 BUILTIN, EXTENSION = "builtin", "extension"
@@ -62,9 +64,10 @@ class Entry:
         return self.transport in (HTTP, SSE) and bool(self.launch_url)
 
     def display_launch(self) -> str:
-        """The configured command line or URL, as the file writes it (references unexpanded)."""
+        """The configured command line or URL, as the file writes it (references unexpanded; a
+        URL through the one URL printer, so a credential written into it is masked)."""
         if self.transport in (HTTP, SSE):
-            return self.url or ""
+            return urls.shown(self.url) if self.url else ""
         if self.transport in (BUILTIN, EXTENSION):
             return f"({self.transport})"
         return " ".join(_quote(a) for a in self.argv)

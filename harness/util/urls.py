@@ -30,7 +30,14 @@ TOKEN_LIKE = re.compile(r"(?=[^/]*[A-Za-z])(?=[^/]*[0-9])[A-Za-z0-9._~+=%-]{20,}
 _PARAM = re.compile(r"([^=&;#/]+)=([^&;#/]*)")
 
 
+# A reference a config writes in place of the value (``${API_KEY}``, ``${env:TOKEN}``) names it,
+# it is not it: shown as written.
+_REFERENCE = re.compile(r"\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _secret(name: str, value: str) -> bool:
+    if _REFERENCE.fullmatch(unquote(value)):
+        return False
     return bool(value) and (CREDENTIAL_NAME.search(unquote(name)) is not None or TOKEN_LIKE.fullmatch(value) is not None)
 
 
@@ -48,8 +55,9 @@ def _path(path: str, found: list[str]) -> str:
     segments = path.split("/")
     for i, segment in enumerate(segments):
         name, semicolon, rest = segment.partition(";")
-        after_name = i > 0 and CREDENTIAL_NAME.search(unquote(segments[i - 1].partition(";")[0])) is not None
-        if name and (after_name or TOKEN_LIKE.fullmatch(name)):
+        previous = unquote(segments[i - 1].partition(";")[0]) if i > 0 else ""
+        after_name = CREDENTIAL_NAME.search(previous) is not None and not _REFERENCE.fullmatch(previous)
+        if name and (after_name or TOKEN_LIKE.fullmatch(name)) and not _REFERENCE.fullmatch(unquote(name)):
             found.append(name)
             name = MASK
         segments[i] = name + semicolon + (_params(rest, found) if semicolon else "")

@@ -126,3 +126,17 @@ def test_measure_url_prints_and_records_no_credential_from_its_url(tmp_path, pat
     written = "".join(p.read_text() for p in tmp_path.rglob("*.json"))
     text = out.getvalue() + err.getvalue() + written
     assert "HTTP 404" in text and "ab12x" not in text, text
+
+
+def test_a_reference_in_place_of_a_credential_is_shown_as_written():
+    for url in ("https://h.example/mcp?key=${API_KEY}&token=${env:TOKEN}", "https://h.example/token/${TOKEN}/mcp",
+                "https://h.example/mcp?api_key=$API_KEY"):
+        assert shown(url) == url
+
+
+def test_audit_shows_a_configured_endpoint_through_the_printer():
+    from harness.audit.model import HTTP, Entry
+
+    entry = Entry.__new__(Entry)
+    entry.transport, entry.url = HTTP, "https://h.example/token/ab12x/mcp#access_token=cd34y"
+    assert entry.display_launch() == "https://h.example/token/***/mcp#access_token=***"
