@@ -15,6 +15,7 @@ from harness.core import side_figures
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.core.tokenizer import Uncountable, count
+from harness.util.bounded import MAX_RECORD_TOOLS
 
 CHECKED = ("totalTokens", "canonicalSha256", "toolCount", "canonicalLength")
 TOOL_FIELDS = ("name", "tokens", "descriptionTokens", "inputSchemaTokens")
@@ -50,6 +51,7 @@ def rederive(record: object) -> Comparison:
     if not isinstance(capture, list):
         status = record.get("status", "unknown")
         raise NotARecord(f"record has no rawToolsCapture array to re-derive from (status: {status})")
+    _bounded(capture, "rawToolsCapture")
     derived_all = count_tools(capture).to_json()
     fields = [f for f in CHECKED if f in record]
     published = {f: _as_int(record[f]) for f in fields}
@@ -60,6 +62,12 @@ def rederive(record: object) -> Comparison:
         published, derived, fields = published | more_published, derived | more_derived, fields + list(more_published)
     mismatches = tuple(f for f in fields if published[f] != derived[f])
     return Comparison(published, derived, mismatches)
+
+
+def _bounded(tools: list, where: str) -> None:
+    """Refuse, before counting, more tools than the harness ever writes into a record."""
+    if len(tools) > MAX_RECORD_TOOLS:
+        raise NotARecord(f"{where} holds {len(tools):,} tools, more than the {MAX_RECORD_TOOLS:,} a record may hold")
 
 
 def _tool_rows(rows: object, counted: list[dict]) -> tuple[dict, dict]:
@@ -91,6 +99,7 @@ def _discover(figure: object) -> tuple[dict, dict]:
     capture = figure.get("rawToolsCapture")
     if not isinstance(capture, list):
         return {"discover.rawToolsCapture": type(capture).__name__}, {"discover.rawToolsCapture": "list"}
+    _bounded(capture, "discover.rawToolsCapture")
     again = count_tools(capture).to_json()
     return ({f"discover.{f}": _as_int(figure.get(f)) for f in DISCOVER_CHECKED},
             {f"discover.{f}": again[f] for f in DISCOVER_CHECKED})
@@ -117,6 +126,8 @@ def refusal(record: dict, where: str) -> str | None:
             return None
         try:  # a status without a number may still publish the separate discover figure
             published, derived = _discover(record["discover"])
+        except NotARecord as exc:
+            return f"{where}: refused: {exc}"
         except (Uncountable, TypeError) as exc:
             return f"{where}: refused: discover.rawToolsCapture cannot be counted ({exc})"
         comparison = Comparison(published, derived, tuple(f for f in published if published[f] != derived[f]))

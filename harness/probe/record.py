@@ -31,7 +31,7 @@ from harness.probe.redact import Secrets
 from harness.probe.volatile import normalise
 from harness.probe.status import TOO_LARGE, UNCOUNTABLE
 from harness.util import atomic, schemas, untrusted, urls
-from harness.util.bounded import MAX_WRITTEN_RECORD_BYTES
+from harness.util.bounded import MAX_RECORD_TOOLS, MAX_WRITTEN_RECORD_BYTES
 
 MEASURED_STATUSES = ("measured", "dynamic")
 # Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
@@ -39,9 +39,6 @@ MEASURED_STATUSES = ("measured", "dynamic")
 NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 
-# The most tools a record holds: far above any real server (the largest has a few hundred), low
-# enough that counting and validating the per-tool rows stays a bounded moment after the capture.
-MAX_RECORD_TOOLS = 20_000
 
 
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,

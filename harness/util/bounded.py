@@ -23,6 +23,10 @@ MAX_RECORD_BYTES = 128 * 1024 * 1024
 # The largest measurement.json the harness writes: under what every reader accepts and under the
 # size GitHub warns about (50 MiB; it refuses files over 100 MiB).
 MAX_WRITTEN_RECORD_BYTES = 48 * 1024 * 1024
+# The most tools a record holds: far above any real server (the largest has a few hundred), low
+# enough that counting and validating the per-tool rows stays a bounded moment after the capture,
+# and that a reader re-deriving a record someone else wrote refuses more before counting them.
+MAX_RECORD_TOOLS = 20_000
 
 
 class TooLarge(ValueError):

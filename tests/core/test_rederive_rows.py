@@ -81,3 +81,19 @@ def test_a_side_figure_without_its_capture_is_refused():
         forged["sideLists"][key].update(forged_fields)
         line = refusal(forged, "rec.json")
         assert line is not None and f"sideLists.{key}.totalTokens is " in line and "no rawCapture" in line
+
+
+def test_more_tools_than_a_record_holds_are_refused_before_counting(measured, monkeypatch):
+    from harness.core import rederive
+
+    def never(*_):
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(rederive, "count_tools", never)
+    many = [{"name": f"t{i}"} for i in range(rederive.MAX_RECORD_TOOLS + 1)]
+    line = refusal(measured | {"rawToolsCapture": many}, "rec.json")
+    assert line is not None and "holds 20,001 tools, more than the 20,000" in line
+    discover = {"status": "protocol-mismatch", "discover": {"totalTokens": 1, "toolCount": 1, "canonicalSha256": "ab" * 32,
+                                                            "rawToolsCapture": many}}
+    line = refusal(discover, "rec.json")
+    assert line is not None and "discover.rawToolsCapture holds 20,001 tools" in line
