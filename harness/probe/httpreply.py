@@ -10,6 +10,13 @@ leading byte-order mark, as WHATWG requires. An event without data (a resumption
 skipped; ``data`` that is not JSON-RPC (``ping``) is noise, counted with its sample. Reading stops
 at the event that carries the reply, so a stream the server holds open afterwards costs nothing.
 
+Resumability (2025-11-25, "Resumability and Redelivery"): a request's event stream that ends — or
+breaks — after an event carrying an ``id`` and before the reply is a disconnection, not an answer.
+It is resumed with a GET carrying ``Last-Event-ID``, after the ``retry`` the server last named
+(else ``DEFAULT_RETRY_MS``, as the Python SDK waits), at most ``MAX_RESUMPTIONS`` times per request,
+all inside the launch's one deadline. A stream that ended without any event id is an answer
+without a reply, as the official clients read it.
+
 Every body is read through :func:`chunks`: content-decoded, counted against the launch's bound on
 what a server may send (``limits.max_total_bytes``, after decoding), and yielding to the event loop
 after each piece — a compressed body inflates inside one network read (2 KB of ``gzip, gzip`` are
@@ -27,16 +34,18 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from harness.core.jsparse import WireJSONError, parse
 from harness.probe import redact, replies
-from harness.probe.limits import TransportLimitExceeded
-from harness.probe.stdio import Incoming
+from harness.probe.limits import MalformedReply, TransportLimitExceeded
+from harness.probe.stdio import Incoming, parse_line
 
 __all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_type", "looks_like_jsonrpc",
            "no_answer_reason", "read_body", "snippet"]
 
 END = object()  # queued when an answer ended without the reply to its request
 ERROR_BODY_BYTES = 64 * 1024  # what is read of an error answer (4xx/5xx) to quote or parse it
+DEFAULT_RETRY_MS = 1000  # the Python SDK's wait before resuming when the server named no retry
+MAX_RETRY_MS = 30_000  # a longer retry is shortened to this (the deadline bounds the rest)
+MAX_RESUMPTIONS = 5
 
 
 class Reply:
@@ -44,9 +53,10 @@ class Reply:
     (``Incoming``, then ``END`` if the reply never came, or the exception that stopped it) and
     always closes the response. ``request_id`` ``None`` reads a listening (GET) stream to its end."""
 
-    def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport):
+    def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport, on_endpoint=None):
         self.response, self.request_id, self.method, self.transport = response, request_id, method, transport
         self.limit = transport.limits.max_message_bytes
+        self.on_endpoint = on_endpoint  # the 2024-11-05 HTTP+SSE stream: called with each endpoint event's data
 
     async def read(self, body: bytes | None) -> None:
         """Read the answer (``body``: an error answer's body, already read). Never raises except
@@ -61,7 +71,7 @@ class Reply:
         except TransportLimitExceeded as exc:
             inbox.put_nowait(exc)
         except httpx2.SSEError:
-            inbox.put_nowait(TransportLimitExceeded(f"a Server-Sent Event exceeded {self.limit} bytes"))
+            inbox.put_nowait(MalformedReply(f"a Server-Sent Event exceeded {self.limit} bytes"))
         except httpx2.HTTPError as exc:  # the connection broke, or the bytes are not HTTP
             if self.request_id is not None:
                 reason = no_answer_reason(exc, str(self.response.url))
@@ -79,10 +89,7 @@ class Reply:
             return self._take(body.decode("utf-8-sig", errors="replace"))
         meter = self.transport.meter
         if kind == "text/event-stream":
-            async for event in httpx2.EventSource(_Decoded(self.response, meter), max_event_size=self.limit):
-                if event.data and self._take(event.data):
-                    return True
-            return False
+            return await self._events()
         if kind in ("application/json", ""):
             body = await read_body(self.response, self.limit, meter=meter)
             return self._take(body.decode("utf-8-sig", errors="replace"))
@@ -90,15 +97,42 @@ class Reply:
         self.transport.unanswered = self._describe(f"not JSON or an event stream: {snippet(start)!r}")
         return False
 
+    async def _events(self) -> bool:
+        """Read the event stream, resuming it after a disconnection (module doc); True once the
+        reply to ``request_id`` arrived."""
+        last_id, retry, resumed = "", None, 0
+        while True:
+            try:
+                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter),
+                                                      max_event_size=self.limit):
+                    last_id = event.id or last_id
+                    retry = event.retry if event.retry is not None else retry
+                    if event.event == "endpoint" and self.on_endpoint is not None:
+                        self.on_endpoint(event.data)
+                    elif event.data and self._take(event.data):
+                        if resumed:
+                            self.transport.capture.notes.append(
+                                f"the reply to {self.method} arrived on a resumed stream (GET with Last-Event-ID, "
+                                f"{resumed} reconnection(s)), as the transport's resumability allows")
+                        return True
+            except httpx2.HTTPError:
+                if self.request_id is None or not last_id or resumed >= MAX_RESUMPTIONS:
+                    raise
+            if self.request_id is None or not last_id or resumed >= MAX_RESUMPTIONS:
+                return False
+            await self.response.aclose()
+            await asyncio.sleep(min(retry if retry is not None else DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
+            response = await self.transport.resume(last_id)
+            if response is None:
+                return False
+            self.response, resumed = response, resumed + 1
+
     def _take(self, text: str) -> bool:
         """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
         else as noise. True when one of them is the reply to ``request_id``."""
         if not text.strip():
             return False
-        try:
-            value = parse(text)
-        except WireJSONError:
-            value = None
+        value = parse_line(text)
         items = value if isinstance(value, list) and value else [value]
         answered = False
         for item in items:
