@@ -49,6 +49,7 @@ from urllib.parse import urljoin
 
 import httpx2
 
+from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
 from harness.probe.limits import Limits, TransportLimitExceeded
@@ -159,7 +160,8 @@ class HttpTransport:
             value = None
         error = value.get("error") if isinstance(value, dict) else None
         if isinstance(error, dict):
-            return text + f" with JSON-RPC error {error.get('code')}: {redact.cut(str(error.get('message')), 120)!r}"
+            code = redact.cut(stringify(error.get("code")), 40)
+            return text + f" with JSON-RPC error {code}: {redact.cut(str(error.get('message')), 120)!r}"
         return text + (f": {httpreply.snippet(body)!r}" if body.strip() else " with an empty body")
 
     async def _open_legacy(self, refusal: HttpRefusal | None) -> None:

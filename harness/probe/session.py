@@ -239,7 +239,7 @@ class Conversation:
         if refusal is not None:
             compatibility.add(self.capture, compatibility.Finding(
                 f"the server refused notifications/initialized ({refusal}); this harness went on to tools/list "
-                "as the Python SDK does", compatibility.TYPESCRIPT))
+                "as the Python SDK does", (compatibility.TYPESCRIPT,)))
 
     async def list_settled(self) -> None:
         """List every page; for a server declaring ``tools.listChanged``, keep listing while
