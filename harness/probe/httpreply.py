@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from harness.probe import redact, replies
+from harness.probe import compatibility, redact, replies
 from harness.probe.limits import MalformedReply, TransportLimitExceeded
 from harness.probe.stdio import Incoming, parse_line
 
@@ -46,6 +46,11 @@ ERROR_BODY_BYTES = 64 * 1024  # what is read of an error answer (4xx/5xx) to quo
 DEFAULT_RETRY_MS = 1000  # the Python SDK's wait before resuming when the server named no retry
 MAX_RETRY_MS = 30_000  # a longer retry is shortened to this (the deadline bounds the rest)
 MAX_RESUMPTIONS = 5
+BOM_IN_BODY = compatibility.Finding("a JSON body began with a UTF-8 byte-order mark, dropped as framing (the "
+                                    "Python SDK's parser refuses that body)", (compatibility.PYTHON,))
+BOM_IN_STREAM = compatibility.Finding("an event stream began with a UTF-8 byte-order mark, dropped as WHATWG asks "
+                                      "(the Python SDK reads it into the first field name and loses that event)",
+                                      (compatibility.PYTHON,))
 
 
 class Reply:
@@ -86,13 +91,13 @@ class Reply:
         """Queue the answer's messages; True once the reply to ``request_id`` is among them."""
         kind = content_type(self.response)
         if body is not None:
-            return self._take(body.decode("utf-8-sig", errors="replace"))
+            return self._take(self._text(body))
         meter = self.transport.meter
         if kind == "text/event-stream":
             return await self._events()
         if kind in ("application/json", ""):
             body = await read_body(self.response, self.limit, meter=meter)
-            return self._take(body.decode("utf-8-sig", errors="replace"))
+            return self._take(self._text(body))
         start = await read_body(self.response, ERROR_BODY_BYTES, truncate=True, meter=meter)
         self.transport.unanswered = self._describe(f"not JSON or an event stream: {snippet(start)!r}")
         return False
@@ -103,7 +108,7 @@ class Reply:
         last_id, retry, resumed = "", None, 0
         while True:
             try:
-                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter),
+                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),
                                                       max_event_size=self.limit):
                     last_id = event.id or last_id
                     retry = event.retry if event.retry is not None else retry
@@ -126,6 +131,13 @@ class Reply:
             if response is None:
                 return False
             self.response, resumed = response, resumed + 1
+
+    def _text(self, body: bytes) -> str:
+        """A JSON body as text: one leading byte-order mark dropped (as ``fetch``'s JSON reading in the
+        TypeScript SDK drops it; the Python SDK's parser refuses it), noted as a leniency."""
+        if body.startswith(codecs.BOM_UTF8):
+            self.transport.tolerate(BOM_IN_BODY)
+        return body.decode("utf-8-sig", errors="replace")
 
     def _take(self, text: str) -> bool:
         """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
@@ -165,12 +177,18 @@ class _Decoded:
     dropped, invalid bytes replaced — whatever ``charset`` the header names, as WHATWG requires of
     an event stream."""
 
-    def __init__(self, response: httpx2.Response, meter: Callable[[int], None]):
+    def __init__(self, response: httpx2.Response, meter: Callable[[int], None], tolerate: Callable[[object], None]):
         self.headers, self.request, self._response, self._meter = response.headers, response.request, response, meter
+        self._tolerate = tolerate
 
     async def aiter_text(self) -> AsyncIterator[str]:
         decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        first = True
         async for chunk in chunks(self._response, self._meter):
+            if first and chunk:
+                first = False
+                if chunk.startswith(codecs.BOM_UTF8):
+                    self._tolerate(BOM_IN_STREAM)
             if text := decoder.decode(chunk):
                 yield text
         if text := decoder.decode(b"", final=True):

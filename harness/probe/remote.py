@@ -103,6 +103,7 @@ class HttpTransport:
         self.noise = Noise(limits.max_noise_lines, what="non-JSON-RPC bodies or events")
         self.received = 0  # bytes of every answer of this launch, after content decoding
         self.inbox: asyncio.Queue = asyncio.Queue()
+        self.leniencies: list = []  # compatibility.Finding: framing tolerated, read by the conversation
         self.unanswered: str | None = None  # what the last answer without a reply looked like
         self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=False)
         self._reader: asyncio.Task | None = None
@@ -111,6 +112,11 @@ class HttpTransport:
     def note_noise(self, text: str) -> None:
         """Count ``text`` as noise (see ``harness.probe.noise``)."""
         self.noise.add(text)
+
+    def tolerate(self, finding) -> None:
+        """Record framing this client tolerated (a ``compatibility.Finding``), once."""
+        if finding not in self.leniencies:
+            self.leniencies.append(finding)
 
     def meter(self, size: int) -> None:
         """Count ``size`` more bytes the server sent (decoded). Raises ``TransportLimitExceeded``

@@ -48,6 +48,15 @@ def test_a_byte_order_mark_measures_as_without_it(where, results_root):
     assert "non-JSON stdout line" not in run.notes
 
 
+@pytest.mark.parametrize("framing", ["sse", "json"])
+def test_a_byte_order_mark_on_http_measures_as_without_it(framing, results_root):
+    expected = dump(fixture("sse_server"))
+    run = http(results_root, f"bom-http-{framing}", "--bom", "--framing", framing)
+    assert_matches(run.record, expected)
+    what = "an event stream began" if framing == "sse" else "a JSON body began"
+    assert [f["rejectedBy"] for f in findings(run) if f["what"].startswith(what)] == [["python-sdk"]]
+
+
 def test_bytes_that_are_not_utf8_are_read_as_the_typescript_sdk_reads_them(results_root):
     expected = dump(fixture("framing"), "--not-utf8")  # node decodes the dump with U+FFFD, as the TS SDK does
     run = stdio(results_root, "not-utf8", "--not-utf8")
