@@ -117,3 +117,24 @@ def test_a_stream_that_closes_without_an_event_id_is_not_resumed(results_root):
     assert "the endpoint answered without a JSON-RPC reply to the request: HTTP 200 (text/event-stream), no " \
            "JSON-RPC reply in it" in run.notes
     assert [a["status"] for a in rec["attempts"]].count("malformed-reply") == 1
+
+
+@pytest.mark.parametrize("declared,status", [("sse", "measured"), ("http", "unreachable")])
+def test_an_audited_entry_is_measured_on_the_transport_its_config_declares(declared, status, results_root):
+    from harness.audit.measuring import target_for
+    from harness.audit.model import Entry
+
+    expected = dump(fixture("legacy_sse_server"))
+    here = legacy("--post-status", "500")  # a POST is refused with 500: no fallback, only the declared transport works
+    try:
+        entry = Entry(name="db", client="claude-code", source=".mcp.json", scope="user", transport=declared,
+                      url=sse_url(here), launch_url=sse_url(here))
+        run = measure_and_write(target_for("db", entry, 10), results_root)
+    finally:
+        here.stop()
+    assert run.record["status"] == status, run.notes
+    if status == "measured":
+        assert_matches(run.record, expected)
+        assert run.record["transport"] == "sse"
+    else:
+        assert "HTTP 500 from" in run.notes
