@@ -13,8 +13,10 @@ naming the client families that stop there. Two references decide, neither writt
 
 Transports add findings for framing they tolerated (``Transport.leniencies``), and the
 conversation for protocol steps a client family would not take past (a refused
-``notifications/initialized``). Every result is checked on its first listing only, and at most
-``MAX_CHECKED_TOOLS`` tools of a page, so the check is bounded whatever a server sends.
+``notifications/initialized``). Every result is checked on its first listing only, the first
+``MAX_CHECKED_TOOLS`` tools of a listing at most, and a result nested deeper than
+``MAX_CHECKED_DEPTH`` is not checked (a finding says so), so the check is bounded in time and
+stack whatever a server sends.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ CLIENTS = {TYPESCRIPT: "Claude Code and other TypeScript-SDK clients", PYTHON: "
 SCHEMA_REVISION = "2025-11-25"
 MAX_FINDINGS = 20
 MAX_CHECKED_TOOLS = 2000
+MAX_CHECKED_DEPTH = 100
 _MODELS = {"initialize": "InitializeResult", "tools/list": "ListToolsResult"}
 
 
@@ -60,7 +63,15 @@ def check_result(capture, method: str, result: dict, page: int | None = None) ->
     """Validate one ``initialize`` or ``tools/list`` result against both references; add a finding
     per reference that rejects it, naming where and what."""
     where = method if page is None else f"page {page} of {method}"
-    checked = _bounded(result)
+    checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
+    if checked is None:
+        return
+    tools = checked.get("tools")
+    capture.checked_tools += len(tools) if isinstance(tools, list) else 0
+    if _deeper_than(checked, MAX_CHECKED_DEPTH):
+        add(capture, Finding(f"{where} nests deeper than {MAX_CHECKED_DEPTH} levels and was not checked against "
+                             "either client's types"))
+        return
     schema_error = _schema_error(_MODELS[method], checked)
     if schema_error:
         add(capture, Finding(f"{where} does not match the MCP {SCHEMA_REVISION} schema: {schema_error}", (TYPESCRIPT,)))
@@ -95,11 +106,26 @@ def summary(findings: list[Finding]) -> str:
     return "; ".join(parts)
 
 
-def _bounded(result: dict) -> dict:
+def _bounded(result: dict, room: int) -> dict | None:
+    """``result`` with at most ``room`` of its tools; ``None`` when there is no room left."""
     tools = result.get("tools")
-    if isinstance(tools, list) and len(tools) > MAX_CHECKED_TOOLS:
-        return {**result, "tools": tools[:MAX_CHECKED_TOOLS]}
-    return result
+    if not isinstance(tools, list) or len(tools) <= room:
+        return result
+    return {**result, "tools": tools[:room]} if room > 0 else None
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: any depth)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
 
 
 @functools.lru_cache(maxsize=None)
@@ -115,7 +141,10 @@ def _validator(definition: str):
 def _schema_error(definition: str, value: dict) -> str | None:
     import jsonschema.exceptions
 
-    error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(value))
+    try:
+        error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(value))
+    except (RecursionError, MemoryError, ValueError) as exc:  # bounded above; a bug here must not end a run
+        return redact.cut(f"could not be checked ({type(exc).__name__})", 160)
     if error is None:
         return None
     return f"{_path(error.absolute_path)} {_expected(error)}"

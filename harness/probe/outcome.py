@@ -71,6 +71,7 @@ class Capture:
     transport: str | None = None
     initialized: bool = False
     compatibility: list = field(default_factory=list)
+    checked_tools: int = 0  # tools validated for ``compatibility`` so far (bounded)
 
     @property
     def ok(self) -> bool:

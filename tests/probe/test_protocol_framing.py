@@ -161,3 +161,22 @@ def test_the_compatibility_line_reaches_the_server_page_and_the_action_summary(r
     step = summary.render(rec)
     assert "**Compatibility with strict clients:** Claude Code and other TypeScript" in step
     assert summary.text(line) in step
+
+
+def test_the_compatibility_check_is_bounded_whatever_a_server_sends():
+    from harness.core.jsparse import parse
+    from harness.probe import compatibility
+    from harness.probe.outcome import Capture
+
+    deep = parse('{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"a":{"default":%s}}}}]}'
+                 % ("[" * 4000 + "]" * 4000))
+    capture = Capture(requested_version="2025-11-25")
+    compatibility.check_result(capture, "tools/list", deep, 1)
+    assert [f.what for f in capture.compatibility] == [
+        "page 1 of tools/list nests deeper than 100 levels and was not checked against either client's types"]
+    many = {"tools": [{"name": f"t{i}", "inputSchema": {"type": "string"}} for i in range(50_000)]}
+    capture = Capture(requested_version="2025-11-25")
+    for page in range(1, 4):
+        compatibility.check_result(capture, "tools/list", many, page)
+    assert capture.checked_tools == compatibility.MAX_CHECKED_TOOLS  # every later tool and page is skipped
+    assert [f.rejected_by for f in capture.compatibility] == [("typescript-sdk",)]
