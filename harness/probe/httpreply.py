@@ -217,7 +217,7 @@ async def read_body(response: httpx2.Response, limit: int, truncate: bool = Fals
         if len(data) > limit:
             if truncate:
                 return bytes(data[:limit])
-            raise TransportLimitExceeded(f"an HTTP reply exceeded {limit} bytes")
+            raise MalformedReply(f"an HTTP reply exceeded {limit} bytes")
     return bytes(data)
 
 

@@ -114,6 +114,7 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
     """
     meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
     talk = Conversation(transport, capture, limits, meta)
+    capture.transport = capture.transport or getattr(transport, "name", None)
 
     async def steps() -> None:
         capture.phase = "server/discover"
