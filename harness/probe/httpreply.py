@@ -36,7 +36,7 @@ import httpx2
 
 from harness.probe import compatibility, redact, replies
 from harness.probe.limits import MalformedReply, TransportLimitExceeded
-from harness.probe.stdio import Incoming, parse_line
+from harness.probe.stdio import Incoming, looks_like_reply, parse_line
 
 __all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_type", "looks_like_jsonrpc",
            "no_answer_reason", "read_body", "snippet"]
@@ -149,6 +149,8 @@ class Reply:
         answered = False
         for item in items:
             if not (isinstance(item, dict) and item.get("jsonrpc") == "2.0"):
+                if looks_like_reply(item):
+                    self.transport.near_miss = text
                 self.transport.note_noise(text)
                 break
             self.transport.inbox.put_nowait(Incoming(raw=text, message=item))

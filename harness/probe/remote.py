@@ -104,6 +104,7 @@ class HttpTransport:
         self.received = 0  # bytes of every answer of this launch, after content decoding
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.leniencies: list = []  # compatibility.Finding: framing tolerated, read by the conversation
+        self.near_miss: str | None = None  # the last skipped message shaped like a reply, not JSON-RPC 2.0
         self.unanswered: str | None = None  # what the last answer without a reply looked like
         self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=False)
         self._reader: asyncio.Task | None = None

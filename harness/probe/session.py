@@ -139,6 +139,11 @@ async def run_within(conversation, transport: Transport, capture: Capture, limit
             capture.notes.append(f"the launch's deadline ({budget:g} s) ended the settle window; the last "
                                  "complete listing is published")
             capture.phase = "done"
+        elif (near := getattr(transport, "near_miss", None)) is not None:
+            # something arrived and is unusable: that is the finding, not the clock
+            capture.failure = Failure("malformed", capture.phase, f"no usable reply within {budget:g} s; a message "
+                                      f"shaped like a reply arrived without \"jsonrpc\": \"2.0\" (every SDK skips it): "
+                                      f"{redact.cut(near, 120)!r}")
         else:
             capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
     except MalformedReply as exc:

@@ -61,6 +61,7 @@ class StdioTransport:
     _stdout_total: int = 0
     _tasks: list = field(default_factory=list)
     leniencies: list = field(default_factory=list)  # compatibility.Finding, read by the conversation
+    near_miss: str | None = None  # the last skipped line that looked like a reply but is not JSON-RPC 2.0
     name = "stdio"
 
     def __post_init__(self) -> None:
@@ -139,6 +140,8 @@ class StdioTransport:
                         "a message held bytes that are not UTF-8, read with U+FFFD in their place as the TypeScript "
                         "SDK reads them (the Python SDK's strict decoding refuses the line)", (compatibility.PYTHON,)))
                 return Incoming(raw=text, message=message)
+            if looks_like_reply(message):
+                self.near_miss = text
             self.note_noise(text)
 
     def _tolerate(self, finding) -> None:
@@ -251,3 +254,11 @@ def parse_line(text: str) -> object:
                                  + (f" (at char {exc.pos})" if exc.pos is not None else "")
                                  + f"; it began {redact.cut(text[:80 + redact.CUT_MARGIN], 80)!r}") from None
         return None
+
+
+def looks_like_reply(value: object) -> bool:
+    """A JSON object shaped like a response (an ``id`` and a ``result`` or ``error``, no
+    ``method``) whose ``jsonrpc`` is not ``"2.0"``: skipped as every SDK skips it, and remembered so
+    that a deadline passing after it is not published as silence."""
+    return (isinstance(value, dict) and value.get("jsonrpc") != "2.0" and "id" in value and "method" not in value
+            and ("result" in value or "error" in value))

@@ -180,3 +180,27 @@ def test_the_compatibility_check_is_bounded_whatever_a_server_sends():
         compatibility.check_result(capture, "tools/list", many, page)
     assert capture.checked_tools == compatibility.MAX_CHECKED_TOOLS  # every later tool and page is skipped
     assert [f.rejected_by for f in capture.compatibility] == [("typescript-sdk",)]
+
+
+@pytest.mark.parametrize("reply", [
+    '{"id":2,"result":{"tools":[]}}',                       # no jsonrpc member
+    '{"jsonrpc":"1.0","id":2,"result":{"tools":[]}}',       # another version
+    '{"jsonrpc":2,"id":2,"error":{"code":-1,"message":"x"}}',
+])
+def test_a_reply_without_jsonrpc_2_is_named_never_a_bare_timeout(reply, results_root, tmp_path):
+    script = tmp_path / "near_miss.py"
+    script.write_text(
+        "import json, sys\n"
+        "for raw in sys.stdin:\n"
+        "    req = json.loads(raw)\n"
+        "    if req.get('method') == 'initialize':\n"
+        "        print(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'result': {'protocolVersion': '2025-11-25',"
+        " 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'near', 'version': '1'}}}), flush=True)\n"
+        "    elif req.get('method') == 'tools/list':\n"
+        f"        print({reply!r}, flush=True)\n")
+    command = shlex.join([sys.executable, str(script)])
+    run = measure_and_write(Target(name="near-miss", command=command, timeout_seconds=2), results_root)
+    rec = run.record
+    assert rec["status"] == "malformed-reply", run.notes
+    assert 'a message shaped like a reply arrived without "jsonrpc": "2.0"' in run.notes
+    assert rec["phase"] == "tools/list page 1"
