@@ -185,7 +185,15 @@ async def _guarded(talk: "Conversation", steps) -> None:
     finally:
         talk.finish()
         for finding in getattr(talk.transport, "leniencies", ()):
-            compatibility.add(capture, finding)
+            _tolerated(capture, finding)
+
+
+def _tolerated(capture: Capture, finding: compatibility.Finding) -> None:
+    """A leniency the harness took: a note in the record, and a compatibility finding naming the
+    clients that would not take it."""
+    if finding.what not in capture.notes:
+        capture.notes.append(finding.what)
+    compatibility.add(capture, finding)
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
@@ -243,7 +251,7 @@ class Conversation:
         self.capture.phase = "notifications/initialized"
         refusal = await self.transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         if refusal is not None:
-            compatibility.add(self.capture, compatibility.Finding(
+            _tolerated(self.capture, compatibility.Finding(
                 f"the server refused notifications/initialized ({refusal}); this harness went on to tools/list "
                 "as the Python SDK does", (compatibility.TYPESCRIPT,)))
 

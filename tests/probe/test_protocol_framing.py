@@ -45,6 +45,7 @@ def test_a_byte_order_mark_measures_as_without_it(where, results_root):
     assert len(run.record["attempts"]) == 2 and all(a["outcome"] == "listed" for a in run.record["attempts"])
     bom = [f for f in findings(run) if "byte-order mark" in f["what"]]
     assert len(bom) == 1 and bom[0]["rejectedBy"] == ["typescript-sdk", "python-sdk"]
+    assert bom[0]["what"] in run.record["notes"]  # every leniency is a note too
     assert "non-JSON stdout line" not in run.notes
 
 
@@ -106,6 +107,7 @@ def test_a_refused_initialized_notification_is_one_outcome_whatever_its_body(kin
     assert refusal == [{"what": f"the server refused notifications/initialized ({said}); this harness went on to "
                                 "tools/list as the Python SDK does", "rejectedBy": ["typescript-sdk"]}]
     assert run.record["compatibility"]["summary"].startswith(TS)
+    assert refusal[0]["what"] in run.record["notes"]
 
 
 @pytest.mark.parametrize("status", ["500", "404", "200"])
