@@ -106,3 +106,50 @@ def test_the_sdk_lists_the_legacy_transport_as_the_harness_does(sdk_dir, results
     finally:
         here.stop()
     assert answer == {"tools": 3} and run.record["toolCount"] == 3 and run.record["transport"] == "sse"
+
+
+# --- the official Python SDK (the project's own ``mcp`` dependency) -------------------------------
+
+def python_sdk_lists(streams_cm, seconds: float = 10.0) -> int | str:
+    """Tools the Python SDK's client lists through ``streams_cm``, or the error that stopped it."""
+    import anyio
+
+    from mcp.client.session import ClientSession
+
+    async def run() -> int | str:
+        try:
+            with anyio.fail_after(seconds):
+                async with streams_cm as streams, ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    return len((await session.list_tools()).tools)
+        except Exception as exc:  # noqa: BLE001 - what stopped the client is the answer
+            return f"{type(exc).__name__}"
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("flags", [(), ("--bom", "first"), ("--bom", "every"), ("--not-utf8",)])
+def test_a_python_finding_exactly_when_the_python_sdk_client_fails(flags, results_root):
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=[str(fixture("framing")), *flags])
+    answer = python_sdk_lists(stdio_client(params))
+    command = shlex.join([sys.executable, str(fixture("framing")), *flags])
+    run = measure_and_write(Target(name="py-oracle", command=command, timeout_seconds=20), results_root)
+    assert run.record["status"] == "measured", run.notes
+    rejected = any("python-sdk" in f["rejectedBy"] for f in run.record["compatibility"]["findings"])
+    assert rejected == (answer != run.record["toolCount"]), answer
+
+
+def test_the_python_sdk_goes_on_past_a_refused_initialized_notification(results_root):
+    from mcp.client.streamable_http import streamable_http_client
+
+    here = sse_server("--refuse-initialized", "bare")
+    try:
+        answer = python_sdk_lists(streamable_http_client(here.url()))
+        run = measure_and_write(Target(name="py-oracle-http", url=here.url(), timeout_seconds=20), results_root)
+    finally:
+        here.stop()
+    assert answer == run.record["toolCount"] == 1
+    refusal = [f for f in run.record["compatibility"]["findings"] if "notifications/initialized" in f["what"]]
+    assert refusal and "python-sdk" not in refusal[0]["rejectedBy"]
