@@ -48,6 +48,9 @@ MAX_RETRY_MS = 30_000  # a longer retry is shortened to this (the deadline bound
 MAX_RESUMPTIONS = 5
 BOM_IN_BODY = compatibility.Finding("a JSON body began with a UTF-8 byte-order mark, dropped as framing (the "
                                     "Python SDK's parser refuses that body)", (compatibility.PYTHON,))
+NOT_UTF8 = compatibility.Finding("an answer held bytes that are not UTF-8, read with U+FFFD in their place as the "
+                                 "TypeScript SDK reads them (the Python SDK's strict decoding refuses them)",
+                                 (compatibility.PYTHON,))
 BOM_IN_STREAM = compatibility.Finding("an event stream began with a UTF-8 byte-order mark, dropped as WHATWG asks "
                                       "(the Python SDK reads it into the first field name and loses that event)",
                                       (compatibility.PYTHON,))
@@ -137,7 +140,11 @@ class Reply:
         TypeScript SDK drops it; the Python SDK's parser refuses it), noted as a leniency."""
         if body.startswith(codecs.BOM_UTF8):
             self.transport.tolerate(BOM_IN_BODY)
-        return body.decode("utf-8-sig", errors="replace")
+        try:
+            return body.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            self.transport.tolerate(NOT_UTF8)
+            return body.decode("utf-8-sig", errors="replace")
 
     def _take(self, text: str) -> bool:
         """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
@@ -185,16 +192,32 @@ class _Decoded:
 
     async def aiter_text(self) -> AsyncIterator[str]:
         decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        strict = codecs.getincrementaldecoder("utf-8")()  # only says whether a byte was replaced
         first = True
         async for chunk in chunks(self._response, self._meter):
             if first and chunk:
                 first = False
                 if chunk.startswith(codecs.BOM_UTF8):
                     self._tolerate(BOM_IN_STREAM)
+            strict = _still_utf8(strict, chunk, self._tolerate)
             if text := decoder.decode(chunk):
                 yield text
+        _still_utf8(strict, b"", self._tolerate, final=True)
         if text := decoder.decode(b"", final=True):
             yield text
+
+
+def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final: bool = False):
+    """Feed ``chunk`` to the strict decoder; at the first byte that is not UTF-8, note it and stop
+    checking (``None``)."""
+    if strict is None:
+        return None
+    try:
+        strict.decode(chunk, final=final)
+        return strict
+    except UnicodeDecodeError:
+        tolerate(NOT_UTF8)
+        return None
 
 
 async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None = None) -> AsyncIterator[bytes]:

@@ -67,6 +67,15 @@ def test_bytes_that_are_not_utf8_are_read_as_the_typescript_sdk_reads_them(resul
     assert run.record["compatibility"]["summary"].startswith(PY)
 
 
+@pytest.mark.parametrize("framing", ["sse", "json"])
+def test_bytes_that_are_not_utf8_over_http_are_read_as_the_typescript_sdk_reads_them(framing, results_root):
+    expected = dump(fixture("sse_server"), "--latin1")  # node reads the 0xF4 byte as U+FFFD
+    run = http(results_root, f"latin1-{framing}", "--latin1", "--framing", framing)
+    assert_matches(run.record, expected)
+    assert "r\ufffdadmap" in run.record["rawToolsCapture"][0]["description"]
+    assert [f["rejectedBy"] for f in findings(run) if "not UTF-8" in f["what"]] == [["python-sdk"]]
+
+
 # --- a refused reply is named at once, never silence until the deadline ---------------------------
 
 @pytest.mark.parametrize("flags,detail", [
