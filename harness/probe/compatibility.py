@@ -25,7 +25,7 @@ import functools
 import importlib.metadata
 import importlib.resources
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.probe import redact
 
@@ -59,9 +59,28 @@ def add(capture, finding: Finding) -> None:
         capture.compatibility.append(finding)
 
 
+@dataclass
+class _Found:
+    compatibility: list = field(default_factory=list)
+    checked_tools: int = 0
+
+
+def findings(capture) -> list[Finding]:
+    """Every finding for a finished ``capture``: each result the conversation kept
+    (``capture.results``) checked here — after the launch, so loading and running the validators
+    never spends a launch's deadline — then the leniencies it recorded (``capture.compatibility``)."""
+    found = _Found()
+    for method, page, result in capture.results:
+        check_result(found, method, result, page)
+    for finding in capture.compatibility:
+        add(found, finding)
+    return found.compatibility
+
+
 def check_result(capture, method: str, result: dict, page: int | None = None) -> None:
     """Validate one ``initialize`` or ``tools/list`` result against both references; add a finding
-    per reference that rejects it, naming where and what."""
+    per reference that rejects it, naming where and what, to ``capture`` (anything with
+    ``compatibility`` and ``checked_tools``)."""
     where = method if page is None else f"page {page} of {method}"
     checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
     if checked is None:

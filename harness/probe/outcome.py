@@ -44,7 +44,9 @@ class Capture:
     the sentence that explains a capture of zero tools when it is not an empty ``tools`` array.
     ``transport``: ``stdio``, ``streamable-http`` or ``sse`` (the 2024-11-05 HTTP+SSE transport).
     ``initialized``: ``initialize`` was answered with a result. ``compatibility``: what strict
-    clients would reject in what this server sent (``harness.probe.compatibility.Finding``).
+    clients would reject in how this server framed or refused things (``compatibility.Finding``);
+    ``results``: the ``initialize`` and first-listing ``tools/list`` results, checked against the
+    clients' types once the launch is over (``compatibility.findings``).
     """
 
     requested_version: str
@@ -71,7 +73,7 @@ class Capture:
     transport: str | None = None
     initialized: bool = False
     compatibility: list = field(default_factory=list)
-    checked_tools: int = 0  # tools validated for ``compatibility`` so far (bounded)
+    results: list = field(default_factory=list)  # (method, page, result) to check for compatibility
 
     @property
     def ok(self) -> bool:

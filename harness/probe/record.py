@@ -110,7 +110,7 @@ def _server_fields(capture: Capture, redactor: Secrets) -> dict:
     if capture.transport is not None:
         fields["transport"] = capture.transport
     if capture.initialized or capture.compatibility:
-        fields["compatibility"] = compatibility.to_record(capture.compatibility)
+        fields["compatibility"] = compatibility.to_record(compatibility.findings(capture))
     return fields
 
 

@@ -232,7 +232,7 @@ class Conversation:
         params = initialize_request(capture.requested_version, capabilities=capabilities)["params"]
         result = await self.request("initialize", params)
         capture.initialized = True
-        compatibility.check_result(capture, "initialize", result)
+        capture.results.append(("initialize", None, result))
         info = result.get("serverInfo")
         if isinstance(info, dict):
             capture.server_name = replies.text_or_none(info.get("name"))
@@ -351,7 +351,7 @@ class Conversation:
             if result is None:
                 return [], 1
             if listing == 1:
-                compatibility.check_result(capture, "tools/list", result, page)
+                capture.results.append(("tools/list", page, result))
             page_tools = result.get("tools")
             if not isinstance(page_tools, list):
                 shape = "missing" if "tools" not in result else f"{replies.js_type(page_tools)}, not an array"

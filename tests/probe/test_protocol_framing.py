@@ -181,16 +181,14 @@ def test_the_compatibility_check_is_bounded_whatever_a_server_sends():
 
     deep = parse('{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"a":{"default":%s}}}}]}'
                  % ("[" * 4000 + "]" * 4000))
-    capture = Capture(requested_version="2025-11-25")
-    compatibility.check_result(capture, "tools/list", deep, 1)
-    assert [f.what for f in capture.compatibility] == [
+    capture = Capture(requested_version="2025-11-25", results=[("tools/list", 1, deep)])
+    assert [f.what for f in compatibility.findings(capture)] == [
         "page 1 of tools/list nests deeper than 100 levels and was not checked against either client's types"]
     many = {"tools": [{"name": f"t{i}", "inputSchema": {"type": "string"}} for i in range(50_000)]}
-    capture = Capture(requested_version="2025-11-25")
-    for page in range(1, 4):
-        compatibility.check_result(capture, "tools/list", many, page)
-    assert capture.checked_tools == compatibility.MAX_CHECKED_TOOLS  # every later tool and page is skipped
-    assert [f.rejected_by for f in capture.compatibility] == [("typescript-sdk",)]
+    later = {"tools": [{"name": 7, "inputSchema": {"type": "object"}}]}  # past the bound: never checked
+    capture = Capture(requested_version="2025-11-25", results=[("tools/list", p, many) for p in (1, 2)])
+    capture.results.append(("tools/list", 3, later))
+    assert [f.rejected_by for f in compatibility.findings(capture)] == [("typescript-sdk",)]
 
 
 @pytest.mark.parametrize("reply", [
