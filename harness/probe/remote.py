@@ -180,7 +180,10 @@ class HttpTransport:
 
         def on_endpoint(data: str) -> None:
             if self.endpoint is None:
-                self.endpoint = urljoin(self.url, data.strip())
+                try:
+                    self.endpoint = urljoin(self.url, data.strip())
+                except ValueError:  # "http://[::1": checked below, and refused by name
+                    self.endpoint = data.strip()
                 announced.set()
 
         try:
@@ -197,7 +200,12 @@ class HttpTransport:
         waiter.cancel()
         if self.endpoint is None:
             raise self._legacy_failed(refusal, "the GET stream ended without an endpoint event")
-        if not _same_origin(httpx2.URL(self.url), httpx2.URL(self.endpoint)):
+        try:
+            elsewhere = not _same_origin(httpx2.URL(self.url), httpx2.URL(self.endpoint))
+        except (httpx2.InvalidURL, ValueError, TypeError):
+            raise self._legacy_failed(refusal, f"the endpoint event named {redact.cut(self.endpoint, 200)!r}, "
+                                               "which is not a URL") from None
+        if elsewhere:
             raise self._legacy_failed(refusal, f"the endpoint event named another origin "
                                                f"({redact.cut(self.endpoint, 200)}), which no client follows")
         if refusal is not None:
@@ -216,7 +224,10 @@ class HttpTransport:
 
     async def resume(self, last_event_id: str) -> httpx2.Response | None:
         """GET the stream again from ``last_event_id`` (resumability); the response when it is an
-        event stream, else ``None`` (closed)."""
+        event stream, else ``None`` (closed). An id that cannot be a header value (not ASCII, or
+        holding CR, LF or NUL) cannot be resumed from: ``None``, as the SDKs' HTTP stack fails there."""
+        if not _header_safe(last_event_id):
+            return None
         try:
             response = await self._request("GET", None, extra={"Last-Event-ID": last_event_id})
         except HttpRefusal:
@@ -307,7 +318,7 @@ class HttpTransport:
         ``header`` it is sent back in. A value that cannot be a header (not ASCII, or holding CR,
         LF or NUL; the SDKs' HTTP stack fails on it too) is the server's broken reply, recorded as
         such. Raises ``HttpRefusal``."""
-        if value.isascii() and not any(c in value for c in "\r\n\0"):
+        if _header_safe(value):
             return value
         raise HttpRefusal(Failure("bad-reply", self.capture.phase,
                                   f"the server's {header} value {redact.cut(value, 80)!r} cannot be sent back as the "
@@ -340,6 +351,11 @@ class HttpTransport:
             raise HttpRefusal(Failure("unreachable", self.capture.phase,
                                       f"HTTP {status} from {self.url}: {httpreply.snippet(body)!r}", code=status))
         return body
+
+
+def _header_safe(value: str) -> bool:
+    """Whether ``value`` can be sent as a header value (ASCII, no CR, LF or NUL)."""
+    return value.isascii() and not any(c in value for c in "\r\n\0")
 
 
 def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:

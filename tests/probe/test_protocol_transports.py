@@ -70,6 +70,9 @@ def test_streamable_http_records_its_transport(results_root):
     (("--no-endpoint",), "the GET stream ended without an endpoint event"),
     (("--get-status", "404"), "GET answered HTTP 404 (text/plain)"),
     (("--endpoint-origin",), "the endpoint event named another origin (http://localhost:"),
+    (("--endpoint-data", "http://[::1"), "the endpoint event named 'http://[::1', which is not a URL"),
+    (("--endpoint-data", "javascript:alert(1)"), "the endpoint event named 'javascript:alert(1)', which is not a URL"),
+    (("--endpoint-data", "https://127.0.0.1/messages"), "the endpoint event named another origin (https://127.0.0.1/"),
 ])
 def test_no_legacy_transport_either_is_unreachable_naming_both(flags, why, results_root):
     here = legacy(*flags)
@@ -104,8 +107,9 @@ def test_a_stream_closed_after_an_event_id_is_resumed(flags, reconnections, resu
             "reconnection(s))") in run.notes
 
 
-def test_a_stream_that_closes_without_an_event_id_is_not_resumed(results_root):
-    here = sse_server("--resume", "1", "--no-event-id")
+@pytest.mark.parametrize("flag", ["--no-event-id", "--odd-event-id"])
+def test_a_stream_that_cannot_be_resumed_is_an_answer_without_a_reply(flag, results_root):
+    here = sse_server("--resume", "1", flag)
     try:
         run = measure_url(results_root, "not-resumed", here.url())
     finally:
