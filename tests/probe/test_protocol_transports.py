@@ -142,3 +142,20 @@ def test_an_audited_entry_is_measured_on_the_transport_its_config_declares(decla
         assert run.record["transport"] == "sse"
     else:
         assert "HTTP 500 from" in run.notes
+
+
+def test_audit_measures_a_config_entry_declaring_sse_end_to_end(tmp_path):
+    import json
+    import subprocess
+
+    expected = dump(fixture("legacy_sse_server"))
+    here = legacy("--post-status", "500")
+    try:
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"db": {"type": "sse", "url": sse_url(here)}}}))
+        done = subprocess.run([sys.executable, "-m", "harness.cli", "audit", "--config", str(config), "--no-discover",
+                               "--single", "--timeout", "20", "--json"], capture_output=True, text=True, timeout=120)
+    finally:
+        here.stop()
+    assert done.returncode == 0, done.stderr
+    assert '"status": "measured"' in done.stdout and f'"tokens": {expected.tokens}' in done.stdout, done.stdout[:2000]
