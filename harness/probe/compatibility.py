@@ -26,8 +26,10 @@ import importlib.metadata
 import importlib.resources
 import json
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from harness.probe import redact
+from harness.probe.outcome import Capture
 
 TYPESCRIPT = "typescript-sdk"
 PYTHON = "python-sdk"
@@ -53,7 +55,11 @@ class Finding:
         return {"what": self.what, "rejectedBy": list(self.rejected_by)}
 
 
-def add(capture, finding: Finding) -> None:
+class _HasFindings(Protocol):
+    compatibility: list
+
+
+def add(capture: _HasFindings, finding: Finding) -> None:
     """Add ``finding`` to ``capture.compatibility`` once (at most ``MAX_FINDINGS``)."""
     if finding not in capture.compatibility and len(capture.compatibility) < MAX_FINDINGS:
         capture.compatibility.append(finding)
@@ -65,7 +71,7 @@ class _Found:
     checked_tools: int = 0
 
 
-def findings(capture) -> list[Finding]:
+def findings(capture: Capture) -> list[Finding]:
     """Every finding for a finished ``capture``: each result the conversation kept
     (``capture.results``) checked here — after the launch, so loading and running the validators
     never spends a launch's deadline — then the leniencies it recorded (``capture.compatibility``)."""
@@ -77,10 +83,9 @@ def findings(capture) -> list[Finding]:
     return found.compatibility
 
 
-def check_result(capture, method: str, result: dict, page: int | None = None) -> None:
+def check_result(capture: _Found, method: str, result: dict, page: int | None = None) -> None:
     """Validate one ``initialize`` or ``tools/list`` result against both references; add a finding
-    per reference that rejects it, naming where and what, to ``capture`` (anything with
-    ``compatibility`` and ``checked_tools``)."""
+    per reference that rejects it, naming where and what, to ``capture``."""
     where = method if page is None else f"page {page} of {method}"
     checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
     if checked is None:
