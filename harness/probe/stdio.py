@@ -248,7 +248,7 @@ def parse_line(text: str) -> object:
     try:
         return parse(text)
     except WireJSONError as exc:
-        head = text[:64].lstrip("[ \t")
+        head = text[:64].lstrip("[ \t\r\n" + BOM)  # a mark beyond the one dropped as framing hides nothing
         if "deeper" in exc.reason or (head.startswith("{") and '"jsonrpc"' in text[:4096]):
             raise MalformedReply(f"a reply that cannot be read: {exc.reason}"
                                  + (f" (at char {exc.pos})" if exc.pos is not None else "")

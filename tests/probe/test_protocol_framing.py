@@ -82,6 +82,7 @@ def test_bytes_that_are_not_utf8_over_http_are_read_as_the_typescript_sdk_reads_
     (("--deep", "5000"), "nesting deeper than 4096 levels"),
     (("--deep", "100000"), "nesting deeper than 4096 levels"),
     (("--broken-json",), "a reply that cannot be read: Expecting ',' delimiter"),
+    (("--bom", "double"), "a reply that cannot be read: Expecting value"),  # the second mark is not framing
 ])
 def test_stdio_reply_refused_is_malformed_reply_at_once(flags, detail, results_root):
     run = stdio(results_root, "refused", *flags, timeout=60)
