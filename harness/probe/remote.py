@@ -199,7 +199,9 @@ class HttpTransport:
         await asyncio.wait({waiter, self._stream}, return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
         if self.endpoint is None:
-            raise self._legacy_failed(refusal, "the GET stream ended without an endpoint event")
+            stopped = self._stopped()
+            raise self._legacy_failed(refusal, f"the GET stream was stopped before any endpoint event: {stopped}"
+                                      if stopped else "the GET stream ended without an endpoint event")
         try:
             elsewhere = not _same_origin(httpx2.URL(self.url), httpx2.URL(self.endpoint))
         except (httpx2.InvalidURL, ValueError, TypeError):
@@ -212,6 +214,14 @@ class HttpTransport:
             self.capture.notes.append(
                 f"POST initialize was answered HTTP {refusal.failure.code}; as the transport specification's "
                 "backwards compatibility asks, a GET opened the 2024-11-05 HTTP+SSE transport, used for the whole session")
+
+    def _stopped(self) -> str:
+        """Why the stream reader stopped, when a bound stopped it (it queued the exception); else ``""``."""
+        while not self.inbox.empty():
+            item = self.inbox.get_nowait()
+            if isinstance(item, TransportLimitExceeded):
+                return str(item)
+        return ""
 
     def _legacy_failed(self, refusal: HttpRefusal | None, why: str) -> HttpRefusal:
         if refusal is None:

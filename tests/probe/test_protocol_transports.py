@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from harness.probe.limits import Limits
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 from tests.probe.protocol_helpers import PortServer, assert_matches, dump, fixture, sse_server
@@ -85,6 +86,22 @@ def test_no_legacy_transport_either_is_unreachable_naming_both(flags, why, resul
     assert "HTTP 405 from" in run.notes and "a GET for the 2024-11-05 HTTP+SSE transport found none: " + why in run.notes
     assert rec["phase"] == "initialize" and len(rec["attempts"]) == 1
     assert rec.get("transport") == "streamable-http"
+
+
+@pytest.mark.parametrize("flags,limits,why", [
+    (("--noise-first", "10001"), Limits(), "more than 10000 non-JSON-RPC bodies or events"),
+    (("--endpoint-data", "/messages?" + "a" * 5000), Limits(max_message_bytes=4096),
+     "a Server-Sent Event exceeded 4096 bytes"),
+])
+def test_a_legacy_stream_stopped_by_a_bound_names_the_bound(flags, limits, why, results_root):
+    here = legacy(*flags)
+    try:
+        run = measure_and_write(Target(name="legacy-bound", url=sse_url(here), timeout_seconds=10), results_root,
+                                limits=limits)
+    finally:
+        here.stop()
+    assert run.record["status"] == "unreachable", run.notes
+    assert "the GET stream was stopped before any endpoint event: " + why in run.notes
 
 
 # --- resumability ---------------------------------------------------------------------------------
