@@ -14,9 +14,11 @@ naming the client families that stop there. Two references decide, neither writt
 Transports add findings for framing they tolerated (``Transport.leniencies``), and the
 conversation for protocol steps a client family would not take past (a refused
 ``notifications/initialized``). Every result is checked on its first listing only, the first
-``MAX_CHECKED_TOOLS`` tools of a listing at most, and a result nested deeper than
-``MAX_CHECKED_DEPTH`` is not checked (a finding says so), so the check is bounded in time and
-stack whatever a server sends.
+``MAX_CHECKED_TOOLS`` tools and ``MAX_CHECKED_BYTES`` of JSON of a launch at most (the validators'
+work grows with bytes as much as with tools: one tool of a million wrong icons is a million errors),
+the schema's first ``MAX_SCHEMA_ERRORS`` errors, and a result nested deeper than
+``MAX_CHECKED_DEPTH`` is not checked (a finding says so for every part left out), so the check is
+bounded in time, memory and stack whatever a server sends.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import importlib.resources
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -39,6 +42,8 @@ SCHEMA_REVISION = "2025-11-25"
 MAX_FINDINGS = 20
 MAX_CHECKED_TOOLS = 2000
 MAX_CHECKED_DEPTH = 100
+MAX_CHECKED_BYTES = 1024 * 1024  # of JSON, per launch: the largest real capture is ~200 KB
+MAX_SCHEMA_ERRORS = 100  # the schema's errors weighed to name the most relevant one
 _MODELS = {"initialize": "InitializeResult", "tools/list": "ListToolsResult"}
 
 
@@ -69,6 +74,7 @@ def add(capture: _HasFindings, finding: Finding) -> None:
 class _Found:
     compatibility: list = field(default_factory=list)
     checked_tools: int = 0
+    checked_bytes: int = 0
 
 
 def findings(capture: Capture) -> list[Finding]:
@@ -88,14 +94,20 @@ def check_result(capture: _Found, method: str, result: dict, page: int | None = 
     per reference that rejects it, naming where and what, to ``capture``."""
     where = method if page is None else f"page {page} of {method}"
     checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
+    if checked is not None and _deeper_than(checked, MAX_CHECKED_DEPTH):
+        add(capture, Finding(f"{where} nests deeper than {MAX_CHECKED_DEPTH} levels and was not checked against "
+                             "either client's types"))
+        return
+    if checked is not None:
+        checked, size = _within_bytes(checked, MAX_CHECKED_BYTES - capture.checked_bytes)
+        capture.checked_bytes += size
+    if checked is not result:
+        add(capture, Finding(f"{method} was checked against both clients' types only in part: the check reads at most "
+                             f"{MAX_CHECKED_TOOLS} tools and {MAX_CHECKED_BYTES} bytes of JSON per launch"))
     if checked is None:
         return
     tools = checked.get("tools")
     capture.checked_tools += len(tools) if isinstance(tools, list) else 0
-    if _deeper_than(checked, MAX_CHECKED_DEPTH):
-        add(capture, Finding(f"{where} nests deeper than {MAX_CHECKED_DEPTH} levels and was not checked against "
-                             "either client's types"))
-        return
     schema_error = _schema_error(_MODELS[method], checked)
     if schema_error:
         add(capture, Finding(f"{where} does not match the MCP {SCHEMA_REVISION} schema: {schema_error}", (TYPESCRIPT,)))
@@ -138,6 +150,33 @@ def _bounded(result: dict, room: int) -> dict | None:
     return {**result, "tools": tools[:room]} if room > 0 else None
 
 
+def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
+    """``result`` cut to the tools whose JSON fits in ``room`` bytes (with the rest of the result),
+    and the bytes kept; ``None`` when not even the result without its tools fits."""
+    tools = result.get("tools")
+    rest = {k: v for k, v in result.items() if k != "tools"}
+    size = _size(rest)
+    if size > room:
+        return None, 0
+    if not isinstance(tools, list):
+        return result, size
+    kept = 0
+    for tool in tools:
+        grown = size + _size(tool) + 1
+        if grown > room:
+            break
+        size, kept = grown, kept + 1
+    return (result if kept == len(tools) else {**result, "tools": tools[:kept]}), size
+
+
+def _size(value: object) -> int:
+    """Bytes of ``value`` as compact JSON (its weight for the validators)."""
+    try:
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):  # not reached after the depth check; never a crash if it is
+        return MAX_CHECKED_BYTES + 1
+
+
 def _deeper_than(value: object, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: any depth)."""
     stack = [(value, 0)]
@@ -166,7 +205,8 @@ def _schema_error(definition: str, value: dict) -> str | None:
     import jsonschema.exceptions
 
     try:
-        error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(value))
+        errors = itertools.islice(_validator(definition).iter_errors(value), MAX_SCHEMA_ERRORS)
+        error = jsonschema.exceptions.best_match(errors)
     except (RecursionError, MemoryError, ValueError) as exc:  # bounded above; a bug here must not end a run
         return redact.cut(f"could not be checked ({type(exc).__name__})", 160)
     if error is None:

@@ -189,7 +189,31 @@ def test_the_compatibility_check_is_bounded_whatever_a_server_sends():
     later = {"tools": [{"name": 7, "inputSchema": {"type": "object"}}]}  # past the bound: never checked
     capture = Capture(requested_version="2025-11-25", results=[("tools/list", p, many) for p in (1, 2)])
     capture.results.append(("tools/list", 3, later))
-    assert [f.rejected_by for f in compatibility.findings(capture)] == [("typescript-sdk",)]
+    part = ("tools/list was checked against both clients' types only in part: the check reads at most 2000 tools "
+            "and 1048576 bytes of JSON per launch")
+    found = compatibility.findings(capture)
+    assert [(f.what, f.rejected_by) for f in found if not f.rejected_by] == [(part, ())]
+    assert [f.rejected_by for f in found if f.rejected_by] == [("typescript-sdk",)]
+
+
+@pytest.mark.parametrize("tools", [
+    [{"name": "x", "inputSchema": {"type": "object"}, "icons": [{"src": 1, "sizes": [1] * 10}] * 100_000}],
+    [{"name": "x", "inputSchema": {"type": "object"}, "description": "d" * 2_000_000}],
+    [{"name": "x", "inputSchema": {"type": "object", "required": [{}] * 400_000}}],
+])
+def test_the_compatibility_check_is_bounded_in_bytes_not_only_tools(tools):
+    from harness.probe import compatibility
+    from harness.probe.outcome import Capture
+
+    ok = {"name": "ok", "inputSchema": {"type": "object"}}  # checked: inside the bound, before the huge tool
+    capture = Capture(requested_version="2025-11-25", results=[("tools/list", 1, {"tools": [ok, *tools]})])
+    found = compatibility.findings(capture)
+    assert [f.what for f in found] == [
+        "tools/list was checked against both clients' types only in part: the check reads at most 2000 tools and "
+        "1048576 bytes of JSON per launch"]
+    errors = {"tools": [{"name": 7, "inputSchema": {"type": "object"}, "icons": [{"src": 1}] * 20_000}]}
+    capture = Capture(requested_version="2025-11-25", results=[("tools/list", 1, errors)])
+    assert [f.rejected_by for f in compatibility.findings(capture)] == [("typescript-sdk",), ("python-sdk",)]
 
 
 @pytest.mark.parametrize("reply", [
