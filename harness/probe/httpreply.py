@@ -126,14 +126,21 @@ class Reply:
             except httpx2.HTTPError:
                 if self.request_id is None or not last_id or resumed >= MAX_RESUMPTIONS:
                     raise
-            if self.request_id is None or not last_id or resumed >= MAX_RESUMPTIONS:
+            if self.request_id is None or not last_id:
                 return False
+            if resumed >= MAX_RESUMPTIONS:
+                return self._gave_up(f"after {resumed} resumptions with Last-Event-ID, the most this client makes")
             await self.response.aclose()
             await asyncio.sleep(min(retry if retry is not None else DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
             response = await self.transport.resume(last_id)
             if response is None:
-                return False
+                return self._gave_up(f"and a GET with Last-Event-ID did not resume it (after {resumed} resumption(s))")
             self.response, resumed = response, resumed + 1
+
+    def _gave_up(self, why: str) -> bool:
+        """Stop resuming: say why in the record's description of the answer. Always False (no reply)."""
+        self.transport.unanswered = self._describe(f"no JSON-RPC reply in it {why}")
+        return False
 
     def _text(self, body: bytes) -> str:
         """A JSON body as text: one leading byte-order mark dropped (as ``fetch``'s JSON reading in the

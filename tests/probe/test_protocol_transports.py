@@ -140,6 +140,21 @@ def test_a_stream_that_cannot_be_resumed_is_an_answer_without_a_reply(flag, resu
     assert [a["status"] for a in rec["attempts"]].count("malformed-reply") == 1
 
 
+@pytest.mark.parametrize("flags,why", [
+    (("--resume", "9", "--retry", "0"), "after 5 resumptions with Last-Event-ID, the most this client makes"),
+    (("--resume", "1000", "--retry", "-5"), "after 5 resumptions with Last-Event-ID, the most this client makes"),
+])
+def test_resumption_is_bounded_and_says_so(flags, why, results_root):
+    here = sse_server(*flags)
+    try:
+        run = measure_url(results_root, "resumed-forever", here.url(), timeout=30)
+    finally:
+        here.stop()
+    rec = run.record
+    assert rec["status"] == "malformed-reply" and rec["phase"] == "tools/list page 1", run.notes
+    assert "HTTP 200 (text/event-stream), no JSON-RPC reply in it " + why in run.notes
+
+
 @pytest.mark.parametrize("declared,status", [("sse", "measured"), ("http", "unreachable")])
 def test_an_audited_entry_is_measured_on_the_transport_its_config_declares(declared, status, results_root):
     from harness.audit.measuring import target_for
