@@ -32,6 +32,14 @@ MAX_TEXT = 500
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
+def _compatibility(record: dict) -> list[str]:
+    """The record's compatibility line: which strict clients would reject what the server sends."""
+    compat = record.get("compatibility")
+    if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
+        return []
+    return [f"**Compatibility with strict clients:** {text(compat['summary'])}", ""]
+
+
 def text(value: object, limit: int = MAX_TEXT) -> str:
     """``value`` as inline Markdown text: one line, at most ``limit`` characters of the original,
     control characters as visible escapes, punctuation backslash-escaped."""
@@ -57,6 +65,7 @@ def render(record: dict, *, failures: list[GateFailure] | None = None, compariso
     lines += _shape(record, tool_shape)
     if record.get("notes"):
         lines += ["**Notes**", ""] + [f"- {text(note)}" for note in record["notes"]] + [""]
+    lines += _compatibility(record)
     for label, path in (paths or {}).items():
         lines.append(f"{text(label)}: {text(path)}  ")
     return "\n".join(lines).rstrip() + "\n"

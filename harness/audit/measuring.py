@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.audit.model import Entry
+from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import record
 from harness.probe.measure import measure
@@ -148,7 +148,7 @@ def target_for(key: str, entry: Entry, timeout: float) -> Target:
     cwd = entry.cwd if entry.cwd and os.path.isdir(entry.cwd) else None
     if entry.launch_url:
         return Target(name=f"audit-{key}", url=entry.launch_url, headers=entry.header_names,
-                      timeout_seconds=timeout)
+                      timeout_seconds=timeout, transport="sse" if entry.transport == SSE else None)
     return Target(name=f"audit-{key}", command=shlex.join(entry.launch_argv), env=entry.env_names,
                   timeout_seconds=timeout, cwd=cwd)
 

@@ -10,6 +10,13 @@ leading byte-order mark, as WHATWG requires. An event without data (a resumption
 skipped; ``data`` that is not JSON-RPC (``ping``) is noise, counted with its sample. Reading stops
 at the event that carries the reply, so a stream the server holds open afterwards costs nothing.
 
+Resumability (2025-11-25, "Resumability and Redelivery"): a request's event stream that ends — or
+breaks — after an event carrying an ``id`` and before the reply is a disconnection, not an answer.
+It is resumed with a GET carrying ``Last-Event-ID``, after the ``retry`` the server last named
+(else ``DEFAULT_RETRY_MS``, as the Python SDK waits), at most ``MAX_RESUMPTIONS`` times per request,
+all inside the launch's one deadline. A stream that ended without any event id is an answer
+without a reply, as the official clients read it.
+
 Every body is read through :func:`chunks`: content-decoded, counted against the launch's bound on
 what a server may send (``limits.max_total_bytes``, after decoding), and yielding to the event loop
 after each piece — a compressed body inflates inside one network read (2 KB of ``gzip, gzip`` are
@@ -28,9 +35,9 @@ from urllib.parse import urlsplit
 import httpx2
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe import redact, replies
-from harness.probe.limits import TransportLimitExceeded
-from harness.probe.stdio import Incoming
+from harness.probe import compatibility, redact, replies
+from harness.probe.limits import MalformedReply, TransportLimitExceeded
+from harness.probe.stdio import Incoming, looks_like_reply, parse_line
 from harness.util import urls
 
 __all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_type", "looks_like_jsonrpc",
@@ -38,6 +45,17 @@ __all__ = ["END", "ERROR_BODY_BYTES", "Incoming", "Reply", "chunks", "content_ty
 
 END = object()  # queued when an answer ended without the reply to its request
 ERROR_BODY_BYTES = 64 * 1024  # what is read of an error answer (4xx/5xx) to quote or parse it
+DEFAULT_RETRY_MS = 1000  # the Python SDK's wait before resuming when the server named no retry
+MAX_RETRY_MS = 30_000  # a longer retry is shortened to this (the deadline bounds the rest)
+MAX_RESUMPTIONS = 5
+BOM_IN_BODY = compatibility.Finding("a JSON body began with a UTF-8 byte-order mark, dropped as framing (the "
+                                    "Python SDK's parser refuses that body)", (compatibility.PYTHON,))
+NOT_UTF8 = compatibility.Finding("an answer held bytes that are not UTF-8, read with U+FFFD in their place as the "
+                                 "TypeScript SDK reads them (the Python SDK's strict decoding refuses them)",
+                                 (compatibility.PYTHON,))
+BOM_IN_STREAM = compatibility.Finding("an event stream began with a UTF-8 byte-order mark, dropped as WHATWG asks "
+                                      "(the Python SDK reads it into the first field name and loses that event)",
+                                      (compatibility.PYTHON,))
 
 
 class Reply:
@@ -45,9 +63,10 @@ class Reply:
     (``Incoming``, then ``END`` if the reply never came, or the exception that stopped it) and
     always closes the response. ``request_id`` ``None`` reads a listening (GET) stream to its end."""
 
-    def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport):
+    def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport, on_endpoint=None):
         self.response, self.request_id, self.method, self.transport = response, request_id, method, transport
         self.limit = transport.limits.max_message_bytes
+        self.on_endpoint = on_endpoint  # the 2024-11-05 HTTP+SSE stream: called with each endpoint event's data
 
     async def read(self, body: bytes | None) -> None:
         """Read the answer (``body``: an error answer's body, already read). Never raises except
@@ -62,7 +81,7 @@ class Reply:
         except TransportLimitExceeded as exc:
             inbox.put_nowait(exc)
         except httpx2.SSEError:
-            inbox.put_nowait(TransportLimitExceeded(f"a Server-Sent Event exceeded {self.limit} bytes"))
+            inbox.put_nowait(MalformedReply(f"a Server-Sent Event exceeded {self.limit} bytes"))
         except httpx2.HTTPError as exc:  # the connection broke, or the bytes are not HTTP
             if self.request_id is not None:
                 reason = no_answer_reason(exc, str(self.response.url))
@@ -77,33 +96,77 @@ class Reply:
         """Queue the answer's messages; True once the reply to ``request_id`` is among them."""
         kind = content_type(self.response)
         if body is not None:
-            return self._take(body.decode("utf-8-sig", errors="replace"))
+            return self._take(self._text(body))
         meter = self.transport.meter
         if kind == "text/event-stream":
-            async for event in httpx2.EventSource(_Decoded(self.response, meter), max_event_size=self.limit):
-                if event.data and self._take(event.data):
-                    return True
-            return False
+            return await self._events()
         if kind in ("application/json", ""):
             body = await read_body(self.response, self.limit, meter=meter)
-            return self._take(body.decode("utf-8-sig", errors="replace"))
+            return self._take(self._text(body))
         start = await read_body(self.response, ERROR_BODY_BYTES, truncate=True, meter=meter)
         self.transport.unanswered = self._describe(f"not JSON or an event stream: {snippet(start)!r}")
         return False
+
+    async def _events(self) -> bool:
+        """Read the event stream, resuming it after a disconnection (module doc); True once the
+        reply to ``request_id`` arrived."""
+        last_id, retry, resumed = "", None, 0
+        while True:
+            try:
+                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),
+                                                      max_event_size=self.limit):
+                    last_id = event.id or last_id
+                    retry = event.retry if event.retry is not None else retry
+                    if event.event == "endpoint" and self.on_endpoint is not None:
+                        self.on_endpoint(event.data)
+                    elif event.data and self._take(event.data):
+                        if resumed:
+                            self.transport.capture.notes.append(
+                                f"the reply to {self.method} arrived on a resumed stream (GET with Last-Event-ID, "
+                                f"{resumed} reconnection(s)), as the transport's resumability allows")
+                        return True
+            except httpx2.HTTPError:
+                if self.request_id is None or not last_id or resumed >= MAX_RESUMPTIONS:
+                    raise
+            if self.request_id is None or not last_id:
+                return False
+            if resumed >= MAX_RESUMPTIONS:
+                return self._gave_up(f"after {resumed} resumptions with Last-Event-ID, the most this client makes")
+            await self.response.aclose()
+            await asyncio.sleep(min(retry if retry is not None else DEFAULT_RETRY_MS, MAX_RETRY_MS) / 1000)
+            response = await self.transport.resume(last_id)
+            if response is None:
+                return self._gave_up(f"and a GET with Last-Event-ID did not resume it (after {resumed} resumption(s))")
+            self.response, resumed = response, resumed + 1
+
+    def _gave_up(self, why: str) -> bool:
+        """Stop resuming: say why in the record's description of the answer. Always False (no reply)."""
+        self.transport.unanswered = self._describe(f"no JSON-RPC reply in it {why}")
+        return False
+
+    def _text(self, body: bytes) -> str:
+        """A JSON body as text: one leading byte-order mark dropped (as ``fetch``'s JSON reading in the
+        TypeScript SDK drops it; the Python SDK's parser refuses it), noted as a leniency."""
+        if body.startswith(codecs.BOM_UTF8):
+            self.transport.tolerate(BOM_IN_BODY)
+        try:
+            return body.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            self.transport.tolerate(NOT_UTF8)
+            return body.decode("utf-8-sig", errors="replace")
 
     def _take(self, text: str) -> bool:
         """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
         else as noise. True when one of them is the reply to ``request_id``."""
         if not text.strip():
             return False
-        try:
-            value = parse(text)
-        except WireJSONError:
-            value = None
+        value = parse_line(text)
         items = value if isinstance(value, list) and value else [value]
         answered = False
         for item in items:
             if not (isinstance(item, dict) and item.get("jsonrpc") == "2.0"):
+                if looks_like_reply(item):
+                    self.transport.near_miss = text
                 self.transport.note_noise(text)
                 break
             self.transport.inbox.put_nowait(Incoming(raw=text, message=item))
@@ -132,16 +195,38 @@ class _Decoded:
     dropped, invalid bytes replaced — whatever ``charset`` the header names, as WHATWG requires of
     an event stream."""
 
-    def __init__(self, response: httpx2.Response, meter: Callable[[int], None]):
+    def __init__(self, response: httpx2.Response, meter: Callable[[int], None], tolerate: Callable[[object], None]):
         self.headers, self.request, self._response, self._meter = response.headers, response.request, response, meter
+        self._tolerate = tolerate
 
     async def aiter_text(self) -> AsyncIterator[str]:
         decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        strict = codecs.getincrementaldecoder("utf-8")()  # only says whether a byte was replaced
+        first = True
         async for chunk in chunks(self._response, self._meter):
+            if first and chunk:
+                first = False
+                if chunk.startswith(codecs.BOM_UTF8):
+                    self._tolerate(BOM_IN_STREAM)
+            strict = _still_utf8(strict, chunk, self._tolerate)
             if text := decoder.decode(chunk):
                 yield text
+        _still_utf8(strict, b"", self._tolerate, final=True)
         if text := decoder.decode(b"", final=True):
             yield text
+
+
+def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final: bool = False):
+    """Feed ``chunk`` to the strict decoder; at the first byte that is not UTF-8, note it and stop
+    checking (``None``)."""
+    if strict is None:
+        return None
+    try:
+        strict.decode(chunk, final=final)
+        return strict
+    except UnicodeDecodeError:
+        tolerate(NOT_UTF8)
+        return None
 
 
 async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None = None) -> AsyncIterator[bytes]:
@@ -166,7 +251,7 @@ async def read_body(response: httpx2.Response, limit: int, truncate: bool = Fals
         if len(data) > limit:
             if truncate:
                 return bytes(data[:limit])
-            raise TransportLimitExceeded(f"an HTTP reply exceeded {limit} bytes")
+            raise MalformedReply(f"an HTTP reply exceeded {limit} bytes")
     return bytes(data)
 
 

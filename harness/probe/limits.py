@@ -23,6 +23,12 @@ class TransportLimitExceeded(Exception):
     """The server sent more than a configured bound allows. ``str()`` names the bound and its value."""
 
 
+class MalformedReply(TransportLimitExceeded):
+    """A message arrived and this client refuses it: too large, nested too deep, or not JSON where
+    a JSON-RPC reply was clearly meant. ``str()`` says what was wrong. A deterministic defect of the
+    server's, so the run ends at once with that evidence (never silence until the deadline)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """``max_message_bytes``: one JSON-RPC line from the server (bytes).

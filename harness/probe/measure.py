@@ -3,7 +3,8 @@
 Rules (methodology, "Failure taxonomy"; issue #3):
   * startup-failure is retried once, after the first attempt has warmed the package cache;
     timeout is retried once with double the budget; other failures are final at once — among them
-    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11).
+    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11) and
+    ``malformed-reply`` (a reply arrived and is refused: the same bytes would come back).
   * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
     ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
     capture, which is then *unconfirmed* (``confirmed = False``; issue #10).

@@ -15,9 +15,12 @@ class Failure:
     ``kind``: ``spawn`` (could not start), ``exited`` (stdout closed before the reply),
     ``timeout`` (the measurement deadline passed), ``jsonrpc-error`` (an error reply),
     ``bad-reply`` (a reply of the wrong shape), ``limit`` (a size, page or noise bound),
-    ``pagination`` (a repeated cursor), ``unreachable`` (a ``url`` that gave no MCP answer: DNS,
-    connection, TLS, or an HTTP answer that is not JSON-RPC), ``http-auth`` (HTTP 401/403).
-    ``phase``: ``spawn``, ``initialize`` or ``tools/list page N``.
+    ``pagination`` (a repeated cursor), ``malformed`` (a reply arrived that this client refuses:
+    too large, nested too deep, not JSON where JSON-RPC was meant), ``unreachable`` (a ``url`` that gave no MCP answer: DNS,
+    connection, TLS, or an HTTP answer that is not JSON-RPC, before ``initialize`` was answered),
+    ``http-error`` (the same after ``initialize`` was answered: the server's own failure),
+    ``http-auth`` (HTTP 401/403).
+    ``phase``: ``spawn``, ``initialize``, ``notifications/initialized`` or ``tools/list page N``.
     ``code``/``message``/``data``: the JSON-RPC error object, when there was one.
     ``exit_code``: the process exit code, when it had exited.
     """
@@ -39,6 +42,11 @@ class Capture:
     conversation noticed and worked around (an id echoed as a string, a settled tool list, a server
     without a tools capability), each one sentence for the record's notes. ``zero_tools_reason``:
     the sentence that explains a capture of zero tools when it is not an empty ``tools`` array.
+    ``transport``: ``stdio``, ``streamable-http`` or ``sse`` (the 2024-11-05 HTTP+SSE transport).
+    ``initialized``: ``initialize`` was answered with a result. ``compatibility``: what strict
+    clients would reject in how this server framed or refused things (``compatibility.Finding``);
+    ``results``: the ``initialize`` and first-listing ``tools/list`` results, checked against the
+    clients' types once the launch is over (``compatibility.findings``).
     """
 
     requested_version: str
@@ -62,6 +70,10 @@ class Capture:
     side_lists: dict | None = None  # resources/prompts side figures (probe.side_lists), when asked
     notes: list[str] = field(default_factory=list)
     zero_tools_reason: str | None = None
+    transport: str | None = None
+    initialized: bool = False
+    compatibility: list = field(default_factory=list)
+    results: list = field(default_factory=list)  # (method, page, result) to check for compatibility
 
     @property
     def ok(self) -> bool:

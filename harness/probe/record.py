@@ -23,6 +23,7 @@ from harness import METHODOLOGY_VERSION, __version__
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.core.tokenizer import Uncountable
+from harness.probe import compatibility
 from harness.probe import isolation as iso
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import AttemptInfo, Measurement
@@ -180,6 +181,10 @@ def _server_fields(capture: Capture, redactor: Secrets) -> dict:
     }
     if capture.negotiated_version is not None:
         fields["negotiatedProtocolVersion"] = capture.negotiated_version
+    if capture.transport is not None:
+        fields["transport"] = capture.transport
+    if capture.initialized or capture.compatibility:
+        fields["compatibility"] = compatibility.to_record(compatibility.findings(capture))
     return fields
 
 

@@ -20,10 +20,20 @@ read (the library reads it whole into memory, unbounded), at most ``MAX_REDIRECT
 and a redirect to another origin does not take the declared headers' values along (the library
 strips only ``Authorization``; an ``X-Api-Key`` would reach whatever host the endpoint names).
 
+Backwards compatibility (2025-11-25, "Backwards Compatibility"): when the ``initialize`` POST is
+answered 400, 404 or 405 without a JSON-RPC reply, a GET is sent expecting the 2024-11-05 HTTP+SSE
+transport's ``endpoint`` event; when it comes, every later message is POSTed to that endpoint
+(same origin only, as both SDKs require) and replies are read from the GET stream. A target that
+declares ``transport: sse`` (an audited config's ``"type": "sse"``) starts there. The record's
+``transport`` names which one was spoken.
+
 Outcomes: HTTP 401/403 → ``Failure(kind="http-auth")`` carrying the status and the
 ``WWW-Authenticate`` header (→ remote-auth-wall); no MCP answer at all — a host that does not
 resolve, a refused connection, a TLS failure, an HTTP answer that is not JSON-RPC — →
-``Failure(kind="unreachable")`` with the reason (→ unreachable, never retried). Header values come
+``Failure(kind="unreachable")`` with the reason (→ unreachable, never retried) — but only before ``initialize`` is answered: after it, the endpoint
+demonstrably works, so an HTTP error is the server failing (startup-failure) and an answer without
+a readable reply is ``malformed``. A refused notification (an HTTP error status, whatever its body)
+ends nothing: ``send`` returns how it was refused and the conversation records it. Header values come
 from env ``MCP_HEADER_<NAME>`` (``-`` → ``_``, upper case); they are sent and never recorded —
 only their names are.
 """
@@ -35,9 +45,12 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from urllib.parse import urljoin
 
 import httpx2
 
+from harness.core.canonical import stringify
+from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.noise import Noise
@@ -49,6 +62,8 @@ from harness.util import urls
 ACCEPT = "application/json, text/event-stream"
 CLOSE_SECONDS = 5.0  # closing sockets after the deadline must not become a second wait
 MAX_REDIRECTS = 20  # as many as the library (and so the SDK) follows
+FALLBACK_STATUSES = (400, 404, 405)  # the statuses after which a client tries the 2024-11-05 transport
+STREAMABLE, LEGACY_SSE = "streamable-http", "sse"
 
 
 class HttpRefusal(Exception):
@@ -79,13 +94,18 @@ class HttpTransport:
     closes every connection.
     """
 
-    def __init__(self, url: str, headers: dict[str, str], limits: Limits, capture: Capture):
+    def __init__(self, url: str, headers: dict[str, str], limits: Limits, capture: Capture, legacy: bool = False):
         self.url, self.headers, self.limits, self.capture = url, headers, limits, capture
+        self.name = LEGACY_SSE if legacy else STREAMABLE
+        self.endpoint: str | None = None  # the 2024-11-05 transport's POST address, once announced
+        self._stream: asyncio.Task | None = None  # the 2024-11-05 transport's GET stream
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.noise = Noise(limits.max_noise_lines, what="non-JSON-RPC bodies or events")
         self.received = 0  # bytes of every answer of this launch, after content decoding
         self.inbox: asyncio.Queue = asyncio.Queue()
+        self.leniencies: list = []  # compatibility.Finding: framing tolerated, read by the conversation
+        self.near_miss: str | None = None  # the last skipped message shaped like a reply, not JSON-RPC 2.0
         self.unanswered: str | None = None  # what the last answer without a reply looked like
         self.client = httpx2.AsyncClient(timeout=httpx2.Timeout(None), follow_redirects=False)
         self._reader: asyncio.Task | None = None
@@ -95,6 +115,11 @@ class HttpTransport:
         """Count ``text`` as noise (see ``harness.probe.noise``)."""
         self.noise.add(text)
 
+    def tolerate(self, finding) -> None:
+        """Record framing this client tolerated (a ``compatibility.Finding``), once."""
+        if finding not in self.leniencies:
+            self.leniencies.append(finding)
+
     def meter(self, size: int) -> None:
         """Count ``size`` more bytes the server sent (decoded). Raises ``TransportLimitExceeded``
         past ``limits.max_total_bytes`` for the launch, as stdio bounds all of stdout."""
@@ -103,25 +128,132 @@ class HttpTransport:
             raise TransportLimitExceeded(f"the server sent more than {self.limits.max_total_bytes} bytes over HTTP "
                                          "in this launch (after content decoding)")
 
-    async def send(self, message: dict) -> None:
-        """POST one message. For a request, start reading its answer. Raises ``HttpRefusal``."""
+    async def send(self, message: dict) -> str | None:
+        """POST one message. For a request, start reading its answer (on the 2024-11-05 transport
+        it comes on the GET stream). For a notification answered with an HTTP error, return how it
+        was refused. Raises ``HttpRefusal``."""
         is_request = "method" in message and "id" in message
+        if self.name == LEGACY_SSE and self.endpoint is None:
+            await self._open_legacy(None)
         if is_request:
             await _finish(self._reader)  # a stream held open after its reply ends here
-        response = await self._request("POST", json.dumps(message, separators=(",", ":")).encode("utf-8"))
-        body = await self._check_status(response)
+        data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        response = await self._request("POST", data, self.endpoint)
+        if not is_request and response.status_code >= 400 and response.status_code not in (401, 403):
+            return await self._refusal(response)
+        try:
+            body = await self._check_status(response)
+        except HttpRefusal as refusal:
+            if message.get("method") != "initialize" or self.name == LEGACY_SSE or refusal.failure.code not in \
+                    FALLBACK_STATUSES or refusal.failure.kind != "unreachable":
+                raise
+            await self._open_legacy(refusal)
+            return await self.send(message)
         self.session_id = response.headers.get("Mcp-Session-Id", self.session_id)
-        if not is_request:
+        if not is_request or self.name == LEGACY_SSE:
             await response.aclose()  # 202 Accepted, or an answer to nothing: never waited on
-            return
+            return None
         reply = httpreply.Reply(response, message["id"], message["method"], self)
         self._reader = asyncio.ensure_future(reply.read(body))
+        return None
+
+    async def _refusal(self, response: httpx2.Response) -> str:
+        """How a notification was refused: the status, and the JSON-RPC error or the body's start."""
+        body = await httpreply.read_body(response, httpreply.ERROR_BODY_BYTES, truncate=True, meter=self.meter)
+        await response.aclose()
+        text = f"HTTP {response.status_code}"
+        try:
+            value = parse(body.decode("utf-8-sig", errors="replace"))
+        except WireJSONError:
+            value = None
+        error = value.get("error") if isinstance(value, dict) else None
+        if isinstance(error, dict):
+            code = redact.cut(stringify(error.get("code")), 40)
+            return text + f" with JSON-RPC error {code}: {redact.cut(str(error.get('message')), 120)!r}"
+        return text + (f": {httpreply.snippet(body)!r}" if body.strip() else " with an empty body")
+
+    async def _open_legacy(self, refusal: HttpRefusal | None) -> None:
+        """Open the 2024-11-05 HTTP+SSE transport: GET the URL and wait for its ``endpoint`` event.
+        ``refusal``: the Streamable HTTP POST's refusal that led here (raised, extended, when the
+        GET does not open that transport either); ``None`` for a target declared ``sse``."""
+        self.name = self.capture.transport = LEGACY_SSE
+        announced = asyncio.Event()
+
+        def on_endpoint(data: str) -> None:
+            if self.endpoint is None:
+                try:
+                    self.endpoint = urljoin(self.url, data.strip())
+                except ValueError:  # "http://[::1": checked below, and refused by name
+                    self.endpoint = data.strip()
+                announced.set()
+
+        try:
+            response = await self._request("GET", None)
+        except HttpRefusal as exc:
+            raise self._legacy_failed(refusal, exc.failure.detail) from None
+        kind = httpreply.content_type(response)
+        if response.status_code != 200 or kind != "text/event-stream":
+            await response.aclose()
+            raise self._legacy_failed(refusal, f"GET answered HTTP {response.status_code} ({kind or 'no content type'})")
+        self._stream = asyncio.ensure_future(httpreply.Reply(response, None, "GET", self, on_endpoint).read(None))
+        waiter = asyncio.ensure_future(announced.wait())
+        await asyncio.wait({waiter, self._stream}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self.endpoint is None:
+            stopped = self._stopped()
+            raise self._legacy_failed(refusal, f"the GET stream was stopped before any endpoint event: {stopped}"
+                                      if stopped else "the GET stream ended without an endpoint event")
+        try:
+            elsewhere = not _same_origin(httpx2.URL(self.url), httpx2.URL(self.endpoint))
+        except (httpx2.InvalidURL, ValueError, TypeError):
+            raise self._legacy_failed(refusal, f"the endpoint event named {redact.cut(self.endpoint, 200)!r}, "
+                                               "which is not a URL") from None
+        if elsewhere:
+            raise self._legacy_failed(refusal, f"the endpoint event named another origin "
+                                               f"({redact.cut(self.endpoint, 200)}), which no client follows")
+        if refusal is not None:
+            self.capture.notes.append(
+                f"POST initialize was answered HTTP {refusal.failure.code}; as the transport specification's "
+                "backwards compatibility asks, a GET opened the 2024-11-05 HTTP+SSE transport, used for the whole session")
+
+    def _stopped(self) -> str:
+        """Why the stream reader stopped, when a bound stopped it (it queued the exception); else ``""``."""
+        while not self.inbox.empty():
+            item = self.inbox.get_nowait()
+            if isinstance(item, TransportLimitExceeded):
+                return str(item)
+        return ""
+
+    def _legacy_failed(self, refusal: HttpRefusal | None, why: str) -> HttpRefusal:
+        if refusal is None:
+            return HttpRefusal(Failure("unreachable", self.capture.phase,
+                                       f"no 2024-11-05 HTTP+SSE transport at {self.url}: {why}"))
+        failure = refusal.failure
+        self.name = self.capture.transport = STREAMABLE
+        return HttpRefusal(Failure(failure.kind, failure.phase, f"{failure.detail}; a GET for the 2024-11-05 "
+                                   f"HTTP+SSE transport found none: {why}", code=failure.code))
+
+    async def resume(self, last_event_id: str) -> httpx2.Response | None:
+        """GET the stream again from ``last_event_id`` (resumability); the response when it is an
+        event stream, else ``None`` (closed). An id that cannot be a header value (not ASCII, or
+        holding CR, LF or NUL) cannot be resumed from: ``None``, as the SDKs' HTTP stack fails there."""
+        if not _header_safe(last_event_id):
+            return None
+        try:
+            response = await self._request("GET", None, extra={"Last-Event-ID": last_event_id})
+        except HttpRefusal:
+            return None
+        if response.status_code != 200 or httpreply.content_type(response) != "text/event-stream":
+            await response.aclose()
+            return None
+        return response
 
     async def receive(self) -> httpreply.Incoming | None:
         """The next message of an answer (or of the listening stream); ``None`` when no more can
         come: the answer ended without a reply, or nothing is being read. Raises what a reader
         hit (``TransportLimitExceeded``)."""
-        if self.inbox.empty() and not any(t is not None and not t.done() for t in (self._reader, self._listener)):
+        readers = (self._reader, self._listener, self._stream)
+        if self.inbox.empty() and not any(t is not None and not t.done() for t in readers):
             return None
         item = await self.inbox.get()
         if item is httpreply.END:
@@ -133,7 +265,11 @@ class HttpTransport:
     async def listen(self) -> None:
         """Open the GET stream a server may send unrelated notifications on (2025-11-25) — the one
         ``notifications/tools/list_changed`` arrives on between requests. A server without one
-        answers 405; either way the conversation does not wait for it."""
+        answers 405; either way the conversation does not wait for it. (The 2024-11-05 transport's
+        one stream already carries them.)"""
+        if self.name == LEGACY_SSE:
+            return
+
         async def run() -> None:
             try:
                 response = await self._request("GET", None)
@@ -148,12 +284,13 @@ class HttpTransport:
 
     async def close(self) -> None:
         """Cancel every reader, close every connection. Safe to call twice."""
-        for task in (self._reader, self._listener):
+        readers = (self._reader, self._listener, self._stream)
+        for task in readers:
             if task is not None and not task.done():
                 task.cancel()
         try:
             async with asyncio.timeout(CLOSE_SECONDS):
-                await asyncio.gather(*(t for t in (self._reader, self._listener) if t), return_exceptions=True)
+                await asyncio.gather(*(t for t in readers if t), return_exceptions=True)
                 await self.client.aclose()
         except TimeoutError:
             pass
@@ -165,15 +302,16 @@ class HttpTransport:
         if method == "initialize" and isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
             self.protocol_version = result["protocolVersion"]
 
-    async def _request(self, method: str, body: bytes | None) -> httpx2.Response:
-        headers = {"Accept": ACCEPT if body is not None else "text/event-stream", **self.headers}
+    async def _request(self, method: str, body: bytes | None, url: str | None = None,
+                       extra: dict[str, str] | None = None) -> httpx2.Response:
+        headers = {"Accept": ACCEPT if body is not None else "text/event-stream", **self.headers, **(extra or {})}
         if body is not None:
             headers["Content-Type"] = "application/json"
         for name, value in (("Mcp-Session-Id", self.session_id), ("MCP-Protocol-Version", self.protocol_version)):
             if value:
                 headers[name] = self._echoed(name, value)
         try:
-            request = self.client.build_request(method, self.url, content=body, headers=headers)
+            request = self.client.build_request(method, url or self.url, content=body, headers=headers)
             for _ in range(MAX_REDIRECTS + 1):
                 response = await self.client.send(request, stream=True)
                 if response.next_request is None:
@@ -191,7 +329,7 @@ class HttpTransport:
         ``header`` it is sent back in. A value that cannot be a header (not ASCII, or holding CR,
         LF or NUL; the SDKs' HTTP stack fails on it too) is the server's broken reply, recorded as
         such. Raises ``HttpRefusal``."""
-        if value.isascii() and not any(c in value for c in "\r\n\0"):
+        if _header_safe(value):
             return value
         raise HttpRefusal(Failure("bad-reply", self.capture.phase,
                                   f"the server's {header} value {redact.cut(value, 80)!r} cannot be sent back as the "
@@ -226,6 +364,11 @@ class HttpTransport:
         return body
 
 
+def _header_safe(value: str) -> bool:
+    """Whether ``value`` can be sent as a header value (ASCII, no CR, LF or NUL)."""
+    return value.isascii() and not any(c in value for c in "\r\n\0")
+
+
 def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:
     here, there = endpoint.origin, there.origin
     return here == there or (here.host == there.host and (here.scheme, here.port, there.scheme, there.port)
@@ -245,7 +388,8 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
     Header values are read from ``environ`` (default ``os.environ``)."""
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
-    transport = HttpTransport(str(target.url), header_values(target, environ), limits, capture)
+    legacy = target.transport == LEGACY_SSE
+    transport = HttpTransport(str(target.url), header_values(target, environ), limits, capture, legacy=legacy)
     try:
         await run_within(conversation, transport, capture, limits, budget)
     except HttpRefusal as refusal:
@@ -254,7 +398,19 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
         await transport.close()
         capture.noise_lines, capture.noise_sample = transport.noise.count, transport.noise.sample
         capture.elapsed_seconds = round(time.monotonic() - started, 3)
-    if capture.failure and capture.failure.kind == "exited":
-        capture.failure = Failure("unreachable", capture.phase, "the endpoint answered without a JSON-RPC reply to "
-                                  f"the request: {transport.unanswered or 'an empty answer'}")
+    capture.failure = _after_initialize(capture, transport) if capture.failure else None
     return capture
+
+
+def _after_initialize(capture: Capture, transport: HttpTransport) -> Failure:
+    """The failure as published: ``unreachable`` only while ``initialize`` is unanswered; after it,
+    an answer without a readable reply is ``malformed`` and an HTTP error is the server's own."""
+    failure = capture.failure
+    what = transport.unanswered or "an empty answer"
+    if failure.kind == "exited" and not capture.initialized:
+        return Failure("unreachable", capture.phase, f"the endpoint answered without a JSON-RPC reply to the request: {what}")
+    if failure.kind == "exited" and transport.unanswered:
+        return Failure("malformed", capture.phase, f"the endpoint answered without a JSON-RPC reply to the request: {what}")
+    if failure.kind == "unreachable" and capture.initialized:
+        return Failure("http-error", failure.phase, f"{failure.detail} (after initialize was answered)", code=failure.code)
+    return failure

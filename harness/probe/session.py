@@ -22,8 +22,8 @@ from typing import Protocol
 
 from harness import __version__
 from harness.core.canonical import stringify
-from harness.probe import redact, replies
-from harness.probe.limits import Limits, TransportLimitExceeded
+from harness.probe import compatibility, redact, replies
+from harness.probe.limits import Limits, MalformedReply, TransportLimitExceeded
 from harness.probe.outcome import Capture, Failure
 
 REQUESTED_PROTOCOL_VERSION = "2025-11-25"
@@ -59,7 +59,12 @@ MAX_RELISTS = 10
 
 
 class Transport(Protocol):
-    async def send(self, message: dict) -> None: ...
+    """What the conversation needs of a transport. ``send`` returns ``None``, or for a notification
+    the server refused (an HTTP error status) one sentence saying how it refused. A transport may
+    also hold ``leniencies``: ``compatibility.Finding`` items for framing it tolerated (a byte-order
+    mark, bytes that are not UTF-8), read once the conversation ends."""
+
+    async def send(self, message: dict) -> str | None: ...
     async def receive(self): ...
     def note_noise(self, text: str) -> None: ...
 
@@ -85,10 +90,11 @@ async def converse(transport: Transport, capture: Capture, limits: Limits, *,
     ``Conversation.request`` and must not touch ``capture.tools`` or ``capture.failure``.
     """
     talk = Conversation(transport, capture, limits)
+    capture.transport = capture.transport or getattr(transport, "name", None)
 
     async def steps() -> None:
         await talk.initialize(capabilities)
-        await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await talk.initialized()
         listen = getattr(transport, "listen", None)
         if listen is not None and declares_list_changed(capture.capabilities):
             await listen()  # Streamable HTTP: open the stream that carries unrelated notifications
@@ -108,6 +114,7 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
     """
     meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
     talk = Conversation(transport, capture, limits, meta)
+    capture.transport = capture.transport or getattr(transport, "name", None)
 
     async def steps() -> None:
         capture.phase = "server/discover"
@@ -132,8 +139,15 @@ async def run_within(conversation, transport: Transport, capture: Capture, limit
             capture.notes.append(f"the launch's deadline ({budget:g} s) ended the settle window; the last "
                                  "complete listing is published")
             capture.phase = "done"
+        elif (near := getattr(transport, "near_miss", None)) is not None:
+            # something arrived and is unusable: that is the finding, not the clock
+            capture.failure = Failure("malformed", capture.phase, f"no usable reply within {budget:g} s; a message "
+                                      f"shaped like a reply arrived without \"jsonrpc\": \"2.0\" (every SDK skips it): "
+                                      f"{redact.cut(near, 120)!r}")
         else:
             capture.failure = Failure("timeout", capture.phase, f"no answer within {budget:g} s")
+    except MalformedReply as exc:
+        capture.failure = Failure("malformed", capture.phase, str(exc))
     except TransportLimitExceeded as exc:
         capture.failure = Failure("limit", capture.phase, str(exc))
 
@@ -170,6 +184,16 @@ async def _guarded(talk: "Conversation", steps) -> None:
         capture.failure = Failure("exited", capture.phase, EXITED)
     finally:
         talk.finish()
+        for finding in getattr(talk.transport, "leniencies", ()):
+            _tolerated(capture, finding)
+
+
+def _tolerated(capture: Capture, finding: compatibility.Finding) -> None:
+    """A leniency the harness took: a note in the record, and a compatibility finding naming the
+    clients that would not take it."""
+    if finding.what not in capture.notes:
+        capture.notes.append(finding.what)
+    compatibility.add(capture, finding)
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
@@ -207,6 +231,8 @@ class Conversation:
         capture.phase = "initialize"
         params = initialize_request(capture.requested_version, capabilities=capabilities)["params"]
         result = await self.request("initialize", params)
+        capture.initialized = True
+        capture.results.append(("initialize", None, result))
         info = result.get("serverInfo")
         if isinstance(info, dict):
             capture.server_name = replies.text_or_none(info.get("name"))
@@ -217,6 +243,17 @@ class Conversation:
         caps = result.get("capabilities")
         capture.capabilities = caps if isinstance(caps, dict) else None
         capture.declared_tools_capability = isinstance(caps, dict) and "tools" in caps
+
+    async def initialized(self) -> None:
+        """Send ``notifications/initialized`` (its own phase). A refusal of it ends nothing: like the
+        Python SDK, the harness goes on to ``tools/list``; the record names the refusal and the
+        clients that stop there (the TypeScript SDK's ``connect`` throws on it)."""
+        self.capture.phase = "notifications/initialized"
+        refusal = await self.transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if refusal is not None:
+            _tolerated(self.capture, compatibility.Finding(
+                f"the server refused notifications/initialized ({refusal}); this harness went on to tools/list "
+                "as the Python SDK does", (compatibility.TYPESCRIPT,)))
 
     async def list_settled(self) -> None:
         """List every page; for a server declaring ``tools.listChanged``, keep listing while
@@ -313,6 +350,8 @@ class Conversation:
             result = await self._list_page(cursor, page)
             if result is None:
                 return [], 1
+            if listing == 1:
+                capture.results.append(("tools/list", page, result))
             page_tools = result.get("tools")
             if not isinstance(page_tools, list):
                 shape = "missing" if "tools" not in result else f"{replies.js_type(page_tools)}, not an array"
@@ -323,11 +362,24 @@ class Conversation:
                 capture.pages = page
             cursor = result.get("nextCursor")
             if cursor is None:
+                if "nextCursor" in result and listing == 1:
+                    capture.notes.append(f"page {page} of tools/list carried \"nextCursor\": null; read as the end "
+                                         "of the list (the schema allows only a string or no member)")
                 return tools, page
             if not isinstance(cursor, str):
                 raise _Stop(Failure("bad-reply", capture.phase, f"nextCursor is {replies.js_type(cursor)}, not a string"))
             if cursor in seen:
-                again = "the same tools as" if pages[-1] == pages[seen[cursor] - 1] else "other tools than"
+                if pages[-1] == pages[seen[cursor] - 1]:
+                    # the page repeats the one that first carried this cursor: every tool is in hand
+                    del tools[len(tools) - len(page_tools):]
+                    if listing == 1:
+                        capture.pages = page - 1
+                        capture.notes.append(
+                            f"nextCursor {redact.cut(cursor, 80)!r} repeated: page {page} repeated page {seen[cursor]} "
+                            "(the same tools and the same cursor); the listing was ended there, the repeated page "
+                            "not counted, and no tool was lost")
+                    return tools, page - 1
+                again = "other tools than"
                 raise _Stop(Failure("pagination", capture.phase,
                                     f"nextCursor {redact.cut(cursor, 80)!r} repeated: page {page} carried it again, with {again} "
                                     f"page {seen[cursor]}; stopped instead of following it in a loop"))

@@ -28,12 +28,14 @@ NOT_APPLICABLE = "not-applicable"
 PROTOCOL_MISMATCH = "protocol-mismatch"
 REMOTE_AUTH_WALL = "remote-auth-wall"
 UNREACHABLE = "unreachable"
+MALFORMED_REPLY = "malformed-reply"
 UNCOUNTABLE = "uncountable"
 TOO_LARGE = "too-large"
 NOT_YET_RUN = "not-yet-run"
 
 STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
-            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, UNCOUNTABLE, TOO_LARGE, NOT_YET_RUN)
+            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, MALFORMED_REPLY, UNCOUNTABLE, TOO_LARGE,
+            NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
 RETRIED = (STARTUP_FAILURE, TIMEOUT)
 
@@ -70,6 +72,9 @@ def classify(target: Target, capture: Capture) -> Verdict:
         return Verdict(REMOTE_AUTH_WALL, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "unreachable":
         return Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
+    if failure.kind in ("malformed", "bad-reply"):
+        # a reply arrived and is refused: the same bytes come back on every attempt, so never retried
+        return Verdict(MALFORMED_REPLY, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
         return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), capture)
     auth_line = auth_evidence(target, capture)

@@ -17,13 +17,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe import process, redact
-from harness.probe.limits import Limits, TransportLimitExceeded  # noqa: F401 - re-exported
+from harness.probe import compatibility, process, redact
+from harness.probe.limits import Limits, MalformedReply, TransportLimitExceeded  # noqa: F401 - re-exported
 from harness.probe.noise import Noise
 
 EOF_MARK = object()
+BOM = "\ufeff"
 EXIT_EOF_GRACE = 1.0  # seconds stdout may stay open after the server exited (held by a descendant)
 STDERR_DRAIN_SECONDS = 0.5  # at most, after the teardown, for stderr's last bytes
+
+
+class _NotUtf8(str):
+    """A stdout line whose bytes were not all UTF-8, decoded with U+FFFD in their place."""
+
+
+class _Cut(str):
+    """What stdout held after its last newline when it closed: a line the server never finished
+    (it crashed mid-write), so a parse failure there is the exit's evidence, not a malformed reply."""
 
 
 @dataclass
@@ -50,6 +60,9 @@ class StdioTransport:
     _stderr_size: int = 0
     _stdout_total: int = 0
     _tasks: list = field(default_factory=list)
+    leniencies: list = field(default_factory=list)  # compatibility.Finding, read by the conversation
+    near_miss: str | None = None  # the last skipped line that looked like a reply but is not JSON-RPC 2.0
+    name = "stdio"
 
     def __post_init__(self) -> None:
         if self.noise is None:
@@ -108,15 +121,32 @@ class StdioTransport:
                 self._lines.put_nowait(item)
                 raise item
             text = item.strip()
+            if text.startswith(BOM):  # framing, not message: the same bytes measure as on HTTP
+                text = text[1:].strip()
+                self._tolerate(compatibility.Finding(
+                    "a stdout line began with a UTF-8 byte-order mark, dropped as framing (JSON.parse in the "
+                    "TypeScript SDK and the Python SDK's parser both refuse that line)", compatibility.CLIENTS_ALL))
             if not text:
                 continue
             try:
-                message = parse(text)
-            except WireJSONError:
+                message = parse_line(text)
+            except MalformedReply:
+                if not isinstance(item, _Cut):
+                    raise
                 message = None
             if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
+                if isinstance(item, _NotUtf8):
+                    self._tolerate(compatibility.Finding(
+                        "a message held bytes that are not UTF-8, read with U+FFFD in their place as the TypeScript "
+                        "SDK reads them (the Python SDK's strict decoding refuses the line)", (compatibility.PYTHON,)))
                 return Incoming(raw=text, message=message)
+            if looks_like_reply(message):
+                self.near_miss = text
             self.note_noise(text)
+
+    def _tolerate(self, finding) -> None:
+        if finding not in self.leniencies:
+            self.leniencies.append(finding)
 
     def stderr_tail(self) -> str:
         """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes
@@ -177,7 +207,7 @@ class StdioTransport:
                 buffer += chunk
                 self._split_lines(buffer)
             if buffer:
-                self._lines.put_nowait(buffer.decode("utf-8", errors="replace"))
+                self._lines.put_nowait(_Cut(_decode(buffer)))
             self._lines.put_nowait(EOF_MARK)
         except TransportLimitExceeded as exc:
             self._lines.put_nowait(exc)
@@ -185,11 +215,12 @@ class StdioTransport:
     def _split_lines(self, buffer: bytearray) -> None:
         start = 0
         while (end := buffer.find(b"\n", start)) != -1:
-            self._lines.put_nowait(buffer[start:end].decode("utf-8", errors="replace"))
+            self._lines.put_nowait(_decode(buffer[start:end]))
             start = end + 1
         del buffer[:start]
         if len(buffer) > self.limits.max_message_bytes:
-            raise TransportLimitExceeded(f"a message exceeded {self.limits.max_message_bytes} bytes")
+            raise MalformedReply(f"a message exceeded {self.limits.max_message_bytes} bytes (one stdout line "
+                                 "without its end)")
 
     async def _read_stderr(self) -> None:
         assert self._proc and self._proc.stderr
@@ -199,3 +230,35 @@ class StdioTransport:
             self._stderr_size += len(chunk)
             while self._stderr and self._stderr_size - len(self._stderr[0]) >= keep:
                 self._stderr_size -= len(self._stderr.popleft())
+
+
+def _decode(data: bytes | bytearray) -> str:
+    """A stdout line as text; bytes that are not UTF-8 become U+FFFD (``_NotUtf8`` says so)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _NotUtf8(data.decode("utf-8", errors="replace"))
+
+
+def parse_line(text: str) -> object:
+    """One line or event of a server's output parsed (``JSON.parse`` semantics), or ``None`` for
+    text that is not JSON — noise, counted by the caller. Raises ``MalformedReply`` for JSON this
+    client refuses (nested deeper than ``jsparse.MAX_DEPTH``) and for text that is plainly a
+    JSON-RPC message and does not parse: it arrived, so waiting longer can only end in silence."""
+    try:
+        return parse(text)
+    except WireJSONError as exc:
+        head = text[:64].lstrip("[ \t\r\n" + BOM)  # a mark beyond the one dropped as framing hides nothing
+        if "deeper" in exc.reason or (head.startswith("{") and '"jsonrpc"' in text[:4096]):
+            raise MalformedReply(f"a reply that cannot be read: {exc.reason}"
+                                 + (f" (at char {exc.pos})" if exc.pos is not None else "")
+                                 + f"; it began {redact.cut(text[:80 + redact.CUT_MARGIN], 80)!r}") from None
+        return None
+
+
+def looks_like_reply(value: object) -> bool:
+    """A JSON object shaped like a response (an ``id`` and a ``result`` or ``error``, no
+    ``method``) whose ``jsonrpc`` is not ``"2.0"``: skipped as every SDK skips it, and remembered so
+    that a deadline passing after it is not published as silence."""
+    return (isinstance(value, dict) and value.get("jsonrpc") != "2.0" and "id" in value and "method" not in value
+            and ("result" in value or "error" in value))

@@ -32,6 +32,9 @@ class Target:
     ``resolved``: a ``harness.probe.resolve.Resolved`` — the ``npx``/``uvx`` package resolved once,
     which each launch starts from directly (``command`` stays what is recorded); ``None``: launch
     through the launcher.
+    ``transport``: for a ``url`` target, ``"sse"`` when whoever wrote the entry declared the
+    2024-11-05 HTTP+SSE transport (a client config's ``"type": "sse"``); ``None``: Streamable HTTP,
+    falling back to HTTP+SSE as the transport specification describes.
     ``host_dirs``: host directories whoever built the target vouches for — a local server's own
     folder (``sandbox.script_dirs``) — which the sandbox shows read-only. Nothing else outside its
     fixed set is ever bound in: never set this from a catalog entry, a client config or anything
@@ -52,6 +55,7 @@ class Target:
     package: str | None = None
     cwd: str | None = None
     host_dirs: tuple[str, ...] = ()
+    transport: str | None = None
     # issue #16: the package resolved once (``harness.probe.resolve``); launches start from it
     resolved: object | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, compare=False, hash=False)

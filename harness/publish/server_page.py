@@ -45,6 +45,7 @@ def render(row: Row, series: Series) -> str:
     out += _tools(row)
     out += _discover(row)
     out += _notes(row)
+    out += _compatibility(row)
     out += _stderr(row)
     out += _over_time(row, series, here)
     return "\n".join(out).rstrip("\n") + "\n"
@@ -208,6 +209,21 @@ def _notes(row: Row) -> list[str]:
     if not row.notes:
         return []
     return ["## Notes", "", *(f"- {md(n, FIELD_LIMIT * 4)}" for n in row.notes), ""]
+
+
+def _compatibility(row: Row) -> list[str]:
+    """The record's ``compatibility`` line and findings: which strict clients would reject what the
+    server sent (``harness.probe.compatibility``); nothing for a record without one."""
+    compat = (row.record or {}).get("compatibility")
+    if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
+        return []
+    findings = [f for f in compat.get("findings") or [] if isinstance(f, dict)]
+    lines = ["## Compatibility with strict clients", "", md(compat["summary"], FIELD_LIMIT * 2), ""]
+    for finding in findings:
+        who = ", ".join(str(c) for c in finding.get("rejectedBy") or []) or "no official client"
+        lines.append(f"- {md(finding.get('what'), FIELD_LIMIT)} — rejected by: {md(who, NAME_LIMIT)}")
+    checked = md(compat.get("checkedAgainst"), FIELD_LIMIT)
+    return lines + ([""] if findings else []) + ([f"Checked against: {checked}", ""] if checked else [])
 
 
 def _stderr(row: Row) -> list[str]:

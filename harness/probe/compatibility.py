@@ -1,0 +1,258 @@
+"""Which strict clients would reject what a server sent: the record's ``compatibility`` line.
+
+The harness measures leniently (a server that some official client lists tools from must measure
+here), so every place it was more lenient than a strict client is written down as a ``Finding``
+naming the client families that stop there. Two references decide, neither written here:
+
+* the official MCP schema of the revision this harness requests (``data/mcp-2025-11-25.schema.json``,
+  from modelcontextprotocol/modelcontextprotocol, ``schema/2025-11-25/schema.json``), which the
+  TypeScript SDK's types follow and validate every result against (Claude Code, VS Code,
+  mcp-remote and the other clients built on it);
+* the ``mcp`` Python SDK's own pydantic types (``mcp.types.InitializeResult``, ``ListToolsResult``),
+  which a Python SDK client validates every result with.
+
+Transports add findings for framing they tolerated (``Transport.leniencies``), and the
+conversation for protocol steps a client family would not take past (a refused
+``notifications/initialized``). Every result is checked on its first listing only, the first
+``MAX_CHECKED_TOOLS`` tools and ``MAX_CHECKED_BYTES`` of JSON of a launch at most (the validators'
+work grows with bytes as much as with tools: one tool of a million wrong icons is a million errors),
+the schema's first ``MAX_SCHEMA_ERRORS`` errors, and a result nested deeper than
+``MAX_CHECKED_DEPTH`` is not checked (a finding says so for every part left out), so the check is
+bounded in time, memory and stack whatever a server sends.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.resources
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from harness.probe import redact
+from harness.probe.outcome import Capture
+
+TYPESCRIPT = "typescript-sdk"
+PYTHON = "python-sdk"
+CLIENTS_ALL = (TYPESCRIPT, PYTHON)
+CLIENTS = {TYPESCRIPT: "Claude Code and other TypeScript-SDK clients", PYTHON: "Python-SDK clients"}
+SCHEMA_REVISION = "2025-11-25"
+MAX_FINDINGS = 20
+MAX_CHECKED_TOOLS = 2000
+MAX_CHECKED_DEPTH = 100
+MAX_CHECKED_BYTES = 1024 * 1024  # of JSON, per launch: the largest real capture is ~200 KB
+MAX_SCHEMA_ERRORS = 100  # the schema's errors weighed to name the most relevant one
+_MODELS = {"initialize": "InitializeResult", "tools/list": "ListToolsResult"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a server sent that a strict client would not accept (or that the harness
+    tolerated): ``what`` in one sentence, ``rejected_by`` the client families (``TYPESCRIPT``,
+    ``PYTHON``) that stop there — empty when no official client does."""
+
+    what: str
+    rejected_by: tuple[str, ...] = ()
+
+    def to_record(self) -> dict:
+        return {"what": self.what, "rejectedBy": list(self.rejected_by)}
+
+
+class _HasFindings(Protocol):
+    compatibility: list
+
+
+def add(capture: _HasFindings, finding: Finding) -> None:
+    """Add ``finding`` to ``capture.compatibility`` once (at most ``MAX_FINDINGS``)."""
+    if finding not in capture.compatibility and len(capture.compatibility) < MAX_FINDINGS:
+        capture.compatibility.append(finding)
+
+
+@dataclass
+class _Found:
+    compatibility: list = field(default_factory=list)
+    checked_tools: int = 0
+    checked_bytes: int = 0
+
+
+def findings(capture: Capture) -> list[Finding]:
+    """Every finding for a finished ``capture``: each result the conversation kept
+    (``capture.results``) checked here — after the launch, so loading and running the validators
+    never spends a launch's deadline — then the leniencies it recorded (``capture.compatibility``)."""
+    found = _Found()
+    for method, page, result in capture.results:
+        check_result(found, method, result, page)
+    for finding in capture.compatibility:
+        add(found, finding)
+    return found.compatibility
+
+
+def check_result(capture: _Found, method: str, result: dict, page: int | None = None) -> None:
+    """Validate one ``initialize`` or ``tools/list`` result against both references; add a finding
+    per reference that rejects it, naming where and what, to ``capture``."""
+    where = method if page is None else f"page {page} of {method}"
+    checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
+    if checked is not None and _deeper_than(checked, MAX_CHECKED_DEPTH):
+        add(capture, Finding(f"{where} nests deeper than {MAX_CHECKED_DEPTH} levels and was not checked against "
+                             "either client's types"))
+        return
+    if checked is not None:
+        checked, size = _within_bytes(checked, MAX_CHECKED_BYTES - capture.checked_bytes)
+        capture.checked_bytes += size
+    if checked is not result:
+        add(capture, Finding(f"{method} was checked against both clients' types only in part: the check reads at most "
+                             f"{MAX_CHECKED_TOOLS} tools and {MAX_CHECKED_BYTES} bytes of JSON per launch"))
+    if checked is None:
+        return
+    tools = checked.get("tools")
+    capture.checked_tools += len(tools) if isinstance(tools, list) else 0
+    schema_error = _schema_error(_MODELS[method], checked)
+    if schema_error:
+        add(capture, Finding(f"{where} does not match the MCP {SCHEMA_REVISION} schema: {schema_error}", (TYPESCRIPT,)))
+    model_error = _model_error(_MODELS[method], checked)
+    if model_error:
+        add(capture, Finding(f"{where} is refused by the Python SDK's mcp.types.{_MODELS[method]}: {model_error}",
+                             (PYTHON,)))
+
+
+def to_record(findings: list[Finding]) -> dict:
+    """The record's ``compatibility`` object: what was checked against, the findings, and the one
+    line a server page or summary prints."""
+    return {
+        "checkedAgainst": f"MCP {SCHEMA_REVISION} schema (TypeScript SDK clients); mcp.types of the Python SDK "
+                          f"{_sdk_version()}",
+        "findings": [f.to_record() for f in findings],
+        "summary": summary(findings),
+    }
+
+
+def summary(findings: list[Finding]) -> str:
+    """One line: which strict clients would reject what this server sends, and the first reason."""
+    rejecting = [c for c in CLIENTS if any(c in f.rejected_by for f in findings)]
+    if not rejecting:
+        if findings:
+            return "no strict client rejects what this server sends; the harness noted: " + findings[0].what
+        return "no strict client rejects what this server sends"
+    parts = []
+    for client in rejecting:
+        first = next(f for f in findings if client in f.rejected_by)
+        parts.append(f"{CLIENTS[client]} would reject it ({first.what})")
+    return "; ".join(parts)
+
+
+def _bounded(result: dict, room: int) -> dict | None:
+    """``result`` with at most ``room`` of its tools; ``None`` when there is no room left."""
+    tools = result.get("tools")
+    if not isinstance(tools, list) or len(tools) <= room:
+        return result
+    return {**result, "tools": tools[:room]} if room > 0 else None
+
+
+def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
+    """``result`` cut to the tools whose JSON fits in ``room`` bytes (with the rest of the result),
+    and the bytes kept; ``None`` when not even the result without its tools fits."""
+    tools = result.get("tools")
+    rest = {k: v for k, v in result.items() if k != "tools"}
+    size = _size(rest)
+    if size > room:
+        return None, 0
+    if not isinstance(tools, list):
+        return result, size
+    kept = 0
+    for tool in tools:
+        grown = size + _size(tool) + 1
+        if grown > room:
+            break
+        size, kept = grown, kept + 1
+    return (result if kept == len(tools) else {**result, "tools": tools[:kept]}), size
+
+
+def _size(value: object) -> int:
+    """Bytes of ``value`` as compact JSON (its weight for the validators)."""
+    try:
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):  # not reached after the depth check; never a crash if it is
+        return MAX_CHECKED_BYTES + 1
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: any depth)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(definition: str):
+    import jsonschema
+
+    text = (importlib.resources.files("harness.probe") / "data" / f"mcp-{SCHEMA_REVISION}.schema.json").read_text(
+        encoding="utf-8")
+    schema = json.loads(text)
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
+
+
+def _schema_error(definition: str, value: dict) -> str | None:
+    import jsonschema.exceptions
+
+    try:
+        errors = itertools.islice(_validator(definition).iter_errors(value), MAX_SCHEMA_ERRORS)
+        error = jsonschema.exceptions.best_match(errors)
+    except (RecursionError, MemoryError, ValueError) as exc:  # bounded above; a bug here must not end a run
+        return redact.cut(f"could not be checked ({type(exc).__name__})", 160)
+    if error is None:
+        return None
+    return f"{_path(error.absolute_path)} {_expected(error)}"
+
+
+def _expected(error) -> str:
+    """What the schema wanted, in words that never quote the server's value."""
+    rule, wanted = error.validator, error.validator_value
+    if rule == "type":
+        return f"must be of type {wanted}" if isinstance(wanted, str) else f"must be one of the types {wanted}"
+    if rule == "const":
+        return f"must be {json.dumps(wanted)}"
+    if rule == "required":
+        missing = [name for name in wanted if isinstance(error.instance, dict) and name not in error.instance]
+        return f"lacks the required member {', '.join(missing) or wanted}"
+    if rule == "enum":
+        return f"must be one of {json.dumps(wanted)[:120]}"
+    return f"fails the schema's {rule!r} rule"
+
+
+def _model_error(name: str, value: dict) -> str | None:
+    import mcp.types
+    import pydantic
+
+    try:
+        getattr(mcp.types, name).model_validate(value)
+    except pydantic.ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        return f"{_path(first.get('loc', ()))} {redact.cut(str(first.get('msg', '')), 160)}"
+    except Exception as exc:  # noqa: BLE001 - the SDK choking on hostile input is itself a finding
+        return redact.cut(f"{type(exc).__name__}: {exc}", 160)
+    return None
+
+
+def _path(parts) -> str:
+    text = "result"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{redact.cut(str(part), 40)}"
+    return text
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_version() -> str:
+    try:
+        return importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
