@@ -37,7 +37,7 @@ from harness.util import atomic, bounded, schemas
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
 ISOLATIONS = ("host", "sandbox", "docker")
 STATUSES = ("measured", "dynamic", "auth-required", "startup-failure", "timeout", "not-applicable",
-            "protocol-mismatch", "remote-auth-wall", "unreachable", "not-yet-run")
+            "protocol-mismatch", "remote-auth-wall", "unreachable", "not-measured-here", "not-yet-run")
 NUMBERED = ("measured", "dynamic")
 NOT_RECORDED = "not recorded"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

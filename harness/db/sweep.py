@@ -10,7 +10,10 @@ record (issue #10, "Records that churn"):
 * the same capture gaining a confirmation (published unconfirmed, now confirmed by a second
   launch) is rewritten with ``confirmed: true`` and the original ``measuredAt``;
 * a sweep dated before what is already published for a server — its record's day or its newest
-  ``history.csv`` row — never replaces the record: it only adds its history row (``backfill``).
+  ``history.csv`` row — never replaces the record: it only adds its history row (``backfill``);
+* a ``not-measured-here`` record (the measuring machine failed, not the server) never replaces a
+  server's published record: it only adds its history row (``environment``). Where the server has
+  no published record, or only a ``not-yet-run`` or ``not-measured-here`` one, it is published.
 """
 
 from __future__ import annotations
@@ -45,16 +48,19 @@ class SweepResult:
     """``records``: server → the record of this sweep (staged or unchanged); ``staged``:
     repository paths staged for publishing; ``unchanged``: servers whose record was kept as is;
     ``backfill``: server → this sweep's record where a newer one is already published (a
-    ``--date`` in the past): the newer record stays, the old day only gains its history row."""
+    ``--date`` in the past): the newer record stays, the old day only gains its history row.
+    ``environment``: server → this sweep's ``not-measured-here`` record where the published record
+    stays (the machine failed, not the server); the day gains its history row."""
 
     records: dict[str, dict]
     staged: list[str]
     unchanged: list[str]
     backfill: dict[str, dict] = field(default_factory=dict)
+    environment: dict[str, dict] = field(default_factory=dict)
 
     def history_records(self) -> dict[str, dict]:
         """The record each server's history row for this sweep's date is made from."""
-        return {**self.records, **self.backfill}
+        return {**self.records, **self.backfill, **self.environment}
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
@@ -127,6 +133,11 @@ def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: Sweep
         result.backfill[server] = rec
         result.unchanged.append(server)
         return
+    if current is not None and kept_over_environment(current, rec):
+        result.records[server] = current
+        result.environment[server] = rec
+        result.unchanged.append(server)
+        return
     chosen = rec if current is None else settle(current, rec)
     if chosen is current:
         result.records[server] = current
@@ -136,6 +147,17 @@ def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: Sweep
     schemas.check("measurement", parse(staged.read_text(encoding="utf-8")), where=str(staged))
     result.records[server] = chosen
     result.staged.append(relative)
+
+
+ENVIRONMENT_STATUS = "not-measured-here"
+_PLACEHOLDERS = (ENVIRONMENT_STATUS, "not-yet-run")
+
+
+def kept_over_environment(current: dict, fresh: dict) -> bool:
+    """Whether the published ``current`` stays because ``fresh`` failed for the machine's reasons
+    (``not-measured-here``) and ``current`` says something about the server itself."""
+    return (fresh.get("status") == ENVIRONMENT_STATUS and current.get("status") not in _PLACEHOLDERS
+            and not reason.is_environment(current))  # a record from before the status: the machine's too
 
 
 def settle(current: dict, fresh: dict) -> dict:

@@ -186,7 +186,8 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     if early is not None and (len(attempts) != 1 or not attempts[0].ok):
         await early.drop()  # the first launch failed: the rules run as before
     if first is None:
-        extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
+        extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
+            if verdict.environment else {}
         failed = Measurement(target, verdict.status, attempts[-1], attempts,
                              [verdict.evidence, *healed, *attempts[-1].notes], deadline, widest, extra=extra,
                              attempt_info=info, budget_seconds=info[-1].budget_seconds)
@@ -254,12 +255,13 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
             return capture, None, budget
         verdict = st.classify(target, capture)
         info.append(AttemptInfo(role, budget, verdict.status, verdict.evidence))
-        if verdict.status not in st.RETRIED or verdict.status in retried:
+        group = st.TIMEOUT if verdict.status == st.TIMEOUT else st.STARTUP_FAILURE  # the machine's own: one retry
+        if verdict.status not in st.RETRIED or group in retried:
             return None, verdict, budget
         if early is not None:  # the retry never overlaps a launch of the first round
             await early.drop()
             early = None
-        retried.add(verdict.status)
+        retried.add(group)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
         elif (note := heal.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:

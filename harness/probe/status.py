@@ -29,11 +29,12 @@ PROTOCOL_MISMATCH = "protocol-mismatch"
 REMOTE_AUTH_WALL = "remote-auth-wall"
 UNREACHABLE = "unreachable"
 NOT_YET_RUN = "not-yet-run"
+NOT_MEASURED_HERE = "not-measured-here"
 
 STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
-            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, NOT_YET_RUN)
+            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, NOT_MEASURED_HERE, NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
-RETRIED = (STARTUP_FAILURE, TIMEOUT)
+RETRIED = (STARTUP_FAILURE, TIMEOUT, NOT_MEASURED_HERE)
 
 _CREDENTIAL = (r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?"
                r"|personal access token|secret key|client secret|password|\bapi token\b|oauth(?:[ _-]?(?:keys?|token|client))?"
@@ -46,13 +47,15 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 @dataclass(frozen=True)
 class Verdict:
-    """A failure status and the sentence of evidence that decided it. ``environment``: the stderr
-    line showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
-    published as the record's ``environmentEvidence``; ``None`` otherwise."""
+    """A failure status and the sentence of evidence that decided it. ``environment``: the line
+    showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
+    published as the record's ``environmentEvidence``, and ``cause`` (``machine.CAUSES``) as its
+    ``environmentCause``; ``None`` otherwise (the status is then never ``not-measured-here``)."""
 
     status: str
     evidence: str
     environment: str | None = None
+    cause: str | None = None
 
 
 def classify(target: Target, capture: Capture) -> Verdict:
@@ -67,7 +70,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
     if failure.kind == "http-auth":
         return Verdict(REMOTE_AUTH_WALL, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "unreachable":
-        return Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
+        return _unresolved_here(failure) or Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
         return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), capture)
     auth_line = auth_evidence(target, capture)
@@ -77,12 +80,27 @@ def classify(target: Target, capture: Capture) -> Verdict:
 
 
 def _with_environment(verdict: Verdict, capture: Capture) -> Verdict:
-    """``verdict`` with the machine's own failure marked, when the stderr tail shows one."""
-    line = machine.evidence(capture.stderr_tail)
-    if line is None:
+    """``not-measured-here`` in place of ``verdict`` when the stderr tail shows the machine's own
+    failure (``machine.evidence_and_cause``); ``verdict`` otherwise."""
+    found = machine.evidence_and_cause(capture.stderr_tail)
+    if found is None:
         return verdict
-    return Verdict(verdict.status, f"{verdict.evidence}; environment evidence (the measuring machine's network or "
-                   f"toolchain, not the server): {line!r}", line)
+    return environment_verdict(verdict, *found)
+
+
+def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
+    """``not-measured-here``: the failure ``verdict`` describes was the machine's (``line``, ``cause``)."""
+    return Verdict(NOT_MEASURED_HERE, f"{verdict.status} here, {verdict.evidence}; environment evidence (the "
+                   f"measuring machine's {machine.CAUSE_LABELS[cause]}, not the server): {line!r}", line, cause)
+
+
+def _unresolved_here(failure: Failure) -> Verdict | None:
+    """A remote host that does not resolve on a machine that resolves no well-known name either
+    (``machine.resolves_names``): the machine has no DNS, which says nothing about the endpoint."""
+    if not failure.detail.startswith("DNS:") or machine.resolves_names():
+        return None
+    line = f"{failure.detail}; this machine resolves none of {', '.join(machine.dns_control_hosts())} either"
+    return environment_verdict(Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})"), line, machine.DNS)
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
