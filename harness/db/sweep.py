@@ -30,7 +30,7 @@ from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.targets import target_for
-from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import install, internal, isolation, record, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import schemas
@@ -70,7 +70,7 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     (``launch_gate``); stage each new record.
 
     ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``, each
-    ``npx``/``uvx`` package resolved once first (``harness.probe.resolve``; issue #16). A given
+    ``npx``/``uvx`` package installed once first, in a slot of its own (``harness.probe.install``). A given
     ``measurer`` is used as it is: ungated, unresolved.
     ``stage_unchanged``: stage every record even when the working tree already has the same result
     (a shard directory must hold all of its records). ``newest``: server → newest history date.
@@ -106,12 +106,13 @@ def _gated_measurer(gate: LaunchGate, isolation_mode: str):
     """``measure`` as a sweep runs it: no declared value reaches a catalog server, the package is
     resolved once (in a slot of its own), and every launch takes a slot of ``gate``."""
     async def measurer(target):
-        async with gate.slot():
-            target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
+        async with gate.slot():  # the install is bounded on its own, never inside a launch's budget
+            installed = await install.install(target, isolation_mode, pass_declared_values=False)
         # measure's own default launcher, wrapped (a measure-side limiter hook would take ``gate``)
         launcher = gate.wrap(side_lists.with_side_lists(
-            measuring._default_launcher(target, False, isolation_mode, None)))
-        return await measure(target, isolation=isolation_mode, pass_declared_values=False, launcher=launcher)
+            measuring._default_launcher(installed.target, False, isolation_mode, None)))
+        return await measure(installed.target, isolation=isolation_mode, pass_declared_values=False, launcher=launcher,
+                             installed=installed)
 
     return measurer
 
