@@ -116,9 +116,25 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
-            if line and ((named and named.search(line)) or _AUTH_LINE.search(line)):
+            if line and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
                 return line[:300]
     return None
+
+
+# A server asking to be given a credential, in the words servers use: "Provide an access token … or
+# set INSTANT_ACCESS_TOKEN", "Please set the FIRECRAWL_API_KEY environment variable", "Configure
+# either … BACKLOG_API_KEY", "NOTION_TOKEN is not set". A credential-shaped variable name (upper case,
+# ending in TOKEN, KEY, SECRET, PASSWORD, PAT or CREDENTIALS) counts as naming a credential.
+_ASK = r"\b(?:provide|set|pass|supply|specify|export|configure|add|enter)\b"
+_ENV_SECRET = r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PAT|CREDENTIALS?)\b"
+_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})")
+
+
+def credential_request(line: str) -> bool:
+    """Whether ``line`` asks for a credential (``_ASKED``): a verb asking to provide or set it
+    within 80 characters of a credential word or a credential-shaped variable name, or such a
+    name followed by a word saying it is missing."""
+    return bool(_ASKED.search(line))
 
 
 def _named_claim(env_names) -> re.Pattern | None:
