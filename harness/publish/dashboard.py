@@ -5,7 +5,7 @@ One self-contained file: inline CSS, inline SVG sparklines, one inline script al
 to the browser too), relative links only. Sections (issue #5; issue #15, "The dashboard"):
 
 * a short "how to read this" line;
-* the status counts (all ten statuses) and the newest measurement;
+* the status counts (every status) and the newest measurement;
 * the distribution of measured servers across the colour bands: a labelled bar per band, each with
   a distinct outlined swatch (badges keep the shields colour names);
 * the leaderboard — one ``<tr>`` per catalog entry in ``table#leaderboard``, ranked rows first —
@@ -28,7 +28,7 @@ from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site, svg
-from harness.publish.board import Row, status_counts
+from harness.publish.board import Row, machine_note, status_counts
 from harness.publish.htmltext import breakable, shorten
 from harness.publish.series import Series
 from harness.publish.text import num, one_line
@@ -92,7 +92,9 @@ def _counts(rows: list[Row], newest: str) -> list[str]:
     when = f" Newest measurement: {html.escape(newest)}." if newest else ""
     return ['<section aria-labelledby="h-status">', '<h2 id="h-status">Statuses</h2>',
             f'<p class="muted">{len(rows)} catalog entries, each with exactly one status.{when}</p>',
-            f'<ul class="counts" id="status-counts">{items}</ul>', "</section>"]
+            f'<ul class="counts" id="status-counts">{items}</ul>',
+            *([f'<p class="muted" id="machine-note">{html.escape(machine_note(rows))}.</p>'] if machine_note(rows) else []),
+            "</section>"]
 
 
 def _band_ranges() -> list[tuple[str, str]]:

@@ -1,7 +1,7 @@
 """``results/leaderboard.md``: every catalog entry with exactly one status (methodology, "Failure
 taxonomy — no silent drops"), generated from the records and the catalog.
 
-Sections: status counts (all ten statuses); measured/dynamic rows ranked by tokens with tool
+Sections: status counts (every status); measured/dynamic rows ranked by tokens with tool
 count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
 more than loading everything (session-start load above the headline, both figures); every other
 entry with its status and notes (failures are findings); the readings beside the headline
@@ -12,7 +12,7 @@ entry with its status and notes (failures are findings); the readings beside the
 from __future__ import annotations
 
 from harness.publish import readings_md, site
-from harness.publish.board import Row, status_counts
+from harness.publish.board import Row, machine_note, status_counts
 from harness.publish.mdescape import md
 from harness.publish.series import Series
 from harness.publish.text import num
@@ -48,7 +48,8 @@ def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
 
 def counts_line(rows: list[Row]) -> str:
     parts = [f"{count} {status}" for status, count in status_counts(rows).items()]
-    return f"**{len(rows)} catalog entries:** " + ", ".join(parts) + "."
+    note = machine_note(rows)
+    return f"**{len(rows)} catalog entries:** " + ", ".join(parts) + "." + (f" {note}." if note else "")
 
 
 def _server(row: Row) -> str:

@@ -142,6 +142,8 @@ def _catalog(row: Row) -> list[str]:
              ("Repository", md(e.repo, FIELD_LIMIT) or "—")]
     if e.not_applicable:
         pairs.append(("Declared not applicable", md(e.not_applicable.reason, FIELD_LIMIT)))
+    if e.launch_note:
+        pairs.append(("Launched unlike its documentation", md(e.launch_note, FIELD_LIMIT)))
     if e.notes:
         pairs.append(("Catalog note", md(e.notes, FIELD_LIMIT)))
     return ["### Catalog entry", "", *_table(pairs)]
