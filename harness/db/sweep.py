@@ -156,9 +156,21 @@ _PLACEHOLDERS = (ENVIRONMENT_STATUS, "not-yet-run")
 
 def kept_over_environment(current: dict, fresh: dict) -> bool:
     """Whether the published ``current`` stays because ``fresh`` failed for the machine's reasons
-    (``not-measured-here``) and ``current`` says something about the server itself."""
-    return (fresh.get("status") == ENVIRONMENT_STATUS and current.get("status") not in _PLACEHOLDERS
-            and not reason.is_environment(current))  # a record from before the status: the machine's too
+    (``not-measured-here``) and ``current`` says something about the server itself: not a
+    placeholder, not an environment failure of its own, and not the very failure ``fresh`` now
+    shows to be the machine's (its first note quoted inside ``fresh``'s: a remote host published
+    ``unreachable`` on a machine that resolves no name at all)."""
+    if fresh.get("status") != ENVIRONMENT_STATUS or current.get("status") in _PLACEHOLDERS:
+        return False
+    if reason.is_environment(current):  # a record from before the status: the machine's too
+        return False
+    said, now = _first_note(current), _first_note(fresh)
+    return current.get("status") in reason.MEASURED or not (said and said in now)
+
+
+def _first_note(rec: dict) -> str:
+    notes = rec.get("notes") or []
+    return next((n for n in notes if isinstance(n, str) and n.strip()), "")
 
 
 def settle(current: dict, fresh: dict) -> dict:

@@ -137,7 +137,8 @@ async def measure(
     this measurement's own, which the record needs first (its attempts' exit codes).
 
     Before any launch, an ``npx``/``uvx`` package is installed once under its own bound
-    (``harness.probe.install``; ``installed``: an ``Install`` the caller already made). An install
+    (``harness.probe.install``; ``installed``: an ``Install`` the caller already made — ``Install(target)``
+    makes none, and the launcher installs as it launches). An install
     that fails is the measurement: its attempts are the install runs (role ``install``), no launch
     is made.
     """

@@ -106,6 +106,12 @@ def test_an_environment_record_replaces_only_a_placeholder_or_another_environmen
     assert not kept_over_environment({"status": "not-measured-here", "environmentEvidence": "y"}, fresh)
     assert not kept_over_environment({"status": "startup-failure", "environmentEvidence": "y"}, fresh)  # older form
     assert not kept_over_environment({"status": "measured"}, {"status": "startup-failure"})
+    # the same failure, published before as the server's, now shown to be the machine's
+    dns = "DNS: the host 'mcp.linear.app' does not resolve (Name or service not known) (phase: initialize)"
+    fresh_dns = {**fresh, "notes": [f"unreachable here, {dns}; environment evidence (…): '…'"]}
+    assert not kept_over_environment({"status": "unreachable", "notes": [dns]}, fresh_dns)
+    assert kept_over_environment({"status": "unreachable", "notes": ["connection refused by x"]}, fresh_dns)
+    assert kept_over_environment({"status": "measured", "notes": [dns]}, fresh_dns)
 
 
 def _real(tools: int = 3) -> dict:

@@ -129,11 +129,10 @@ def _both_ways(command: str, mode: str, name: str) -> tuple[dict, dict]:
     found = asyncio.run(resolve.resolve(target, mode, pass_declared_values=False))
     assert found is not None, "the pinned package did not resolve"
     iso = isolation.describe(mode)
-    os.environ[resolve.SWITCH] = "0"  # through the launcher, as before resolve-once
-    try:
-        plain = record.build(measure_sync(target, isolation=mode, pass_declared_values=False), iso)
-    finally:
-        del os.environ[resolve.SWITCH]
+    from harness.probe.install import Install
+
+    plain = record.build(measure_sync(target, isolation=mode, pass_declared_values=False,  # through the launcher
+                                      installed=Install(target)), iso)
     once = record.build(measure_sync(dataclasses.replace(target, resolved=found), isolation=mode,
                                      pass_declared_values=False), iso)
     return plain, once
