@@ -93,8 +93,9 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                     if npm_cache is not None:
                         heal.mark_complete(found.executable, isolation, npm_cache)
                     findings = _findings(ran, npm_cache, since)
-                    return Install(dataclasses.replace(target, resolved=found), tuple(failures), tuple(notes),
-                                   findings, time.monotonic() - started)
+                    # an install that succeeded on its second run is an install: the first run's failure is no evidence
+                    return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
+                                   time.monotonic() - started)
                 if ran is None:
                     return Install(target, (), tuple(notes))  # not as expected: launched through the launcher
                 failures.append(_failed(ran, npm_cache, since, requested_version, bound))

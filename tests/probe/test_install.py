@@ -163,3 +163,24 @@ def test_what_a_cache_holds_is_judged_by_what_npm_writes_last(tmp_path):
     assert strict["d4"] == "an install the harness never saw complete" and "a1" not in strict
     notes = heal.discard_incomplete(tmp_path / "npm")
     assert len(notes) == 2 and not half.exists() and not missing.exists() and complete.is_dir() and busy.is_dir()
+
+
+def test_an_install_that_succeeds_on_its_second_run_is_an_install(monkeypatch, tmp_path):
+    """The first run's failure (a reset connection) is retried; the second run's install is used
+    and the first failure is no evidence of anything (the runs are stood in for: a registry that
+    resets once and then answers is not something a test can order)."""
+    from harness.probe import resolve
+
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm"))
+    found = resolve.Resolved("npx", "@modelcontextprotocol/server-memory", "2026.8.31", ("sh", "-c", "x"), "host",
+                             str(tmp_path / "bin"))
+    runs = iter([(None, resolve.Ran(1, False, b"npm error code ECONNRESET\n", 1.0)),
+                 (found, resolve.Ran(0, False, b"", 1.0))])
+
+    async def run_resolution(*args, **kwargs):
+        return next(runs)
+
+    monkeypatch.setattr(resolve, "run_resolution", run_resolution)
+    got = asyncio.run(installing.install(Target(name="memory", command=MEMORY), "host"))
+    assert got.failures == () and got.target.resolved is found
