@@ -92,7 +92,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 if found is not None:
                     if npm_cache is not None:
                         heal.mark_complete(found.executable, isolation, npm_cache)
-                    findings = _findings(ran, npm_cache, since)
+                    findings = _findings(ran, npm_cache, since) or _declared_engine(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
                     return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
                                    time.monotonic() - started)
@@ -158,6 +158,39 @@ def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: float) -> 
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, since)) if npm_cache else None)
     return (line,) if line else ()
+
+
+def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
+    """The installed package's own ``engines.node`` when this machine's Node is below it — read from
+    the install, so a warm cache (where npm warns about nothing) says it too. Only a plain file
+    inside ``npm_cache`` is read (the server wrote that cache: no link is followed out of it)."""
+    import json
+
+    from harness.probe import machine
+
+    if npm_cache is None or found.launcher != "npx":
+        return ()
+    bin_dir = found.executable
+    if isolation == "sandbox":
+        inside = f"{sandbox.SANDBOX_HOME}/.npm/"
+        if not bin_dir.startswith(inside):
+            return ()
+        bin_dir = str(npm_cache / bin_dir.removeprefix(inside))
+    manifest = Path(bin_dir).parent / found.package / "package.json"
+    real = os.path.realpath(manifest)
+    if not real.startswith(os.path.realpath(npm_cache) + os.sep) or not os.path.isfile(real):
+        return ()
+    try:
+        with open(real, "rb") as handle:
+            declared = json.loads(handle.read(1 << 20)).get("engines", {}).get("node")
+    except (OSError, ValueError, AttributeError):
+        return ()
+    current = machine.node_version()
+    if not isinstance(declared, str) or not current or not machine.below(declared, current):
+        return ()
+    text = f"{found.package}@{found.version} declares engines.node {declared!r}; this machine has " \
+           f"v{'.'.join(map(str, current))}"
+    return (text[:machine.MAX_CHARS],)
 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: float, requested_version: str,

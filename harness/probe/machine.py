@@ -74,7 +74,8 @@ def cause(line: str, context: str = "") -> str:
     ``download-blocked`` (a managed Python, a prebuilt binary or a release asset not fetched),
     ``dns`` (a name did not resolve), else ``registry`` (the index refused, reset or was not trusted).
     ``context``: the rest of the tail, read when the line alone names no cause."""
-    if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line):
+    if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line) \
+            or "declares engines.node" in line:
         return RUNTIME_VERSION
     if _DOWNLOAD.search(line):
         return DOWNLOAD_BLOCKED
@@ -94,12 +95,12 @@ def engine_line(text: str) -> str | None:
         return f"npm EBADENGINE: {name}requires node {found.group(1)}; this machine has {found.group(2)}"[:MAX_CHARS]
     for line in text.splitlines():
         said = _ENGINE_LINE.search(line)
-        if said and _below(line[said.start():], node_version()):
+        if said and below(line[said.start():], node_version()):
             return line.strip()[:MAX_CHARS]
     return None
 
 
-def _below(requirement: str, current: tuple[int, ...] | None) -> bool:
+def below(requirement: str, current: tuple[int, ...] | None) -> bool:
     """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``>= 22.12``,
     ``^22 || >=24``): a requirement this machine meets is not why anything failed."""
     bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+(?:\.\d+){0,2})", requirement)]

@@ -196,7 +196,7 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     finding = findings[0]
     package = result.target.resolved.package if result.target.resolved is not None else None
     silent = st.last_line(result.capture.stderr_tail) is None
-    if silent or (package and f" {package}@" in finding):
+    if silent or (package and (finding.startswith(f"{package}@") or f" {package}@" in finding)):
         verdict = st.environment_verdict(st.Verdict(result.status, result.notes[0]), finding, machine.cause(finding))
         result.status, result.notes[0] = verdict.status, verdict.evidence
         result.extra |= {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause}
