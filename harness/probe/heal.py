@@ -56,9 +56,12 @@ def _plain(path: Path, cache: Path | None) -> bool:
 
 
 def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> str | None:
-    """Remove corrupt npx installs named in ``stderr_tail``; a note for the record, or ``None``."""
+    """Remove corrupt npx installs named in ``stderr_tail`` — never one marked complete (``MARKER``),
+    whose missing module is the package's own failure; a note for the record, or ``None``."""
     removed = []
     for directory in corrupt_npx_dirs(stderr_tail, isolation, npm_cache):
+        if (directory / MARKER).is_file():
+            continue  # the harness saw this install complete: a module missing from it is the package's own doing
         if directory.is_dir() and not os.path.islink(directory):
             shutil.rmtree(directory, ignore_errors=True)
             removed.append(directory.name)

@@ -184,3 +184,19 @@ def test_an_install_that_succeeds_on_its_second_run_is_an_install(monkeypatch, t
     monkeypatch.setattr(resolve, "run_resolution", run_resolution)
     got = asyncio.run(installing.install(Target(name="memory", command=MEMORY), "host"))
     assert got.failures == () and got.target.resolved is found
+
+
+def test_a_missing_module_in_an_install_seen_complete_is_the_package_s_own(tmp_path):
+    """A retry heals an npx install a missing module shows to be corrupt — unless the harness saw
+    that install complete: then the module is missing from the package itself (a dependency
+    released without the path it imports) and the install is kept, so the retry starts from it."""
+    npm = tmp_path / ".npm"
+    marked, unmarked = npm / "_npx" / "0123456789abcdef", npm / "_npx" / "fedcba9876543210"
+    for directory in (marked, unmarked):
+        (directory / "node_modules").mkdir(parents=True)
+    (marked / heal.MARKER).write_text("complete\n")
+    tail = "\n".join(f"Error: Cannot find module '{d}/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp'"
+                     for d in (marked, unmarked))
+    note = heal.before_retry(tail, "host")
+    assert marked.is_dir() and not unmarked.exists()
+    assert note is not None and unmarked.name in note and marked.name not in note
