@@ -23,7 +23,11 @@ import re
 REGISTRY_HOSTS = ("registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com", "pypi.org",
                   "pypi.python.org", "files.pythonhosted.org", "github.com", "githubusercontent.com",
                   "gitlab.com", "bitbucket.org", "python-build-standalone")
-_HOST = re.compile("|".join(re.escape(h) for h in REGISTRY_HOSTS), re.IGNORECASE)
+# A host named whole: ``api.github.com`` (a server's own backend) is not ``github.com``; only the
+# download hosts below are matched with any subdomain (``objects.githubusercontent.com``).
+_ANY_SUBDOMAIN = ("githubusercontent.com", "files.pythonhosted.org", "python-build-standalone")
+_HOST = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-])" if h not in _ANY_SUBDOMAIN else re.escape(h)
+                            for h in REGISTRY_HOSTS + ("codeload.github.com",)), re.IGNORECASE)
 # Words a resolver, socket or TLS failure is reported with, by npm/node, uv (reqwest), pip and git.
 _NETWORK = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH"
                       r"|Could not resolve host|Name or service not known|Temporary failure in name resolution"
@@ -62,9 +66,17 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
                        r"|No download found|Python downloads are", re.IGNORECASE)
 
 
-def evidence_and_cause(stderr_tail: str) -> tuple[str, str] | None:
-    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``."""
-    line = evidence(stderr_tail)
+def evidence_and_cause(stderr_tail: str, *, writers: str = "package-manager") -> tuple[str, str] | None:
+    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``. ``writers``: who wrote
+    the tail — ``package-manager`` (an install run: its words are read as they are), ``mixed`` (a
+    launch through ``npx``/``uvx``: the launcher's and the server's words, so a host said not to
+    resolve must not resolve here either) or ``server`` (a launch from the harness's install: the
+    server's words about networks, downloads and interpreters are its own failure, and only a Node
+    engine requirement checked against this machine's Node counts)."""
+    if writers == "server":
+        line = engine_line(stderr_tail)
+    else:
+        line = evidence(stderr_tail, verify_hosts=writers == "mixed")
     return None if line is None else (line, cause(line, stderr_tail))
 
 
@@ -89,7 +101,7 @@ def engine_line(text: str) -> str | None:
     warning or error, in its multi-line form), or the first line saying the package requires a
     newer Node; ``None`` when ``text`` holds neither."""
     found = ENGINE_NODE.search(text)
-    if found:
+    if found and below(found.group(1), node_version()):  # checked here: the text's "current" is only words
         package = re.search(r"package:\s*'([^']+)'", text[found.start():found.end()])
         name = f"{package.group(1)} " if package else ""
         return f"npm EBADENGINE: {name}requires node {found.group(1)}; this machine has {found.group(2)}"[:MAX_CHARS]
@@ -128,14 +140,16 @@ def node_version() -> tuple[int, ...] | None:
     return _NODE[0]
 
 
-def evidence(stderr_tail: str) -> str | None:
+def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
     """The decisive line (stripped, at most ``MAX_CHARS``) showing the machine's network or
     toolchain failed the launch, or ``None``. Preference: a package manager's fetch line, or a line
     naming a registry or git host, that also says how the network failed; else npm's ``code E…``
     line; else such a fetch or registry line in a tail that reports the network failure on another
     line (uv prints each cause below the URL); else uv's missing Python; else a Node engine
-    requirement this machine's Node does not meet (``engine_line``)."""
-    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
+    requirement this machine's Node does not meet (``engine_line``). ``verify_hosts``: a line saying
+    a host does not resolve counts only when it does not resolve here now either."""
+    lines = [line.strip() for line in stderr_tail.splitlines()
+             if line.strip() and not (verify_hosts and _resolves_here(line))]
     network_anywhere = any(_NETWORK.search(line) for line in lines)
     for accept in (lambda l: (_FETCH.search(l) or _HOST.search(l)) and _NETWORK.search(l),
                    lambda l: _NPM_CODE.search(l),
@@ -145,6 +159,16 @@ def evidence(stderr_tail: str) -> str | None:
         if found:
             return found[:MAX_CHARS]
     return engine_line(stderr_tail)
+
+
+_UNRESOLVED_HOST = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?)\s+'?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
+
+
+def _resolves_here(line: str) -> bool:
+    """Whether ``line`` says a host does not resolve that this machine resolves now: the words are
+    false about this machine, so they are no evidence of its fault."""
+    named = _UNRESOLVED_HOST.search(line)
+    return bool(named) and resolves_names(hosts=(named.group(1),))
 
 
 # Names that resolve on any machine with working DNS (IANA's reserved example domains).
@@ -161,14 +185,14 @@ def dns_control_hosts() -> tuple[str, ...]:
     return given or DNS_CONTROL_HOSTS
 
 
-def resolves_names(timeout: float = 5.0) -> bool:
-    """Whether this machine resolves any of ``dns_control_hosts`` (each within ``timeout`` seconds),
-    read once per set of hosts: a remote host that does not resolve here is the endpoint's doing only
+def resolves_names(timeout: float = 5.0, hosts: tuple[str, ...] | None = None) -> bool:
+    """Whether this machine resolves any of ``hosts`` (default ``dns_control_hosts``; each within
+    ``timeout`` seconds), read once per set of hosts: a remote host that does not resolve here is the endpoint's doing only
     on a machine where names resolve at all."""
     import concurrent.futures
     import socket
 
-    hosts = dns_control_hosts()
+    hosts = hosts or dns_control_hosts()
     if hosts not in _RESOLVES:
         def one(host: str) -> bool:
             try:

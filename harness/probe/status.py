@@ -72,17 +72,21 @@ def classify(target: Target, capture: Capture) -> Verdict:
     if failure.kind == "unreachable":
         return _unresolved_here(failure) or Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
-        return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), capture)
+        return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), target, capture)
     auth_line = auth_evidence(target, capture)
     if auth_line and failure.kind in ("exited", "jsonrpc-error"):
         return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
-    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), capture)
+    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), target,
+                             capture)
 
 
-def _with_environment(verdict: Verdict, capture: Capture) -> Verdict:
+def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
     """``not-measured-here`` in place of ``verdict`` when the stderr tail shows the machine's own
-    failure (``machine.evidence_and_cause``); ``verdict`` otherwise."""
-    found = machine.evidence_and_cause(capture.stderr_tail)
+    failure (``machine.evidence_and_cause``); ``verdict`` otherwise. A launch that started from the
+    harness's own install (``target.resolved``) ran no package manager — the registry was reached in
+    this very run — so its tail is the server's own words."""
+    writers = "package-manager" if capture.phase == "install" else "server" if target.resolved is not None else "mixed"
+    found = machine.evidence_and_cause(capture.stderr_tail, writers=writers)
     if found is None:
         return verdict
     return environment_verdict(verdict, *found)
