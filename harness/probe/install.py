@@ -56,6 +56,7 @@ class Install:
     notes: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()
     seconds: float = 0.0
+    locked: bool = False  # the last failure: another process held this cache's install lock throughout
 
 
 def bound_seconds() -> float:
@@ -103,6 +104,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                     break
     except TimeoutError:
         failures.append(_lock_timeout(bound, requested_version))
+        return Install(target, tuple(failures), tuple(notes), (), time.monotonic() - started, locked=True)
     _discard(npm_cache, isolation)  # what a failed or killed install left is never trusted later
     return Install(target, tuple(failures), tuple(notes), (), time.monotonic() - started)
 

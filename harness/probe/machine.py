@@ -5,7 +5,7 @@ needs does not resolve or refuses the connection, a TLS-intercepting proxy's cer
 trusted, a download the install needs is blocked, or the machine's Python or Node is older than
 the package declares it needs. Such a failure is published as ``not-measured-here``
 (``harness.probe.status``) with the decisive line as ``environmentEvidence`` and its cause
-(``cause``: ``dns``, ``runtime-version``, ``download-blocked`` or ``registry``) as
+(``cause``: ``dns``, ``runtime-version``, ``download-blocked``, ``registry`` or ``cache-locked``) as
 ``environmentCause``, so a sweep keeps the server's previous record and nobody reads the failure
 as the server being broken.
 
@@ -53,10 +53,11 @@ _ENGINE_LINE = re.compile(r"(?:requires|required:?)\s+node(?:\.js)?\s*(?:version
 MAX_CHARS = 300
 
 DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY = "dns", "runtime-version", "download-blocked", "registry"
-CAUSES = (DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY)
+CACHE_LOCKED = "cache-locked"  # another process held the package cache's install lock for the whole bound
+CAUSES = (DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY, CACHE_LOCKED)
 # How a note names each cause: "the measuring machine's <label>".
 CAUSE_LABELS = {DNS: "name resolution", RUNTIME_VERSION: "runtime version", DOWNLOAD_BLOCKED: "downloads",
-                REGISTRY: "package registry access"}
+                REGISTRY: "package registry access", CACHE_LOCKED: "package cache, held by another process"}
 _DNS = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|Could not resolve host|Name or service not known"
                   r"|Temporary failure in name resolution|dns error|failed to lookup address|does not resolve",
                   re.IGNORECASE)

@@ -177,6 +177,10 @@ def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measu
     bound = bound_seconds()
     attempts = [redact.scrub_capture(c, secrets) for c in installed.failures]
     verdicts = [st.classify(target, c) for c in attempts]
+    if installed.locked:  # a process of this machine kept the cache: nothing was tried of the server
+        from harness.probe import machine
+
+        verdicts[-1] = st.environment_verdict(verdicts[-1], attempts[-1].failure.detail, machine.CACHE_LOCKED)
     info = [AttemptInfo(INSTALL, bound, v.status, v.evidence) for v in verdicts]
     verdict = verdicts[-1]
     extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
