@@ -67,3 +67,29 @@ def test_a_launch_note_is_shown_on_the_server_page(tmp_path):
     assert "| Launched unlike its documentation | pydantic&lt;2.12 is pinned beside it" in page
     assert "Launched unlike its documentation" in (tmp_path / "docs/servers/chroma.html").read_text(encoding="utf-8")
     assert "Launched unlike" not in (tmp_path / "docs/servers/plain.md").read_text(encoding="utf-8")
+
+
+def _kept(root, history: list[str]):
+    b.write_catalog(root, [b.entry("kept"), b.entry("other")])
+    b.write_record(root, b.measured("kept", [b.tool("one", "The only tool.")]))
+    b.write_record(root, b.measured("other", [b.tool("two", "Another tool.")]))
+    b.write_history(root, history + ["2026-11-30,other,9,1,measured,host"])
+    regen(root)
+    return (root / "docs/servers/kept.md").read_text(encoding="utf-8"), \
+        (root / "docs/servers/kept.html").read_text(encoding="utf-8")
+
+
+def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path):
+    page, html = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host", "2026-12-01,kept,,,not-measured-here,host",
+                                  "2026-12-02,kept,,,not-measured-here,host", "2026-12-03,kept,,,not-measured-here,host"])
+    assert "**Not measured here since 2026-12-01** (3 sweep(s))" in page and "captured 2026-11-30" in page
+    assert "Not measured here since 2026-12-01" in html
+
+
+def test_a_streak_broken_by_a_measurement_or_a_server_failure_is_not_shown(tmp_path):
+    for newest in ("2026-12-03,kept,9,1,measured,host", "2026-12-03,kept,,,startup-failure,host"):
+        page, _ = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host", "2026-12-01,kept,,,not-measured-here,host",
+                                   newest])
+        assert "Not measured here since" not in page, newest
+    page, _ = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host"])
+    assert "Not measured here since" not in page
