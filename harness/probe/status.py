@@ -74,7 +74,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
     if failure.kind == "timeout":
         return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), target, capture)
     auth_line = auth_evidence(target, capture)
-    if auth_line and failure.kind in ("exited", "jsonrpc-error"):
+    if auth_line and failure.kind in ("exited", "jsonrpc-error") and not _broken_after(auth_line, capture.stderr_tail):
         return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
     return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), target,
                              capture)
@@ -147,6 +147,20 @@ def _named_claim(env_names) -> re.Pattern | None:
         return None
     names = "|".join(re.escape(name) for name in env_names)
     return re.compile(rf"\b(?:{names})\b.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}\b(?:{names})\b", re.IGNORECASE)
+
+
+# A crash no credential explains: the package's code or install is broken (a module missing, code
+# that does not parse or names what does not exist), whatever the server said about a token first.
+_BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError"
+                     r"|ReferenceError|NameError: name|SyntaxError: (?!Unexpected token .{0,20} in JSON)"
+                     r"|Segmentation fault|SIGSEGV")
+
+
+def _broken_after(auth_line: str, stderr_tail: str) -> bool:
+    """Whether the tail's last error line (``last_line``) is a crash ``_BROKEN`` names, other than
+    ``auth_line``: then the failure is the package's own break, not a credential it asked for."""
+    last = last_line(stderr_tail)
+    return bool(last) and last != auth_line and bool(_BROKEN.search(last))
 
 
 def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:

@@ -103,3 +103,18 @@ def test_a_real_server_blaming_the_machine_is_its_own_failure(results_root, clai
     run = measure_and_write(target, results_root, isolation="host")
     assert run.record["status"] == "startup-failure", run.notes
     assert "environmentEvidence" not in run.record and "environment evidence" not in run.notes
+
+
+@pytest.mark.parametrize("tail,status", [
+    ("Provide an access token or set INSTANT_ACCESS_TOKEN\nError: Cannot find module './dist/tools.js'\n"
+     "    at Module._resolveFilename (node:internal/modules/cjs/loader:1140:15)\n", st.STARTUP_FAILURE),
+    ("Warning: FOO_TOKEN is not set\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+     "ModuleNotFoundError: No module named 'pydantic_core._pydantic_core'\n", st.STARTUP_FAILURE),
+    ("Please set the FIRECRAWL_API_KEY environment variable\nReferenceError: fetch is not defined\n", st.STARTUP_FAILURE),
+    # the credential request is the failure: what follows it is its stack or a JSON reply it could not parse
+    ("Provide an access token or set INSTANT_ACCESS_TOKEN\n    at main (/x.js:1:1)\nNode.js v20.20.2\n", st.AUTH_REQUIRED),
+    ("Error: FOO_TOKEN is required\nSyntaxError: Unexpected token '<' in JSON at position 0\n", st.AUTH_REQUIRED),
+    ("Error: FOO_TOKEN environment variable is required\n", st.AUTH_REQUIRED),
+])
+def test_a_credential_request_followed_by_a_broken_package_is_the_package_s_failure(tail, status):
+    assert st.classify(_target(resolved=True), _capture(tail)).status == status
