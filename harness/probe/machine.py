@@ -67,17 +67,17 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
                        r"|No download found|Python downloads are", re.IGNORECASE)
 
 
-def evidence_and_cause(stderr_tail: str, *, writers: str = "package-manager") -> tuple[str, str] | None:
-    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``. ``writers``: who wrote
-    the tail — ``package-manager`` (an install run: its words are read as they are), ``mixed`` (a
-    launch through ``npx``/``uvx``: the launcher's and the server's words, so a host said not to
-    resolve must not resolve here either) or ``server`` (a launch from the harness's install: the
-    server's words about networks, downloads and interpreters are its own failure, and only a Node
-    engine requirement checked against this machine's Node counts)."""
-    if writers == "server":
+def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[str, str] | None:
+    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``. A package manager's
+    words are mixed with the package's own in every tail (an install runs the package's install
+    scripts; a launch through ``npx``/``uvx`` runs the server), so a host said not to resolve must
+    not resolve here either. ``server_only``: only the server wrote the tail (a launch from the
+    harness's own install): its words about networks, downloads and interpreters are its own
+    failure, and only a Node engine requirement checked against this machine's Node counts."""
+    if server_only:
         line = engine_line(stderr_tail)
     else:
-        line = evidence(stderr_tail, verify_hosts=writers == "mixed")
+        line = evidence(stderr_tail, verify_hosts=True)
     return None if line is None else (line, cause(line, stderr_tail))
 
 
@@ -148,9 +148,11 @@ def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
     line; else such a fetch or registry line in a tail that reports the network failure on another
     line (uv prints each cause below the URL); else uv's missing Python; else a Node engine
     requirement this machine's Node does not meet (``engine_line``). ``verify_hosts``: a line saying
-    a host does not resolve counts only when it does not resolve here now either."""
-    lines = [line.strip() for line in stderr_tail.splitlines()
-             if line.strip() and not (verify_hosts and _resolves_here(line))]
+    a host does not resolve counts only when it does not resolve here now either, and a tail whose
+    such claim is false here gives no network evidence at all (its ``code E…`` line included)."""
+    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
+    if verify_hosts and any(_resolves_here(line) for line in lines):
+        lines = [line for line in lines if not _NETWORK.search(line) and not _NPM_CODE.search(line)]
     network_anywhere = any(_NETWORK.search(line) for line in lines)
     for accept in (lambda l: (_FETCH.search(l) or _HOST.search(l)) and _NETWORK.search(l),
                    lambda l: _NPM_CODE.search(l),

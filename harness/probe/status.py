@@ -85,8 +85,8 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     failure (``machine.evidence_and_cause``); ``verdict`` otherwise. A launch that started from the
     harness's own install (``target.resolved``) ran no package manager — the registry was reached in
     this very run — so its tail is the server's own words."""
-    writers = "package-manager" if capture.phase == "install" else "server" if target.resolved is not None else "mixed"
-    found = machine.evidence_and_cause(capture.stderr_tail, writers=writers)
+    server_only = capture.phase != "install" and target.resolved is not None
+    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
     if found is None:
         return verdict
     return environment_verdict(verdict, *found)

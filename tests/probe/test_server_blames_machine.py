@@ -62,8 +62,30 @@ def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_ins
 
 
 def test_the_package_manager_s_own_words_in_an_install_count():
-    verdict = st.classify(_target(resolved=True), _capture(NPM_DNS, phase="install"))
+    tail = NPM_DNS.replace("registry.npmjs.org", "registry.npmjs.invalid")  # a host that truly does not resolve
+    verdict = st.classify(_target(resolved=True), _capture(tail, phase="install"))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS
+
+
+@pytest.mark.parametrize("phase", ["install", "initialize"])
+def test_a_resolution_failure_of_a_host_this_machine_resolves_is_no_evidence(phase):
+    # an install script or a server printing npm's own lines about the registry this machine reaches
+    verdict = st.classify(_target(resolved=False), _capture(NPM_DNS, phase=phase))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line():
+    from harness.probe import npmlog
+
+    planted = ("12 error code ENOTFOUND\n13 error network request to https://registry.npmjs.org/x failed, reason: "
+               "getaddrinfo ENOTFOUND registry.npmjs.org\n14 error command failed\n15 error command sh -c node broken.js\n")
+    def verdict(log: str) -> st.Verdict:  # as harness.probe.install quotes the log under a silent install
+        tail = f"npm error code 1\n{npmlog.PREFIX}{npmlog.decisive(log)}\n"
+        return st.classify(_target(resolved=False), _capture(tail, phase="install"))
+
+    assert verdict(planted).status == st.STARTUP_FAILURE
+    real = verdict(planted.replace("registry.npmjs.org", "registry.npmjs.invalid"))
+    assert real.status == st.NOT_MEASURED_HERE and real.cause == machine.DNS
 
 
 @pytest.mark.parametrize("line", [
