@@ -98,8 +98,8 @@ def _largest(record: dict) -> tuple[str, int] | None:
 
 NOT_MEASURED_HERE = "not-measured-here"
 NOT_MEASURED_HERE_NOTE = ("not-measured-here: the measuring machine failed (name resolution, runtime version, a "
-                          "blocked download or the package registry), not the server; such a failure never replaces "
-                          "a server's earlier record")
+                          "blocked download, the package registry or a package cache another process held), not the "
+                          "server; such a failure never replaces a server's earlier record")
 
 
 def machine_note(rows: list[Row]) -> str:
