@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 
 from harness.publish import readings_md, regressions, regressions_md, site
-from harness.publish.board import NOT_MEASURED_HERE, Row
+from harness.publish.board import Row
 from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
 from harness.publish.regressions import Movement
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import as_int, num, one_line
 
 NAME_LIMIT = 120
@@ -107,7 +107,7 @@ def _capture_lines(row: Row, series: Series) -> list[str]:
     confirmed = last_confirmed(r, series)
     out = ["", f"Captured {captured}, last confirmed {confirmed}." if confirmed else
            f"Captured {captured}; not confirmed by a sweep since."]
-    stale = not_measured_since(r, series)
+    stale = not_measured_since(r.get("status"), series)
     if stale is not None:
         since, sweeps = stale
         out += ["", f"**Not measured here since {since}** ({sweeps} sweep(s)): the measuring machine failed, not "
@@ -127,21 +127,6 @@ def last_confirmed(record: dict, series: Series) -> str | None:
     dates = [h.date for h in (*series.left_out, *series.rows)
              if h.date >= day and h.status == record.get("status") and h.tokens == tokens]
     return max(dates) if dates else None
-
-
-def not_measured_since(record: dict, series: Series) -> tuple[str, int] | None:
-    """``(first date, sweeps)`` of the unbroken run of ``not-measured-here`` history rows that ends
-    with the newest row, when the published ``record`` is not itself such a record (a kept record
-    whose number is that many sweeps old); ``None`` otherwise."""
-    if record.get("status") == NOT_MEASURED_HERE:
-        return None
-    rows = sorted((*series.left_out, *series.rows), key=lambda h: h.date)
-    streak = []
-    for h in reversed(rows):
-        if h.status != NOT_MEASURED_HERE:
-            break
-        streak.append(h.date)
-    return (streak[-1], len(streak)) if streak else None
 
 
 def _confirmed(record: dict) -> str:

@@ -84,6 +84,9 @@ def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path):
                                   "2026-12-02,kept,,,not-measured-here,host", "2026-12-03,kept,,,not-measured-here,host"])
     assert "**Not measured here since 2026-12-01** (3 sweep(s))" in page and "captured 2026-11-30" in page
     assert "Not measured here since 2026-12-01" in html
+    board = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
+    assert "| measured (not measured here since 2026-12-01) |" in board
+    assert "| [other](" in board and "other](../docs/servers/other.md) | measured |" in board
 
 
 def test_a_streak_broken_by_a_measurement_or_a_server_failure_is_not_shown(tmp_path):
