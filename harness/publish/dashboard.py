@@ -30,7 +30,7 @@ from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site, svg
 from harness.publish.board import Row, machine_note, status_counts
 from harness.publish.htmltext import breakable, shorten
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import num, one_line
 
 HERE = site.DASHBOARD
@@ -163,7 +163,7 @@ def _row(r: Row, series: Series | None, spark: str | None) -> str:
     cells = [
         ("rank", "n rank", r.rank or "", _key(r.rank)),
         ("name", "name", f'<a href="{link}">{breakable(r.name, 80)}</a>', None),
-        ("status", "st", e(r.status), None),
+        ("status", "st", _status(r, series), None),
         ("tokens", "n", num(r.tokens), _key(r.tokens)),
         ("tools", "n", num(r.tool_count), _key(r.tool_count)),
         ("largest", "name", largest, e(one_line(r.largest[0]).lower()) if r.largest else ""),
@@ -175,6 +175,13 @@ def _row(r: Row, series: Series | None, spark: str | None) -> str:
     tds = "".join(_td(key, cls, content, sort) for key, cls, content, sort in cells)
     return (f'<tr data-status="{e(r.status)}" data-name="{e(one_line(r.name).lower())}" data-tools="{e(tools)}">'
             f"{tds}</tr>")
+
+
+def _status(r: Row, series: Series | None) -> str:
+    """The status, and since when the machine could not measure it again when that is so."""
+    stale = not_measured_since(r.status, series) if series is not None else None
+    e = html.escape
+    return e(r.status) if stale is None else f'{e(r.status)}<br><small>not measured here since {e(stale[0])}</small>'
 
 
 def _th(key: str, title: str, numeric: bool) -> str:

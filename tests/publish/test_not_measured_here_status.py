@@ -87,6 +87,8 @@ def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path):
     board = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
     assert "| measured (not measured here since 2026-12-01) |" in board
     assert "| [other](" in board and "other](../docs/servers/other.md) | measured |" in board
+    dashboard = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
+    assert "measured<br><small>not measured here since 2026-12-01</small>" in dashboard
 
 
 def test_a_streak_broken_by_a_measurement_or_a_server_failure_is_not_shown(tmp_path):
