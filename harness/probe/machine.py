@@ -151,7 +151,7 @@ def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
     a host does not resolve counts only when it does not resolve here now either, and a tail whose
     such claim is false here gives no network evidence at all (its ``code E…`` line included)."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
-    if verify_hosts and any(_resolves_here(line) for line in lines):
+    if verify_hosts and _claims_false_here(lines):
         lines = [line for line in lines if not _NETWORK.search(line) and not _NPM_CODE.search(line)]
     network_anywhere = any(_NETWORK.search(line) for line in lines)
     for accept in (lambda l: (_FETCH.search(l) or _HOST.search(l)) and _NETWORK.search(l),
@@ -167,11 +167,16 @@ def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
 _UNRESOLVED_HOST = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?)\s+'?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 
 
-def _resolves_here(line: str) -> bool:
-    """Whether ``line`` says a host does not resolve that this machine resolves now: the words are
-    false about this machine, so they are no evidence of its fault."""
-    named = _UNRESOLVED_HOST.search(line)
-    return bool(named) and resolves_names(hosts=(named.group(1),))
+MAX_VERIFIED_HOSTS = 3  # a tail naming many hosts costs at most this many lookups
+
+
+def _claims_false_here(lines: list[str]) -> bool:
+    """Whether ``lines`` say a host does not resolve that this machine resolves now (the first
+    ``MAX_VERIFIED_HOSTS`` distinct hosts said so are looked up, those on the lines ``evidence``
+    would quote first): the words are false about this machine, so they are no evidence of its fault."""
+    quoted = sorted(lines, key=lambda line: not (_FETCH.search(line) or _HOST.search(line)))
+    hosts = list(dict.fromkeys(m.group(1).lower() for line in quoted for m in _UNRESOLVED_HOST.finditer(line)))
+    return any(resolves_names(hosts=(host,)) for host in hosts[:MAX_VERIFIED_HOSTS])
 
 
 # Names that resolve on any machine with working DNS (IANA's reserved example domains).

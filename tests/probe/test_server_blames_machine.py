@@ -140,3 +140,24 @@ def test_a_real_server_blaming_the_machine_is_its_own_failure(results_root, clai
 ])
 def test_a_credential_request_followed_by_a_broken_package_is_the_package_s_failure(tail, status):
     assert st.classify(_target(resolved=True), _capture(tail)).status == status
+
+
+def test_a_tail_naming_many_hosts_costs_a_bounded_number_of_lookups(monkeypatch):
+    looked_up = []
+    real = machine.resolves_names
+
+    def counting(timeout: float = 5.0, hosts=None):
+        looked_up.append(hosts)
+        return real(timeout, hosts)
+
+    monkeypatch.setattr(machine, "resolves_names", counting)
+    tail = "".join(f"Error: getaddrinfo ENOTFOUND host{i}.invalid\n" for i in range(200))
+    machine.evidence(tail, verify_hosts=True)
+    assert len(looked_up) == machine.MAX_VERIFIED_HOSTS
+
+
+def test_decoys_before_the_claim_do_not_use_up_the_lookups():
+    decoys = "".join(f"Error: getaddrinfo ENOTFOUND decoy{i}.invalid\n" for i in range(machine.MAX_VERIFIED_HOSTS + 2))
+    tail = decoys + "npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND " \
+                    "registry.npmjs.org\n"
+    assert machine.evidence(tail, verify_hosts=True) is None
