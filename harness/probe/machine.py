@@ -11,7 +11,9 @@ as the server being broken.
 
 Only the stderr tail is read, and only lines from the package managers' own fetches count: a
 server that fails to reach *its own* backend names a host that is not a registry, and that is
-evidence about the server.
+evidence about the server. Every tail is partly the package's own words (install scripts, the
+server), so a host said not to resolve must not resolve here either, and a launch from the
+harness's own install is read as the server's words alone (``evidence_and_cause``).
 """
 
 from __future__ import annotations
