@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from harness.db.catalog import load_catalog  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
 from harness.probe import isolation, internal, record, resolve  # noqa: E402
+from harness.probe.install import Install  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.util import untrusted  # noqa: E402
 
@@ -50,7 +51,7 @@ async def one(entry, mode: str) -> dict:
     found = await resolve.resolve(target, mode, pass_declared_values=False) if row["resolvable"] else None
     row["resolveSeconds"] = round(time.monotonic() - t0, 2)
     row["version"] = found.version if found else None
-    plain = await _record(target, mode, iso)
+    plain = await _record(target, mode, iso, installed=Install(target))  # through the launcher, no install step
     row["plain"] = _figures(plain)
     if found is not None:
         once = await _record(dataclasses.replace(target, resolved=found), mode, iso)
@@ -60,10 +61,10 @@ async def one(entry, mode: str) -> dict:
     return row
 
 
-async def _record(target, mode: str, iso: dict) -> dict:
+async def _record(target, mode: str, iso: dict, installed=None) -> dict:
     t0 = time.monotonic()
     try:
-        rec = record.build(await measure(target, isolation=mode, pass_declared_values=False), iso)
+        rec = record.build(await measure(target, isolation=mode, pass_declared_values=False, installed=installed), iso)
     except Exception as exc:  # noqa: BLE001 - a harness bug is this entry's row, not the run's end
         rec = record.build(internal.measurement(target, exc), iso)
     rec["_seconds"] = round(time.monotonic() - t0, 2)

@@ -49,14 +49,16 @@ def show(result, date, *, root: Path | None = None, written: list[str] | None = 
     from rich.console import Console
 
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
-    records, unchanged = result.records, set(result.unchanged)
+    # a server the machine could not measure is shown by that record; its published one stays as it was
+    environment = getattr(result, "environment", None) or {}
+    records, unchanged = {**result.records, **environment}, set(result.unchanged) - set(environment)
     console.print(headline(records, unchanged, date), markup=False)
     if records:
         console.print(counts_table(records, unchanged))
     if records:
         console.print('servers (a failure with its reason; "[environment]": this machine\'s network or toolchain '
                       "failed, not the server):", markup=False)
-        for text in server_lines(records, unchanged):
+        for text in server_lines(records, unchanged, set(environment)):
             console.print(text, markup=False)
     console.print(last if last is not None else closing_line(root or Path("."), written or [], commit, sha, date),
                   markup=False)
@@ -98,9 +100,10 @@ def counts_table(records: dict[str, dict], unchanged: set[str]):
     return table
 
 
-def server_lines(records: dict[str, dict], unchanged: set[str]) -> list[str]:
+def server_lines(records: dict[str, dict], unchanged: set[str], kept: set[str] = frozenset()) -> list[str]:
     """One line per server, by name: its status, then its number or, for a failure, ``[environment]``
-    when it applies and the decisive reason, whole."""
+    when it applies and the decisive reason, whole. ``kept``: servers whose published record stays
+    because this sweep's failure was the machine's (``not-measured-here``)."""
     rows = sorted(records.items())
     width = max((len(safe_line(name)) for name, _ in rows), default=0)
     status_width = max((len(safe_line(rec.get("status"))) for _, rec in rows), default=0)
@@ -111,8 +114,9 @@ def server_lines(records: dict[str, dict], unchanged: set[str]) -> list[str]:
             what = f"{int(rec['totalTokens']):,} tokens, {tools} tool{'s' if tools != 1 else ''}"
         else:
             what = ("[environment] " if reason.is_environment(rec) else "") + escape(reason.reason(rec))
-        kept = " (unchanged)" if name in unchanged else ""
-        out.append(f"  {safe_line(name):<{width}}  {safe_line(rec.get('status')):<{status_width}}  {what}{kept}")
+        suffix = " (unchanged)" if name in unchanged else ""
+        suffix += " (the published record is kept)" if name in kept else ""
+        out.append(f"  {safe_line(name):<{width}}  {safe_line(rec.get('status')):<{status_width}}  {what}{suffix}")
     return out
 
 

@@ -59,6 +59,7 @@ _EXPECTED = {
     "needsGit": "true or false",
     "notApplicable": 'a mapping with exactly the string fields "reason" and "evidence"',
     "notes": "a string",
+    "launchNote": "a non-empty string: why the command differs from the documented one",
     "reference": "the name of an entry in servers",
     "cycleWeeks": "a whole number of weeks between 1 and 52",
     "servers": "a list of server entries",
@@ -104,6 +105,7 @@ class Entry:
     needs_git: bool = False
     not_applicable: NotApplicable | None = None
     notes: str | None = None
+    launch_note: str | None = None  # why the command differs from the one the package documents
 
     def argv(self) -> list[str]:
         """``shlex.split(command)``; raises ``ValueError`` for a url entry (nothing to launch)."""
@@ -279,6 +281,7 @@ def _entry(item: dict) -> Entry:
         needs_git=bool(item.get("needsGit", False)),
         not_applicable=NotApplicable(na["reason"], na["evidence"]) if na else None,
         notes=item.get("notes"),
+        launch_note=item.get("launchNote"),
     )
 
 

@@ -5,6 +5,11 @@ HEAD come back without one, and they are at least half of the swept servers that
 regressed (those with a real number at HEAD). A real number is a measured or dynamic record with
 at least one tool: a zero-tool answer is what a broken harness would also produce, so it never
 counts as one. With no prior real numbers the check cannot be performed, and says so.
+
+A ``not-measured-here`` row is the machine's by definition (its evidence is the measuring
+environment: names that do not resolve, a runtime too old, a blocked download, a registry error),
+so every such row counts as a regression of the machine and as a server that could have regressed,
+whether or not the server had a real number at HEAD, and the reason names how many there were.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass
 
 MIN_REGRESSIONS = 5
 REAL_STATUSES = ("measured", "dynamic")
+MACHINE_STATUS = "not-measured-here"
 
 
 def has_real_number(record: dict | None) -> bool:
@@ -38,12 +44,16 @@ class GuardResult:
 def check(committed: dict[str, dict | None], fresh: dict[str, dict]) -> GuardResult:
     """Apply the rule to ``committed`` (server → record at HEAD or ``None``) and ``fresh``
     (server → this sweep's record) over the servers in ``fresh``."""
-    eligible = sorted(s for s in fresh if has_real_number(committed.get(s)))
+    machine = {s for s in fresh if (fresh[s] or {}).get("status") == MACHINE_STATUS}
+    eligible = sorted(s for s in fresh if has_real_number(committed.get(s)) or s in machine)
     regressed = tuple(s for s in eligible if not has_real_number(fresh[s]))
     if not eligible:
         return GuardResult("not-performed", "harness-fault check could not be performed: no swept server had a "
                            "real number at HEAD to compare against", (), 0)
     share = f"{len(regressed)} of {len(eligible)} swept server(s) with a real number at HEAD came back without one"
+    if machine:
+        share = (f"{len(regressed)} of {len(eligible)} swept server(s) with a real number at HEAD or a failure of "
+                 f"this machine came back without one ({len(machine)} not-measured-here: the machine's)")
     if len(regressed) >= MIN_REGRESSIONS and 2 * len(regressed) >= len(eligible):
         names = ", ".join(regressed[:10]) + (" …" if len(regressed) > 10 else "")
         return GuardResult("fault", f"harness fault: {share} (threshold: at least {MIN_REGRESSIONS} and at least "

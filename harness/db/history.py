@@ -39,7 +39,7 @@ COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
 ISOLATIONS = ("host", "sandbox", "docker")
 STATUSES = ("measured", "dynamic", "auth-required", "startup-failure", "timeout", "not-applicable",
             "protocol-mismatch", "remote-auth-wall", "unreachable", "malformed-reply", "uncountable",
-            "too-large", "not-yet-run")
+            "too-large", "not-measured-here", "not-yet-run")
 NUMBERED = ("measured", "dynamic")
 NOT_RECORDED = "not recorded"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -10,7 +10,10 @@ record (issue #10, "Records that churn"):
 * the same capture gaining a confirmation (published unconfirmed, now confirmed by a second
   launch) is rewritten with ``confirmed: true`` and the original ``measuredAt``;
 * a sweep dated before what is already published for a server — its record's day or its newest
-  ``history.csv`` row — never replaces the record: it only adds its history row (``backfill``).
+  ``history.csv`` row — never replaces the record: it only adds its history row (``backfill``);
+* a ``not-measured-here`` record (the measuring machine failed, not the server) never replaces a
+  server's published record: it only adds its history row (``environment``). Where the server has
+  no published record, or only a ``not-yet-run`` or ``not-measured-here`` one, it is published.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.targets import target_for
-from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import install, internal, isolation, record, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import schemas
@@ -45,16 +48,19 @@ class SweepResult:
     """``records``: server → the record of this sweep (staged or unchanged); ``staged``:
     repository paths staged for publishing; ``unchanged``: servers whose record was kept as is;
     ``backfill``: server → this sweep's record where a newer one is already published (a
-    ``--date`` in the past): the newer record stays, the old day only gains its history row."""
+    ``--date`` in the past): the newer record stays, the old day only gains its history row.
+    ``environment``: server → this sweep's ``not-measured-here`` record where the published record
+    stays (the machine failed, not the server); the day gains its history row."""
 
     records: dict[str, dict]
     staged: list[str]
     unchanged: list[str]
     backfill: dict[str, dict] = field(default_factory=dict)
+    environment: dict[str, dict] = field(default_factory=dict)
 
     def history_records(self) -> dict[str, dict]:
         """The record each server's history row for this sweep's date is made from."""
-        return {**self.records, **self.backfill}
+        return {**self.records, **self.backfill, **self.environment}
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
@@ -64,7 +70,7 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
     (``launch_gate``); stage each new record.
 
     ``measurer(target) -> Measurement`` defaults to ``harness.probe.measure.measure``, each
-    ``npx``/``uvx`` package resolved once first (``harness.probe.resolve``; issue #16). A given
+    ``npx``/``uvx`` package installed once first, in a slot of its own (``harness.probe.install``). A given
     ``measurer`` is used as it is: ungated, unresolved.
     ``stage_unchanged``: stage every record even when the working tree already has the same result
     (a shard directory must hold all of its records). ``newest``: server → newest history date.
@@ -100,12 +106,13 @@ def _gated_measurer(gate: LaunchGate, isolation_mode: str):
     """``measure`` as a sweep runs it: no declared value reaches a catalog server, the package is
     resolved once (in a slot of its own), and every launch takes a slot of ``gate``."""
     async def measurer(target):
-        async with gate.slot():
-            target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
+        async with gate.slot():  # the install is bounded on its own, never inside a launch's budget
+            installed = await install.install(target, isolation_mode, pass_declared_values=False)
         # measure's own default launcher, wrapped (a measure-side limiter hook would take ``gate``)
         launcher = gate.wrap(side_lists.with_side_lists(
-            measuring._default_launcher(target, False, isolation_mode, None)))
-        return await measure(target, isolation=isolation_mode, pass_declared_values=False, launcher=launcher)
+            measuring._default_launcher(installed.target, False, isolation_mode, None)))
+        return await measure(installed.target, isolation=isolation_mode, pass_declared_values=False, launcher=launcher,
+                             installed=installed)
 
     return measurer
 
@@ -127,6 +134,11 @@ def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: Sweep
         result.backfill[server] = rec
         result.unchanged.append(server)
         return
+    if current is not None and kept_over_environment(current, rec):
+        result.records[server] = current
+        result.environment[server] = rec
+        result.unchanged.append(server)
+        return
     chosen = rec if current is None else settle(current, rec)
     if chosen is current:
         result.records[server] = current
@@ -136,6 +148,29 @@ def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: Sweep
     schemas.check("measurement", parse(staged.read_text(encoding="utf-8")), where=str(staged))
     result.records[server] = chosen
     result.staged.append(relative)
+
+
+ENVIRONMENT_STATUS = "not-measured-here"
+_PLACEHOLDERS = (ENVIRONMENT_STATUS, "not-yet-run")
+
+
+def kept_over_environment(current: dict, fresh: dict) -> bool:
+    """Whether the published ``current`` stays because ``fresh`` failed for the machine's reasons
+    (``not-measured-here``) and ``current`` says something about the server itself: not a
+    placeholder, not an environment failure of its own, and not the very failure ``fresh`` now
+    shows to be the machine's (its first note quoted inside ``fresh``'s: a remote host published
+    ``unreachable`` on a machine that resolves no name at all)."""
+    if fresh.get("status") != ENVIRONMENT_STATUS or current.get("status") in _PLACEHOLDERS:
+        return False
+    if reason.is_environment(current):  # a record from before the status: the machine's too
+        return False
+    said, now = _first_note(current), _first_note(fresh)
+    return current.get("status") in reason.MEASURED or not (said and said in now)
+
+
+def _first_note(rec: dict) -> str:
+    notes = rec.get("notes") or []
+    return next((n for n in notes if isinstance(n, str) and n.strip()), "")
 
 
 def settle(current: dict, fresh: dict) -> dict:

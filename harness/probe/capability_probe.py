@@ -82,18 +82,25 @@ class Pair:
 
     @property
     def compared(self) -> bool:
-        """Both postures produced a tool list."""
-        return self.without.capture.ok and self.with_.capture.ok
+        """Both postures produced a tool list, and the plain one is stable: a server whose own two
+        plain launches differ (``dynamic``) would read as a capability effect it is not."""
+        return self.without.capture.ok and self.with_.capture.ok and self.without.status != "dynamic"
 
     @property
     def status_changed(self) -> bool:
-        return self.without.status != self.with_.status
+        return _posture_status(self.without.status) != _posture_status(self.with_.status)
+
+
+def _posture_status(status: str) -> str:
+    """``dynamic`` needs two launches and the declaring posture makes one: both read as measured."""
+    return "measured" if status == "dynamic" else status
 
 
 async def probe(target: Target, isolation: str = "host") -> Pair:
-    """Measure ``target`` without and with ``DECLARED`` (one launch each, retried as a sweep
-    retries); never raises for server behaviour."""
-    plain = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
+    """Measure ``target`` without ``DECLARED`` (two launches, as a sweep confirms a capture, so a
+    server that changes between launches is seen as ``dynamic``) and with it (one launch), retried
+    as a sweep retries; never raises for server behaviour."""
+    plain = await measure(target, isolation=isolation, pass_declared_values=False, dual=True,
                           launcher=launcher_for(target, isolation, converse))
     richer = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
                            launcher=launcher_for(target, isolation, declaring))

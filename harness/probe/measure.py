@@ -113,6 +113,7 @@ async def measure(
     launcher=None,
     environ: Mapping[str, str] | None = None,
     launch_slots=None,
+    installed=None,
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
 
@@ -135,18 +136,77 @@ async def measure(
     ``teardown.scope()``: the teardown of a good capture then continues beside the caller's next step
     and ends when that scope does (``harness.probe.teardown``); ``await result.ended()`` waits for
     this measurement's own, which the record needs first (its attempts' exit codes).
+
+    Before any launch, an ``npx``/``uvx`` package is installed once under its own bound
+    (``harness.probe.install``; ``installed``: an ``Install`` the caller already made — ``Install(target)``
+    makes none, and the launcher installs as it launches). An install
+    that fails is the measurement: its attempts are the install runs (role ``install``), no launch
+    is made.
     """
+    from harness.probe import install as installing
+
     limits = limits or limits_from_env()
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
+    deferred: list = []
     with redact.activated(secrets):
-        async with teardown.scope() as deferred:
-            result = await _measure(target, limits, requested_version, dual, isolation, launcher,
-                                    launch_slots or contextlib.nullcontext())
+        if installed is None:
+            installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
+                                                 environ=environ, requested_version=requested_version)
+        target = installed.target
+        if installed.failures:
+            result = _install_failed(target, installed, secrets)
+        else:
+            async with teardown.scope() as deferred:
+                result = await _measure(target, limits, requested_version, dual, isolation, launcher,
+                                        launch_slots or contextlib.nullcontext())
+            _weigh_findings(result, installed.findings)
     result.secrets = secrets
     result.teardowns = deferred
     return result
+
+
+INSTALL = "install"
+
+
+def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measurement:
+    """The measurement of a target whose install failed: the install runs are its attempts, the
+    last one's verdict its status and evidence (no launch was made)."""
+    from harness.probe.install import bound_seconds
+
+    bound = bound_seconds()
+    attempts = [redact.scrub_capture(c, secrets) for c in installed.failures]
+    verdicts = [st.classify(target, c) for c in attempts]
+    if installed.locked:  # a process of this machine kept the cache: nothing was tried of the server
+        from harness.probe import machine
+
+        verdicts[-1] = st.environment_verdict(verdicts[-1], attempts[-1].failure.detail, machine.CACHE_LOCKED)
+    info = [AttemptInfo(INSTALL, bound, v.status, v.evidence) for v in verdicts]
+    verdict = verdicts[-1]
+    extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
+        if verdict.environment else {}
+    return Measurement(target, verdict.status, attempts[-1], attempts, [verdict.evidence, *installed.notes],
+                       bound, bound, extra=extra, attempt_info=info, budget_seconds=bound)
+
+
+def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
+    """A launch that failed after an install warned that this machine's Node is older than the
+    package declares (``Install.findings``): ``not-measured-here`` when that warning is about the
+    package itself or the failure said nothing of its own; otherwise the warning is noted."""
+    if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
+        return
+    from harness.probe import machine
+
+    finding = findings[0]
+    package = result.target.resolved.package if result.target.resolved is not None else None
+    silent = st.last_line(result.capture.stderr_tail) is None
+    if silent or (package and (finding.startswith(f"{package}@") or f" {package}@" in finding)):
+        verdict = st.environment_verdict(st.Verdict(result.status, result.notes[0]), finding, machine.cause(finding))
+        result.status, result.notes[0] = verdict.status, verdict.evidence
+        result.extra |= {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause}
+    else:
+        result.notes.append(f"the install warned: {finding}")
 
 
 def _redacting(launcher, secrets: redact.Secrets):
@@ -187,7 +247,8 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     if early is not None and (len(attempts) != 1 or not attempts[0].ok):
         await early.drop()  # the first launch failed: the rules run as before
     if first is None:
-        extra = {"environmentEvidence": verdict.environment} if verdict.environment else {}
+        extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
+            if verdict.environment else {}
         failed = Measurement(target, verdict.status, attempts[-1], attempts,
                              [verdict.evidence, *healed, *attempts[-1].notes], deadline, widest, extra=extra,
                              attempt_info=info, budget_seconds=info[-1].budget_seconds)
@@ -255,12 +316,13 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
             return capture, None, budget
         verdict = st.classify(target, capture)
         info.append(AttemptInfo(role, budget, verdict.status, verdict.evidence))
-        if verdict.status not in st.RETRIED or verdict.status in retried:
+        group = st.TIMEOUT if verdict.status == st.TIMEOUT else st.STARTUP_FAILURE  # the machine's own: one retry
+        if verdict.status not in st.RETRIED or group in retried:
             return None, verdict, budget
         if early is not None:  # the retry never overlaps a launch of the first round
             await early.drop()
             early = None
-        retried.add(verdict.status)
+        retried.add(group)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
         elif (note := heal.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:

@@ -196,16 +196,39 @@ async def resolve(target: Target, isolation: str = "host", *, pass_declared_valu
     """Resolve ``target``'s package once, as its launcher would now, in ``isolation`` (``host`` or
     ``sandbox``; anything else gives ``None``) with the environment a launch would get. ``None``
     whenever anything is not as expected: the caller then launches through the launcher."""
+    found, _ = await run_resolution(target, isolation, pass_declared_values=pass_declared_values, environ=environ,
+                                    timeout=timeout)
+    return found
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How one resolution run ended: ``exit_code`` (``None``: killed at the bound), ``timed_out``,
+    the ``stderr`` tail (bounded, undecoded) and ``elapsed_seconds``."""
+
+    exit_code: int | None
+    timed_out: bool
+    stderr: bytes
+    elapsed_seconds: float
+
+
+async def run_resolution(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
+                         environ: Mapping[str, str] | None = None,
+                         timeout: float | None = None) -> tuple[Resolved | None, Ran | None]:
+    """``resolve`` and how its run ended: ``(Resolved, Ran)`` when it resolved; ``(None, Ran)`` when
+    the launcher ran and failed (it exited non-zero, or was killed at ``timeout`` seconds — default
+    twice the target's budget); ``(None, None)`` when nothing was run (a form not handled here) or
+    what ran printed something unexpected."""
     how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
     if how is None or target.cwd is not None:
-        return None
+        return None, None
     from harness.probe import launch  # the launch module's own argv and environment rules
 
     sandboxed = isolation == "sandbox"
     env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
     env.update(target.set_env)
     if SCRIPT_SHELL in env:
-        return None  # the host chose a script shell: a launch through npx would use it
+        return None, None  # the host chose a script shell: a launch through npx would use it
     try:
         launch._refuse_names(target)  # a name that runs code never reaches a launcher, resolving or not
         dumper = _dumper_dir()
@@ -213,10 +236,13 @@ async def resolve(target: Target, isolation: str = "host", *, pass_declared_valu
             env[SCRIPT_SHELL] = str(dumper / "dump")
         shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(dumper),) if sandboxed else ()))
         # the widest budget a launch gets (a retry's): resolving may install, as a first launch would
-        printed = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
-    except (SpawnError, OSError, ValueError, asyncio.TimeoutError):
-        return None
-    return _read(how, printed, isolation)
+        printed, ran = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
+    except (SpawnError, OSError, ValueError):
+        return None, None
+    if ran.exit_code != 0:
+        return None, ran
+    found = _read(how, printed, isolation)
+    return (found, ran) if found is not None else (None, None)
 
 
 def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
@@ -276,12 +302,19 @@ async def resolved_target(target: Target, isolation: str, **kwargs) -> Target:
     return target if found is None else dataclasses.replace(target, resolved=found)
 
 
-async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> bytes | None:
+STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's errors come last)
+
+
+async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> tuple[bytes, Ran]:
     """Run one resolution like a launch (``launch.isolated_argv`` in the entry's working
-    directory), stdin closed; its stdout (bounded), or ``None`` when it failed."""
+    directory), stdin closed: its stdout (bounded) and how it ended. At ``timeout`` seconds the
+    whole process group is ended (``process.terminate``)."""
+    import time
+
     from harness.probe import launch, process
     from harness.probe.workdir import launch_dir
 
+    started = time.monotonic()
     with launch_dir(target.name, target.needs_git) as cwd:
         run_argv, run_env, fds = launch.isolated_argv(argv, env, cwd, isolation, target)
         try:
@@ -289,19 +322,30 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
         finally:
             for fd in fds:
                 os.close(fd)
+        tail = bytearray()
+        out, code, timed_out = b"", None, False
         try:
             proc.stdin.close()
-            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _drained(proc.stderr)), timeout)
+            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _tail(proc.stderr, tail)), timeout)
             code = await asyncio.wait_for(proc.wait(), 5.0)
+        except asyncio.TimeoutError:
+            timed_out = True
         finally:
-            await process.terminate(proc, grace=0.5)
-    return out if code == 0 else None
+            ended = await process.terminate(proc, grace=0.5)
+            transport = getattr(proc, "_transport", None)  # the pipes of a run cut short, closed now
+            if transport is not None:
+                transport.close()
+    if code is None and not timed_out:
+        code = ended
+    return out, Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started)
 
 
-async def _drained(stream) -> None:
-    """Read ``stream`` to its end, keeping nothing (npm's install chatter must not fill the pipe)."""
-    while await stream.read(1 << 16):
-        pass
+async def _tail(stream, keep: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its last ``STDERR_KEPT`` bytes in ``keep`` (npm's install
+    chatter must not fill the pipe; its error lines come last)."""
+    while chunk := await stream.read(1 << 16):
+        keep += chunk
+        del keep[:-STDERR_KEPT]
 
 
 async def _bounded(stream) -> bytes:

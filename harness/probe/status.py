@@ -32,12 +32,13 @@ MALFORMED_REPLY = "malformed-reply"
 UNCOUNTABLE = "uncountable"
 TOO_LARGE = "too-large"
 NOT_YET_RUN = "not-yet-run"
+NOT_MEASURED_HERE = "not-measured-here"
 
 STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
             PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, MALFORMED_REPLY, UNCOUNTABLE, TOO_LARGE,
-            NOT_YET_RUN)
+            NOT_MEASURED_HERE, NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
-RETRIED = (STARTUP_FAILURE, TIMEOUT)
+RETRIED = (STARTUP_FAILURE, TIMEOUT, NOT_MEASURED_HERE)
 
 _CREDENTIAL = (r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?"
                r"|personal access token|secret key|client secret|password|\bapi token\b|oauth(?:[ _-]?(?:keys?|token|client))?"
@@ -50,13 +51,15 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 @dataclass(frozen=True)
 class Verdict:
-    """A failure status and the sentence of evidence that decided it. ``environment``: the stderr
-    line showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
-    published as the record's ``environmentEvidence``; ``None`` otherwise."""
+    """A failure status and the sentence of evidence that decided it. ``environment``: the line
+    showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
+    published as the record's ``environmentEvidence``, and ``cause`` (``machine.CAUSES``) as its
+    ``environmentCause``; ``None`` otherwise (the status is then never ``not-measured-here``)."""
 
     status: str
     evidence: str
     environment: str | None = None
+    cause: str | None = None
 
 
 def classify(target: Target, capture: Capture) -> Verdict:
@@ -71,25 +74,44 @@ def classify(target: Target, capture: Capture) -> Verdict:
     if failure.kind == "http-auth":
         return Verdict(REMOTE_AUTH_WALL, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "unreachable":
-        return Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
+        return _unresolved_here(failure) or Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind in ("malformed", "bad-reply"):
         # a reply arrived and is refused: the same bytes come back on every attempt, so never retried
         return Verdict(MALFORMED_REPLY, f"{failure.detail} (phase: {failure.phase})")
     if failure.kind == "timeout":
-        return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), capture)
+        return _with_environment(Verdict(TIMEOUT, f"{failure.detail} (phase: {failure.phase})"), target, capture)
     auth_line = auth_evidence(target, capture)
-    if auth_line and failure.kind in ("exited", "jsonrpc-error"):
+    if auth_line and failure.kind in ("exited", "jsonrpc-error") and not _broken_after(auth_line, capture.stderr_tail):
         return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
-    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), capture)
+    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), target,
+                             capture)
 
 
-def _with_environment(verdict: Verdict, capture: Capture) -> Verdict:
-    """``verdict`` with the machine's own failure marked, when the stderr tail shows one."""
-    line = machine.evidence(capture.stderr_tail)
-    if line is None:
+def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
+    """``not-measured-here`` in place of ``verdict`` when the stderr tail shows the machine's own
+    failure (``machine.evidence_and_cause``); ``verdict`` otherwise. A launch that started from the
+    harness's own install (``target.resolved``) ran no package manager — the registry was reached in
+    this very run — so its tail is the server's own words."""
+    server_only = capture.phase != "install" and target.resolved is not None
+    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
+    if found is None:
         return verdict
-    return Verdict(verdict.status, f"{verdict.evidence}; environment evidence (the measuring machine's network or "
-                   f"toolchain, not the server): {line!r}", line)
+    return environment_verdict(verdict, *found)
+
+
+def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
+    """``not-measured-here``: the failure ``verdict`` describes was the machine's (``line``, ``cause``)."""
+    return Verdict(NOT_MEASURED_HERE, f"{verdict.status} here, {verdict.evidence}; environment evidence (the "
+                   f"measuring machine's {machine.CAUSE_LABELS[cause]}, not the server): {line!r}", line, cause)
+
+
+def _unresolved_here(failure: Failure) -> Verdict | None:
+    """A remote host that does not resolve on a machine that resolves no well-known name either
+    (``machine.resolves_names``): the machine has no DNS, which says nothing about the endpoint."""
+    if not failure.detail.startswith("DNS:") or machine.resolves_names():
+        return None
+    line = f"{failure.detail}; this machine resolves none of {', '.join(machine.dns_control_hosts())} either"
+    return environment_verdict(Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})"), line, machine.DNS)
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
@@ -105,9 +127,25 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
-            if line and ((named and named.search(line)) or _AUTH_LINE.search(line)):
+            if line and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
                 return line[:300]
     return None
+
+
+# A server asking to be given a credential, in the words servers use: "Provide an access token … or
+# set INSTANT_ACCESS_TOKEN", "Please set the FIRECRAWL_API_KEY environment variable", "Configure
+# either … BACKLOG_API_KEY", "NOTION_TOKEN is not set". A credential-shaped variable name (upper case,
+# ending in TOKEN, KEY, SECRET, PASSWORD, PAT or CREDENTIALS) counts as naming a credential.
+_ASK = r"\b(?:provide|set|pass|supply|specify|export|configure|add|enter)\b"
+_ENV_SECRET = r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PAT|CREDENTIALS?)\b"
+_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})")
+
+
+def credential_request(line: str) -> bool:
+    """Whether ``line`` asks for a credential (``_ASKED``): a verb asking to provide or set it
+    within 80 characters of a credential word or a credential-shaped variable name, or such a
+    name followed by a word saying it is missing."""
+    return bool(_ASKED.search(line))
 
 
 def _named_claim(env_names) -> re.Pattern | None:
@@ -116,6 +154,20 @@ def _named_claim(env_names) -> re.Pattern | None:
         return None
     names = "|".join(re.escape(name) for name in env_names)
     return re.compile(rf"\b(?:{names})\b.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}\b(?:{names})\b", re.IGNORECASE)
+
+
+# A crash no credential explains: the package's code or install is broken (a module missing, code
+# that does not parse or names what does not exist), whatever the server said about a token first.
+_BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError"
+                     r"|ReferenceError|NameError: name|SyntaxError: (?!Unexpected token .{0,20} in JSON)"
+                     r"|Segmentation fault|SIGSEGV")
+
+
+def _broken_after(auth_line: str, stderr_tail: str) -> bool:
+    """Whether the tail's last error line (``last_line``) is a crash ``_BROKEN`` names, other than
+    ``auth_line``: then the failure is the package's own break, not a credential it asked for."""
+    last = last_line(stderr_tail)
+    return bool(last) and last != auth_line and bool(_BROKEN.search(last))
 
 
 def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:

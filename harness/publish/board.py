@@ -96,8 +96,19 @@ def _largest(record: dict) -> tuple[str, int] | None:
     return None if best is None else (best[1], -best[0])
 
 
+NOT_MEASURED_HERE = "not-measured-here"
+NOT_MEASURED_HERE_NOTE = ("not-measured-here: the measuring machine failed (name resolution, runtime version, a "
+                          "blocked download, the package registry or a package cache another process held), not the "
+                          "server; such a failure never replaces a server's earlier record")
+
+
+def machine_note(rows: list[Row]) -> str:
+    """``NOT_MEASURED_HERE_NOTE`` when a row has that status, else ``""`` (one home for the label)."""
+    return NOT_MEASURED_HERE_NOTE if any(r.status == NOT_MEASURED_HERE for r in rows) else ""
+
+
 def status_counts(rows: list[Row]) -> dict[str, int]:
-    """``{status: count}`` for all ten statuses, in the taxonomy's order (zeros kept)."""
+    """``{status: count}`` for every status, in the taxonomy's order (zeros kept)."""
     counts = {status: 0 for status in STATUSES}
     for row in rows:
         counts[row.status] += 1

@@ -5,7 +5,7 @@ One self-contained file: inline CSS, inline SVG sparklines, one inline script al
 to the browser too), relative links only. Sections (issue #5; issue #15, "The dashboard"):
 
 * a short "how to read this" line;
-* the status counts (all ten statuses) and the newest measurement;
+* the status counts (every status) and the newest measurement;
 * the distribution of measured servers across the colour bands: a labelled bar per band, each with
   a distinct outlined swatch (badges keep the shields colour names);
 * the leaderboard — one ``<tr>`` per catalog entry in ``table#leaderboard``, ranked rows first —
@@ -28,9 +28,9 @@ from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site, svg
-from harness.publish.board import Row, status_counts
+from harness.publish.board import Row, machine_note, status_counts
 from harness.publish.htmltext import breakable, shorten
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import num, one_line
 
 HERE = site.DASHBOARD
@@ -92,7 +92,9 @@ def _counts(rows: list[Row], newest: str) -> list[str]:
     when = f" Newest measurement: {html.escape(newest)}." if newest else ""
     return ['<section aria-labelledby="h-status">', '<h2 id="h-status">Statuses</h2>',
             f'<p class="muted">{len(rows)} catalog entries, each with exactly one status.{when}</p>',
-            f'<ul class="counts" id="status-counts">{items}</ul>', "</section>"]
+            f'<ul class="counts" id="status-counts">{items}</ul>',
+            *([f'<p class="muted" id="machine-note">{html.escape(machine_note(rows))}.</p>'] if machine_note(rows) else []),
+            "</section>"]
 
 
 def _band_ranges() -> list[tuple[str, str]]:
@@ -161,7 +163,7 @@ def _row(r: Row, series: Series | None, spark: str | None) -> str:
     cells = [
         ("rank", "n rank", r.rank or "", _key(r.rank)),
         ("name", "name", f'<a href="{link}">{breakable(r.name, 80)}</a>', None),
-        ("status", "st", e(r.status), None),
+        ("status", "st", _status(r, series), None),
         ("tokens", "n", num(r.tokens), _key(r.tokens)),
         ("tools", "n", num(r.tool_count), _key(r.tool_count)),
         ("largest", "name", largest, e(one_line(r.largest[0]).lower()) if r.largest else ""),
@@ -173,6 +175,13 @@ def _row(r: Row, series: Series | None, spark: str | None) -> str:
     tds = "".join(_td(key, cls, content, sort) for key, cls, content, sort in cells)
     return (f'<tr data-status="{e(r.status)}" data-name="{e(one_line(r.name).lower())}" data-tools="{e(tools)}">'
             f"{tds}</tr>")
+
+
+def _status(r: Row, series: Series | None) -> str:
+    """The status, and since when the machine could not measure it again when that is so."""
+    stale = not_measured_since(r.status, series) if series is not None else None
+    e = html.escape
+    return e(r.status) if stale is None else f'{e(r.status)}<br><small>not measured here since {e(stale[0])}</small>'
 
 
 def _th(key: str, title: str, numeric: bool) -> str:

@@ -1,7 +1,7 @@
 """``results/leaderboard.md``: every catalog entry with exactly one status (methodology, "Failure
 taxonomy — no silent drops"), generated from the records and the catalog.
 
-Sections: status counts (all ten statuses); measured/dynamic rows ranked by tokens with tool
+Sections: status counts (every status); measured/dynamic rows ranked by tokens with tool
 count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
 more than loading everything (session-start load above the headline, both figures); every other
 entry with its status and notes (failures are findings); the readings beside the headline
@@ -12,9 +12,9 @@ entry with its status and notes (failures are findings); the readings beside the
 from __future__ import annotations
 
 from harness.publish import readings_md, site
-from harness.publish.board import Row, status_counts
+from harness.publish.board import Row, machine_note, status_counts
 from harness.publish.mdescape import md
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import num
 
 NOTE_LIMIT = 300
@@ -48,7 +48,8 @@ def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
 
 def counts_line(rows: list[Row]) -> str:
     parts = [f"{count} {status}" for status, count in status_counts(rows).items()]
-    return f"**{len(rows)} catalog entries:** " + ", ".join(parts) + "."
+    note = machine_note(rows)
+    return f"**{len(rows)} catalog entries:** " + ", ".join(parts) + "." + (f" {note}." if note else "")
 
 
 def _server(row: Row) -> str:
@@ -67,12 +68,18 @@ def _ranked(rows: list[Row], series: dict[str, Series]) -> list[str]:
         session = r.session.label() if r.session else "—"
         colour, label = r.band
         spark = _trend(r, series.get(r.name))
-        out.append(f"| {r.rank} | {_server(r)} | {r.status} | {num(r.tokens)} | {num(r.tool_count)} | "
+        out.append(f"| {r.rank} | {_server(r)} | {_status(r, series.get(r.name))} | {num(r.tokens)} | {num(r.tool_count)} | "
                    f"{largest} | {session} | {label} ({colour}) | {spark} |")
     out += ["", "Session start: tokens of the tool-name list plus the server's instructions, counted "
             "separately and added (deferred-load/v1). `≥` marks a floor: the record predates capture of "
             "instructions, so only the names half is known.", ""]
     return out
+
+
+def _status(r: Row, series: Series | None) -> str:
+    """The status, and since when the machine could not measure it again when that is so."""
+    stale = not_measured_since(r.status, series) if series is not None else None
+    return r.status if stale is None else f"{r.status} (not measured here since {stale[0]})"
 
 
 def _trend(r: Row, series: Series | None) -> str:

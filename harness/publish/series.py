@@ -58,3 +58,21 @@ def comparable(rows: list[HistoryRow]) -> Series:
             and rows[cut].isolation not in (None, current):
         cut += 1
     return Series(tuple(rows[cut:]), current, tuple(rows[:cut]))
+
+
+NOT_MEASURED_HERE = "not-measured-here"
+
+
+def not_measured_since(status: object, series: Series) -> tuple[str, int] | None:
+    """``(first date, sweeps)`` of the unbroken run of ``not-measured-here`` history rows that ends
+    with the newest row, when the published record's ``status`` is not that status itself (a record
+    kept over that many sweeps the machine could not make); ``None`` otherwise."""
+    if status == NOT_MEASURED_HERE:
+        return None
+    rows = sorted((*series.left_out, *series.rows), key=lambda h: h.date)
+    streak = []
+    for h in reversed(rows):
+        if h.status != NOT_MEASURED_HERE:
+            break
+        streak.append(h.date)
+    return (streak[-1], len(streak)) if streak else None

@@ -22,7 +22,7 @@ from harness.publish.board import Row
 from harness.db.history import HistoryRow
 from harness.publish.mdescape import md
 from harness.publish.regressions import Movement
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import as_int, num, one_line
 
 NAME_LIMIT = 120
@@ -108,6 +108,12 @@ def _capture_lines(row: Row, series: Series) -> list[str]:
     confirmed = last_confirmed(r, series)
     out = ["", f"Captured {captured}, last confirmed {confirmed}." if confirmed else
            f"Captured {captured}; not confirmed by a sweep since."]
+    stale = not_measured_since(r.get("status"), series)
+    if stale is not None:
+        since, sweeps = stale
+        out += ["", f"**Not measured here since {since}** ({sweeps} sweep(s)): the measuring machine failed, not "
+                "the server (see \"Over time\"), so what is shown is the last record the server itself gave, "
+                f"captured {captured}."]
     if row.tokens is not None and r.get("confirmed") is False:
         out += ["", "**Unconfirmed:** this number comes from a single launch — the confirming second launch "
                 "failed or was not made — so it is not known to be stable (see the notes)."]
@@ -143,6 +149,8 @@ def _catalog(row: Row) -> list[str]:
              ("Repository", md(e.repo, FIELD_LIMIT) or "—")]
     if e.not_applicable:
         pairs.append(("Declared not applicable", md(e.not_applicable.reason, FIELD_LIMIT)))
+    if e.launch_note:
+        pairs.append(("Launched unlike its documentation", md(e.launch_note, FIELD_LIMIT)))
     if e.notes:
         pairs.append(("Catalog note", md(e.notes, FIELD_LIMIT)))
     return ["### Catalog entry", "", *_table(pairs)]

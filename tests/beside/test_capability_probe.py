@@ -55,6 +55,14 @@ def test_lost_tools_are_recorded_too():
     assert [t["name"] for t in diff["lost"]] == ["create_issue"]
 
 
+def test_a_server_that_changes_between_its_own_launches_is_not_compared(tmp_path):
+    """Its plain posture is dynamic: the declaring launch differing from it says nothing about
+    capabilities, so nothing is recorded as gained."""
+    pair = _probe("changes", "--state", str(tmp_path / "launches"), script="changes_between_launches")
+    assert pair.without.status == "dynamic" and pair.with_.capture.ok
+    assert not pair.compared and not pair.status_changed
+
+
 def test_no_difference_is_none():
     pair = _probe("plain", script="well_behaved")
     assert pair.compared and cp.difference(pair.without.capture.tools, pair.with_.capture.tools) is None

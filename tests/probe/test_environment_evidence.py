@@ -1,6 +1,6 @@
-"""Failures that show the measuring machine's own network or toolchain (issue #11, item 7): the
-status is unchanged, the record carries ``environmentEvidence`` (the decisive line, redacted) and
-the note says "environment evidence". The end-to-end cases make npm, uv and uv's Python lookup fail
+"""Failures that show the measuring machine's own network or toolchain: the status is
+``not-measured-here``, the record carries ``environmentEvidence`` (the decisive line, redacted) and
+``environmentCause``, and the note says "environment evidence". The end-to-end cases make npm, uv and uv's Python lookup fail
 for real, by pointing them at hosts that never resolve (RFC 6761 ``.invalid``)."""
 
 from __future__ import annotations
@@ -68,11 +68,12 @@ def _measure(results, name: str, command: str, *set_env: tuple[str, str]):
     return measure_and_write(target, results, isolation="host")
 
 
-def _assert_environment(run, fragment: str) -> None:
+def _assert_environment(run, fragment: str, cause: str) -> None:
     rec = run.record
-    assert rec["status"] == "startup-failure", run.notes
+    assert rec["status"] == "not-measured-here", run.notes
     assert fragment in rec["environmentEvidence"], rec
-    assert "environment evidence (the measuring machine's network or toolchain, not the server)" in run.notes
+    assert rec["environmentCause"] == cause
+    assert f"environment evidence (the measuring machine's {machine.CAUSE_LABELS[cause]}, not the server)" in run.notes
     assert rec["environmentEvidence"] in rec["notes"][0]
 
 
@@ -80,20 +81,20 @@ def test_an_npm_registry_that_does_not_resolve(results_root, tmp_path):
     run = _measure(results_root, "env-npm", "npx -y @modelcontextprotocol/server-memory@2025.4.25",
                    ("npm_config_registry", "https://registry.npmjs.invalid/"), ("npm_config_fetch_retries", "0"),
                    ("npm_config_cache", str(tmp_path / "npm")))
-    _assert_environment(run, "getaddrinfo ENOTFOUND registry.npmjs.invalid")
+    _assert_environment(run, "getaddrinfo ENOTFOUND registry.npmjs.invalid", "dns")
 
 
 def test_a_python_index_that_does_not_resolve(results_root, tmp_path):
     run = _measure(results_root, "env-uv-index", "uvx mcp-llms-txt==0.2.0",
                    ("UV_INDEX_URL", "https://pypi.invalid/simple"), ("UV_HTTP_RETRIES", "0"),
                    ("UV_CACHE_DIR", str(tmp_path / "uv")))
-    _assert_environment(run, "Failed to fetch: https://pypi.invalid/simple/mcp-llms-txt/")
+    _assert_environment(run, "Failed to fetch: https://pypi.invalid/simple/mcp-llms-txt/", "dns")
 
 
 def test_no_python_for_the_requested_version(results_root):
     run = _measure(results_root, "env-uv-python", "uvx --python 3.99 mcp-llms-txt==0.2.0",
                    ("UV_PYTHON_DOWNLOADS", "never"))
-    _assert_environment(run, "No interpreter found for Python 3.99")
+    _assert_environment(run, "No interpreter found for Python 3.99", "runtime-version")
 
 
 def test_a_crash_of_the_server_carries_no_environment_field(results_root):

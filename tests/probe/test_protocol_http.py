@@ -129,8 +129,10 @@ def test_an_answer_that_is_not_mcp_is_unreachable_and_not_retried(flags, scheme,
                                                              "message": "unreachable", "color": "lightgrey"}
 
 
-def test_a_host_that_does_not_resolve_is_unreachable_with_the_dns_reason(results_root):
-    # RFC 6761: .invalid never resolves, on any network.
+def test_a_host_that_does_not_resolve_is_unreachable_with_the_dns_reason(results_root, monkeypatch):
+    # RFC 6761: .invalid never resolves, on any network; on a machine that resolves other names
+    # (localhost stands in for them here) that is the endpoint's doing
+    monkeypatch.setenv("MCP_CONTEXT_COST_DNS_CONTROL", "localhost")
     run = measure_and_write(Target(name="unreachable-dns", url="https://mcp.example.invalid/mcp", timeout_seconds=20),
                             results_root)
     assert run.record["status"] == "unreachable", run.notes

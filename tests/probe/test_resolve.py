@@ -129,7 +129,10 @@ def _both_ways(command: str, mode: str, name: str) -> tuple[dict, dict]:
     found = asyncio.run(resolve.resolve(target, mode, pass_declared_values=False))
     assert found is not None, "the pinned package did not resolve"
     iso = isolation.describe(mode)
-    plain = record.build(measure_sync(target, isolation=mode, pass_declared_values=False), iso)
+    from harness.probe.install import Install
+
+    plain = record.build(measure_sync(target, isolation=mode, pass_declared_values=False,  # through the launcher
+                                      installed=Install(target)), iso)
     once = record.build(measure_sync(dataclasses.replace(target, resolved=found), isolation=mode,
                                      pass_declared_values=False), iso)
     return plain, once
@@ -204,14 +207,16 @@ def test_the_server_sees_the_same_process_both_ways(command, mode):
 
 
 @pytest.mark.slow
-def test_a_package_that_does_not_resolve_measures_as_before():
+def test_a_package_that_does_not_resolve_is_the_install_s_failure():
     """A resolution that fails (here: no such package on the registry) leaves the target as it
-    was, and its measurement is the launcher's own failure."""
+    was, and its measurement is the install's own failure, in npm's words; no launch is made."""
     target = Target(name="resolve-missing", command="npx -y @mcp-context-cost-test/no-such-package@1.0.0",
                     timeout_seconds=60)
     assert asyncio.run(resolve.resolved_target(target, "host", pass_declared_values=False)) is target
     rec = record.build(measure_sync(target, pass_declared_values=False))
     assert rec["status"] == "startup-failure" and "resolvedPackage" not in rec
+    assert [a["role"] for a in rec["attempts"]] == ["install", "install"] and rec["phase"] == "install"
+    assert "npm error 404" in rec["notes"][0] and "no-such-package" in rec["notes"][0]
 
 
 def test_resolution_runs_in_the_servers_own_sandbox_cache(monkeypatch, tmp_path):
@@ -229,7 +234,7 @@ def test_resolution_runs_in_the_servers_own_sandbox_cache(monkeypatch, tmp_path)
         for fd in fds:
             os.close(fd)
         seen["env"] = env
-        return None
+        return b"", resolve.Ran(1, False, b"", 0.0)
 
     monkeypatch.setattr(resolve, "_run", fake_run)
     target = Target(name="cache-check", command=MEMORY)

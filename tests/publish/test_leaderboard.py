@@ -93,7 +93,7 @@ def test_markdown_rows_exact(published):
     assert [r[0] for r in ranked[1:]] == ["1", "2", "3", "4"]
     assert [r[1].split("]")[0][1:] for r in ranked[1:]] == ["charlie", "alpha", "kilo", "bravo"]  # tie: alpha before kilo
     assert "**11 catalog entries:** 3 measured, 1 dynamic, 1 auth-required, 1 startup-failure, 1 timeout, " \
-           "1 not-applicable, 1 protocol-mismatch, 1 remote-auth-wall, 0 unreachable, 0 malformed-reply, 0 uncountable, 0 too-large, 1 not-yet-run." in text
+           "1 not-applicable, 1 protocol-mismatch, 1 remote-auth-wall, 0 unreachable, 0 malformed-reply, 0 uncountable, 0 too-large, 0 not-measured-here, 1 not-yet-run." in text
     assert "[methodology 1.0](../docs/METHODOLOGY.md)" in text
 
 

@@ -36,7 +36,7 @@ def test_leaderboard_counts_and_lists_unreachable(tmp_path):
     text = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
     assert ("**4 catalog entries:** 1 measured, 0 dynamic, 0 auth-required, 0 startup-failure, 0 timeout, "
             "0 not-applicable, 0 protocol-mismatch, 1 remote-auth-wall, 1 unreachable, 0 malformed-reply, "
-            "0 uncountable, 0 too-large, 1 not-yet-run.") in text
+            "0 uncountable, 0 too-large, 0 not-measured-here, 1 not-yet-run.") in text
     # The unmeasured table (the readings beside the headline come after it).
     others = next(t for t in b.md_tables(text) if any("remote-auth-wall" in cell for row in t for cell in row))
     assert [(r[0].split("]")[0][1:], r[1]) for r in others[1:]] == [

@@ -1,0 +1,126 @@
+"""Evidence from the real cause: the decisive line wherever the toolchain wrote it — an install's
+stderr, npm's debug log in the cache when npm printed nothing, an engine requirement this
+machine's Node does not meet — and credentials asked for in the words servers really use.
+
+Real npm throughout: pinned packages that need Node 22 (this machine has 20), packages and versions
+the registry does not have with npm told to print nothing, and a fixture package in a temp npm
+project whose install script fails the way a native module's prebuilt download does here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from harness.probe import machine, npmlog, record
+from harness.probe.measure import measure_sync
+from harness.probe.outcome import Capture, Failure
+from harness.probe.status import AUTH_REQUIRED, classify, credential_request
+from harness.probe.target import Target
+
+
+@pytest.fixture(autouse=True)
+def _cold_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "harness-cache"))
+
+
+def _record(name: str, command: str, *set_env: tuple[str, str]) -> dict:
+    target = Target(name=name, command=command, set_env=set_env, timeout_seconds=60)
+    return record.build(measure_sync(target, isolation="sandbox", pass_declared_values=False, dual=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, command, required", [
+    ("dbhub", "npx -y @bytebase/dbhub@1.4.0 --transport stdio --demo", ">=22.5.0"),
+    ("lsmcp", "npx -y @mizchi/lsmcp@0.10.0", ">=22.0.0"),
+])
+def test_a_package_that_needs_a_newer_node_is_not_measured_here(name, command, required):
+    if machine.node_version() >= (22,):
+        pytest.skip("this machine's Node meets the requirement")
+    for warm in (False, True):  # a cold install warns (EBADENGINE); a warm one is read for what it declares
+        rec = _record(name, command)
+        assert rec["status"] == "not-measured-here", (warm, rec["notes"])
+        assert rec["environmentCause"] == "runtime-version"
+        said = f"declares engines.node '{required}'" if warm else f"requires node {required}"
+        assert said in rec["environmentEvidence"] and "this machine has v" in rec["environmentEvidence"]
+        assert "ERR_UNKNOWN_BUILTIN_MODULE" in rec["notes"][0]  # the server's own words are kept beside it
+
+
+@pytest.mark.slow
+def test_a_server_asking_for_credentials_is_auth_required_whatever_its_engine_says():
+    """backlog-mcp-server declares Node 22 (npm warns) and then asks for its credentials: on any
+    Node it would ask, so the credential decides."""
+    rec = _record("backlog", "npx -y backlog-mcp-server@0.20.4")
+    assert rec["status"] == AUTH_REQUIRED, rec["notes"]
+    assert "BACKLOG_API_KEY" in rec["notes"][0] and "environmentEvidence" not in rec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, said", [
+    ("@mcp-context-cost-test/no-such-package@1.0.0", "npm error 404"),
+    ("@modelcontextprotocol/server-memory@999.0.0", "npm error notarget No matching version found for "
+                                                     "@modelcontextprotocol/server-memory@999.0.0"),
+])
+def test_an_install_that_printed_nothing_is_explained_from_npm_s_log(spec, said):
+    rec = _record("silent", f"npx -y {spec}", ("npm_config_loglevel", "silent"))
+    assert rec["status"] == "startup-failure" and rec["phase"] == "install", rec["notes"]
+    assert said in rec["notes"][0] and npmlog.PREFIX in rec["notes"][0]
+    assert said in (rec["stderrTail"] or "")
+
+
+def _project(tmp_path, script: str):
+    """A temp npm project depending on a local fixture package whose install script is ``script``."""
+    native = tmp_path / "project" / "native"
+    native.mkdir(parents=True)
+    (native / "package.json").write_text(json.dumps({"name": "native-fixture", "version": "1.0.0",
+                                                      "scripts": {"install": script}}))
+    (tmp_path / "project" / "package.json").write_text(json.dumps({"name": "p", "version": "1.0.0",
+                                                                    "dependencies": {"native-fixture": "file:native"}}))
+    return tmp_path / "project"
+
+
+@pytest.mark.parametrize("said, cause", [
+    ("prebuild-install warn install request to https://github.com/example/native/releases/download/v1.0.0/"
+     "native-v1.0.0-node-v115-linux-x64.tar.gz failed, reason: getaddrinfo ENOTFOUND github.com", "download-blocked"),
+    ("gyp ERR! stack Error: not found: make", None),
+])
+def test_a_native_install_script_failing_in_silence_is_found_in_the_log(tmp_path, said, cause):
+    project = _project(tmp_path, f"node -e \"console.error({json.dumps(said)}); process.exit(1)\"")
+    cache = tmp_path / "npm-cache"
+    since = time.time()
+    done = subprocess.run(["npm", "install", "--loglevel=silent", "--no-audit", "--no-fund", f"--cache={cache}"],
+                          cwd=project, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "npm_config_foreground_scripts": "false"})
+    assert done.returncode != 0 and not done.stderr.strip()  # npm said nothing
+    line = npmlog.decisive(npmlog.read_logs(cache, since))
+    assert line is not None and said in line
+    found = machine.evidence_and_cause(line)
+    assert (found[1] if found else None) == cause
+
+
+@pytest.mark.parametrize("line", [
+    "Error: Provide an access token via --token or set INSTANT_ACCESS_TOKEN",
+    "Please set the FIRECRAWL_API_KEY environment variable",
+    "NOTION_TOKEN environment variable is required",
+    "Error: SLACK_BOT_TOKEN is not set",
+    "Configure either BACKLOG_ORG_<NAME>_DOMAIN and BACKLOG_ORG_<NAME>_API_KEY, or both BACKLOG_DOMAIN and "
+    "BACKLOG_API_KEY.",
+    "Missing API key",
+])
+def test_credentials_asked_for_in_the_forms_servers_use(line):
+    capture = Capture("2025-06-18", phase="initialize", stderr_tail=f"starting\n{line}\n",
+                      failure=Failure("exited", "initialize", "the server exited before replying", exit_code=1))
+    verdict = classify(Target(name="x", command="x"), capture)
+    assert verdict.status == AUTH_REQUIRED and line[:40] in verdict.evidence
+
+
+@pytest.mark.parametrize("line", [
+    "Please set the PORT environment variable", "Set LOG_LEVEL to debug for more output",
+    "Provide a path to the database as the first argument", "Setting up the key-value store",
+])
+def test_lines_that_ask_for_no_credential_are_not_auth_evidence(line):
+    assert not credential_request(line)
