@@ -22,6 +22,7 @@ from harness import METHODOLOGY_VERSION, __version__
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.probe import isolation as iso
+from harness.probe import sandbox
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
@@ -89,6 +90,8 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
         "envVarNames": list(m.target.env) + [name for name, _ in m.target.set_env if name not in m.target.env],
         **({"headerNames": list(m.target.headers)} if m.target.url else {}),
         "isolation": isolation,
+        **({"shownHostPaths": sandbox.shown_host_paths(m.target.host_dirs, m.target.host_files)}
+           if isolation.get("mode") == "sandbox" else {}),
         "timeoutMs": int((m.budget_seconds or m.target.timeout_seconds) * 1000),
         "deadlineMs": int(m.deadline_seconds * 1000) or 1,
         "harnessVersion": __version__,
