@@ -205,10 +205,13 @@ def checked_dirs(dirs) -> tuple[str, ...]:
 
 def folder_problem(real: str) -> str | None:
     """Why the folder ``real`` (a real path) may not be shown, as a phrase after its name, or ``None``."""
-    for home in sorted(home_folders()):
-        if _under(home, real):
-            return "is a home folder" if os.path.normpath(home) == os.path.normpath(real) else \
-                f"holds the home folder {home}"
+    homes = home_folders()
+    held = sorted(home for home in homes if _under(home, real) and home != os.path.normpath(real))
+    if held:
+        own = os.path.realpath(os.path.expanduser("~"))
+        return f"holds the home folder {own if own in held else held[0]}"
+    if os.path.normpath(real) in homes:
+        return "is a home folder"
     for own in (str(cache_root()), os.path.realpath(os.path.dirname(cache_root()))):
         if _under(os.path.realpath(own), real):
             return "holds the harness's own caches"
@@ -243,7 +246,7 @@ def checked_files(files) -> tuple[tuple[str, str], ...]:
 def home_folders() -> set[str]:
     """Every home folder of this machine (real paths): the user's, ``$HOME``, ``/root`` and every
     account's in the password database."""
-    homes = {os.path.expanduser("~"), os.environ.get("HOME") or "/", "/root"}
+    homes = {os.path.expanduser("~"), os.environ.get("HOME") or "~", "/root"}
     try:
         homes |= {entry.pw_dir for entry in pwd.getpwall() if entry.pw_dir.startswith("/")}
     except OSError:
