@@ -80,7 +80,8 @@ def register(sub) -> None:
     p.add_argument("--single", action="store_true",
                    help="one launch only (no confirmation launch): the record is marked unconfirmed")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
-                   help="auto (default) = sandbox where bubblewrap works, else host")
+                   help="auto (default) = sandbox where bubblewrap works, else host. "
+                        f"{isolation.SANDBOX_HELP}. {isolation.HOST_HELP}. docs/SECURITY.md has the details")
     _add_changed(p)
     p.set_defaults(func=run)
 

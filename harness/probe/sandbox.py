@@ -1,7 +1,8 @@
 """Isolation modes a server can be launched under (issue #6, "Isolation modes").
 
-``host``    the server runs as a child of the harness with the minimal environment of
-            ``environment.child_env`` — nothing else isolated.
+``host``    the server runs as the harness's user with the minimal environment of
+            ``environment.child_env``, through a clean intermediate process (``process``), the
+            harness not dumpable — nothing else isolated (docs/SECURITY.md says what it can read).
 ``sandbox`` bubblewrap (``bwrap``): new user/pid/ipc/uts namespaces, every capability dropped, a
             fresh HOME and /tmp, the host's home directories and this checkout invisible, system
             directories read-only with the host's secret files in them masked, declared env
