@@ -108,7 +108,11 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
     tracker.started(proc.pid)
     _TRACKERS[proc.pid] = tracker
     if status is not None:
-        failed = await asyncio.get_running_loop().run_in_executor(None, _read_status, status[0])
+        try:
+            failed = await asyncio.get_running_loop().run_in_executor(None, _read_status, status[0])
+        except BaseException:  # cancelled while the server was being started: nobody else can end it
+            await terminate(proc)
+            raise
         if failed is not None:
             await terminate(proc)
             raise SpawnError(f"cannot start {_program(argv)}: {failed}")

@@ -187,3 +187,36 @@ def test_a_program_the_intermediate_cannot_start_is_a_spawn_failure_naming_it(tm
     ok = measure_sync(Target(name="ok", command=fixture_command("well_behaved"), timeout_seconds=20),
                       isolation="host", dual=False)
     assert ok.status == "measured"
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.05])
+def test_a_launch_cancelled_while_its_server_starts_leaves_nothing(delay, tmp_path):
+    """Cancelled between the intermediate's start and the server's exec (the harness is waiting for
+    the intermediate's word): both end, though no transport holds them yet."""
+    import asyncio
+
+    from harness.probe import isolation, reaper
+    from harness.probe.measure import measure
+    from harness.probe.target import Target
+    from tests.conftest import fixture_command
+
+    target = Target(name="cancel-start", command=fixture_command("never_answers", "--ignore-eof", "--ignore-sigterm"),
+                    timeout_seconds=600, cwd=str(tmp_path))
+    isolation.runtime_versions()  # the warm-up's own probes (npm --version…) are done before
+    before = reaper.descendants(os.getpid())
+
+    def ours() -> set[int]:
+        return {pid for pid in reaper.descendants(os.getpid()) - before if reaper.alive(pid)}
+
+    async def cancelled_early():
+        task = asyncio.ensure_future(measure(target, isolation="host", dual=False))
+        while not ours() and not task.done():
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(delay)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=120)
+        return done
+
+    assert asyncio.run(cancelled_early()), "the cancelled measurement did not end"
+    left = ours()
+    assert not left, [open(f"/proc/{p}/cmdline").read() for p in left]
