@@ -52,6 +52,7 @@ SANDBOX_WORKDIR = SANDBOX_HOME + "/work"
 SHOWN_VARIABLE = "MCP_CONTEXT_COST_SHOWN_DIRS"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 HIDDEN_DIRS = ("/root", "/home", "/tmp", "/run", "/var/tmp", "/mnt", "/media", "/srv")
+SANDBOX_OWN = ("/proc", "/dev", "/sys")  # the sandbox has its own (or none): a host file there is never shown
 MERGED_USR_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
 # Host files and directories that hold secrets although they live in a visible system directory
 # (docs/SECURITY.md lists them with the reason): each file is replaced by an empty one
@@ -324,11 +325,12 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
             continue
         host = os.path.normpath(os.path.join(cwd, named))
         if os.path.isfile(host):
-            if any(_under(host, r) for r in roots):
+            if any(_under(host, r) for r in roots + list(SANDBOX_OWN)):
                 continue
             inside = os.path.join(SANDBOX_WORKDIR, os.path.normpath(named)) if relative else host
             files += checked_files([(host, inside)])
-        elif os.path.isdir(host) and not relative and host not in HIDDEN_DIRS and not any(_under(host, r) for r in roots):
+        elif (os.path.isdir(host) and not relative and host not in HIDDEN_DIRS
+              and not any(_under(host, r) for r in roots + list(SANDBOX_OWN))):
             folders += [d for d in checked_dirs([host]) if d not in folders]
     return tuple(folders), tuple(dict.fromkeys(files))
 

@@ -188,3 +188,19 @@ def test_a_folder_too_large_to_search_is_refused(tmp_path, monkeypatch):
         (tmp_path / f"f{i}").write_text("x")
     with pytest.raises(ValueError, match="more than 50 entries"):
         sandbox.folder_masks(str(tmp_path))
+
+
+def test_which_arguments_name_what(home, monkeypatch):
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv(sandbox.SHOWN_VARIABLE, raising=False)
+    (home / "proj" / "data.db").write_text("rows")
+    (home / "proj" / "run").write_text("#!/bin/sh\n")
+    argv = ["./run", "-u", "server.py", "--db=/proc/1/status", f"--data={home}/proj/data.db", "/usr/bin/env", "/tmp",
+            "../notes.txt", "~/server.py", str(home / "missing.py"), "/dev/null", "plain-word", str(home / "proj" / "sub")]
+    folders, files = sandbox.named_paths(argv, home / "proj")
+    assert folders == (str(home / "proj" / "sub"),)
+    assert files == ((str(home / "proj" / "run"), "/home/mcp/work/run"),
+                     (str(home / "proj" / "server.py"), "/home/mcp/work/server.py"),
+                     (str(home / "proj" / "data.db"), str(home / "proj" / "data.db")))
+    assert sandbox.shown_host_paths(folders, files)[-4:] == ["~/proj/sub", "~/proj/run", "~/proj/server.py",
+                                                              "~/proj/data.db"]
