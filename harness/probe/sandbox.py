@@ -214,8 +214,8 @@ def folder_problem(real: str) -> str | None:
         return f"holds the home folder {own if own in held else held[0]}"
     if os.path.normpath(real) in homes:
         return "is a home folder"
-    for own in (str(cache_root()), os.path.realpath(os.path.dirname(cache_root()))):
-        if _under(os.path.realpath(own), real):
+    for cache in (cache_root(), cache_root().parent):
+        if _under(os.path.realpath(cache), real):
             return "holds the harness's own caches"
     if (pattern := secret_part(real)) is not None:
         return f"is or lies in a secret path ({pattern})"
@@ -236,7 +236,7 @@ def checked_files(files) -> tuple[tuple[str, str], ...]:
             if (pattern := secret_part(path)) is not None:
                 raise ValueError(f"{host} is or lies in a secret path ({pattern}), so it is never shown to the sandbox")
         inside = os.path.normpath(inside)
-        covered = [SANDBOX_HOME, *SYSTEM_DIRS, *MERGED_USR_LINKS, "/proc", "/dev"]
+        covered = [SANDBOX_HOME, *SYSTEM_DIRS, *MERGED_USR_LINKS, *SANDBOX_OWN]
         if not os.path.isabs(inside) or (any(_under(inside, d) for d in covered)
                                          and not _under(inside, SANDBOX_WORKDIR)) or inside == SANDBOX_WORKDIR:
             raise ValueError(f"{host} cannot be shown at {inside} inside the sandbox")
