@@ -312,7 +312,8 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
     existing folder by absolute path shows that folder with its secret paths masked. What the
     sandbox shows anyway (system directories) or keeps empty (``/tmp`` and the like) is left out.
     Raises ``ValueError`` for a file that is or lies in a secret path and for a folder
-    ``checked_dirs`` refuses (a home folder or an ancestor of one, the harness's caches). Never use
+    ``checked_dirs`` refuses (a home folder or an ancestor of one, the harness's caches) or that is
+    too large to search for secret paths (``folder_masks``). Never use
     it on a command someone else wrote: every file it names would become readable."""
     roots = visible_roots() + [d for d in MERGED_USR_LINKS if os.path.exists(d)]
     folders: list[str] = []
@@ -331,7 +332,9 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
             files += checked_files([(host, inside)])
         elif (os.path.isdir(host) and not relative and host not in HIDDEN_DIRS
               and not any(_under(host, r) for r in roots + list(SANDBOX_OWN))):
-            folders += [d for d in checked_dirs([host]) if d not in folders]
+            for folder in checked_dirs([host]):
+                folder_masks(folder)  # refused now, before anything is launched, when too large to search
+                folders += [folder] if folder not in folders else []
     return tuple(folders), tuple(dict.fromkeys(files))
 
 
