@@ -119,6 +119,8 @@ def test_a_named_script_is_shown_alone(variant, home):
 
 
 def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
+    os.symlink(home / ".ssh", home / "proj" / ".ssh")  # a link out of the folder leads nowhere inside
+    os.symlink(home / "notes.txt", home / "proj" / "notes.txt")
     done, rec = measure(home, f"python3 {home}/proj", None)
     assert rec is not None, done.stderr
     seen = seen_by(rec)
@@ -128,6 +130,8 @@ def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
     assert tried[f"{home}/proj/.env"] == tried[f"{home}/proj/.git/config"] == "error: Permission denied"
     assert seen["looked"] == {}
     assert tried[f"{home}/.ssh/id_rsa"].startswith("error:") and tried[f"{home}/notes.txt"].startswith("error:")
+    assert tried[f"{home}/proj/.ssh/id_rsa"].startswith("error:")
+    assert tried[f"{home}/proj/notes.txt"].startswith("error:")
     assert seen["above"][str(home)] == ["proj"]  # nothing else of the home
     assert "~/proj" in rec["shownHostPaths"] and "~" not in rec["shownHostPaths"]
 
