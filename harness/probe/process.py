@@ -126,16 +126,21 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
 # descriptor (the exec closes it otherwise), lets go of the stdio pipes, reaps whatever is re-parented
 # to it (the launch made it a child subreaper) and ends as the server ended: same code, same signal.
 _INTERMEDIATE = r'''
-import ctypes, os, signal, sys
+import os, signal, sys
 status, argv = int(sys.argv[1]), sys.argv[2:]
-prctl = ctypes.CDLL(None, use_errno=True).prctl
+try:
+    import ctypes
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (ImportError, OSError, AttributeError):  # no ctypes, or no prctl (not Linux)
+    prctl = None
 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(sig, lambda *_: None)
 me = os.getpid()
 pid = os.fork()
 if pid == 0:
     try:
-        prctl(1, signal.SIGKILL, 0, 0, 0)
+        if prctl is not None:
+            prctl(1, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != me:
             os._exit(137)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
