@@ -48,7 +48,8 @@ def place():
     shutil.copy(tokenizer.cache_path(), folder / "cache" / "tiktoken" / tokenizer.cache_path().name)
     (folder / "project").mkdir()
     for path in [folder, *folder.rglob("*")]:
-        os.chown(path, NOBODY, NOBODY) if os.geteuid() == 0 else None
+        if os.geteuid() == 0:
+            os.chown(path, NOBODY, NOBODY)
         path.chmod(0o755 if path.is_dir() else 0o644)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
