@@ -80,8 +80,9 @@ def harness(place: Path, args: list[str], unprivileged: bool) -> subprocess.Comp
     return subprocess.run(runner, cwd=place / "project", env=environ, capture_output=True, text=True, timeout=240)
 
 
-def server_command(place: Path, shell: bool = False) -> str:
-    command = shlex.join([SYSTEM_PYTHON, SERVER, "--canary", "ISOLATION_CANARY", "--report", str(place / "seen.json")])
+def server_command(place: Path, shell: bool = False, poll: float = 0.0) -> str:
+    command = shlex.join([SYSTEM_PYTHON, SERVER, "--canary", "ISOLATION_CANARY", "--report", str(place / "seen.json"),
+                          "--poll", str(poll)])
     return shlex.join(["sh", "-c", command + "; exit $?"]) if shell else command
 
 
@@ -105,14 +106,17 @@ VARIANTS = {
                                             "ancestors", "--isolation", "host", "--single", "--timeout", "30",
                                             "--out", str(place / "out")],
     "measure-catalog-entry": lambda place: _catalog(place) + ["--isolation", "host", "--single"],
+    # both launches; each makes a git repository while the other's server may be scanning
+    "measure-entry-needing-git": lambda place: _catalog(place, needs_git=True) + ["--isolation", "host"],
     "audit": lambda place: _user_config(place) + ["audit", "--isolation", "host", "--single", "--json",
                                                     "--timeout", "30"],
 }
 
 
-def _catalog(place: Path) -> list[str]:
+def _catalog(place: Path, needs_git: bool = False) -> list[str]:
+    command = server_command(place, poll=3.0 if needs_git else 0.0)
     (place / "project" / "servers.yaml").write_text(
-        f"servers:\n  - name: ancestors\n    command: {json.dumps(server_command(place))}\n")
+        f"servers:\n  - name: ancestors\n    command: {json.dumps(command)}\n    needsGit: {str(needs_git).lower()}\n")
     return ["measure", "--server", "ancestors", "--catalog", str(place / "project" / "servers.yaml")]
 
 
