@@ -82,6 +82,10 @@ SECRET_PATHS = tuple(tuple(p.split("/")) for p in (
     ".npmrc", ".yarnrc.yml", ".netrc", "_netrc", ".git-credentials", ".git/config", ".pypirc", ".pgpass", ".my.cnf",
     ".s3cfg", ".boto", ".dockercfg", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
     ".composer/auth.json", ".env", ".env.*", ".envrc", "*.pem", "*.key", "id_rsa*", "id_ecdsa*", "id_ed25519*",
+    "id_dsa*", "*.p12", "*.pfx", "*.jks", "*.keystore", ".htpasswd", "*.tfstate", "*.tfstate.backup",
+    "credentials", "credentials.json", "client_secret*.json", "token.json", ".claude/.credentials.json",
+    ".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot", ".config/containers/auth.json",
+    ".huggingface", ".cache/huggingface/token", ".kaggle", ".m2/settings.xml", ".gradle/gradle.properties",
 ))
 # Folders a secret search does not descend into (installed packages, caches, git's object store):
 # they are large and hold what a registry published, not what a person keeps.
@@ -199,7 +203,8 @@ def checked_dirs(dirs) -> tuple[str, ...]:
         if not (os.path.isabs(folder) and os.path.isdir(real)):
             raise ValueError(f"{folder} is not an existing absolute directory, so it cannot be shown to the sandbox")
         if (why := folder_problem(real)) is not None:
-            raise ValueError(f"{folder} {why}, so it is never shown to the sandbox")
+            named = folder if real == os.path.normpath(folder) else f"{folder} leads to {real}, which"
+            raise ValueError(f"{named} {why}, so it is never shown to the sandbox")
         if real not in found:
             found.append(real)
     return tuple(found)
@@ -219,6 +224,18 @@ def folder_problem(real: str) -> str | None:
             return "holds the harness's own caches"
     if (pattern := secret_part(real)) is not None:
         return f"is or lies in a secret path ({pattern})"
+    return masked_by_sandbox(real)
+
+
+def masked_by_sandbox(real: str) -> str | None:
+    """Why the real path ``real`` may not be shown at another path (reached through a symbolic link
+    a command names), as a phrase after its name, or ``None``: it lies in what the sandbox has of
+    its own (``/proc``: the harness's own entries) or is a host secret file it masks where it lies."""
+    if any(_under(real, d) for d in SANDBOX_OWN):
+        return "lies in /proc, /dev or /sys (the sandbox has its own)"
+    secret = list(SECRET_FILES) + [p for pattern in SECRET_GLOBS for p in glob.glob(pattern)]
+    if any(os.path.realpath(f) == real for f in secret) or any(_under(real, os.path.realpath(d)) for d in SECRET_DIRS):
+        return "is a host secret path the sandbox masks"
     return None
 
 
@@ -235,6 +252,8 @@ def checked_files(files) -> tuple[tuple[str, str], ...]:
         for path in (host, real, inside):
             if (pattern := secret_part(path)) is not None:
                 raise ValueError(f"{host} is or lies in a secret path ({pattern}), so it is never shown to the sandbox")
+        if (why := masked_by_sandbox(real)) is not None:
+            raise ValueError(f"{host} leads to {real}, which {why}, so it is never shown to the sandbox")
         inside = os.path.normpath(inside)
         covered = [SANDBOX_HOME, *SYSTEM_DIRS, *MERGED_USR_LINKS, *SANDBOX_OWN]
         if not os.path.isabs(inside) or (any(_under(inside, d) for d in covered)
@@ -259,7 +278,8 @@ def home_folders() -> set[str]:
 def _secret_pattern(suffix: str) -> re.Pattern[str]:
     """One expression for every ``SECRET_PATHS`` entry, ``*`` matching within a component."""
     spelled = ("/".join(re.escape(c).replace(r"\*", "[^/]*") for c in parts) for parts in SECRET_PATHS)
-    return re.compile(r"(?:^|/)(" + "|".join(spelled) + ")" + suffix)
+    # any case: on a case-insensitive file system ``.SSH`` is ``.ssh``, and masking more costs nothing
+    return re.compile(r"(?:^|/)(" + "|".join(spelled) + ")" + suffix, re.IGNORECASE)
 
 
 _SECRET_ANYWHERE = _secret_pattern("(?=/|$)")

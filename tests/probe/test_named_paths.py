@@ -139,9 +139,15 @@ def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
 # --- what is never shown --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", ["the-home", "above-the-home", "root", "secret-file", "secret-folder",
-                                     "secret-option-value", "through-a-link"])
+                                     "secret-option-value", "through-a-link", "link-to-the-harness-proc",
+                                     "link-to-a-masked-host-file", "odd-case", "ai-client-credentials"])
 def test_a_home_an_ancestor_or_a_secret_path_is_refused(variant, home):
     os.symlink(home / ".aws" / "credentials", home / "innocent.txt")
+    os.symlink("/proc/self/environ", home / "environ.txt")  # the harness's own, resolved by the harness
+    os.symlink("/etc/shadow", home / "users.txt")
+    (home / ".SSH").mkdir()
+    (home / ".claude").mkdir()
+    (home / ".claude" / ".credentials.json").write_text("{}")
     named, why = {
         "the-home": (str(home), "is a home folder"),
         "above-the-home": (str(home.parent), "holds the home folder"),
@@ -150,7 +156,13 @@ def test_a_home_an_ancestor_or_a_secret_path_is_refused(variant, home):
         "secret-folder": (f"{home}/.ssh", "secret path (.ssh)"),
         "secret-option-value": (f"--env-file={home}/proj/.env", "secret path (.env)"),
         "through-a-link": (f"{home}/innocent.txt", "secret path (.aws)"),
+        "link-to-the-harness-proc": (f"{home}/environ.txt", "lies in /proc, /dev or /sys"),
+        "link-to-a-masked-host-file": (f"{home}/users.txt", "/etc/shadow, which is a host secret path"),
+        "odd-case": (f"{home}/.SSH", "secret path (.SSH)"),
+        "ai-client-credentials": (f"--credentials={home}/.claude/.credentials.json", "(.claude/.credentials.json)"),
     }[variant]
+    if variant == "link-to-a-masked-host-file" and not os.path.isfile("/etc/shadow"):
+        pytest.skip("no /etc/shadow here")
     done, rec = measure(home, f"python3 {home}/server.py {named}")
     assert done.returncode == 2 and rec is None, done.stdout + done.stderr
     assert why in done.stderr and "never shown to the sandbox" in done.stderr, done.stderr
@@ -173,7 +185,14 @@ def test_secret_paths_are_found_wherever_they_lie(tmp_path):
                        ("/p/.git/config", ".git/config"), ("/h/.config/gh/hosts.yml", ".config/gh"),
                        ("/k/server.pem", "server.pem"), ("/h/.docker/config.json", ".docker")]:
         assert sandbox.secret_part(path) == part, path
-    for path in ("/a/ssh", "/p/.environment", "/p/git/config", "/h/.config/ghost", "/k/pem", "/p/env"):
+    for path, part in [("/a/.SSH", ".SSH"), ("/h/.Npmrc", ".Npmrc"), ("/p/credentials.json", "credentials.json"),
+                       ("/p/client_secret_123.json", "client_secret_123.json"), ("/p/token.json", "token.json"),
+                       ("/h/.claude/.credentials.json", ".claude/.credentials.json"), ("/k/id_dsa", "id_dsa"),
+                       ("/h/.m2/settings.xml", ".m2/settings.xml"), ("/p/cert.p12", "cert.p12"),
+                       ("/p/terraform.tfstate", "terraform.tfstate"), ("/h/.codex/auth.json", ".codex/auth.json")]:
+        assert sandbox.secret_part(path) == part, path
+    for path in ("/a/ssh", "/p/.environment", "/p/git/config", "/h/.config/ghost", "/k/pem", "/p/env",
+                 "/p/credentials.py", "/h/.claude/settings.json", "/p/tokens.json"):
         assert sandbox.secret_part(path) is None, path
     folder = tmp_path / "proj"
     for relative in (".env", "sub/.npmrc", "sub/.aws/credentials", "node_modules/x/.env", "ok.py", ".git/config"):
@@ -208,3 +227,19 @@ def test_which_arguments_name_what(home, monkeypatch):
                      (str(home / "proj" / "data.db"), str(home / "proj" / "data.db")))
     assert sandbox.shown_host_paths(folders, files)[-4:] == ["~/proj/sub", "~/proj/run", "~/proj/server.py",
                                                               "~/proj/data.db"]
+
+
+@pytest.mark.parametrize("target", ["/proc/self/environ", "/proc/self/fd", "/proc/self/root/etc/shadow",
+                                    "/etc/ssh/ssh_host_ed25519_key", "/etc/ssl/private", "/dev/shm"])
+def test_a_link_never_shows_what_the_sandbox_masks_or_has_of_its_own(target, home):
+    """A link the person names leads to the harness's own /proc entries or a host secret the sandbox
+    masks where it lies: shown at the link's path, it would be readable. Refused instead."""
+    if not os.path.exists(target):
+        pytest.skip(f"{target} does not exist here")
+    os.symlink(target, home / "proj" / "link")
+    for named in (str(home / "proj" / "link"), "link", f"--file={home}/proj/link"):
+        if named == "link" and os.path.isdir(target):  # a relative folder is never shown at all
+            assert sandbox.named_paths(["python3", named], home / "proj") == ((), ())
+            continue
+        with pytest.raises(ValueError, match="never shown to the sandbox"):
+            sandbox.named_paths(["python3", str(home / "server.py"), named], home / "proj")
