@@ -100,8 +100,9 @@ def _docker_problem() -> str | None:
     if not found:
         return "the docker command is not installed"
     try:
+        # the environment a docker launch gets: no process the harness starts carries its own
         done = subprocess.run([found, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
-                              timeout=30)
+                              timeout=30, env=environment.child_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the Docker daemon did not answer ({type(exc).__name__})"
     if done.returncode == 0:
@@ -116,7 +117,8 @@ def _bwrap_works() -> bool:
     if not found:
         return False
     try:
-        done = subprocess.run([found, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
+        done = subprocess.run([found, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20,
+                              env={})  # as a sandboxed launch runs bwrap: with nothing of the harness's environment
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
