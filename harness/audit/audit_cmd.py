@@ -53,8 +53,9 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
     p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="servers measured at once (4)")
     p.add_argument("--isolation", default="host", choices=("host", "sandbox", "docker", "auto"),
-                   help="host (default: a child process, as your client runs it, given your config's env values); "
-                        "sandbox gives declared env names placeholder values. " + HOST_HELP + " (docs/SECURITY.md)")
+                   help="host (default: as your client runs it, with your config's env values) " +
+                        HOST_HELP.removeprefix("host ") + ". sandbox (bubblewrap) hides your home and files and "
+                        "gives declared env names placeholder values. docs/SECURITY.md has the details")
     p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
     _add_published(p)
     p.set_defaults(func=run)
