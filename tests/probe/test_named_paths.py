@@ -243,3 +243,22 @@ def test_a_link_never_shows_what_the_sandbox_masks_or_has_of_its_own(target, hom
             continue
         with pytest.raises(ValueError, match="never shown to the sandbox"):
             sandbox.named_paths(["python3", str(home / "server.py"), named], home / "proj")
+
+
+@pytest.mark.parametrize("variant", ["the-home", "root", "missing", "link-to-proc", "secret-folder"])
+def test_a_shown_dirs_setting_that_cannot_be_shown_is_refused_before_any_launch(variant, home):
+    """The person's own setting naming a home, ``/``, a missing folder, a link into ``/proc`` or a
+    secret folder: one line, exit 2, no record (not one startup failure per launch of the run)."""
+    os.symlink("/proc/self/fd", home / "fds")
+    shown = {"the-home": str(home), "root": "/", "missing": str(home / "nowhere"), "link-to-proc": str(home / "fds"),
+             "secret-folder": str(home / ".ssh")}[variant]
+    environ = {**os.environ, sandbox.SHOWN_VARIABLE: f"{FIXTURE_SERVERS}{os.pathsep}{shown}", "HOME": str(home),
+               "MCP_CONTEXT_COST_CACHE": str(home.parent / "cache"),
+               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    out = home.parent / "out"
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "measure", "--command", f"python3 {home}/server.py",
+                           "--name", "snoop", "--isolation", "sandbox", "--single", "--out", str(out)],
+                          cwd=home.parent, env=environ, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {sandbox.SHOWN_VARIABLE}: {shown}"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
