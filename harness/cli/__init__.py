@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     130 interrupted, and ``harness.probe.internal.EXIT_CODE`` (70) for an unexpected exception —
     a bug in the harness, reported on one line naming the server (issue #11, item 6).
     """
+    from harness.probe.dumpable import not_dumpable
+
+    not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     if (problem := _shown_setting_problem()) is not None:

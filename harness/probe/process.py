@@ -6,7 +6,7 @@ grandchild that calls ``setsid``, one re-parented after its parent exited) is tr
 ``reaper.Tracker`` per launch: a cgroup where one can be made, else subreaper-style tracking.
 
 What a launched process can read of the harness (docs/SECURITY.md, "host"): before its first launch
-the harness makes itself not dumpable (``PR_SET_DUMPABLE`` 0), so a process of the same user without
+at the latest the harness makes itself not dumpable (``dumpable``), so a process of the same user without
 ``CAP_SYS_PTRACE`` cannot read its ``/proc/<pid>/environ``, ``mem``, ``maps`` or descriptors. A
 ``host`` launch goes through a clean intermediate (``through_intermediate``): a fresh interpreter
 whose own environment is exactly the server's, which forks the server and stays its parent, so the
@@ -24,6 +24,7 @@ import signal
 import sys
 
 from harness.probe import reaper, sentinel
+from harness.probe.dumpable import not_dumpable
 from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
 
@@ -206,19 +207,6 @@ def _read_status(fd: int) -> str | None:
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace") or None
-
-
-PR_SET_DUMPABLE = 4
-_dumpable = {"cleared": False}
-
-
-def not_dumpable() -> None:
-    """Make this process not dumpable (once): a same-user process without ``CAP_SYS_PTRACE`` can no
-    longer read its ``/proc/<pid>/environ``, ``mem``, ``maps``, ``fd`` or attach to it. Children are
-    dumpable again from their exec. A no-op where prctl is unavailable."""
-    if _PRCTL is not None and not _dumpable["cleared"]:
-        _PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)
-        _dumpable["cleared"] = True
 
 
 _PRCTL = reaper.PRCTL

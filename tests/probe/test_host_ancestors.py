@@ -225,3 +225,21 @@ def test_a_launch_cancelled_while_its_server_starts_leaves_nothing(delay, tmp_pa
     assert asyncio.run(cancelled_early()), "the cancelled measurement did not end"
     left = ours()
     assert not left, [open(f"/proc/{p}/cmdline").read() for p in left]
+
+
+@pytest.mark.parametrize("args", [["--version"], ["verify", "/nonexistent"], ["measure", "--help"]])
+def test_the_command_line_is_not_dumpable_before_it_reads_anything(args):
+    """Not only from the first launch on: a process of the user that watches for the harness (one a
+    host-mode server left behind, say) finds it unreadable from the moment its command line runs,
+    whatever the command and however it ends (argparse's own exit included)."""
+    probe = ("import ctypes, sys\n"
+             "from harness.cli import main\n"
+             "prctl = ctypes.CDLL(None).prctl\n"
+             "try:\n"
+             "    main(sys.argv[1:])\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "print('DUMPABLE', prctl(3, 0, 0, 0, 0))\n")
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip().splitlines()[-1] == "DUMPABLE 0", done.stdout + done.stderr
