@@ -127,7 +127,9 @@ def visible_roots() -> list[str]:
     (where ``uvx`` and the interpreter live)."""
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     for prefix in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}:
-        if prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots):
+        # a Python built with --prefix=$HOME has the home as its prefix: never shown, as no home is
+        if (prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots)
+                and folder_problem(os.path.realpath(prefix)) is None):
             roots.append(prefix)
     return roots
 

@@ -262,3 +262,18 @@ def test_a_shown_dirs_setting_that_cannot_be_shown_is_refused_before_any_launch(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(f"error: {sandbox.SHOWN_VARIABLE}: {shown}"), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("prefix", ["the-home", "above-the-home", "a-secret-folder"])
+def test_the_harness_pythons_prefix_is_never_a_home(prefix, home, monkeypatch):
+    """A Python built with ``--prefix=$HOME`` (or installed above it, or in a secret folder) has that
+    folder as its prefix: the sandbox shows its Python's prefix, but never such a folder."""
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".ssh" / "bin").mkdir()
+    folder = {"the-home": home, "above-the-home": home.parent, "a-secret-folder": home / ".ssh"}[prefix]
+    monkeypatch.setattr(sys, "prefix", str(folder))
+    monkeypatch.setattr(sys, "base_prefix", str(folder))
+    monkeypatch.setattr(sys, "executable", str(folder / "bin" / "python3"))
+    roots = sandbox.visible_roots()
+    assert not any(str(home).startswith(r) or r.startswith(str(home)) for r in roots if r not in sandbox.SYSTEM_DIRS), roots
+    assert all(not p.startswith("~") and str(home) not in p for p in sandbox.shown_host_paths((), ())), roots
