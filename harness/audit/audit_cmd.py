@@ -30,6 +30,7 @@ STDOUT = "-"
 
 
 def register(sub) -> None:
+    from harness.probe.isolation import HOST_HELP
     p = sub.add_parser("audit", help="what the MCP servers in your client configs cost, and gates",
                        description="Find every MCP client config on this machine (Claude Code, Claude Desktop, "
                                    "Cursor, VS Code, Windsurf, Gemini CLI, Zed, Kiro, Goose, Codex CLI, Cline, "
@@ -52,8 +53,9 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
     p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="servers measured at once (4)")
     p.add_argument("--isolation", default="host", choices=("host", "sandbox", "docker", "auto"),
-                   help="host (default: a child process, as your client runs it, given your config's env values); "
-                        "sandbox gives declared env names placeholder values")
+                   help="host (default: as your client runs it, with your config's env values) " +
+                        HOST_HELP.removeprefix("host ") + ". sandbox (bubblewrap) hides your home and files and "
+                        "gives declared env names placeholder values. docs/SECURITY.md has the details")
     p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
     _add_published(p)
     p.set_defaults(func=run)

@@ -70,8 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     130 interrupted, and ``harness.probe.internal.EXIT_CODE`` (70) for an unexpected exception —
     a bug in the harness, reported on one line naming the server (issue #11, item 6).
     """
+    from harness.probe.dumpable import not_dumpable
+
+    not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
+    if (problem := _shown_setting_problem()) is not None:
+        from harness.util.untrusted import line
+        print(line(f"error: {problem}"), file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -82,6 +89,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected exception becomes an exit code
         return _internal_error(exc, args)
+
+
+def _shown_setting_problem() -> str | None:
+    """What is wrong with the folders the person shows every sandboxed launch (the harness's own
+    setting, ``sandbox.SHOWN_VARIABLE``), before anything is launched: otherwise every launch of the
+    run would fail on it, one recorded startup failure at a time."""
+    from harness.probe import sandbox
+
+    for folder in sandbox.shown_dirs(()):
+        try:
+            for checked in sandbox.checked_dirs([folder]):
+                sandbox.folder_masks(checked)
+        except ValueError as exc:
+            return f"{sandbox.SHOWN_VARIABLE}: {exc}"
+    return None
 
 
 def _internal_error(exc: Exception, args) -> int:

@@ -80,7 +80,8 @@ def register(sub) -> None:
     p.add_argument("--single", action="store_true",
                    help="one launch only (no confirmation launch): the record is marked unconfirmed")
     p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
-                   help="auto (default) = sandbox where bubblewrap works, else host")
+                   help="auto (default) = sandbox where bubblewrap works, else host. "
+                        f"{isolation.SANDBOX_HELP}. {isolation.HOST_HELP}. docs/SECURITY.md has the details")
     _add_changed(p)
     p.set_defaults(func=run)
 
@@ -201,12 +202,12 @@ def _target(args) -> Target:
     if args.url is not None and not URL_PATTERN.match(args.url):
         raise ValueError(f"--url '{escape(urls.shown(args.url))}' is not an endpoint: expected http:// or https:// "
                          "and a host, e.g. https://example.com/mcp")
-    # The person running --command wrote it: a script it names by absolute path is shown to the
-    # sandbox with its folder (a catalog entry's command never is; issue #9, kind 4).
-    shown = sandbox.script_dirs(split_command(args.command)) if args.command is not None else ()
+    # The person running --command wrote it: the files it names are shown to the sandbox, each
+    # alone, and a folder it names with its secret paths masked (a catalog entry's command never is).
+    folders, files = sandbox.named_paths(split_command(args.command), Path.cwd()) if args.command is not None else ((), ())
     target = Target(name=args.name, command=args.command, url=args.url, env=tuple(args.env),
                     headers=tuple(args.header), timeout_seconds=args.timeout or 60.0, needs_git=args.needs_git,
-                    host_dirs=shown)
+                    host_dirs=folders, host_files=files)
     _refuse_catalog_name(target, Path(args.catalog))
     return target
 

@@ -188,6 +188,17 @@ def expand_bpe_ranks(bpe_ranks: str) -> bytes:
     return "".join(f"{tok} {rank}\n" for rank, tok in pairs).encode("ascii")
 
 
+_NPM_NAMES = re.compile(r"(PATH|HOME|TMPDIR|LANG|LC_[A-Z]+|TZ|(HTTPS?|ALL|NO)_PROXY|SSL_CERT_(FILE|DIR)|NODE_EXTRA_CA_CERTS"
+                        r"|NPM_CONFIG_\w+)", re.IGNORECASE)
+
+
+def _npm_env() -> dict[str, str]:
+    """What ``npm pack`` needs of this process's environment (locale, proxy, CA and npm settings),
+    nothing else: it may run while servers do, and any process of the same user can read the
+    environment of a process the harness starts."""
+    return {name: value for name, value in os.environ.items() if _NPM_NAMES.fullmatch(name)}
+
+
 def _fetch_npm_tarball() -> tuple[bytes, str]:
     """Return ``(tarball bytes, how)``; raises RuntimeError/OSError with the reason on failure."""
     spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
@@ -197,7 +208,7 @@ def _fetch_npm_tarball() -> tuple[bytes, str]:
             proc = subprocess.run(
                 [npm, "pack", spec, "--json", "--ignore-scripts", "--pack-destination", tmp],
                 cwd=tmp, capture_output=True, text=True, timeout=_NPM_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL, env=_npm_env(),
             )
             tarballs = list(Path(tmp).glob("*.tgz"))
             if proc.returncode != 0 or len(tarballs) != 1:

@@ -51,12 +51,23 @@ def _version(program: str, args: list[str], env: dict) -> str | None:
 
 MODES = ("host", "sandbox", "docker")
 NOTES = {
-    "host": "launched as a child of the harness with a minimal environment; nothing else isolated",
+    "host": "run as the harness's user through a clean intermediate process holding only the server's minimal "
+            "environment; it can read and write whatever that user can — files, and the environment of any other "
+            "process of that user, such as the shell or CI step that started the harness — but not the harness's "
+            "own environment or memory (not dumpable), unless that user is root or has sudo",
     "sandbox": "bubblewrap: new namespaces, no capabilities, fresh HOME and /tmp, host homes, checkout and secret "
-               "files hidden, system dirs read-only, declared env names given dummy values, a package cache of the "
-               "server's own, network shared for package fetch",
+               "files hidden, system dirs read-only, only the host paths in shownHostPaths shown (read-only, secret "
+               "paths masked), declared env names given dummy values, a package cache of the server's own, network "
+               "shared for package fetch",
     "docker": "one container per server from a pinned image, resource limits, no host mounts or credentials",
 }
+# What ``--help`` of the commands that launch servers says about ``--isolation`` (docs/SECURITY.md).
+HOST_HELP = ("host runs the server as you, through a clean intermediate process: it can read and write whatever "
+             "you can — your files, and the environment of your shell, CI step or any other process of yours — "
+             "but not this harness's own environment or memory (unless you are root or have sudo)")
+SANDBOX_HELP = ("sandbox (bubblewrap) shows the server system folders, a fresh home and /tmp, its own package cache "
+                "and only the host files a --command names (each file alone, never its folder; a named folder "
+                "with its secret files masked; never a home folder); declared env names get placeholder values")
 
 
 class Unavailable(ValueError):
@@ -89,8 +100,9 @@ def _docker_problem() -> str | None:
     if not found:
         return "the docker command is not installed"
     try:
+        # the environment a docker launch gets: no process the harness starts carries its own
         done = subprocess.run([found, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
-                              timeout=30)
+                              timeout=30, env=environment.child_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the Docker daemon did not answer ({type(exc).__name__})"
     if done.returncode == 0:
@@ -105,7 +117,8 @@ def _bwrap_works() -> bool:
     if not found:
         return False
     try:
-        done = subprocess.run([found, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
+        done = subprocess.run([found, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20,
+                              env={})  # as a sandboxed launch runs bwrap: with nothing of the harness's environment
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.probe import environment, envnames, resolve, sandbox, teardown
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
-from harness.probe.process import SpawnError, resolve_argv, split_command
+from harness.probe.process import SpawnError, resolve_argv, split_command, through_intermediate
 from harness.probe.session import converse, run_within
 from harness.probe.stdio import StdioTransport
 from harness.probe.target import Target
@@ -136,15 +136,16 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
         start = _vouched_start(target.cwd, shown)
         encode = sandbox.env_args_verbatim if verbatim else sandbox.env_args
         return _with_memory_file(encode, env, lambda fd: sandbox.bwrap_argv(
-            resolved, cwd, cache, fd, shown=shown, start=start), {})
+            resolved, cwd, cache, fd, shown=shown, start=start, files=target.host_files), {})
     if isolation == "docker":
         image = sandbox.docker_image_for(argv[0])
         names = list(target.env) + [name for name, _ in target.set_env]
         values = {name: env[name] for name in names}
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
             sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
-    # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it
-    return (list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
+    # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it.
+    # Through the clean intermediate: the server's parent holds only the server's own environment.
+    return through_intermediate(list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
 
 
 def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:

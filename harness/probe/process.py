@@ -4,17 +4,27 @@ The child runs in its own session (``start_new_session``), so its process group 
 one ``killpg`` reaches everything it forked without leaving the group. What leaves the group (a
 grandchild that calls ``setsid``, one re-parented after its parent exited) is tracked by a
 ``reaper.Tracker`` per launch: a cgroup where one can be made, else subreaper-style tracking.
+
+What a launched process can read of the harness (docs/SECURITY.md, "host"): before its first launch
+at the latest the harness makes itself not dumpable (``dumpable``), so a process of the same user without
+``CAP_SYS_PTRACE`` cannot read its ``/proc/<pid>/environ``, ``mem``, ``maps`` or descriptors. A
+``host`` launch goes through a clean intermediate (``through_intermediate``): a fresh interpreter
+whose own environment is exactly the server's, which forks the server and stays its parent, so the
+server's ``/proc/<ppid>/environ`` shows what the server was given and nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import select
 import shlex
 import shutil
 import signal
+import sys
 
 from harness.probe import reaper, sentinel
+from harness.probe.dumpable import not_dumpable
 from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
 
@@ -62,6 +72,10 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
     """
     global _PARENT_PID
     _PARENT_PID = os.getpid()
+    not_dumpable()
+    argv, status = _with_status_pipe(argv)
+    if status is not None:
+        pass_fds = (*pass_fds, status[1])
     tracker = reaper.Tracker()
     # the child lists its own launch: no moment where the harness could die with it unlisted
     listed, line = sentinel.writer(), sentinel.line_for(tracker)
@@ -86,10 +100,113 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument or a variable
         tracker.discard()
-        raise SpawnError(f"cannot start {argv[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+        if status is not None:
+            os.close(status[0])
+        raise SpawnError(f"cannot start {_program(argv)}: {getattr(exc, 'strerror', None) or exc}") from None
+    finally:
+        if status is not None:
+            os.close(status[1])  # the intermediate holds its own copy
     tracker.started(proc.pid)
     _TRACKERS[proc.pid] = tracker
+    if status is not None:
+        try:
+            failed = await asyncio.get_running_loop().run_in_executor(None, _read_status, status[0])
+        except BaseException:  # cancelled while the server was being started: nobody else can end it
+            await terminate(proc)
+            raise
+        if failed is not None:
+            await terminate(proc)
+            raise SpawnError(f"cannot start {_program(argv)}: {failed}")
     return proc
+
+
+# --- the clean intermediate of a host launch ------------------------------------------------------
+# argv: [python, -I, -S, -c, script, <status fd>, server argv...]. It ignores the group's SIGTERM,
+# SIGINT and SIGHUP (they reach the server through the process group; a handler, unlike SIG_IGN, is
+# reset by exec), forks the server with a parent-death signal, reports an exec failure on the status
+# descriptor (the exec closes it otherwise), lets go of the stdio pipes, reaps whatever is re-parented
+# to it (the launch made it a child subreaper) and ends as the server ended: same code, same signal.
+_INTERMEDIATE = r'''
+import os, signal, sys
+status, argv = int(sys.argv[1]), sys.argv[2:]
+try:
+    import ctypes
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (ImportError, OSError, AttributeError):  # no ctypes, or no prctl (not Linux)
+    prctl = None
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, lambda *_: None)
+me = os.getpid()
+pid = os.fork()
+if pid == 0:
+    try:
+        if prctl is not None:
+            prctl(1, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != me:
+            os._exit(137)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        os.set_inheritable(status, False)
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(status, (exc.strerror or str(exc)).encode("utf-8", "replace")[:500])
+    os._exit(127)
+os.close(status)
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+while True:
+    try:
+        done, code = os.waitpid(-1, 0)
+    except ChildProcessError:
+        os._exit(0)
+    if done == pid:
+        break
+if os.WIFSIGNALED(code):
+    try:
+        signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass
+    os.kill(me, os.WTERMSIG(code))
+os._exit(os.waitstatus_to_exitcode(code) & 0xFF)
+'''
+_INTERMEDIATE_PREFIX = ("-I", "-S", "-c", _INTERMEDIATE)
+_STATUS_PLACEHOLDER = "--status-fd--"
+STATUS_SECONDS = 30.0  # an exec that has not happened by then is taken as started (the deadline rules)
+
+
+def through_intermediate(argv: list[str]) -> list[str]:
+    """``argv`` (resolved, or a name found on the launch's own PATH) launched through the clean
+    intermediate: its environment is the one ``spawn`` is given, which the server inherits whole.
+    ``spawn`` fills in the status descriptor; a program that cannot be executed is a ``SpawnError``
+    naming it, as a direct launch would be."""
+    return [sys.executable, *_INTERMEDIATE_PREFIX, _STATUS_PLACEHOLDER, *argv]
+
+
+def _with_status_pipe(argv: list[str]) -> tuple[list[str], tuple[int, int] | None]:
+    if tuple(argv[1:5]) != _INTERMEDIATE_PREFIX or argv[5:6] != [_STATUS_PLACEHOLDER]:
+        return argv, None
+    read_end, write_end = os.pipe()
+    return [*argv[:5], str(write_end), *argv[6:]], (read_end, write_end)
+
+
+def _program(argv: list[str]) -> str:
+    """The server's program in a launch's argv (past the intermediate's own part)."""
+    return argv[6] if tuple(argv[1:5]) == _INTERMEDIATE_PREFIX and len(argv) > 6 else argv[0]
+
+
+def _read_status(fd: int) -> str | None:
+    """What the intermediate reported (an exec failure), or ``None`` once the exec closed the pipe."""
+    data = b""
+    try:
+        while len(data) < 1000 and select.select([fd], [], [], STATUS_SECONDS)[0]:
+            chunk = os.read(fd, 1000)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace") or None
 
 
 _PRCTL = reaper.PRCTL

@@ -25,6 +25,7 @@ from harness.core.counting import count_tools
 from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
+from harness.probe import sandbox
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
@@ -164,6 +165,8 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
         "envVarNames": list(m.target.env) + [name for name, _ in m.target.set_env if name not in m.target.env],
         **({"headerNames": list(m.target.headers)} if m.target.url else {}),
         "isolation": isolation,
+        **({"shownHostPaths": sandbox.shown_host_paths(m.target.host_dirs, m.target.host_files)}
+           if isolation.get("mode") == "sandbox" else {}),
         "timeoutMs": int((m.budget_seconds or m.target.timeout_seconds) * 1000),
         "deadlineMs": int(m.deadline_seconds * 1000) or 1,
         "harnessVersion": __version__,

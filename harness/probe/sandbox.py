@@ -1,7 +1,8 @@
 """Isolation modes a server can be launched under (issue #6, "Isolation modes").
 
-``host``    the server runs as a child of the harness with the minimal environment of
-            ``environment.child_env`` — nothing else isolated.
+``host``    the server runs as the harness's user with the minimal environment of
+            ``environment.child_env``, through a clean intermediate process (``process``), the
+            harness not dumpable — nothing else isolated (docs/SECURITY.md says what it can read).
 ``sandbox`` bubblewrap (``bwrap``): new user/pid/ipc/uts namespaces, every capability dropped, a
             fresh HOME and /tmp, the host's home directories and this checkout invisible, system
             directories read-only with the host's secret files in them masked, declared env
@@ -16,9 +17,13 @@ arguments read from an inherited memory file (``--args FD``), so no value shows 
 program) loads or runs. ``docker`` gets the values from an ``--env-file`` read the same way.
 
 What reaches the sandbox from the host: a fixed set (system directories read-only, a fresh
-working directory and the server's own cache writable) plus the directories the target's builder
-vouches for (``Target.host_dirs``, read-only). Nothing a command or a config *names* is bound in
-on that account alone: a catalog command naming a host file once had that file's folder bound.
+working directory and the server's own cache writable) plus what the target's builder vouches for,
+read-only: folders (``Target.host_dirs``) and single files (``Target.host_files``). Nothing a
+command or a config *names* is bound in on that account alone: a catalog command naming a host file
+once had that file's folder bound. What ``measure --command`` names is the file, never its folder
+(``named_paths``); no shown folder is a home folder or an ancestor of one, and every shown folder
+has its secret files masked (``SECRET_PATHS``). The record lists what was shown
+(``shown_host_paths``, ``shownHostPaths``).
 
 Every record carries the mode in ``isolation`` (see ``isolation.describe``).
 """
@@ -28,6 +33,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import pwd
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -45,6 +52,7 @@ SANDBOX_WORKDIR = SANDBOX_HOME + "/work"
 SHOWN_VARIABLE = "MCP_CONTEXT_COST_SHOWN_DIRS"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 HIDDEN_DIRS = ("/root", "/home", "/tmp", "/run", "/var/tmp", "/mnt", "/media", "/srv")
+SANDBOX_OWN = ("/proc", "/dev", "/sys")  # the sandbox has its own (or none): a host file there is never shown
 MERGED_USR_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
 # Host files and directories that hold secrets although they live in a visible system directory
 # (docs/SECURITY.md lists them with the reason): each file is replaced by an empty one
@@ -62,6 +70,27 @@ SECRET_DIRS = (
     "/etc/openvpn", "/etc/ipsec.d", "/etc/docker", "/etc/containerd", "/etc/libvirt/secrets", "/etc/ceph",
     "/etc/cups/ssl",
 )
+
+
+# Paths that hold credentials wherever they lie (a home folder, a project): matched against the last
+# components of a path, each component a glob. In a shown folder each is masked (a file by an empty
+# one, a folder by an empty tmpfs); a file or folder a command names that is one, or lies in one, is
+# refused. docs/SECURITY.md lists them.
+SECRET_PATHS = tuple(tuple(p.split("/")) for p in (
+    ".ssh", ".aws", ".azure", ".gnupg", ".docker", ".kube", ".password-store", ".terraform.d", ".vault-token",
+    ".config/gh", ".config/hub", ".config/gcloud", ".config/op", ".config/rclone", ".local/share/keyrings",
+    ".npmrc", ".yarnrc.yml", ".netrc", "_netrc", ".git-credentials", ".git/config", ".pypirc", ".pgpass", ".my.cnf",
+    ".s3cfg", ".boto", ".dockercfg", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+    ".composer/auth.json", ".env", ".env.*", ".envrc", "*.pem", "*.key", "id_rsa*", "id_ecdsa*", "id_ed25519*",
+    "id_dsa*", "*.p12", "*.pfx", "*.jks", "*.keystore", ".htpasswd", "*.tfstate", "*.tfstate.backup",
+    "credentials", "credentials.json", "client_secret*.json", "token.json", ".claude/.credentials.json",
+    ".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot", ".config/containers/auth.json",
+    ".huggingface", ".cache/huggingface/token", ".kaggle", ".m2/settings.xml", ".gradle/gradle.properties",
+))
+# Folders a secret search does not descend into (installed packages, caches, git's object store):
+# they are large and hold what a registry published, not what a person keeps.
+NOT_SEARCHED = ("node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache")
+MAX_SEARCHED = 20_000  # entries searched for secret paths in one shown folder; more is refused
 
 
 class SandboxUnavailable(RuntimeError):
@@ -98,7 +127,9 @@ def visible_roots() -> list[str]:
     (where ``uvx`` and the interpreter live)."""
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     for prefix in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}:
-        if prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots):
+        # a Python built with --prefix=$HOME has the home as its prefix: never shown, as no home is
+        if (prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots)
+                and folder_problem(os.path.realpath(prefix)) is None):
             roots.append(prefix)
     return roots
 
@@ -110,16 +141,18 @@ def sandbox_path(path: str) -> str:
 
 
 def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown: tuple[str, ...] = (),
-               start: Path | None = None) -> list[str]:
+               start: Path | None = None, files: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """Wrap resolved ``argv`` for bubblewrap; run the result with an empty environment and
     ``args_fd`` (holding ``env_args(env)``) inherited. ``workdir`` (the launch's working directory,
-seen inside at ``SANDBOX_WORKDIR``) and
-    ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are created) are the only writable host
-    directories; ``shown`` (``Target.host_dirs``: directories the caller vouches for) are bound
-    read-only and are the only other host directories the server sees. The server starts in
-    ``start`` when given (it must lie in ``shown``), else in ``workdir``. Raises ``ValueError``
-    for a ``shown`` directory that is not an existing absolute directory or a ``start`` outside them."""
+    seen inside at ``SANDBOX_WORKDIR``) and ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are
+    created) are the only writable host directories; ``shown`` (``Target.host_dirs``: directories
+    the caller vouches for, ``checked_dirs``) are bound read-only with their secret paths masked, and
+    ``files`` (``Target.host_files``: ``(host file, path inside)``, ``checked_files``) one file each,
+    read-only: the only other host paths the server sees. The server starts in ``start`` when given
+    (it must lie in ``shown``), else in ``workdir``. Raises ``ValueError`` for a ``shown`` directory
+    or a file ``checked_dirs``/``checked_files`` refuses, or a ``start`` outside them."""
     shown = checked_dirs(shown)
+    files = checked_files(files)
     if start is not None:
         start = Path(os.path.realpath(start))
         if not any(_under(str(start), d) for d in shown):
@@ -141,14 +174,18 @@ seen inside at ``SANDBOX_WORKDIR``) and
     for folder in shown:  # before the masks and the writable binds, which must stay on top
         if not any(_under(folder, r) for r in roots):
             args += ["--ro-bind", folder, folder]
+    for folder in shown:
+        args += folder_masks(folder)
     args += secret_masks()
     resolv = os.path.realpath("/etc/resolv.conf")
     if not _under(resolv, "/etc") and os.path.exists(resolv):  # e.g. systemd-resolved's stub in /run
         args += ["--ro-bind", resolv, resolv]
     args += ["--dir", SANDBOX_HOME, "--bind", str(cache / "npm"), f"{SANDBOX_HOME}/.npm",
              "--bind", str(cache / "uv"), f"{SANDBOX_HOME}/.cache/uv"]
-    args += ["--bind", str(workdir), SANDBOX_WORKDIR, "--chdir", str(start or SANDBOX_WORKDIR), "--"]
-    return args + list(argv)
+    args += ["--bind", str(workdir), SANDBOX_WORKDIR, "--chdir", str(start or SANDBOX_WORKDIR)]
+    for host, inside in files:  # last: a file may be shown inside the working directory
+        args += ["--ro-bind", host, inside]
+    return args + ["--"] + list(argv)
 
 
 def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
@@ -160,15 +197,188 @@ def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
 
 def checked_dirs(dirs) -> tuple[str, ...]:
     """``dirs`` as real absolute paths (symbolic links resolved: what is bound is what was checked);
-    raises ``ValueError`` for one that is not an existing absolute directory."""
+    raises ``ValueError`` for one that is not an existing absolute directory, that is a home folder
+    or an ancestor of one, that holds the harness's own caches, or that is or lies in a secret path."""
     found: list[str] = []
     for folder in dirs:
         real = os.path.realpath(folder)
         if not (os.path.isabs(folder) and os.path.isdir(real)):
             raise ValueError(f"{folder} is not an existing absolute directory, so it cannot be shown to the sandbox")
+        if (why := folder_problem(real)) is not None:
+            named = folder if real == os.path.normpath(folder) else f"{folder} leads to {real}, which"
+            raise ValueError(f"{named} {why}, so it is never shown to the sandbox")
         if real not in found:
             found.append(real)
     return tuple(found)
+
+
+def folder_problem(real: str) -> str | None:
+    """Why the folder ``real`` (a real path) may not be shown, as a phrase after its name, or ``None``."""
+    homes = home_folders()
+    held = sorted(home for home in homes if _under(home, real) and home != os.path.normpath(real))
+    if held:
+        own = os.path.realpath(os.path.expanduser("~"))
+        return f"holds the home folder {own if own in held else held[0]}"
+    if os.path.normpath(real) in homes:
+        return "is a home folder"
+    for cache in (cache_root(), cache_root().parent):
+        if _under(os.path.realpath(cache), real):
+            return "holds the harness's own caches"
+    if (pattern := secret_part(real)) is not None:
+        return f"is or lies in a secret path ({pattern})"
+    return masked_by_sandbox(real)
+
+
+def masked_by_sandbox(real: str) -> str | None:
+    """Why the real path ``real`` may not be shown at another path (reached through a symbolic link
+    a command names), as a phrase after its name, or ``None``: it lies in what the sandbox has of
+    its own (``/proc``: the harness's own entries) or is a host secret file it masks where it lies."""
+    if any(_under(real, d) for d in SANDBOX_OWN):
+        return "lies in /proc, /dev or /sys (the sandbox has its own)"
+    secret = list(SECRET_FILES) + [p for pattern in SECRET_GLOBS for p in glob.glob(pattern)]
+    if any(os.path.realpath(f) == real for f in secret) or any(_under(real, os.path.realpath(d)) for d in SECRET_DIRS):
+        return "is a host secret path the sandbox masks"
+    return None
+
+
+def checked_files(files) -> tuple[tuple[str, str], ...]:
+    """``files`` (``(host path, path inside)``) with each host path resolved to the real file it
+    names; raises ``ValueError`` for one that is not an existing regular file named by an absolute
+    path, whose named or real path is or lies in a secret path, or whose path inside is not absolute
+    or would cover what the sandbox itself sets up (its home, a system directory)."""
+    found: list[tuple[str, str]] = []
+    for host, inside in files:
+        real = os.path.realpath(host)
+        if not (os.path.isabs(host) and os.path.isfile(real)):
+            raise ValueError(f"{host} is not an existing file named by an absolute path, so it cannot be shown")
+        for path in (host, real, inside):
+            if (pattern := secret_part(path)) is not None:
+                raise ValueError(f"{host} is or lies in a secret path ({pattern}), so it is never shown to the sandbox")
+        if (why := masked_by_sandbox(real)) is not None:
+            raise ValueError(f"{host} leads to {real}, which {why}, so it is never shown to the sandbox")
+        inside = os.path.normpath(inside)
+        covered = [SANDBOX_HOME, *SYSTEM_DIRS, *MERGED_USR_LINKS, *SANDBOX_OWN]
+        if not os.path.isabs(inside) or (any(_under(inside, d) for d in covered)
+                                         and not _under(inside, SANDBOX_WORKDIR)) or inside == SANDBOX_WORKDIR:
+            raise ValueError(f"{host} cannot be shown at {inside} inside the sandbox")
+        if (real, inside) not in found:
+            found.append((real, inside))
+    return tuple(found)
+
+
+def home_folders() -> set[str]:
+    """Every home folder of this machine (real paths): the user's, ``$HOME``, ``/root`` and every
+    account's in the password database."""
+    homes = {os.path.expanduser("~"), os.environ.get("HOME") or "~", "/root"}
+    try:
+        homes |= {entry.pw_dir for entry in pwd.getpwall() if entry.pw_dir.startswith("/")}
+    except OSError:
+        pass
+    return {os.path.realpath(home) for home in homes if os.path.isabs(home)}
+
+
+def _secret_pattern(suffix: str) -> re.Pattern[str]:
+    """One expression for every ``SECRET_PATHS`` entry, ``*`` matching within a component."""
+    spelled = ("/".join(re.escape(c).replace(r"\*", "[^/]*") for c in parts) for parts in SECRET_PATHS)
+    # any case: on a case-insensitive file system ``.SSH`` is ``.ssh``, and masking more costs nothing
+    return re.compile(r"(?:^|/)(" + "|".join(spelled) + ")" + suffix, re.IGNORECASE)
+
+
+_SECRET_ANYWHERE = _secret_pattern("(?=/|$)")
+_SECRET_LAST = _secret_pattern("$")
+
+
+def secret_part(path: str) -> str | None:
+    """The part of ``path`` that is a ``SECRET_PATHS`` entry when ``path`` is one or lies in one
+    (``/a/.ssh/id`` lies in ``.ssh``), else ``None``."""
+    found = _SECRET_ANYWHERE.search(os.path.normpath(path))
+    return found.group(1) if found else None
+
+
+def folder_masks(folder: str) -> list[str]:
+    """bwrap arguments masking every secret path (``SECRET_PATHS``) in the shown ``folder``: a file
+    by ``/dev/null``, a folder by an empty read-only tmpfs. Symbolic links are left alone (inside
+    the sandbox they point at sandbox paths). Folders in ``NOT_SEARCHED`` are not descended into,
+    nor git's store below ``.git``. Raises ``ValueError`` past ``MAX_SEARCHED`` entries."""
+    args: list[str] = []
+    searched, stack = 0, [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            searched += 1
+            if searched > MAX_SEARCHED:
+                raise ValueError(f"{folder} holds more than {MAX_SEARCHED:,} entries to search for secret files, so "
+                                 "it is not shown to the sandbox: show the server's own file or a smaller folder")
+            if entry.is_symlink():
+                continue
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if _SECRET_LAST.search(entry.path):  # what lies above was searched already
+                args += ["--tmpfs", entry.path, "--remount-ro", entry.path] if is_dir else \
+                    ["--ro-bind", "/dev/null", entry.path] if entry.is_file(follow_symlinks=False) else []
+            elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
+                stack.append(entry.path)
+    return args
+
+
+def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """What a command the person running the harness typed names, to show to the sandbox:
+    ``(folders, files)`` for ``Target.host_dirs`` and ``Target.host_files``. Each argument (the
+    program too when it holds a ``/``, and the value of ``--option=value``) naming an existing file
+    shows *that file*, read-only, at the path named — never its folder; a relative one (no ``..``),
+    at the same place under the sandbox's working directory, where the server starts. One naming an
+    existing folder by absolute path shows that folder with its secret paths masked. What the
+    sandbox shows anyway (system directories) or keeps empty (``/tmp`` and the like) is left out.
+    Raises ``ValueError`` for a file that is or lies in a secret path and for a folder
+    ``checked_dirs`` refuses (a home folder or an ancestor of one, the harness's caches) or that is
+    too large to search for secret paths (``folder_masks``). Never use
+    it on a command someone else wrote: every file it names would become readable."""
+    roots = visible_roots() + [d for d in MERGED_USR_LINKS if os.path.exists(d)]
+    folders: list[str] = []
+    files: list[tuple[str, str]] = []
+    candidates = [a for a in argv[:1] if "/" in a] + list(argv[1:])
+    candidates += [a.split("=", 1)[1] for a in argv[1:] if a.startswith("-") and "=" in a]
+    for named in candidates:
+        relative = not os.path.isabs(named)
+        if not named or "\0" in named or (relative and (named.startswith("~") or ".." in Path(named).parts)):
+            continue
+        host = os.path.normpath(os.path.join(cwd, named))
+        if os.path.isfile(host):
+            if any(_under(host, r) for r in roots + list(SANDBOX_OWN)):
+                continue
+            inside = os.path.join(SANDBOX_WORKDIR, os.path.normpath(named)) if relative else host
+            files += checked_files([(host, inside)])
+        elif (os.path.isdir(host) and not relative and host not in HIDDEN_DIRS
+              and not any(_under(host, r) for r in roots + list(SANDBOX_OWN))):
+            for folder in checked_dirs([host]):
+                folder_masks(folder)  # refused now, before anything is launched, when too large to search
+                folders += [folder] if folder not in folders else []
+    return tuple(folders), tuple(dict.fromkeys(files))
+
+
+def shown_host_paths(host_dirs: tuple[str, ...], host_files: tuple[tuple[str, str], ...]) -> list[str]:
+    """The host paths a sandboxed launch of a target with ``host_dirs`` and ``host_files`` is shown,
+    read-only, as the record's ``shownHostPaths``: the system directories, this Python's prefixes, the
+    shown folders (``shown_dirs``) and files; the user's home folder written ``~``. What cannot be
+    shown is left out (the launch refuses it). Never raises."""
+    paths = list(visible_roots())
+    for folder in shown_dirs(host_dirs):
+        try:
+            paths += [d for d in checked_dirs([folder]) if not any(_under(d, r) for r in visible_roots())]
+        except ValueError:
+            continue
+    for pair in host_files:
+        try:
+            paths += [real for real, _ in checked_files([pair])]
+        except ValueError:
+            continue
+    home = os.path.realpath(os.path.expanduser("~"))
+    shown = ["~" + p[len(home):] if home != "/" and _under(p, home) else p for p in paths]
+    return list(dict.fromkeys(shown))
 
 
 def env_args(env: dict[str, str]) -> bytes:
@@ -241,17 +451,6 @@ DOCKER_IMAGES = {
 def docker_image_for(program: str) -> str:
     """The pinned image for a launcher name (``npx``, ``uvx``; anything else gets the node image)."""
     return DOCKER_IMAGES.get(os.path.basename(program), DOCKER_IMAGES["npx"])
-
-
-def script_dirs(argv: list[str]) -> tuple[str, ...]:
-    """Folders of existing files named by absolute path in ``argv[1:]`` (a script and its sibling
-    modules) that the sandbox would not otherwise see: what ``measure --command`` and the tests
-    vouch for in ``Target.host_dirs`` for a command *they* wrote. A directory argument is never
-    included (a server asked to serve /tmp sees the sandbox's fresh /tmp). Never use it on a
-    command someone else wrote: any file it names would become readable."""
-    roots = visible_roots()
-    files = [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a) and not any(_under(a, r) for r in roots)]
-    return tuple(sorted({os.path.dirname(f) for f in files}))
 
 
 def _under(path: str, root: str) -> bool:

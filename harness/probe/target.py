@@ -35,12 +35,14 @@ class Target:
     ``transport``: for a ``url`` target, ``"sse"`` when whoever wrote the entry declared the
     2024-11-05 HTTP+SSE transport (a client config's ``"type": "sse"``); ``None``: Streamable HTTP,
     falling back to HTTP+SSE as the transport specification describes.
-    ``host_dirs``: host directories whoever built the target vouches for — a local server's own
-    folder (``sandbox.script_dirs``) — which the sandbox shows read-only. Nothing else outside its
-    fixed set is ever bound in: never set this from a catalog entry, a client config or anything
-    else someone other than the person running the harness wrote (issue #9, kind 4: a catalog
-    command naming ``/tmp/x`` once bound the host's ``/tmp`` into the sandbox, and a config's
-    ``cwd: /`` bound the whole host writable).
+    ``host_dirs``: host directories whoever built the target vouches for — a folder the person's own
+    command names (``sandbox.named_paths``) — which the sandbox shows read-only, secret paths masked.
+    ``host_files``: single host files vouched for the same way, ``(host path, path inside the
+    sandbox)`` — the script a person's own command names, never its folder. Nothing else outside
+    the sandbox's fixed set is ever bound in: never set these from a catalog entry, a client config
+    or anything else someone other than the person running the harness wrote (a catalog command
+    naming ``/tmp/x`` once bound the host's ``/tmp`` into the sandbox, and a config's ``cwd: /``
+    bound the whole host writable).
     """
 
     name: str
@@ -56,6 +58,7 @@ class Target:
     cwd: str | None = None
     host_dirs: tuple[str, ...] = ()
     transport: str | None = None
+    host_files: tuple[tuple[str, str], ...] = ()
     # issue #16: the package resolved once (``harness.probe.resolve``); launches start from it
     resolved: object | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, compare=False, hash=False)

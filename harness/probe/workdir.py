@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ WORK_DIR = "work"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 # The throwaway repository's one commit has fixed dates, so its hash is the same at every launch.
 _GIT_DATE = "2000-01-01T00:00:00+0000"
+_GIT_NAME, _GIT_EMAIL = "mcp-context-cost", "mcp-context-cost@users.noreply.github.com"
 
 
 def base_dir() -> Path:
@@ -99,17 +101,28 @@ def _empty(path: Path) -> None:
 
 
 def prepare_workdir(path: Path, needs_git: bool) -> None:
-    """Populate ``path`` (an empty directory). Raises ``SpawnError`` if git cannot set it up."""
+    """Populate ``path`` (an empty directory). Raises ``SpawnError`` if git cannot set it up.
+
+    git runs with the launch's minimal environment (``environment.child_env``), no user or system
+    config and no hooks: a process the harness starts beside a running server must not carry the
+    harness's own environment, which any process of the same user can read (docs/SECURITY.md)."""
     if not needs_git:
         return
-    import git  # only here: gitpython takes a noticeable part of a measure's start-up (issue #16)
+    from harness.probe import environment
 
+    # Not gitpython: it starts git with a copy of the harness's whole environment, and keeps
+    # ``git cat-file`` processes alive with it while the server runs.
+    env = {**environment.child_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": _GIT_NAME, "GIT_AUTHOR_EMAIL": _GIT_EMAIL, "GIT_AUTHOR_DATE": _GIT_DATE,
+           "GIT_COMMITTER_NAME": _GIT_NAME, "GIT_COMMITTER_EMAIL": _GIT_EMAIL, "GIT_COMMITTER_DATE": _GIT_DATE}
     try:
-        repo = git.Repo.init(path)
         (path / "README.md").write_text("throwaway repository for a measurement\n")
-        repo.index.add(["README.md"])
-        actor = git.Actor("mcp-context-cost", "mcp-context-cost@users.noreply.github.com")
-        repo.index.commit("initial commit", author=actor, committer=actor, author_date=_GIT_DATE,
-                          commit_date=_GIT_DATE)
-    except (git.GitError, OSError) as exc:
+        for args in (["init", "-q"], ["add", "README.md"],
+                     ["-c", "core.hooksPath=" + os.devnull, "commit", "-q", "--no-verify", "-m", "initial commit"]):
+            subprocess.run(["git", *args], cwd=path, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                           check=True, timeout=60)
+    except subprocess.CalledProcessError as exc:
+        why = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
+        raise SpawnError(f"cannot prepare a git working directory: git {exc.cmd[1]}: {why[0][:200]}") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
         raise SpawnError(f"cannot prepare a git working directory: {exc}") from None
