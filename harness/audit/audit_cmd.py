@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -55,6 +56,11 @@ def register(sub) -> None:
                    help="host (default: a child process, as your client runs it, given your config's env values); "
                         "sandbox gives declared env names placeholder values")
     p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
+    p.add_argument("--trust-project", action="store_true",
+                   help="also measure the servers of this project's config files (.mcp.json, .vscode/mcp.json, "
+                        ".cursor/mcp.json, .codex/config.toml, ...) that their client has no approval of on record; "
+                        "they run in the sandbox where it works. Without it such servers are never launched and are "
+                        "in no total (a server you rejected stays rejected)")
     _add_published(p)
     p.set_defaults(func=run)
 
@@ -136,15 +142,16 @@ def _check_input(args) -> dict | None:
 
 
 def _audit(args, measurer):
-    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold
+    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold, trust
     from harness.audit.clients._common import Layout
     from harness.audit.clients.claude_code import managed_dir
     from harness.audit.policy import read_policy
     from harness.probe import isolation
 
-    layout = Layout.current()
+    layout = dataclasses.replace(Layout.current(), trust_project=args.trust_project)
     files = discovery.discover(layout, args.config, search=not args.no_discover)
     entries = [e for f in files for e in f.entries]
+    blocked = [e for e in entries if e.blocked]
     looked = _published(args)
     redactor = measuring.redactor_for(entries) | _source_secrets(looked)
     for name, found in looked.items():
@@ -154,11 +161,17 @@ def _audit(args, measurer):
     found = sum(1 for f in files if f.state != "absent")
     _progress(redactor, f"found {found} config file(s), {len(entries)} entries, {len(groups)} distinct server(s) to "
                         "measure")
+    if blocked:
+        _progress(redactor, f"{len(blocked)} project server(s) not launched: their client would not start them without "
+                            f"an approval that is not on record ({', '.join(e.name for e in blocked[:5])}"
+                            f"{', …' if len(blocked) > 5 else ''}); {trust.TRUST_FLAG} measures them in the sandbox")
     mode = isolation.resolve_mode(args.isolation)
     kwargs = {"measurer": measurer} if measurer else {}
     outcomes = asyncio.run(measuring.measure_all(groups, redactor, isolation=mode, timeout=args.timeout,
                                                  concurrency=args.concurrency, dual=not args.single,
-                                                 progress=lambda line: _progress(redactor, line), **kwargs))
+                                                 progress=lambda line: _progress(redactor, line),
+                                                 sandbox=_sandbox() if any(e.sandboxed for e in entries) else None,
+                                                 **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
     band = threshold.load_band(REPO / "results" / "divergence.json")
@@ -166,6 +179,17 @@ def _audit(args, measurer):
                          policy=read_policy(places[1:]), band=band,
                          managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)
     return built, redactor
+
+
+def _sandbox() -> str | None:
+    """The sandbox's mode where it can start here, else ``None`` (opted-in project servers then run
+    under ``--isolation``, and say so)."""
+    from harness.probe import isolation
+
+    try:
+        return isolation.resolve_mode("sandbox")
+    except isolation.Unavailable:
+        return None
 
 
 def _published(args) -> dict:

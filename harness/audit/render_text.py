@@ -96,6 +96,8 @@ def _detail(server: dict) -> str:
     parts = [server["launch"]]
     if server["disabled"]:
         parts.append(f"disabled: {server['disabled']}")
+    if server.get("trust"):
+        parts.append(f"{server['trust']['state']}: {server['trust']['reason']}")
     if server["alwaysLoad"]:
         parts.append("alwaysLoad")
     if server["envNames"]:

@@ -117,6 +117,7 @@ def _server(row: Row, context: int) -> dict:
         "filteredTools": row.cost.filtered if row.cost else 0,
         "toolFilter": _filter(entry), "alwaysLoad": entry.always_load, "disabled": entry.disabled,
         "unevaluated": list(entry.unevaluated), "problems": list(entry.problems), "notes": notes[:5],
+        "trust": entry.trust.to_json() if entry.trust else None,
     }
 
 

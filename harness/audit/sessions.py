@@ -124,15 +124,19 @@ def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
 
 
 def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> None:
-    """Add ``entries`` to ``session``: disabled ones excluded; with a scope ``order``, a name
-    defined in a higher scope shadows the same name in a lower one."""
+    """Add ``entries`` to ``session``: disabled and unapproved ones excluded; with a scope ``order``, a name
+    defined in a higher scope shadows the same name in a lower one (an unapproved entry shadows
+    nothing: the client does not load it)."""
     winner: dict[str, Entry] = {}
     if order:
         for entry in sorted(entries, key=lambda e: order.index(e.scope) if e.scope in order else len(order)):
-            winner.setdefault(entry.name, entry)
+            if not entry.blocked:
+                winner.setdefault(entry.name, entry)
     for entry in entries:
         if entry.disabled:
             session.excluded.append((entry, f"disabled ({entry.disabled})"))
+        elif entry.blocked:
+            session.excluded.append((entry, f"not approved: {entry.trust.reason}"))
         elif order and winner[entry.name] is not entry:
             session.excluded.append((entry, f"shadowed by the {winner[entry.name].scope}-scope entry of the same name"))
         else:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+from harness.audit.trust import Rule, Trust, rule_for
 from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
 
@@ -31,6 +33,7 @@ class Layout:
     appdata: Path | None = None
     environ: dict | None = None
     system_root: Path = Path("/")
+    trust_project: bool = False  # --trust-project: measure project servers the client has no approval of
 
     @classmethod
     def current(cls) -> "Layout":
@@ -99,9 +102,20 @@ class Context:
     layout: Layout
     workspace: Path | None = None
 
-    def expander(self, syntax: str) -> Expander:
+    @cached_property
+    def trust(self) -> Rule | None:
+        """The client's approval rule for this file's entries (``None``: the user's own file)."""
+        return rule_for(self.client, self.scope, self.layout)
+
+    def verdict(self, name: str) -> Trust | None:
+        return self.trust(name) if self.trust else None
+
+    def expander(self, syntax: str, verdict: Trust | None = None) -> Expander:
+        """An expander for this file; an entry the user has not approved gets no value from the
+        caller's environment (its references stay unevaluated)."""
         context = workspace_context(str(self.workspace or self.layout.cwd), str(self.layout.home))
-        return Expander(syntax, environ=self.layout.environ, context=context)
+        environ = {} if verdict is not None and verdict.blocks else self.layout.environ
+        return Expander(syntax, environ=environ, context=context)
 
 
 def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) -> tuple[list[Entry], list[str]]:
@@ -125,7 +139,8 @@ def build_entry(name: str, raw: object, shape: Shape, ctx: Context, where: str) 
     if not isinstance(raw, dict):
         entry.problems.append(f"{where}: the entry is not an object")
         return entry
-    expander = ctx.expander(shape.syntax)
+    entry.trust = ctx.verdict(name)
+    expander = ctx.expander(shape.syntax, entry.trust)
     _switches(entry, raw, shape, where)
     _transport(entry, raw, shape, where)
     if entry.transport == STDIO:
