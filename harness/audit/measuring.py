@@ -25,7 +25,7 @@ from harness.audit.model import Entry
 from harness.core.counting import count_tools
 from harness.probe import record
 from harness.probe.measure import measure
-from harness.probe.redact import Secrets
+from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
 from harness.util.untrusted import escape
@@ -70,12 +70,12 @@ def redactor_for(entries: list[Entry]) -> Secrets:
     handed to a server) — and the same readings of the argv and URL *as the file writes them*: an
     entry whose launch is not in hand (a ``${VAR}`` with no value beside a literal ``--api-key X``)
     has no launch face, but its configured face is printed, and once printed that key whole."""
-    found = Secrets(value for entry in entries for value in entry.secret_values)
-    for entry in entries:
-        found |= Secrets.handed(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
+    values = [value for entry in entries for value in entry.secret_values]
+    for entry in entries:  # gathered first: the set's tables are built once, over every value
+        values += handed_values(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
                                 url=entry.launch_url)
-        found |= Secrets.handed(argv=entry.argv, url=entry.url)
-    return found
+        values += handed_values(argv=entry.argv, url=entry.url)
+    return Secrets(values)
 
 
 async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",

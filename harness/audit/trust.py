@@ -181,7 +181,7 @@ def _codex(layout) -> tuple[bool, str]:
             if levels[folder] == "trusted":
                 return True, f"a trusted project in Codex ({folder} trust_level = \"trusted\")"
             return False, f"Codex reads .codex/config.toml only in a trusted project, and {folder} is " \
-                          f"trust_level = {str(levels[folder])[:20]!r}"
+                          f"trust_level = {readers.brief(levels[folder], 20)!r}"
     return False, "Codex reads .codex/config.toml only in a trusted project, and this one is not trusted in your " \
                   "config.toml ([projects.\"<path>\"] trust_level)"
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from harness.audit.trust import Rule, Trust, rule_for
 from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
+from harness.audit.readers import brief
+from harness.audit.trust import Rule, Trust, rule_for
 
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
 
@@ -179,7 +180,7 @@ def _transport(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
         if isinstance(declared, str) and declared in shape.type_map:
             entry.transport = shape.type_map[declared]
             return
-        entry.problems.append(f"{where}.{shape.type_key}: unknown transport {str(declared)[:40]!r}")
+        entry.problems.append(f"{where}.{shape.type_key}: unknown transport {brief(declared)!r}")
     for key, transport in shape.url_keys:
         if key in raw:
             entry.transport = transport
