@@ -115,7 +115,7 @@ def run(args, measurer=None) -> int:
     report = redact(report, redactor)
 
     schemas.check("audit-report", report, where="audit report")
-    _emit(args, report, redactor)
+    _emit(args, report)
     return report["exitCode"]
 
 
@@ -213,23 +213,24 @@ def _source_secrets(looked: dict):
     return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
 
-def _emit(args, report: dict, redactor) -> None:
+def _emit(args, report: dict) -> None:
     from harness.audit import render_markdown, render_text
     from harness.util import atomic
 
     text = json_text(report)
     markdown = render_markdown.render(report)
-    # The report is already redacted field by field; the human forms get one more pass over the
-    # whole text as well, while the JSON is written as validated (a later --baseline reads it).
-    for target, body in ((args.json, text), (args.markdown, redactor.text(markdown))):
+    # The report was redacted field by field (``harness.audit.report.redact``) and both human forms
+    # are rendered from it alone; a second pass over the whole text once redacted the harness's own
+    # words and paths (a config's path beside a secret-named file variable).
+    for target, body in ((args.json, text), (args.markdown, markdown)):
         if target not in (None, STDOUT):
             atomic.write_text(Path(target), body)
     if args.json == STDOUT:
         sys.stdout.write(text)
     elif args.markdown == STDOUT:
-        sys.stdout.write(redactor.text(markdown))
+        sys.stdout.write(markdown)
     else:
-        sys.stdout.write(redactor.text(render_text.render(report, color=sys.stdout.isatty())))
+        sys.stdout.write(render_text.render(report, color=sys.stdout.isatty()))
     sys.stdout.flush()
 
 

@@ -130,8 +130,9 @@ class Secrets:
     @classmethod
     def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                argv: Iterable[str] = (), url: str | None = None) -> "Secrets":
-        """The secrets among what a server is handed: every value of ``env`` and ``headers`` (for a
-        header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
+        """The secrets among what a server is handed: every value of ``env`` that is not public by
+        its nature (``public_value``: a path or a flag under a name that does not look secret) and
+        every value of ``headers`` (for a header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
         values of secret-named options in ``argv``, and the credentials in ``url``."""
         return cls(handed_values(env, headers, argv, url))
 
@@ -275,11 +276,30 @@ class Secrets:
                         yield i, i + RUN_LENGTH
 
 
+# A filesystem path (absolute, home-relative or relative; no white space, no ``:``/``@``/``?``/``=``
+# past a drive letter, so never a URL, userinfo or a query) and the flags and levels a config sets.
+_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])[^\s:@?#=]*")
+_FLAG = re.compile(r"true|false|yes|no|on|off|none|trace|debug|info|warn|warning|error|fatal|stdio|http|https|sse|"
+                   r"dev|development|prod|production|test|local|\d{1,5}", re.IGNORECASE)
+
+
+def public_value(name: str, value: str) -> bool:
+    """Whether the value of env variable ``name`` is public by its nature, and so not a secret: a
+    filesystem path or a flag (``true``, ``debug``, a port) held by a variable whose name does not
+    look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it.
+    Redacting those mangled the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
+    config's folder turned the config's own path into ``~[redacted]cp.json``."""
+    if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
+            environment.KNOWN_TOKEN.search(value):
+        return False
+    return bool(_PATH.fullmatch(value) or _FLAG.fullmatch(value))
+
+
 def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                   argv: Iterable[str] = (), url: str | None = None) -> list[str]:
     """The values ``Secrets.handed`` makes a set of, for callers that gather many before building
     one set (a set is searched through tables built from all its values at once)."""
-    values = list((env or {}).values())
+    values = [value for name, value in (env or {}).items() if not public_value(name, value)]
     for value in (headers or {}).values():
         values += environment.header_secrets(value)
     values += environment.argv_secrets(list(argv))

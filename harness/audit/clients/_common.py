@@ -18,6 +18,7 @@ from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
 from harness.audit.readers import brief
 from harness.audit.trust import Rule, Trust, rule_for
+from harness.probe.redact import public_value
 
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
 
@@ -300,7 +301,8 @@ def _env(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) 
         text, complete = expander.expand(value, f"{shape.env}.{name}")
         if complete:
             entry.env_values[name] = text
-            entry.secret_values.append(text)
+            if not public_value(name, text):
+                entry.secret_values.append(text)
     for key in shape.env_name_lists:
         names = raw.get(key)
         if names is None:
