@@ -6,6 +6,10 @@ session pays it, and gates that fail closed (issue #12).
     mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
     mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
     mcp-context-cost audit --changed --suggest              # behind what is published? unusual tools?
+    mcp-context-cost audit --trust-project                  # also this project's unapproved servers, sandboxed
+
+A project's server is launched only when its client's approval of it is on record
+(``harness.audit.trust``); otherwise it is reported as not approved and counted nowhere.
 
 Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
 measured (a ``--changed``/``--suggest`` check whose published file could not be read is a failed
