@@ -32,6 +32,9 @@ MAX_JSON5_BYTES = 256 * 1024
 MAX_YAML_BYTES = 1024 * 1024
 MAX_YAML_ALIASES = 100
 MAX_TOML_BYTES = 512 * 1024
+# Objects and arrays a JSON file may open (counted as "{" and "[" in the text, an upper bound): 32 MiB
+# of "[[],[],…" once parsed into 600 MB of lists; a real ~/.claude.json holds far fewer.
+MAX_JSON_CONTAINERS = 2_000_000
 MAX_YAML_NODES = 100_000  # nodes once aliases are expanded: far above any config a person writes
 MAX_YAML_DEPTH = 64
 
@@ -68,6 +71,9 @@ def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
 
 def parse_json(text: str, where: str) -> object:
     """JSON, else JSONC/JSON5 (see module doc). Raises ``ConfigError``."""
+    if text.count("{") + text.count("[") > MAX_JSON_CONTAINERS:
+        raise ConfigError(f"{where}: opens more than {MAX_JSON_CONTAINERS:,} objects and arrays, over the limit for a "
+                          "config file")
     try:
         return json.loads(text)
     except RecursionError:

@@ -135,3 +135,19 @@ def test_a_json_config_nested_within_the_parsers_reach_reads(tmp_path):
     path = tmp_path / "ok.json"
     path.write_text(json.dumps({"mcpServers": {"x": {"command": "node", "args": ["a"]}}}))
     assert readers.load(path, "json")["mcpServers"]["x"]["args"] == ["a"]
+
+
+@pytest.mark.parametrize("text", ["[" + "[]," * 2_100_000 + "[]]", '{"a": [' + "{}," * 2_100_000 + "{}]}"])
+def test_a_json_of_millions_of_containers_is_refused_before_it_is_parsed(tmp_path, text):
+    path = tmp_path / "big.json"
+    path.write_text(text)
+    def attempt():
+        try:
+            readers.load(path, "json")
+        except readers.ConfigError as exc:
+            return exc
+        return None
+
+    error, peak = _peak(attempt)
+    assert error is not None and "objects and arrays" in str(error) and "\n" not in str(error)
+    assert peak < PEAK_BYTES, f"{peak:,} bytes"
