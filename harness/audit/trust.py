@@ -114,7 +114,8 @@ def _load(path: Path, kind: str = "json") -> dict:
     return document if isinstance(document, dict) else {}
 
 
-def _resolved(path: Path) -> Path:
+def resolved(path: Path) -> Path:
+    """``path`` with ``~`` and symbolic links resolved (as given when it cannot be)."""
     try:
         return Path(path).expanduser().resolve()
     except (OSError, RuntimeError, ValueError):
@@ -126,9 +127,9 @@ def _claude(layout) -> Callable[[str], Trust]:
 
     user = _load(layout.home / ".claude.json")
     projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
-    target = _resolved(layout.cwd)
+    target = resolved(layout.cwd)
     project = next((v for k, v in projects.items() if isinstance(k, str) and k and isinstance(v, dict)
-                    and _resolved(Path(k)) == target), {})
+                    and resolved(Path(k)) == target), {})
     dialog = project.get("hasTrustDialogAccepted") is True
     places = [("~/.claude.json (this project)", project, True),
               ("managed-settings.json", _load(managed_dir(layout) / "managed-settings.json"), True),
@@ -173,9 +174,9 @@ def _codex(layout) -> tuple[bool, str]:
     home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
     projects = _load(home / "config.toml", "toml").get("projects")
     projects = projects if isinstance(projects, dict) else {}
-    levels = {_resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
+    levels = {resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
               if isinstance(k, str) and k and isinstance(v, dict)}
-    here = _resolved(layout.cwd)
+    here = resolved(layout.cwd)
     for folder in (here, *here.parents):  # the nearest decision wins (a repository root above the cwd)
         if folder in levels:
             if levels[folder] == "trusted":
@@ -194,11 +195,11 @@ def _gemini(layout) -> tuple[bool, str]:
         return False, "Gemini CLI's folder trust is off (security.folderTrust.enabled), so nothing records that you " \
                       "chose to run this project's servers"
     rules = _load(layout.home / ".gemini" / "trustedFolders.json")
-    here, best = _resolved(layout.cwd), None
+    here, best = resolved(layout.cwd), None
     for key, level in rules.items():
         if not isinstance(key, str) or not key:
             continue
-        path = _resolved(Path(key))
+        path = resolved(Path(key))
         root = path.parent if level == "TRUST_PARENT" else path
         if (here == root or root in here.parents) and (best is None or len(root.parts) > len(best[0].parts)):
             best = (root, level)

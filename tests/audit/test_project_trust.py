@@ -263,3 +263,12 @@ def test_with_the_opt_in_a_hostile_server_writes_nothing_on_the_host(cloned):
     plant(project, "cursor", "evil2", ["python3", "-c", "open('planted', 'w').close()"])
     run_audit(["--single", "--json", "--trust-project"], project, home, timeout=300)
     assert not (markers / "m").exists() and not (project / "planted").exists()
+
+
+def test_a_project_file_named_with_config_is_consent(cloned):
+    home, project, _ = cloned
+    path = plant(project, "claude-code", "named", ["node", "server.js"])
+    unnamed = _entries(_layout(home, project))[("claude-code", "named")]
+    files = discovery.discover(_layout(home, project), [path])
+    named = next(e for f in files for e in f.entries if e.name == "named")
+    assert not unnamed.launchable and named.launchable and named.trust is None

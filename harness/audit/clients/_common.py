@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
 from harness.audit.readers import brief
-from harness.audit.trust import Rule, Trust, rule_for
+from harness.audit.trust import Rule, Trust, resolved, rule_for
 from harness.probe.redact import public_value
 
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
@@ -36,6 +36,7 @@ class Layout:
     environ: dict | None = None
     system_root: Path = Path("/")
     trust_project: bool = False  # --trust-project: measure project servers the client has no approval of
+    named: frozenset = frozenset()  # resolved paths given with --config: naming a file is consent
 
     @classmethod
     def current(cls) -> "Layout":
@@ -106,7 +107,10 @@ class Context:
 
     @cached_property
     def trust(self) -> Rule | None:
-        """The client's approval rule for this file's entries (``None``: the user's own file)."""
+        """The client's approval rule for this file's entries (``None``: the user's own file, or
+        one the user named with ``--config``)."""
+        if resolved(Path(self.source)) in self.layout.named:
+            return None
         return rule_for(self.client, self.scope, self.layout)
 
     def verdict(self, name: str) -> Trust | None:
