@@ -90,6 +90,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
     from harness.probe import isolation as iso
 
     gate = asyncio.Semaphore(concurrency)
+    described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
     outcomes: dict[str, Outcome] = {}
     total = len(groups)
     write = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -104,7 +105,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
             # The capture is redacted (before counting, the probe's rule) with this server's own values
             # only, so another entry's env value cannot change this server's number; ``redactor``
             # (every value of every config) cleans what is printed.
-            rec = record.build(measurement, iso.describe(mode), secrets=redactor_for(entries))
+            rec = record.build(measurement, described[mode], secrets=redactor_for(entries))
         outcomes[key] = outcome_of(rec)
         if opted:
             outcomes[key].notes.insert(0, f"a project server measured because of --trust-project, under {mode} isolation"
