@@ -224,7 +224,7 @@ def _emit(args, report: dict) -> None:
     text = json_text(report)
     markdown = render_markdown.render(report)
     # The report was redacted field by field (``harness.audit.report.redact``) and both human forms
-    # are rendered from it alone; a second pass over the whole text once redacted the harness's own
+    # are rendered from it alone; a second pass over the whole text would redact the harness's own
     # words and paths (a config's path beside a secret-named file variable).
     for target, body in ((args.json, text), (args.markdown, markdown)):
         if target not in (None, STDOUT):

@@ -4,7 +4,7 @@
   strict JSON — ``~/.claude.json`` can run to megabytes); only when that fails, the ``json5``
   library, which accepts comments and trailing commas (VS Code, Zed, Cursor files). ``json5`` is
   pure Python and slow, so it is only given files up to ``MAX_JSON5_BYTES``.
-* TOML: ``tomllib``, up to ``MAX_TOML_BYTES`` (it is pure Python: a 25 MB file took over a minute).
+* TOML: ``tomllib``, up to ``MAX_TOML_BYTES`` (it is pure Python: a 25 MB file takes over a minute).
 * YAML: PyYAML's safe loader through ``harness.util.yamlsafe``, which bounds the text, the nesting
   and the nodes *with every alias expanded* while composing (a 573-byte alias bomb under an alias
   cap still expands into gigabytes in whatever walks it next), plus an alias cap.

@@ -193,8 +193,8 @@ CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding
                         "scope", "decidedBy", "method", "canonicalSha256", "publishedOn", "currentSince",
                         "path", "source"})
 # The report's own names for the config files a session loads: paths on this machine, which is how a
-# baseline pairs configs (a secret-named variable holding a path beside the config once turned the
-# config's own path into ``~[redacted]cp.json`` and the unchanged config read as dropped and added).
+# baseline pairs configs (redacted, a secret-named variable holding a path beside the config would
+# turn the config's own path into ``~[redacted]cp.json``, and the unchanged config read as dropped and added).
 PATH_LISTS = frozenset({"configs", "paths"})
 
 

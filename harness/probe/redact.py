@@ -101,7 +101,7 @@ class Secrets:
         and sized before they are built: every value as written, then every other spelling, each
         round shortest value first (keys before certificate bundles), is indexed by runs while the
         total stays within ``MAX_RUNS`` run positions; past that, a spelling is matched whole. Memory stays tens of MB
-        whatever a config holds (300 KB of env values once built 2.5 million runs: 700 MB)."""
+        whatever a config holds (unbudgeted, 300 KB of env values make 2.5 million runs: 700 MB)."""
         if self._tables is not None:
             return self._tables
         whole: set[str] = set()
@@ -287,8 +287,8 @@ def public_value(name: str, value: str) -> bool:
     """Whether the value of env variable ``name`` is public by its nature, and so not a secret: a
     filesystem path or a flag (``true``, ``debug``, a port) held by a variable whose name does not
     look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it.
-    Redacting those mangled the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
-    config's folder turned the config's own path into ``~[redacted]cp.json``."""
+    Redacting them would mangle the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
+    config's folder would turn the config's own path into ``~[redacted]cp.json``."""
     if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
             environment.KNOWN_TOKEN.search(value):
         return False
