@@ -15,9 +15,11 @@ The rules, per client (sources in docs/AUDIT.md, "Which project servers are laun
   ``.claude/settings.local.json`` sit in the repository, so they approve only once the user
   accepted the folder's trust dialog (``projects[<cwd>].hasTrustDialogAccepted``). A name in
   ``disabledMcpjsonServers`` anywhere is rejected, even with ``--trust-project``.
-* Codex CLI: ``.codex/config.toml`` is read only for a trusted project: the nearest
-  ``[projects."<path>"]`` of the user's ``config.toml`` at or above the current directory says
-  ``trust_level = "trusted"``.
+* Codex CLI: ``.codex/config.toml`` is read only for a trusted project: the user's ``config.toml``
+  says ``trust_level = "trusted"`` under ``[projects."<path>"]`` for, in this order, the current
+  directory, its project root (the nearest directory at or above it holding a
+  ``project_root_markers`` entry, ``.git`` by default) or, in a linked worktree, the main checkout.
+  A trusted directory further up does not trust a repository cloned inside it.
 * Gemini CLI: project settings count only with ``security.folderTrust.enabled`` in the user's
   settings and the folder trusted in ``~/.gemini/trustedFolders.json`` (the most specific rule
   wins). With folder trust off Gemini asks nobody, so nothing records the user's choice.
@@ -172,19 +174,46 @@ def _approves(document: dict, name: str) -> bool:
 def _codex(layout) -> tuple[bool, str]:
     environ = layout.environ if layout.environ is not None else os.environ
     home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
-    projects = _load(home / "config.toml", "toml").get("projects")
-    projects = projects if isinstance(projects, dict) else {}
+    user = _load(home / "config.toml", "toml")
+    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
     levels = {resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
               if isinstance(k, str) and k and isinstance(v, dict)}
+    markers = user.get("project_root_markers", [".git"])
+    markers = [m for m in markers if isinstance(m, str) and m] if isinstance(markers, list) else [".git"]
     here = resolved(layout.cwd)
-    for folder in (here, *here.parents):  # the nearest decision wins (a repository root above the cwd)
-        if folder in levels:
+    for folder in dict.fromkeys(f for f in (here, _project_root(here, markers), _main_checkout(here)) if f):
+        if folder in levels:  # Codex's order: the directory, its project root, the main checkout
             if levels[folder] == "trusted":
                 return True, f"a trusted project in Codex ({folder} trust_level = \"trusted\")"
             return False, f"Codex reads .codex/config.toml only in a trusted project, and {folder} is " \
                           f"trust_level = {readers.brief(levels[folder], 20)!r}"
     return False, "Codex reads .codex/config.toml only in a trusted project, and this one is not trusted in your " \
                   "config.toml ([projects.\"<path>\"] trust_level)"
+
+
+def _project_root(here: Path, markers: list[str]) -> Path | None:
+    """The nearest directory at or above ``here`` holding one of ``markers`` (Codex's project root)."""
+    if not markers:
+        return None
+    return next((d for d in (here, *here.parents) if any(os.path.lexists(d / m) for m in markers)), None)
+
+
+def _main_checkout(here: Path) -> Path | None:
+    """For a linked git worktree, the main checkout Codex keys trust by: ``.git`` is a file naming
+    ``<main>/.git/worktrees/<name>``, and that directory's ``gitdir`` names this ``.git`` back (a
+    ``.git`` file alone, which anyone can write, does not borrow another checkout's trust)."""
+    root = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
+    if root is None or not (root / ".git").is_file():
+        return None
+    try:
+        pointer = readers.read_text(root / ".git", 4096).strip()
+        admin = resolved(root / pointer.removeprefix("gitdir:").strip()) if pointer.startswith("gitdir:") else None
+        if admin is None or admin.parent.name != "worktrees":
+            return None
+        back = readers.read_text(admin / "gitdir", 4096).strip()
+    except (OSError, readers.ConfigError):
+        return None
+    return admin.parent.parent.parent if resolved(admin / back) == resolved(root / ".git") else None
 
 
 def _gemini(layout) -> tuple[bool, str]:

@@ -171,9 +171,9 @@ def test_claude_code_approval_is_read_where_the_user_keeps_it(cloned, where, doc
 
 @pytest.mark.parametrize("projects, trusted", [
     ({"REPO": "trusted"}, True),
-    ({"PARENT": "trusted"}, True),                  # the repository root above the working directory
+    ({"PARENT": "trusted"}, False),                 # a trusted folder does not trust a repository cloned in it
     ({"REPO": "untrusted"}, False),
-    ({"PARENT": "trusted", "REPO": "untrusted"}, False),  # the nearest decision wins
+    ({"PARENT": "trusted", "REPO": "untrusted"}, False),
     ({}, False),
 ])
 def test_codex_reads_a_project_config_only_in_a_trusted_project(cloned, projects, trusted):
@@ -185,6 +185,40 @@ def test_codex_reads_a_project_config_only_in_a_trusted_project(cloned, projects
         f"[projects.{_toml_string(str(paths[k]))}]\ntrust_level = \"{v}\"\n" for k, v in projects.items()))
     entry = _entries(_layout(home, project))[("codex-cli", "evil")]
     assert entry.launchable is trusted and entry.trust.state == ("approved" if trusted else "not-approved")
+
+
+def _codex_trusts(home: Path, folder: Path) -> None:
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(f"[projects.{_toml_string(str(folder))}]\ntrust_level = \"trusted\"\n")
+
+
+def test_codex_trust_reaches_a_subfolder_of_the_trusted_repository_only(cloned):
+    home, project, _ = cloned
+    _codex_trusts(home, project)
+    sub, nested = project / "sub", project / "vendor" / "evil"
+    sub.mkdir()
+    nested.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)  # a repository cloned inside the trusted one
+    for folder in (sub, nested):
+        plant(folder, "codex-cli", "evil", ["node", "server.js"])
+    assert _entries(_layout(home, sub))[("codex-cli", "evil")].launchable
+    assert not _entries(_layout(home, nested))[("codex-cli", "evil")].launchable
+
+
+def test_codex_trust_of_a_main_checkout_covers_its_worktrees_not_a_forged_git_file(cloned, tmp_path):
+    home, project, _ = cloned
+    _codex_trusts(home, project)
+    subprocess.run(["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "init"], check=True)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(project), "worktree", "add", "-q", str(linked)], check=True)
+    forged = tmp_path / "forged"
+    forged.mkdir()  # names the trusted checkout's worktree admin dir, which does not name it back
+    (forged / ".git").write_text(f"gitdir: {project / '.git' / 'worktrees' / 'linked'}\n")
+    for folder in (linked, forged):
+        plant(folder, "codex-cli", "evil", ["node", "server.js"])
+    assert _entries(_layout(home, linked))[("codex-cli", "evil")].launchable
+    assert not _entries(_layout(home, forged))[("codex-cli", "evil")].launchable
 
 
 @pytest.mark.parametrize("enabled, rules, trusted", [
