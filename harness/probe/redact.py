@@ -281,16 +281,20 @@ class Secrets:
 _PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])[^\s:@?#=]*")
 _FLAG = re.compile(r"true|false|yes|no|on|off|none|trace|debug|info|warn|warning|error|fatal|stdio|http|https|sse|"
                    r"dev|development|prod|production|test|local|\d{1,5}", re.IGNORECASE)
+# A run of letters and digits mixing upper case, lower case and digits: random text (base64 holds
+# "/", so a key can read as a path), not the name of a folder a person chose.
+_RANDOM_RUN = re.compile(r"(?=[A-Za-z0-9+]*[A-Z])(?=[A-Za-z0-9+]*[a-z])(?=[A-Za-z0-9+]*[0-9])[A-Za-z0-9+]{12,}")
 
 
 def public_value(name: str, value: str) -> bool:
     """Whether the value of env variable ``name`` is public by its nature, and so not a secret: a
     filesystem path or a flag (``true``, ``debug``, a port) held by a variable whose name does not
-    look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it.
+    look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it and
+    no run of random-looking characters (``/Zq8Lk3Xw9Pm2Rt7Vb`` is a base64 key, not a path).
     Redacting them would mangle the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
     config's folder would turn the config's own path into ``~[redacted]cp.json``."""
     if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
-            environment.KNOWN_TOKEN.search(value):
+            environment.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
         return False
     return bool(_PATH.fullmatch(value) or _FLAG.fullmatch(value))
 

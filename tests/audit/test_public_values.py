@@ -64,7 +64,31 @@ def test_an_unchanged_config_against_its_own_baseline_reports_no_change(tmp_path
     ("UPSTREAM", "/proxy?token=abc123", False),      # a query is not a path
     ("ANYTHING", "correct horse battery", False),
     ("PIN", "12345678", False),                       # more digits than a port
+    # a base64 key can begin with "/" (or sit after "~/", "./"): random text is not a path
+    ("SIGNING_SALT", "/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1", False),
+    ("DB_PASSPHRASE", "~/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1", False),
+    ("HMAC", "/a9/Zq8Lk3Xw9Pm2+t7Vb4Nc6H", False),
+    ("MASTER", "./Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1", False),
+    ("PROJECT_DIR", "/Users/Jane/Projects/app-2024/data_v2", True),
+    ("CACHE", "/tmp/pytest-of-root/pytest-12/test_case0/cache", True),
 ])
 def test_public_by_nature(name, value, public):
     assert public_value(name, value) is public
     assert (value in Secrets.handed(env={name: value}).values) is not public
+
+
+@pytest.mark.parametrize("value", ["/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1", "~/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1"])
+def test_a_key_that_reads_like_a_path_is_still_a_secret(tmp_path, value):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    leaker = [sys.executable, str(FIXTURE_SERVERS / "leaks_secrets.py"), "--leak", "SIGNING_SALT", "--where", "error"]
+    (home / ".cursor").mkdir(parents=True)
+    server = {"command": leaker[0], "args": leaker[1:], "env": {"SIGNING_SALT": value}}
+    (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"salty": server}}))
+    done = run_audit(["--single", "--json", str(tmp_path / "r.json")], project, home)
+    report = report_of((tmp_path / "r.json").read_text())
+    assert report["configs"][0]["servers"][0]["status"] == "startup-failure", report["configs"][0]["servers"][0]
+    outputs = done.stdout + done.stderr + (tmp_path / "r.json").read_text()
+    raw = value.encode()
+    for form in (value, value[2:14], raw.hex(), base64.b64encode(raw).decode().rstrip("=")):
+        assert form not in outputs, form
