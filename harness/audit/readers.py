@@ -107,6 +107,8 @@ def parse_toml(text: str, where: str) -> dict:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError(f"{where}: not valid TOML: {_unquoted(str(exc))[:200]}") from None
+    except ValueError:  # an integer past Python's digit limit for int(): the message quotes no text
+        raise ConfigError(f"{where}: not valid TOML: a number too large to read") from None
 
 
 def parse_yaml(text: str, where: str) -> object:

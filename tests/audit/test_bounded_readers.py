@@ -91,6 +91,21 @@ def test_deep_nesting_is_a_one_line_error(tmp_path, kind, text):
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
 
 
+@pytest.mark.parametrize("kind, text", [
+    ("toml", "a = 1" + "0" * 100_000 + "\n"),        # past Python's digit limit for int()
+    ("toml", "[mcp_servers.x]\nstartup_timeout_sec = 9" + "9" * 5000 + "\n"),
+    ("yaml", "a: 1" + "0" * 100_000 + "\n"),
+    ("json", '{"a": 1' + "0" * 5000 + "}"),
+    ("json", '// jsonc\n{"a": 1' + "0" * 5000 + "}"),
+])
+def test_a_number_too_large_to_read_is_a_one_line_error(tmp_path, kind, text):
+    path = tmp_path / f"big.{kind}"
+    path.write_text(text)
+    with pytest.raises(readers.ConfigError) as caught:
+        _peak(lambda: readers.load(path, kind))
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value) and "000000" not in str(caught.value)
+
+
 @pytest.mark.parametrize("megabytes", [25, 1])
 def test_a_large_codex_toml_is_refused_before_it_is_parsed(tmp_path, megabytes):
     home, project = tmp_path / "home", tmp_path / "project"
