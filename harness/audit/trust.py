@@ -187,8 +187,10 @@ def _codex(layout) -> tuple[bool, str]:
                 return True, f"a trusted project in Codex ({folder} trust_level = \"trusted\")"
             return False, f"Codex reads .codex/config.toml only in a trusted project, and {folder} is " \
                           f"trust_level = {readers.brief(levels[folder], 20)!r}"
+    above = next((f for f in here.parents if levels.get(f) == "trusted"), None)
+    why = f" (trusting {above} does not trust a repository inside it)" if above else ""
     return False, "Codex reads .codex/config.toml only in a trusted project, and this one is not trusted in your " \
-                  "config.toml ([projects.\"<path>\"] trust_level)"
+                  f"config.toml ([projects.\"<path>\"] trust_level){why}"
 
 
 def _project_root(here: Path, markers: list[str]) -> Path | None:

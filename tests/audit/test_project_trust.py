@@ -202,7 +202,8 @@ def test_codex_trust_reaches_a_subfolder_of_the_trusted_repository_only(cloned):
     for folder in (sub, nested):
         plant(folder, "codex-cli", "evil", ["node", "server.js"])
     assert _entries(_layout(home, sub))[("codex-cli", "evil")].launchable
-    assert not _entries(_layout(home, nested))[("codex-cli", "evil")].launchable
+    refused = _entries(_layout(home, nested))[("codex-cli", "evil")]
+    assert not refused.launchable and f"trusting {project.resolve()} does not trust" in refused.trust.reason
 
 
 def test_codex_trust_of_a_main_checkout_covers_its_worktrees_not_a_forged_git_file(cloned, tmp_path):
