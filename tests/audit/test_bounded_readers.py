@@ -166,3 +166,35 @@ def test_a_json_of_millions_of_containers_is_refused_before_it_is_parsed(tmp_pat
     error, peak = _peak(attempt)
     assert error is not None and "objects and arrays" in str(error) and "\n" not in str(error)
     assert peak < PEAK_BYTES, f"{peak:,} bytes"
+
+
+def test_a_block_folder_of_many_files_is_listed_only_so_far(tmp_path, monkeypatch):
+    import os
+
+    from harness.audit.clients import continue_dev
+
+    folder = tmp_path / "project" / ".continue" / "mcpServers"
+    folder.mkdir(parents=True)
+    for i in range(continue_dev.MAX_LISTED + 5_000):
+        (folder / f"{i:06d}.txt").touch()
+    looked, scandir = [], os.scandir
+
+    class Counting:  # os.scandir, counting the entries the reader takes from it
+        def __init__(self, path):
+            self.inner = scandir(path)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.inner.close()
+
+        def __iter__(self):
+            for entry in self.inner:
+                looked.append(entry.name)
+                yield entry
+
+    monkeypatch.setattr(continue_dev.os, "scandir", Counting)
+    layout = Layout(home=tmp_path / "home", cwd=tmp_path / "project", platform="linux", environ={})
+    found = continue_dev.candidates(layout)
+    assert 0 < len(looked) <= continue_dev.MAX_LISTED and len(found) <= 1 + continue_dev.MAX_BLOCK_FILES
