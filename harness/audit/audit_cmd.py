@@ -6,6 +6,10 @@ session pays it, and gates that fail closed (issue #12).
     mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
     mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
     mcp-context-cost audit --changed --suggest              # behind what is published? unusual tools?
+    mcp-context-cost audit --trust-project                  # also this project's unapproved servers, sandboxed
+
+A project's server is launched only when its client's approval of it is on record
+(``harness.audit.trust``); otherwise it is reported as not approved and counted nowhere.
 
 Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
 measured (a ``--changed``/``--suggest`` check whose published file could not be read is a failed
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -57,6 +62,11 @@ def register(sub) -> None:
                         HOST_HELP.removeprefix("host ") + ". sandbox (bubblewrap) hides your home and files and "
                         "gives declared env names placeholder values. docs/SECURITY.md has the details")
     p.add_argument("--single", action="store_true", help="one launch per server (no confirmation launch)")
+    p.add_argument("--trust-project", action="store_true",
+                   help="also measure the servers of this project's config files (.mcp.json, .vscode/mcp.json, "
+                        ".cursor/mcp.json, .codex/config.toml, ...) that their client has no approval of on record; "
+                        "they run in the sandbox where it works. Without it such servers are never launched and are "
+                        "in no total (a server you rejected stays rejected)")
     _add_published(p)
     p.set_defaults(func=run)
 
@@ -111,7 +121,7 @@ def run(args, measurer=None) -> int:
     report = redact(report, redactor)
 
     schemas.check("audit-report", report, where="audit report")
-    _emit(args, report, redactor)
+    _emit(args, report)
     return report["exitCode"]
 
 
@@ -138,15 +148,16 @@ def _check_input(args) -> dict | None:
 
 
 def _audit(args, measurer):
-    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold
+    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold, trust
     from harness.audit.clients._common import Layout
     from harness.audit.clients.claude_code import managed_dir
     from harness.audit.policy import read_policy
     from harness.probe import isolation
 
-    layout = Layout.current()
+    layout = dataclasses.replace(Layout.current(), trust_project=args.trust_project)
     files = discovery.discover(layout, args.config, search=not args.no_discover)
     entries = [e for f in files for e in f.entries]
+    blocked = [e for e in entries if e.blocked]
     looked = _published(args)
     redactor = measuring.redactor_for(entries) | _source_secrets(looked)
     for name, found in looked.items():
@@ -156,11 +167,17 @@ def _audit(args, measurer):
     found = sum(1 for f in files if f.state != "absent")
     _progress(redactor, f"found {found} config file(s), {len(entries)} entries, {len(groups)} distinct server(s) to "
                         "measure")
+    if blocked:
+        _progress(redactor, f"{len(blocked)} project server(s) not launched: their client would not start them without "
+                            f"an approval that is not on record ({', '.join(e.name for e in blocked[:5])}"
+                            f"{', …' if len(blocked) > 5 else ''}); {trust.TRUST_FLAG} measures them in the sandbox")
     mode = isolation.resolve_mode(args.isolation)
     kwargs = {"measurer": measurer} if measurer else {}
     outcomes = asyncio.run(measuring.measure_all(groups, redactor, isolation=mode, timeout=args.timeout,
                                                  concurrency=args.concurrency, dual=not args.single,
-                                                 progress=lambda line: _progress(redactor, line), **kwargs))
+                                                 progress=lambda line: _progress(redactor, line),
+                                                 sandbox=_sandbox() if any(e.sandboxed for e in entries) else None,
+                                                 **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
     band = threshold.load_band(REPO / "results" / "divergence.json")
@@ -168,6 +185,17 @@ def _audit(args, measurer):
                          policy=read_policy(places[1:]), band=band,
                          managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)
     return built, redactor
+
+
+def _sandbox() -> str | None:
+    """The sandbox's mode where it can start here, else ``None`` (opted-in project servers then run
+    under ``--isolation``, and say so)."""
+    from harness.probe import isolation
+
+    try:
+        return isolation.resolve_mode("sandbox")
+    except isolation.Unavailable:
+        return None
 
 
 def _published(args) -> dict:
@@ -191,23 +219,24 @@ def _source_secrets(looked: dict):
     return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
 
-def _emit(args, report: dict, redactor) -> None:
+def _emit(args, report: dict) -> None:
     from harness.audit import render_markdown, render_text
     from harness.util import atomic
 
     text = json_text(report)
     markdown = render_markdown.render(report)
-    # The report is already redacted field by field; the human forms get one more pass over the
-    # whole text as well, while the JSON is written as validated (a later --baseline reads it).
-    for target, body in ((args.json, text), (args.markdown, redactor.text(markdown))):
+    # The report was redacted field by field (``harness.audit.report.redact``) and both human forms
+    # are rendered from it alone; a second pass over the whole text would redact the harness's own
+    # words and paths (a config's path beside a secret-named file variable).
+    for target, body in ((args.json, text), (args.markdown, markdown)):
         if target not in (None, STDOUT):
             atomic.write_text(Path(target), body)
     if args.json == STDOUT:
         sys.stdout.write(text)
     elif args.markdown == STDOUT:
-        sys.stdout.write(redactor.text(markdown))
+        sys.stdout.write(markdown)
     else:
-        sys.stdout.write(redactor.text(render_text.render(report, color=sys.stdout.isatty())))
+        sys.stdout.write(render_text.render(report, color=sys.stdout.isatty()))
     sys.stdout.flush()
 
 

@@ -51,10 +51,11 @@ UNDOCUMENTED = "undocumented-value"
 STRADDLES = "threshold-straddles"
 COLLAPSED = "collapsed-entries"
 MANAGED_MCP_UNREADABLE = "managed-mcp-unreadable"
+MCP_CONFIG_UNREADABLE = "mcp-config-unreadable"  # ~/.claude.json or .mcp.json: which servers load is unknown
 ORG_OVERRIDE = "organisation-override"
 REFUSALS = (CONFLICT, UNREADABLE_FILE, UNREADABLE_VALUE, UNDOCUMENTED, STRADDLES, COLLAPSED,
-            MANAGED_MCP_UNREADABLE, ORG_OVERRIDE)
-ANSWERABLE = (CONFLICT, UNREADABLE_FILE, UNREADABLE_VALUE, ORG_OVERRIDE, MANAGED_MCP_UNREADABLE)
+            MANAGED_MCP_UNREADABLE, MCP_CONFIG_UNREADABLE, ORG_OVERRIDE)
+ANSWERABLE = (CONFLICT, UNREADABLE_FILE, UNREADABLE_VALUE, ORG_OVERRIDE, MANAGED_MCP_UNREADABLE, MCP_CONFIG_UNREADABLE)
 
 UP_FRONT, DEFERRED, THRESHOLD, REFUSED = "loads-up-front", "deferred", "threshold", "refused"
 
@@ -127,7 +128,7 @@ def resolve(places: list[Place]) -> Posture:
     if decided is None:
         base = resolve_variable(BASE_URL, places)
         readings.append(base)
-        decided = _base_url(base)
+        decided = _base_url(base, readings[0])
     decided.readings = readings
     return decided
 
@@ -230,8 +231,14 @@ def _ets(reading: Reading) -> Posture | None:
                                     "documentation does not list", ETS))
 
 
-def _base_url(reading: Reading) -> Posture:
+def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
+    """``ANTHROPIC_BASE_URL`` decides (``ccdeb``: how the first variable read, set to a false
+    reading or unset, which the sentence names rather than claiming nothing sets it)."""
     if reading.state == "unset":
+        if ccdeb.state == "value":
+            return Posture(DEFERRED, f"{CCDEB}={show(CCDEB, ccdeb.value)} in {ccdeb.place} reads as false and neither "
+                           f"{ETS} nor {BASE_URL} is set: the documented default, every definition deferred, no "
+                           "threshold", decided_by=f"{CCDEB} in {ccdeb.place}")
         return Posture(DEFERRED, "nothing sets the three variables: the documented default, every definition "
                        "deferred, no threshold")
     if reading.state != "value":

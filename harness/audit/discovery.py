@@ -8,6 +8,7 @@ so a report can say what was searched as well as what was found. Reading is boun
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from harness.audit import readers
@@ -26,6 +27,7 @@ def discover(layout: Layout, extra: list[Path] = (), search: bool = True) -> lis
     """Every documented location of every client (when ``search``), then each ``extra`` path."""
     found: list[ConfigFile] = []
     seen: set[Path] = set()
+    layout = dataclasses.replace(layout, named=frozenset(_key(Path(p)) for p in extra))
     if search:
         for module in MODULES:
             for candidate in module.candidates(layout):

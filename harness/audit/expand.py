@@ -4,8 +4,9 @@ Each client documents its own syntax (cited in its module); the audit expands a 
 environment it runs in when that environment holds the variable, and otherwise records it as
 *set-but-unevaluated* (issue #12) — the file sets the field, and what it resolves to is unknown
 here. ``${input:…}`` (VS Code prompts the user) and Continue's ``${{ secrets.… }}`` are never in
-hand. Every value an expansion substituted is remembered as a secret: it reaches the server and
-never an output.
+hand. Every value an expansion substituted is remembered as a secret — it reaches the server and
+never an output — unless it is public by its nature (``harness.probe.redact.public_value``: a
+path or a flag under a name that does not look secret).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from harness.probe.redact import public_value
 
 # name → pattern; group "var" (+ optional "default") for environment references, "ctx" for a
 # client-defined variable, "never" for a reference whose value this audit never holds.
@@ -56,7 +59,8 @@ class Expander:
             var = groups.get("var") or groups.get("bare")
             if var is not None:
                 if var in environ:
-                    self.used.append(environ[var])
+                    if not public_value(var, environ[var]):  # ${env:HOME} is a path, not a secret
+                        self.used.append(environ[var])
                     return environ[var]
                 if groups.get("default") is not None:
                     return groups["default"]

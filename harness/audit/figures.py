@@ -4,7 +4,9 @@ list's total (a floor when anything in it has no number), heaviest tools and a t
 Audit statuses beyond the probe's (which pass through unchanged): ``disabled`` (listed, never
 measured, in no total), ``malformed`` (a field the client cannot use; the problem names it),
 ``unevaluated`` (the command or URL holds a reference whose value is not in hand),
-``not-measurable`` (a built-in or extension server no file describes a launch for).
+``not-measurable`` (a built-in or extension server no file describes a launch for),
+``not-approved`` (a project's server its client would not start without an approval that is not
+on record: never launched, in no total — ``harness.audit.trust``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from harness.audit.measuring import Cost, Outcome, cost
 from harness.audit.model import BUILTIN, EXTENSION, Entry
 
 DISABLED, MALFORMED, UNEVALUATED, NOT_MEASURABLE = "disabled", "malformed", "unevaluated", "not-measurable"
+NOT_APPROVED = "not-approved"
 # Tool filters each client's file can express (for the trim plan).
 TOOL_FILTER = {"gemini-cli": "excludeTools", "kiro": "disabledTools", "codex-cli": "disabled_tools",
                "goose": "available_tools"}
@@ -34,14 +37,16 @@ class Row:
 
     @property
     def counted(self) -> bool:
-        """Whether the row belongs in a total at all (a disabled entry does not)."""
-        return self.status != DISABLED
+        """Whether the row belongs in a total at all (a disabled or unapproved entry does not)."""
+        return self.status not in (DISABLED, NOT_APPROVED)
 
 
 def row_for(entry: Entry, outcomes: dict[str, Outcome]) -> Row:
     """The ``Row`` for ``entry`` given every identity's outcome."""
     if entry.disabled:
         return Row(entry, DISABLED)
+    if entry.blocked:
+        return Row(entry, NOT_APPROVED)
     if entry.problems:
         return Row(entry, MALFORMED)
     if entry.transport in (BUILTIN, EXTENSION):

@@ -19,6 +19,8 @@ def identity(entry: Entry) -> str:
     """A short stable id for ``entry``'s server (12 hex digits of a SHA-256 over its identity)."""
     parts = [entry.transport, list(entry.launch_argv), sorted(entry.env_names), entry.launch_url or "",
              entry.cwd if entry.transport == STDIO else None]
+    if entry.sandboxed:  # measured in the sandbox: never merged with the same command run as the user
+        parts.append("sandbox")
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 

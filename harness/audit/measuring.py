@@ -25,7 +25,7 @@ from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import record
 from harness.probe.measure import measure
-from harness.probe.redact import Secrets
+from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
 from harness.util.untrusted import escape
@@ -70,39 +70,46 @@ def redactor_for(entries: list[Entry]) -> Secrets:
     handed to a server) — and the same readings of the argv and URL *as the file writes them*: an
     entry whose launch is not in hand (a ``${VAR}`` with no value beside a literal ``--api-key X``)
     has no launch face, but its configured face is printed, and once printed that key whole."""
-    found = Secrets(value for entry in entries for value in entry.secret_values)
-    for entry in entries:
-        found |= Secrets.handed(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
+    values = [value for entry in entries for value in entry.secret_values]
+    for entry in entries:  # gathered first: the set's tables are built once, over every value
+        values += handed_values(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
                                 url=entry.launch_url)
-        found |= Secrets.handed(argv=entry.argv, url=entry.url)
-    return found
+        values += handed_values(argv=entry.argv, url=entry.url)
+    return Secrets(values)
 
 
 async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
-                      measurer=measure) -> dict[str, Outcome]:
+                      measurer=measure, sandbox: str | None = "sandbox") -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server, cleaned by ``redactor``. Never raises
-    for server behaviour; a bug in measuring one server raises ``RuntimeError`` naming it, after
-    every other measurement has finished."""
+    (default: stderr) receives one line per finished server, cleaned by ``redactor``. A group of
+    project entries measured only because of ``--trust-project`` runs under ``sandbox`` (the
+    sandbox's mode, or ``None`` where it cannot start here: then under ``isolation``, and its notes
+    say so). Never raises for server behaviour; a bug in measuring one server raises
+    ``RuntimeError`` naming it, after every other measurement has finished."""
     from harness.probe import isolation as iso
 
     gate = asyncio.Semaphore(concurrency)
-    described = iso.describe(isolation)
+    described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
     outcomes: dict[str, Outcome] = {}
     total = len(groups)
     write = progress or (lambda line: print(line, file=sys.stderr, flush=True))
 
     async def one(key: str, entries: list[Entry]) -> None:
         entry = entries[0]
+        opted = any(e.sandboxed for e in entries)
+        mode = (sandbox or isolation) if opted else isolation
         async with gate:
-            measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
+            measurement = await measurer(target_for(key, entry, timeout), isolation=mode, dual=dual,
                                          pass_declared_values=True, environ=environ_for(entry))
             # The capture is redacted (before counting, the probe's rule) with this server's own values
             # only, so another entry's env value cannot change this server's number; ``redactor``
             # (every value of every config) cleans what is printed.
-            rec = record.build(measurement, described, secrets=redactor_for(entries))
+            rec = record.build(measurement, described[mode], secrets=redactor_for(entries))
         outcomes[key] = outcome_of(rec)
+        if opted:
+            outcomes[key].notes.insert(0, f"a project server measured because of --trust-project, under {mode} isolation"
+                                       + ("" if sandbox else " (the sandbox cannot start on this machine)"))
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
         write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
 
@@ -150,7 +157,19 @@ def target_for(key: str, entry: Entry, timeout: float) -> Target:
         return Target(name=f"audit-{key}", url=entry.launch_url, headers=entry.header_names,
                       timeout_seconds=timeout, transport="sse" if entry.transport == SSE else None)
     return Target(name=f"audit-{key}", command=shlex.join(entry.launch_argv), env=entry.env_names,
-                  timeout_seconds=timeout, cwd=cwd)
+                  timeout_seconds=timeout, cwd=cwd, host_dirs=_vouched(entry, cwd))
+
+
+def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
+    """What the sandbox shows (read-only) of the host for ``entry``: the project folder of an entry
+    the user opted in with ``--trust-project`` — that flag vouches for the project, and a
+    project's server is usually a file inside it — never a home folder or an ancestor of one."""
+    if not (entry.sandboxed and cwd):
+        return ()
+    folder, home = os.path.realpath(cwd), os.path.realpath(os.path.expanduser("~"))
+    if folder == home or home.startswith(folder.rstrip("/") + "/"):
+        return ()
+    return (folder,)
 
 
 def outcome_of(rec: dict) -> Outcome:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.audit.trust import OPTED_IN, Trust
 from harness.util import urls
 
 STDIO, HTTP, SSE = "stdio", "http", "sse"
@@ -29,7 +30,8 @@ class Entry:
     ``project``, ``local``, ``managed``, ``workspace``, ``file``). ``disabled``: why it is off, or
     ``None``. ``include_tools``/``exclude_tools``: the client's documented tool filter (``None``
     = no allowlist). ``unevaluated``: ``"<field>: <reference>"`` for every expansion whose value
-    is not in hand (set-but-unevaluated). ``problems``: malformed fields, each naming the field."""
+    is not in hand (set-but-unevaluated). ``problems``: malformed fields, each naming the field. ``trust``: the client's approval
+    decision for a project-scope entry (``harness.audit.trust``; ``None`` for the user's own files)."""
 
     name: str
     client: str
@@ -48,6 +50,7 @@ class Entry:
     problems: list[str] = field(default_factory=list)
     cwd: str | None = None
     source_display: str = ""
+    trust: Trust | None = None
     launch_argv: tuple[str, ...] = field(default=(), repr=False)
     launch_url: str | None = field(default=None, repr=False)
     env_values: dict[str, str] = field(default_factory=dict, repr=False)
@@ -57,11 +60,21 @@ class Entry:
     @property
     def launchable(self) -> bool:
         """Whether this audit can start or reach it (not disabled, not malformed, has a launch)."""
-        if self.disabled or self.problems:
+        if self.disabled or self.problems or self.blocked:
             return False
         if self.transport == STDIO:
             return bool(self.launch_argv)
         return self.transport in (HTTP, SSE) and bool(self.launch_url)
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the client would not start it without an approval that is not on record."""
+        return self.trust is not None and self.trust.blocks
+
+    @property
+    def sandboxed(self) -> bool:
+        """A project entry measured only because of ``--trust-project``: it runs in the sandbox."""
+        return self.trust is not None and self.trust.state == OPTED_IN
 
     def display_launch(self) -> str:
         """The configured command line or URL, as the file writes it (references unexpanded; a

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from harness.audit.claude_settings import MANAGED, Place
 from harness.audit.model import HTTP, SSE, STDIO, UNREADABLE, Entry
+from harness.audit.readers import brief
 
 _REFERENCE = re.compile(r"\$\{")
 
@@ -144,4 +145,4 @@ def _fold_host(text: str) -> str:
 
 def _describe(item: dict) -> str:
     key, value = next(iter(item.items()))
-    return f"{key} {value!r}"[:200]
+    return f"{key} {brief(value, 200)!r}"

@@ -51,7 +51,7 @@ def section(session: Session, rows: list[Row], places: list[Place], policy: Poli
     posture = deferral.resolve(places)
     refusals = [posture.refusal] if posture.refusal else []
     if session.refused:
-        refusals.append(deferral.Refusal(deferral.MANAGED_MCP_UNREADABLE, session.refused))
+        refusals.append(deferral.Refusal(session.refused_kind or deferral.MANAGED_MCP_UNREADABLE, session.refused))
     pinned = [r for r in rows if r.entry.always_load]
     deferrable = [r for r in rows if not r.entry.always_load]
     verdict = None

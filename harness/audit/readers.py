@@ -4,8 +4,14 @@
   strict JSON — ``~/.claude.json`` can run to megabytes); only when that fails, the ``json5``
   library, which accepts comments and trailing commas (VS Code, Zed, Cursor files). ``json5`` is
   pure Python and slow, so it is only given files up to ``MAX_JSON5_BYTES``.
-* TOML: ``tomllib``. YAML: PyYAML's safe loader, with a size cap and an alias cap (a YAML alias
-  bomb expands a few hundred bytes into gigabytes).
+* TOML: ``tomllib``, up to ``MAX_TOML_BYTES`` (it is pure Python: a 25 MB file takes over a minute).
+* YAML: PyYAML's safe loader through ``harness.util.yamlsafe``, which bounds the text, the nesting
+  and the nodes *with every alias expanded* while composing (a 573-byte alias bomb under an alias
+  cap still expands into gigabytes in whatever walks it next), plus an alias cap.
+
+Every reader is bounded in bytes first, then in what the bytes can expand into, so parsing ends
+in bounded time and memory; the values it returns are still untrusted structure, which callers
+cut before they turn one into text (``harness.audit.clients._common.label``).
 
 Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes. A parse
 error says where (line and column) and what kind of error it is, and never quotes the file: the
@@ -25,6 +31,12 @@ MAX_CONFIG_BYTES = 32 * 1024 * 1024
 MAX_JSON5_BYTES = 256 * 1024
 MAX_YAML_BYTES = 1024 * 1024
 MAX_YAML_ALIASES = 100
+MAX_TOML_BYTES = 512 * 1024
+# Objects and arrays a JSON file may open (counted as "{" and "[" in the text, an upper bound): 32 MiB
+# of "[[],[],…" once parsed into 600 MB of lists; a real ~/.claude.json holds far fewer.
+MAX_JSON_CONTAINERS = 2_000_000
+MAX_YAML_NODES = 100_000  # nodes once aliases are expanded: far above any config a person writes
+MAX_YAML_DEPTH = 64
 
 
 class ConfigError(ValueError):
@@ -59,6 +71,9 @@ def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
 
 def parse_json(text: str, where: str) -> object:
     """JSON, else JSONC/JSON5 (see module doc). Raises ``ConfigError``."""
+    if text.count("{") + text.count("[") > MAX_JSON_CONTAINERS:
+        raise ConfigError(f"{where}: opens more than {MAX_JSON_CONTAINERS:,} objects and arrays, over the limit for a "
+                          "config file")
     try:
         return json.loads(text)
     except RecursionError:
@@ -85,35 +100,47 @@ def parse_json(text: str, where: str) -> object:
 
 
 def parse_toml(text: str, where: str) -> dict:
-    """TOML via ``tomllib``. Raises ``ConfigError``."""
+    """TOML via ``tomllib``, at most ``MAX_TOML_BYTES``. Raises ``ConfigError``."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_TOML_BYTES:
+        raise ConfigError(f"{where}: over the {MAX_TOML_BYTES:,}-byte limit for a TOML config")
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError(f"{where}: not valid TOML: {_unquoted(str(exc))[:200]}") from None
+    except ValueError:  # an integer past Python's digit limit for int(): the message quotes no text
+        raise ConfigError(f"{where}: not valid TOML: a number too large to read") from None
 
 
 def parse_yaml(text: str, where: str) -> object:
-    """YAML via PyYAML's safe loader, refusing more than ``MAX_YAML_ALIASES`` aliases and more than
-    ``MAX_YAML_BYTES`` of text. Raises ``ConfigError``."""
+    """YAML via PyYAML's safe loader, bounded by ``harness.util.yamlsafe``: ``MAX_YAML_BYTES`` of
+    text, ``MAX_YAML_DEPTH`` levels, ``MAX_YAML_NODES`` nodes with aliases expanded, and at most
+    ``MAX_YAML_ALIASES`` aliases. Raises ``ConfigError``."""
     import yaml
 
-    if len(text.encode("utf-8")) > MAX_YAML_BYTES:
-        raise ConfigError(f"{where}: over the {MAX_YAML_BYTES:,}-byte limit for a YAML config")
+    from harness.util import yamlsafe
 
-    class Loader(yaml.SafeLoader):
+    class Loader(yamlsafe.BoundedLoader):
         aliases = 0
 
-        def compose_node(self, parent, index):  # count aliases before they are expanded
+        def compose_node(self, parent, index):  # count aliases before they are resolved
             if self.check_event(yaml.AliasEvent):
-                Loader.aliases += 1
-                if Loader.aliases > MAX_YAML_ALIASES:
+                self.aliases += 1
+                if self.aliases > MAX_YAML_ALIASES:
                     raise ConfigError(f"{where}: more than {MAX_YAML_ALIASES} YAML aliases")
             return super().compose_node(parent, index)
 
+    bounds = yamlsafe.Bounds(max_bytes=MAX_YAML_BYTES, max_depth=MAX_YAML_DEPTH, max_nodes=MAX_YAML_NODES)
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        root, loader = yamlsafe.compose(text, bounds, Loader)
+        try:
+            return yamlsafe.construct(loader, root)
+        finally:
+            loader.dispose()
     except ConfigError:
         raise
+    except yamlsafe.YAMLLimitError as exc:
+        at = f" at line {exc.line}" if exc.line else ""
+        raise ConfigError(f"{where}: YAML over a limit{at}: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -122,7 +149,7 @@ def parse_yaml(text: str, where: str) -> object:
     except yaml.reader.ReaderError as exc:
         raise ConfigError(f"{where}: not valid YAML: a character YAML does not allow, at character {exc.position}"
                           ) from None
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, ValueError):
         raise ConfigError(f"{where}: not valid YAML: cannot be parsed") from None
 
 
@@ -135,10 +162,26 @@ def _unquoted(message: str) -> str:
     return _QUOTED.sub(lambda m: m.group(0) if m.group(0).startswith("'<") else "'…'", message)
 
 
+def brief(value: object, limit: int = 40) -> str:
+    """A config value as a few words for a message, cut *before* it becomes text: a string's first
+    ``limit`` characters, a number or boolean as written (bounded), a list or object by its size
+    only — ``str()`` of untrusted structure is never taken (one a few hundred bytes of YAML aliases
+    long is gigabytes as text)."""
+    if isinstance(value, str):
+        return value[:limit] + ("…" if len(value) > limit else "")
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)[:limit] if not isinstance(value, int) or value.bit_length() < 128 else "a large number"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item(s)"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} key(s)"
+    return f"a {type(value).__name__}"
+
+
 def load(path: Path, kind: str) -> object:
     """Read and parse ``path`` as ``kind`` (``json``, ``toml`` or ``yaml``). Raises
     ``FileNotFoundError`` when absent, ``ConfigError`` when present and unreadable."""
-    limit = MAX_YAML_BYTES if kind == "yaml" else MAX_CONFIG_BYTES
+    limit = {"yaml": MAX_YAML_BYTES, "toml": MAX_TOML_BYTES}.get(kind, MAX_CONFIG_BYTES)
     text = read_text(path, limit)
     parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[kind]
     return parser(text, str(path))

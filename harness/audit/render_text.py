@@ -96,6 +96,9 @@ def _detail(server: dict) -> str:
     parts = [server["launch"]]
     if server["disabled"]:
         parts.append(f"disabled: {server['disabled']}")
+    if server.get("trust"):  # each reason opens with its verdict but "not approved", which is said here
+        trust = server["trust"]
+        parts.append(("not approved: " if trust["state"] == "not-approved" else "") + trust["reason"])
     if server["alwaysLoad"]:
         parts.append("alwaysLoad")
     if server["envNames"]:

@@ -117,6 +117,7 @@ def _server(row: Row, context: int) -> dict:
         "filteredTools": row.cost.filtered if row.cost else 0,
         "toolFilter": _filter(entry), "alwaysLoad": entry.always_load, "disabled": entry.disabled,
         "unevaluated": list(entry.unevaluated), "problems": list(entry.problems), "notes": notes[:5],
+        "trust": entry.trust.to_json() if entry.trust else None,
     }
 
 
@@ -189,7 +190,12 @@ def _summary(report: dict, outcomes: dict[str, Outcome]) -> dict:
 CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding", "harnessVersion", "generatedAt",
                         "isolation", "state", "transport", "status", "identity", "display", "record", "posture",
                         "verdict", "action", "tier", "allow", "composition", "gate", "variable", "jsonType", "client",
-                        "scope", "decidedBy", "method", "canonicalSha256", "publishedOn", "currentSince"})
+                        "scope", "decidedBy", "method", "canonicalSha256", "publishedOn", "currentSince",
+                        "path", "source"})
+# The report's own names for the config files a session loads: paths on this machine, which is how a
+# baseline pairs configs (redacted, a secret-named variable holding a path beside the config would
+# turn the config's own path into ``~[redacted]cp.json``, and the unchanged config read as dropped and added).
+PATH_LISTS = frozenset({"configs", "paths"})
 
 
 def redact(value: object, redactor, key: str | None = None) -> object:
@@ -198,6 +204,8 @@ def redact(value: object, redactor, key: str | None = None) -> object:
     if isinstance(value, dict):
         return {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()}
     if isinstance(value, list):
+        if key in PATH_LISTS and all(isinstance(item, str) for item in value):
+            return list(value)
         return [redact(item, redactor, key) for item in value]
     return redactor.text(value) if isinstance(value, str) else value
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.audit.clients import BY_ID
+from harness.audit.deferral import MANAGED_MCP_UNREADABLE, MCP_CONFIG_UNREADABLE
 from harness.audit.model import ABSENT, READ, UNREADABLE, ConfigFile, Entry
 
 # Highest precedence first, where the client's documentation puts one scope over another.
@@ -41,6 +42,7 @@ class Session:
     members: list[Entry] = field(default_factory=list)
     excluded: list[tuple[Entry, str]] = field(default_factory=list)
     refused: str | None = None
+    refused_kind: str | None = None  # what the refusal is about: the managed file, or a member file
     managed_state: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -70,7 +72,7 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
     session = Session("claude-code", "Claude Code session in the current directory", mine, "user+local+project",
                       managed_state=state)
     if state == "unreadable":
-        session.composition, session.refused = "refused", (
+        session.composition, session.refused_kind, session.refused = "refused", MANAGED_MCP_UNREADABLE, (
             f"managed-mcp.json exists and cannot be read ({managed.error or '; '.join(managed.notes)}): which servers a "
             "session loads cannot be said, so no session total is claimed")
         return session
@@ -95,7 +97,7 @@ def _refuse_unreadable(session: Session, files: list[ConfigFile]) -> bool:
     broken = [f for f in files if f.state == UNREADABLE]
     if not broken:
         return False
-    session.composition = "refused"
+    session.composition, session.refused_kind = "refused", MCP_CONFIG_UNREADABLE
     session.refused = (f"{', '.join(f.display for f in broken)} exists and cannot be read: which servers a session "
                        "loads cannot be said, so no session total is claimed")
     return True
@@ -124,15 +126,19 @@ def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
 
 
 def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> None:
-    """Add ``entries`` to ``session``: disabled ones excluded; with a scope ``order``, a name
-    defined in a higher scope shadows the same name in a lower one."""
+    """Add ``entries`` to ``session``: disabled and unapproved ones excluded; with a scope ``order``, a name
+    defined in a higher scope shadows the same name in a lower one (an unapproved entry shadows
+    nothing: the client does not load it)."""
     winner: dict[str, Entry] = {}
     if order:
         for entry in sorted(entries, key=lambda e: order.index(e.scope) if e.scope in order else len(order)):
-            winner.setdefault(entry.name, entry)
+            if not entry.blocked:
+                winner.setdefault(entry.name, entry)
     for entry in entries:
         if entry.disabled:
             session.excluded.append((entry, f"disabled ({entry.disabled})"))
+        elif entry.blocked:
+            session.excluded.append((entry, f"not approved: {entry.trust.reason}"))
         elif order and winner[entry.name] is not entry:
             session.excluded.append((entry, f"shadowed by the {winner[entry.name].scope}-scope entry of the same name"))
         else:

@@ -36,7 +36,8 @@ What counts as an occurrence of a secret ``v`` (at least ``MIN_SECRET_LENGTH`` c
   match is mapped back to the characters that spell it;
 * in a capture (``json``), a number whose JavaScript text holds an occurrence;
 * for a form of ``RUN_LENGTH`` (8) characters or more: any run of 8 or more of its consecutive
-  characters — half a secret is a secret. A shorter form must occur whole.
+  characters — half a secret is a secret. A shorter form must occur whole, and so must every form
+  of the values past the ``MAX_RUNS`` budget (the longest values: certificate bundles, not keys).
 
 Every covered span becomes one ``[redacted]``. Redaction is idempotent, so a capture redacted
 before counting is unchanged by the final scrub of the whole record, and the published numbers
@@ -65,6 +66,7 @@ _CHUNK = 1 << 20  # long texts are searched in overlapping chunks (bounded memor
 _OVERLAP = 4096
 _CACHED_LENGTH, _CACHE_SIZE = 64, 20_000
 _ENCODED_UP_TO = 8192
+MAX_RUNS = 400_000  # run positions indexed over every value's forms (see Secrets._built)
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # A high+low pair of escapes (how JSON writes a character outside the BMP, ``\\ud83d\\udd11``) first,
 # so the reading holds the character itself, then any single escape.
@@ -80,27 +82,60 @@ class Secrets:
         unique = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH
                   and not v.startswith(environment.DUMMY_PREFIX) and v != MASK}
         self.values: tuple[str, ...] = tuple(sorted(unique, key=lambda v: (-len(v), v)))
-        forms = {form for value in self.values for form in _forms(value)}
-        self._short = tuple(sorted((f for f in forms if len(f) < RUN_LENGTH), key=len, reverse=True))
-        self._runs = frozenset(f[i:i + RUN_LENGTH] for f in forms if len(f) >= RUN_LENGTH
-                               for i in range(len(f) - RUN_LENGTH + 1))
-        self._grams = frozenset(run[i:i + _STRIDE] for run in self._runs for i in range(RUN_LENGTH - _STRIDE + 1))
+        self._tables: tuple[tuple[str, ...], frozenset, frozenset] | None = None  # built on first use
         self._seen: dict[str, str] = {}  # short strings repeat (keys, types): redact each once
+
+    @property
+    def _whole(self) -> tuple[str, ...]:
+        return self._built()[0]
+
+    @property
+    def _runs(self) -> frozenset:
+        return self._built()[1]
+
+    @property
+    def _grams(self) -> frozenset:
+        return self._built()[2]
+
+    def _built(self) -> tuple[tuple[str, ...], frozenset, frozenset]:
+        """The search tables, built once, on first use (joining sets with ``|`` builds nothing),
+        and sized before they are built: every value as written, then every other spelling, each
+        round shortest value first (keys before certificate bundles), is indexed by runs while the
+        total stays within ``MAX_RUNS`` run positions; past that, a spelling is matched whole. Memory stays tens of MB
+        whatever a config holds (unbudgeted, 300 KB of env values make 2.5 million runs: 700 MB)."""
+        if self._tables is not None:
+            return self._tables
+        whole: set[str] = set()
+        indexed: list[str] = []
+        budget = MAX_RUNS
+        by_length = sorted(self.values, key=len)
+        # Each value as written first, then every other spelling: a fragment of the value itself is
+        # the likeliest echo, so it keeps run matching longest.
+        spellings = [[v] for v in by_length] + [sorted(_forms(v) - {v}) for v in by_length]
+        for forms in spellings:
+            long = [f for f in forms if len(f) >= RUN_LENGTH]
+            cost = sum(len(f) - RUN_LENGTH + 1 for f in long)
+            if cost <= budget:
+                budget -= cost
+                indexed += long
+                whole.update(f for f in forms if len(f) < RUN_LENGTH)
+            else:
+                whole.update(forms)
+        runs = frozenset(f[i:i + RUN_LENGTH] for f in indexed for i in range(len(f) - RUN_LENGTH + 1))
+        # Every aligned _STRIDE-gram of a run is a _STRIDE-gram of its form: taken from the forms,
+        # one slice per position instead of one per gram of every run.
+        grams = frozenset(f[i:i + _STRIDE] for f in indexed for i in range(len(f) - _STRIDE + 1))
+        self._tables = (tuple(sorted(whole, key=len, reverse=True)), runs, grams)
+        return self._tables
 
     @classmethod
     def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                argv: Iterable[str] = (), url: str | None = None) -> "Secrets":
-        """The secrets among what a server is handed: every value of ``env`` and ``headers`` (for a
-        header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
+        """The secrets among what a server is handed: every value of ``env`` that is not public by
+        its nature (``public_value``: a path or a flag under a name that does not look secret) and
+        every value of ``headers`` (for a header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
         values of secret-named options in ``argv``, and the credentials in ``url``."""
-        values = list((env or {}).values())
-        for value in (headers or {}).values():
-            values += environment.header_secrets(value)
-        values += environment.argv_secrets(list(argv))
-        values += environment.url_secrets(url or "")
-        # and what the URL printer masks (a fragment, a path segment) when it reads as a credential
-        values += [v for v in urls.credentials(url or "") if environment.credential_like(v)]
-        return cls(values)
+        return cls(handed_values(env, headers, argv, url))
 
     @classmethod
     def for_target(cls, target, environ: Mapping[str, str] | None = None) -> "Secrets":
@@ -225,7 +260,7 @@ class Secrets:
             start += _CHUNK - _OVERLAP
 
     def _spans_in(self, s: str) -> Iterator[tuple[int, int]]:
-        for form in self._short:
+        for form in self._whole:
             i = s.find(form)
             while i != -1:
                 yield i, i + len(form)
@@ -240,6 +275,43 @@ class Secrets:
                 for i in range(max(0, p - (RUN_LENGTH - _STRIDE)), min(p, last) + 1):
                     if s[i:i + RUN_LENGTH] in runs:
                         yield i, i + RUN_LENGTH
+
+
+# A filesystem path (absolute, home-relative or relative; no white space, no ``:``/``@``/``?``/``=``
+# past a drive letter, so never a URL, userinfo or a query) and the flags and levels a config sets.
+_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/])[^\s:@?#=]*")
+_FLAG = re.compile(r"true|false|yes|no|on|off|none|trace|debug|info|warn|warning|error|fatal|stdio|http|https|sse|"
+                   r"dev|development|prod|production|test|local|\d{1,5}", re.IGNORECASE)
+# A run of letters and digits mixing upper case, lower case and digits: random text (base64 holds
+# "/", so a key can read as a path), not the name of a folder a person chose.
+_RANDOM_RUN = re.compile(r"(?=[A-Za-z0-9+]*[A-Z])(?=[A-Za-z0-9+]*[a-z])(?=[A-Za-z0-9+]*[0-9])[A-Za-z0-9+]{12,}")
+
+
+def public_value(name: str, value: str) -> bool:
+    """Whether the value of env variable ``name`` is public by its nature, and so not a secret: a
+    filesystem path or a flag (``true``, ``debug``, a port) held by a variable whose name does not
+    look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it and
+    no run of random-looking characters (``/Zq8Lk3Xw9Pm2Rt7Vb`` is a base64 key, not a path).
+    Redacting them would mangle the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
+    config's folder would turn the config's own path into ``~[redacted]cp.json``."""
+    if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
+            environment.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
+        return False
+    return bool(_PATH.fullmatch(value) or _FLAG.fullmatch(value))
+
+
+def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
+                  argv: Iterable[str] = (), url: str | None = None) -> list[str]:
+    """The values ``Secrets.handed`` makes a set of, for callers that gather many before building
+    one set (a set is searched through tables built from all its values at once)."""
+    values = [value for name, value in (env or {}).items() if not public_value(name, value)]
+    for value in (headers or {}).values():
+        values += environment.header_secrets(value)
+    values += environment.argv_secrets(list(argv))
+    values += environment.url_secrets(url or "")
+    # and what the URL printer masks (a fragment, a path segment) when it reads as a credential
+    values += [v for v in urls.credentials(url or "") if environment.credential_like(v)]
+    return values
 
 
 NONE = Secrets()

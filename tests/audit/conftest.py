@@ -32,13 +32,25 @@ def machine(tmp_path: Path) -> Layout:
         "numStartups": 3,
         "mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
                        "shared": {"command": "user-version"}},
-        "projects": {str(project) + "/.": {"mcpServers": {"local-only": {"command": "local-server"}}},
+        "projects": {str(project) + "/.": {"mcpServers": {"local-only": {"command": "local-server"}},
+                                           "enableAllProjectMcpServers": True},
                      "/somewhere/else": {"mcpServers": {"elsewhere": {"command": "not-this-one"}}}},
     }
     (home / ".claude.json").write_text(json.dumps(claude))
     environ = {"CURSOR_DOCS_KEY": "cursor-key-value-1234", "DB_CONNECTION_STRING": "postgres://u:p@h/db",
                "API_KEY": "claude-api-key-5678"}
-    return Layout(home=home, cwd=project, platform="linux", environ=environ, system_root=system)
+    return Layout(home=home, cwd=project, platform="linux", environ=environ, system_root=system, trust_project=True)
+
+
+def approve_project(home: Path, project: Path) -> None:
+    """Record the user's approval of every project ``.mcp.json`` server in the user's own Claude
+    Code settings (``~/.claude/settings.json`` ``enableAllProjectMcpServers``): a file the
+    repository cannot write, and one that adds no config file to the report."""
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    document["enableAllProjectMcpServers"] = True
+    path.write_text(json.dumps(document), encoding="utf-8")
 
 
 def run_audit(args: list[str], cwd: Path, home: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ import pytest
 from harness.audit import published, suggest
 from harness.publish import tool_shape
 from tests.audit import published_fixtures as fx
-from tests.audit.conftest import report_of, run_audit
+from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.audit.served import serving
 
 TOKEN = "ghp_SENTINELindexToken0123456789"  # a private raw URL's ?token=: a secret like any other
@@ -25,6 +25,7 @@ def _project(tmp_path, servers: dict):
     home.mkdir()
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    approve_project(home, project)
     return home, project
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.audit.conftest import report_of, run_audit
+from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS
 
 WELL = [sys.executable, str(FIXTURE_SERVERS / "well_behaved.py")]
@@ -21,6 +21,7 @@ def project(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
+    approve_project(home, project)
     return home, project
 
 

@@ -193,7 +193,7 @@ def test_organisation_override_is_refused_and_the_value_printed():
 
 
 def test_every_refusal_kind_is_distinct_and_answerability_is_published():
-    assert len(set(d.REFUSALS)) == len(d.REFUSALS) == 8
+    assert len(set(d.REFUSALS)) == len(d.REFUSALS) == 9
     assert d.Refusal(d.UNDOCUMENTED, "x").to_json()["answerableByReader"] is False
     assert d.Refusal(d.UNREADABLE_FILE, "x").to_json()["answerableByReader"] is True
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.audit import discovery, readers, sessions
 from harness.audit.clients._common import Layout
-from tests.audit.conftest import report_of, run_audit
+from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS
 
 WELL = [sys.executable, str(FIXTURE_SERVERS / "well_behaved.py")]
@@ -27,6 +27,7 @@ def _machine(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
+    approve_project(home, project)
     return home, project
 
 

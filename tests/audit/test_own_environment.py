@@ -23,7 +23,7 @@ import pytest
 from harness.audit import discovery, identity, measuring
 from harness.audit.clients._common import Layout
 from harness.probe.measure import measure
-from tests.audit.conftest import run_audit
+from tests.audit.conftest import approve_project, run_audit
 from tests.conftest import FIXTURE_SERVERS
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing: scripts/setup.sh installs it")
@@ -35,6 +35,7 @@ def _project(tmp_path, servers: dict):
     home.mkdir()
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    approve_project(home, project)
     return home, project
 
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from harness.core.jsparse import parse
-from tests.audit.conftest import report_of, run_audit
+from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import shared_dir
 from tests.probe.helpers import HttpFixture
 from tests.probe.test_real_servers import REAL
@@ -50,6 +50,7 @@ def stack(tmp_path_factory, wall):
         "ghost": {"command": "definitely-not-an-installed-mcp-server-xyz", "args": ["--stdio"]},
     }
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    approve_project(home, project)  # as the user did in Claude Code's dialog
     out, md = root / "audit.json", root / "audit.md"
     done = run_audit(["--budget=1", "--json", str(out), "--markdown", str(md), "--timeout", "120"], project, home,
                      env={"AUDIT_SENTINEL_SOURCE": SENTINEL})
@@ -108,6 +109,7 @@ def test_budget_space_spelling_on_a_real_server(tmp_path):
     project.mkdir()
     time = argv("time")
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": time[0], "args": time[1:]}}}))
+    approve_project(home, project)
     done = run_audit(["--budget", "1", "--json", "--single", "--timeout", "120"], project, home)
     report = report_of(done.stdout)
     assert done.returncode == 1 and "over the budget of 1 by" in report["gates"][0]["reasons"][0]

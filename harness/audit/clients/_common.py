@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
+from harness.audit.readers import brief
+from harness.audit.trust import Rule, Trust, resolved, rule_for
+from harness.probe.redact import public_value
 
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
 
@@ -31,6 +35,8 @@ class Layout:
     appdata: Path | None = None
     environ: dict | None = None
     system_root: Path = Path("/")
+    trust_project: bool = False  # --trust-project: measure project servers the client has no approval of
+    named: frozenset = frozenset()  # resolved paths given with --config: naming a file is consent
 
     @classmethod
     def current(cls) -> "Layout":
@@ -99,9 +105,23 @@ class Context:
     layout: Layout
     workspace: Path | None = None
 
-    def expander(self, syntax: str) -> Expander:
+    @cached_property
+    def trust(self) -> Rule | None:
+        """The client's approval rule for this file's entries (``None``: the user's own file, or
+        one the user named with ``--config``)."""
+        if resolved(Path(self.source)) in self.layout.named:
+            return None
+        return rule_for(self.client, self.scope, self.layout)
+
+    def verdict(self, name: str) -> Trust | None:
+        return self.trust(name) if self.trust else None
+
+    def expander(self, syntax: str, verdict: Trust | None = None) -> Expander:
+        """An expander for this file; an entry the user has not approved gets no value from the
+        caller's environment (its references stay unevaluated)."""
         context = workspace_context(str(self.workspace or self.layout.cwd), str(self.layout.home))
-        return Expander(syntax, environ=self.layout.environ, context=context)
+        environ = {} if verdict is not None and verdict.blocks else self.layout.environ
+        return Expander(syntax, environ=environ, context=context)
 
 
 def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) -> tuple[list[Entry], list[str]]:
@@ -125,7 +145,8 @@ def build_entry(name: str, raw: object, shape: Shape, ctx: Context, where: str) 
     if not isinstance(raw, dict):
         entry.problems.append(f"{where}: the entry is not an object")
         return entry
-    expander = ctx.expander(shape.syntax)
+    entry.trust = ctx.verdict(name)
+    expander = ctx.expander(shape.syntax, entry.trust)
     _switches(entry, raw, shape, where)
     _transport(entry, raw, shape, where)
     if entry.transport == STDIO:
@@ -164,7 +185,7 @@ def _transport(entry: Entry, raw: dict, shape: Shape, where: str) -> None:
         if isinstance(declared, str) and declared in shape.type_map:
             entry.transport = shape.type_map[declared]
             return
-        entry.problems.append(f"{where}.{shape.type_key}: unknown transport {str(declared)[:40]!r}")
+        entry.problems.append(f"{where}.{shape.type_key}: unknown transport {brief(declared)!r}")
     for key, transport in shape.url_keys:
         if key in raw:
             entry.transport = transport
@@ -284,7 +305,8 @@ def _env(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) 
         text, complete = expander.expand(value, f"{shape.env}.{name}")
         if complete:
             entry.env_values[name] = text
-            entry.secret_values.append(text)
+            if not public_value(name, text):
+                entry.secret_values.append(text)
     for key in shape.env_name_lists:
         names = raw.get(key)
         if names is None:

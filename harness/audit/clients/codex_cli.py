@@ -42,7 +42,7 @@ def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
         if isinstance(token_var, str) and token_var:
             environ = layout.environ if layout.environ is not None else os.environ
             entry.header_names += ("Authorization",)
-            if token_var in environ:
+            if token_var in environ and not entry.blocked:  # no caller value for an unapproved project
                 entry.header_values["Authorization"] = f"Bearer {environ[token_var]}"
                 entry.secret_values.append(environ[token_var])
             else:

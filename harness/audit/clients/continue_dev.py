@@ -13,6 +13,10 @@ are never in hand here.
 
 from __future__ import annotations
 
+import os
+from itertools import islice
+from pathlib import Path
+
 from harness.audit.clients._common import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
 from harness.audit.model import ConfigFile
 
@@ -23,15 +27,18 @@ READ_ON = "2026-11-30"
 SHAPE = Shape(syntax="continue")
 JSON_SHAPE = Shape()
 MAX_BLOCK_FILES = 100
+MAX_LISTED = 10_000  # directory entries looked at: the folder is the repository's, of any size
 
 
 def candidates(layout: Layout) -> list[Candidate]:
     found = [Candidate(layout.home / ".continue" / "config.yaml", "user", "yaml")]
     folder = layout.cwd / ".continue" / "mcpServers"
     try:
-        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml", ".json"))
+        with os.scandir(folder) as listing:
+            names = [e.name for e in islice(listing, MAX_LISTED)]
     except OSError:
-        files = []
+        names = []
+    files = sorted(folder / n for n in names if Path(n).suffix.lower() in (".yaml", ".yml", ".json"))
     for path in files[:MAX_BLOCK_FILES]:
         found.append(Candidate(path, "workspace", "json" if path.suffix.lower() == ".json" else "yaml"))
     return found

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from harness.audit.clients._common import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
+from harness.audit.readers import brief
 
 CLIENT = "vscode"
 NAME = "VS Code"
@@ -36,4 +37,4 @@ def parse(document: object, cfile: ConfigFile, layout: Layout) -> None:
     for entry in cfile.entries:
         raw = servers.get(entry.name) if isinstance(servers, dict) else None
         if isinstance(raw, dict) and "envFile" in raw:
-            entry.unevaluated.append(f"envFile: {str(raw['envFile'])[:200]} (its values are not read)")
+            entry.unevaluated.append(f"envFile: {brief(raw['envFile'], 200)} (its values are not read)")

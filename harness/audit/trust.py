@@ -1,0 +1,240 @@
+"""Whether the user approved a project's MCP servers, by each client's own rule.
+
+A config file inside the current directory is the repository's, not the user's: a cloned project
+can ship ``.mcp.json``, ``.vscode/mcp.json``, ``.codex/config.toml`` … naming any command. Each
+client asks the user before it starts such a server; ``audit`` launches a project-scope entry only
+when that approval is on record in a file the repository cannot write, or when the user opts in
+with ``--trust-project`` (and then under the sandbox where it works). An entry not approved is
+never launched, never expanded from the caller's environment, and counted in no total.
+
+The rules, per client (sources in docs/AUDIT.md, "Which project servers are launched"):
+
+* Claude Code: a ``.mcp.json`` server is approved by ``enableAllProjectMcpServers: true`` or by its
+  name in ``enabledMcpjsonServers`` — read from ``~/.claude.json`` (``projects[<cwd>]``),
+  ``~/.claude/settings.json`` and the managed settings; ``.claude/settings.json`` and
+  ``.claude/settings.local.json`` sit in the repository, so they approve only once the user
+  accepted the folder's trust dialog (``projects[<cwd>].hasTrustDialogAccepted``). A name in
+  ``disabledMcpjsonServers`` anywhere is rejected, even with ``--trust-project``.
+* Codex CLI: ``.codex/config.toml`` is read only for a trusted project: the user's ``config.toml``
+  says ``trust_level = "trusted"`` under ``[projects."<path>"]`` for, in this order, the current
+  directory, its project root (the nearest directory at or above it holding a
+  ``project_root_markers`` entry, ``.git`` by default) or, in a linked worktree, the main checkout.
+  A trusted directory further up does not trust a repository cloned inside it.
+* Gemini CLI: project settings count only with ``security.folderTrust.enabled`` in the user's
+  settings and the folder trusted in ``~/.gemini/trustedFolders.json`` (the most specific rule
+  wins). With folder trust off Gemini asks nobody, so nothing records the user's choice.
+* VS Code, Cursor, Zed, Kiro, Continue: the approval lives in the application's own state
+  (a database or a per-project approval store), which this audit does not read.
+* Claude Desktop, Windsurf, Goose, Cline: user files only — no project scope.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.audit import readers
+
+TRUST_FLAG = "--trust-project"
+APPROVED, OPTED_IN, NOT_APPROVED, REJECTED = "approved", "opted-in", "not-approved", "rejected"
+PROJECT_SCOPES = ("project", "workspace")
+_OPT_IN = f"to measure it: audit {TRUST_FLAG} (runs it in the sandbox)"
+# Where a client keeps the approval this audit cannot read, said once per client.
+_APP_STATE = {
+    "vscode": "VS Code asks before it starts a workspace server (and again after each change) and keeps your answer "
+              "in its own state, which this audit does not read",
+    "cursor": "Cursor asks before it loads a project's .cursor/mcp.json servers and keeps your approval in its own "
+              "store, which this audit does not read",
+    "zed": "Zed opens every worktree in Restricted Mode and starts no .zed/settings.json server until you trust it; "
+           "that choice is kept in Zed's own database, which this audit does not read",
+    "kiro": "Kiro keeps workspace trust in the editor's own state, which this audit does not read",
+    "continue": "Continue loads .continue/mcpServers blocks from the workspace; whether you trust that workspace is "
+                "kept in the editor's own state, which this audit does not read",
+}
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The decision for one project-scope entry: ``state`` (approved, opted-in, not-approved,
+    rejected) and ``reason`` (what decided it; for the two refusals, also how to opt in)."""
+
+    state: str
+    reason: str
+
+    @property
+    def blocks(self) -> bool:
+        """Whether the entry stays unlaunched (and unexpanded)."""
+        return self.state in (NOT_APPROVED, REJECTED)
+
+    def to_json(self) -> dict:
+        return {"state": self.state, "reason": self.reason}
+
+
+Rule = Callable[[str], Trust]
+
+
+def rule_for(client: str, scope: str, layout) -> Rule | None:
+    """The decision function for entries of ``client``'s file at ``scope`` (``None``: a file of
+    the user's own — no approval needed). Files the rule needs are read once, here."""
+    if scope not in PROJECT_SCOPES:
+        return None
+    opted = getattr(layout, "trust_project", False)
+    if client == "claude-code":
+        decide = _claude(layout)
+    elif client == "codex-cli":
+        decide = _whole(_codex(layout))
+    elif client == "gemini-cli":
+        decide = _whole(_gemini(layout))
+    else:
+        decide = _whole((False, _APP_STATE.get(client, "the client's approval of this project is not on record")))
+
+    def rule(name: str) -> Trust:
+        verdict = decide(name)
+        if verdict.state == NOT_APPROVED and opted:
+            return Trust(OPTED_IN, f"{TRUST_FLAG} given ({verdict.reason.split(';')[0]})")
+        return verdict
+
+    return rule
+
+
+def _whole(found: tuple[bool, str]) -> Callable[[str], Trust]:
+    """A rule that trusts a whole project or none of it."""
+    approved, why = found
+    verdict = Trust(APPROVED, why) if approved else Trust(NOT_APPROVED, f"{why}; {_OPT_IN}")
+    return lambda name: verdict
+
+
+def _load(path: Path, kind: str = "json") -> dict:
+    """A settings document, or ``{}`` when absent or unreadable (an unreadable file approves
+    nothing; its own refusal is reported where the file is read for its servers)."""
+    try:
+        document = readers.load(path, kind)
+    except (OSError, readers.ConfigError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with ``~`` and symbolic links resolved (as given when it cannot be)."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return Path(path)
+
+
+def _claude(layout) -> Callable[[str], Trust]:
+    from harness.audit.clients.claude_code import managed_dir
+
+    user = _load(layout.home / ".claude.json")
+    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    target = resolved(layout.cwd)
+    project = next((v for k, v in projects.items() if isinstance(k, str) and k and isinstance(v, dict)
+                    and resolved(Path(k)) == target), {})
+    dialog = project.get("hasTrustDialogAccepted") is True
+    places = [("~/.claude.json (this project)", project, True),
+              ("managed-settings.json", _load(managed_dir(layout) / "managed-settings.json"), True),
+              ("~/.claude/settings.json", _load(layout.home / ".claude" / "settings.json"), True),
+              (".claude/settings.local.json", _load(layout.cwd / ".claude" / "settings.local.json"), dialog),
+              (".claude/settings.json", _load(layout.cwd / ".claude" / "settings.json"), dialog)]
+
+    def decide(name: str) -> Trust:
+        for place, document, _ in places:  # a rejection counts wherever it is written
+            if _names(document, "disabledMcpjsonServers", name):
+                return Trust(REJECTED, f"rejected in {place} (disabledMcpjsonServers): never launched")
+        for place, document, honoured in places:
+            if not honoured:
+                continue
+            if document.get("enableAllProjectMcpServers") is True:
+                return Trust(APPROVED, f"approved in {place} (enableAllProjectMcpServers)")
+            if _names(document, "enabledMcpjsonServers", name):
+                return Trust(APPROVED, f"approved in {place} (enabledMcpjsonServers)")
+        off = next((p for p, d, h in places if h and d.get("enableAllProjectMcpServers") is False), None)
+        why = (f"enableAllProjectMcpServers is false in {off} and no enabledMcpjsonServers names it" if off else
+               "Claude Code asks before it starts a .mcp.json server, and no approval of it is on record "
+               "(enabledMcpjsonServers, enableAllProjectMcpServers)")
+        if not dialog and any(_approves(d, name) for p, d, h in places if not h):
+            why += "; the repository's own .claude/settings files approve it, which counts only after you accept "\
+                   "the folder's trust dialog"
+        return Trust(NOT_APPROVED, f"{why}; {_OPT_IN}")
+
+    return decide
+
+
+def _names(document: dict, key: str, name: str) -> bool:
+    value = document.get(key)
+    return isinstance(value, list) and name in value
+
+
+def _approves(document: dict, name: str) -> bool:
+    return document.get("enableAllProjectMcpServers") is True or _names(document, "enabledMcpjsonServers", name)
+
+
+def _codex(layout) -> tuple[bool, str]:
+    environ = layout.environ if layout.environ is not None else os.environ
+    home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
+    user = _load(home / "config.toml", "toml")
+    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    levels = {resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
+              if isinstance(k, str) and k and isinstance(v, dict)}
+    markers = user.get("project_root_markers", [".git"])
+    markers = [m for m in markers if isinstance(m, str) and m] if isinstance(markers, list) else [".git"]
+    here = resolved(layout.cwd)
+    for folder in dict.fromkeys(f for f in (here, _project_root(here, markers), _main_checkout(here)) if f):
+        if folder in levels:  # Codex's order: the directory, its project root, the main checkout
+            if levels[folder] == "trusted":
+                return True, f"a trusted project in Codex ({folder} trust_level = \"trusted\")"
+            return False, f"Codex reads .codex/config.toml only in a trusted project, and {folder} is " \
+                          f"trust_level = {readers.brief(levels[folder], 20)!r}"
+    above = next((f for f in here.parents if levels.get(f) == "trusted"), None)
+    why = f" (trusting {above} does not trust a repository inside it)" if above else ""
+    return False, "Codex reads .codex/config.toml only in a trusted project, and this one is not trusted in your " \
+                  f"config.toml ([projects.\"<path>\"] trust_level){why}"
+
+
+def _project_root(here: Path, markers: list[str]) -> Path | None:
+    """The nearest directory at or above ``here`` holding one of ``markers`` (Codex's project root)."""
+    if not markers:
+        return None
+    return next((d for d in (here, *here.parents) if any(os.path.lexists(d / m) for m in markers)), None)
+
+
+def _main_checkout(here: Path) -> Path | None:
+    """For a linked git worktree, the main checkout Codex keys trust by: ``.git`` is a file naming
+    ``<main>/.git/worktrees/<name>``, and that directory's ``gitdir`` names this ``.git`` back (a
+    ``.git`` file alone, which anyone can write, does not borrow another checkout's trust)."""
+    root = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
+    if root is None or not (root / ".git").is_file():
+        return None
+    try:
+        pointer = readers.read_text(root / ".git", 4096).strip()
+        admin = resolved(root / pointer.removeprefix("gitdir:").strip()) if pointer.startswith("gitdir:") else None
+        if admin is None or admin.parent.name != "worktrees":
+            return None
+        back = readers.read_text(admin / "gitdir", 4096).strip()
+    except (OSError, readers.ConfigError):
+        return None
+    return admin.parent.parent.parent if resolved(admin / back) == resolved(root / ".git") else None
+
+
+def _gemini(layout) -> tuple[bool, str]:
+    settings = _load(layout.home / ".gemini" / "settings.json")
+    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
+    folder_trust = security.get("folderTrust") if isinstance(security.get("folderTrust"), dict) else {}
+    if folder_trust.get("enabled") is not True:
+        return False, "Gemini CLI's folder trust is off (security.folderTrust.enabled), so nothing records that you " \
+                      "chose to run this project's servers"
+    rules = _load(layout.home / ".gemini" / "trustedFolders.json")
+    here, best = resolved(layout.cwd), None
+    for key, level in rules.items():
+        if not isinstance(key, str) or not key:
+            continue
+        path = resolved(Path(key))
+        root = path.parent if level == "TRUST_PARENT" else path
+        if (here == root or root in here.parents) and (best is None or len(root.parts) > len(best[0].parts)):
+            best = (root, level)
+    if best and best[1] in ("TRUST_FOLDER", "TRUST_PARENT"):
+        return True, f"a trusted folder in Gemini CLI (~/.gemini/trustedFolders.json: {best[1]})"
+    why = "marked DO_NOT_TRUST" if best else "not in ~/.gemini/trustedFolders.json"
+    return False, f"Gemini CLI ignores an untrusted folder's settings, and this folder is {why}"
