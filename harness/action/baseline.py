@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.probe.record import MEASURED_STATUSES
-from harness.util import schemas
+from harness.util import bounded, schemas
 
 
 class BaselineError(ValueError):
@@ -66,14 +66,14 @@ def load(path: Path) -> dict:
     """The baseline record at ``path``. Raises :class:`BaselineError` for every reason it cannot
     serve as a baseline."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(f"baseline {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, bounded.TooLarge) as exc:
         raise BaselineError(f"baseline {path} cannot be read: {exc}") from None
     try:
         record = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BaselineError(f"baseline {path} is not JSON: {exc}") from None
     if not isinstance(record, dict):
         raise BaselineError(f"baseline {path} is not a measurement record (a JSON {type(record).__name__})")

@@ -45,7 +45,7 @@ HOST_NOTE = ("the mcp-context-cost host action: the server runs as a child of th
 
 
 OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta",
-                "audit-report-path")
+                "audit-report-path", "base-total", "head-total")
 
 
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
