@@ -23,7 +23,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.action import paths
@@ -92,6 +92,10 @@ class Inputs:
     suggest: str | None = None  # with config: tool-shape baseline for audit --suggest ('' = the default)
     fail_on_increase: Increase | None = None  # against the base commit's (or the baseline's) record
     comment: bool = False
+    base: str = "auto"  # "auto", "none", or a commit to compare with
+    build: str = ""  # bash -e script run before measuring the head and the base
+    github_token: str = field(default="", repr=False)  # posts the comment; never handed to the server
+    comment_from: Path | None = None  # a comment artifact to validate and post instead of measuring
 
     @property
     def results_dir(self) -> Path:
@@ -137,7 +141,8 @@ def read(environ: Mapping[str, str]) -> Inputs:
     cleared = {n for n in NAMES if raw(environ, n) and not given[n]}  # over a bound: already a problem
     if config and (command or url):
         problems.append("give either 'config' (audit client configs) or one of 'command' and 'url', not both")
-    elif bool(command) == bool(url) and not config and not {"command", "url", "config"} & cleared:
+    elif bool(command) == bool(url) and not config and not given["comment-from"] \
+            and not {"command", "url", "config", "comment-from"} & cleared:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
         problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(url))}")
@@ -159,6 +164,14 @@ def read(environ: Mapping[str, str]) -> Inputs:
     if max_increase is not None and not given["baseline"]:
         problems.append("input 'max-increase' needs a 'baseline' to compare against")
     located = _located(workspace, workdir, given, name, bool(config), problems)
+    base = given["base"] or "auto"
+    if not re.fullmatch(r"auto|none|[0-9a-f]{7,64}|[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}", base) or ".." in base:
+        problems.append(f"input 'base' must be auto, none or a commit, got {escape(repr(_clip(base)))}")
+    comment_from = None
+    if given["comment-from"]:
+        comment_from = paths.inside(workspace, workdir, given["comment-from"], "comment-from", problems)
+        if comment_from is not None and not _is_dir(comment_from):
+            problems.append(f"input 'comment-from' is not a directory: {escape(repr(_clip(given['comment-from'])))}")
     changed, suggest = (_published(given, flag, source, located.get(source), bool(config), problems)
                         for flag, source in (("changed", "index"), ("suggest", "tool-shape")))
     if problems:
@@ -169,7 +182,8 @@ def read(environ: Mapping[str, str]) -> Inputs:
         badge_path=located["badge-path"], workspace=workspace, working_directory=workdir,
         config=tuple(located.get(f"config:{c}") for c in config),
         changed=changed, suggest=suggest,
-        fail_on_increase=fail_on_increase, comment=comment,
+        fail_on_increase=fail_on_increase, comment=comment, base=base, build=given["build"],
+        github_token=given["github-token"], comment_from=comment_from,
     )
 
 
