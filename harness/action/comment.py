@@ -27,9 +27,13 @@ from pathlib import Path
 from harness.action import event
 from harness.action.changes import ToolDelta, tool_deltas
 from harness.action.ghapi import MARKER
-from harness.action.summary import text
+from harness.action import summary
 from harness.util import atomic, bounded, schemas
 
+# GitHub links some plain text after rendering Markdown, where a backslash escape no longer shows:
+# @mentions (a notification), #123 and owner/repo#123 references (a backlink on that issue) and
+# bare URLs. A word joiner after the "@" and "#" and inside "://" leaves the text as it reads.
+_LINKED_LATER = {"\\@": "@\u2060", "\\#": "#\u2060", "\\:\\/\\/": ":\u2060//", "www\\.": "www\u2060."}
 MAX_TOOL_ROWS = 100
 MAX_BODY_CHARS = 60_000
 HEAD, BASE, PULL = "head.measurement.json", "base.measurement.json", "pull-request.json"
@@ -48,6 +52,15 @@ class Artifact:
     pull: dict
     head: dict
     base: dict | None
+
+
+def text(value: object) -> str:
+    """``value`` as inert text in a comment: :func:`harness.action.summary.text` (one line, no
+    control character, every punctuation mark escaped), then nothing GitHub would link later."""
+    escaped = summary.text(value)
+    for before, after in _LINKED_LATER.items():
+        escaped = escaped.replace(before, after)
+    return escaped
 
 
 def render(head: dict, base: dict | None, base_label: str, *, base_problem: str | None = None,
