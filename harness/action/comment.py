@@ -97,7 +97,7 @@ def _totals(base: dict, head: dict, label: str) -> list[str]:
     return ["| | " + text(label) + " | this commit | change |", "|---|---|---|---|",
             f"| tokens (o200k_base) | {before:,} | {after:,} | **{delta:+,}**{pct} |",
             f"| tools | {base['toolCount']} | {head['toolCount']} | {head['toolCount'] - base['toolCount']:+,} |", "",
-            f"Every session that loads this server starts **{abs(delta):,} tokens {word}**" if delta else
+            f"Every session that loads this server starts **{abs(delta):,} tokens {word}**." if delta else
             "Every session that loads this server pays the same number of tokens.", ""]
 
 

@@ -222,3 +222,36 @@ def _edit(path: Path, key: str, value: object) -> None:
     document = json.loads(path.read_text())
     document[key] = value
     path.write_text(json.dumps(document))
+
+
+EVERYTHING = "@modelcontextprotocol/server-everything"
+BASE_VERSION, HEAD_VERSION = "2025.7.29", "2026.8.18"  # 11 tools, then 13: renamed, added, removed, grown
+
+
+@pytest.mark.slow
+def test_real_npm_server_in_two_versions_built_in_a_worktree(run_action, tmp_path, github_api):
+    """The base commit pins one release of the reference server, the head another; ``build``
+    writes the version the launcher reads, so the base's number can only come from a build in
+    the base's own worktree."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    _git(workspace, "init", "-q", "-b", "main")
+    (workspace / ".gitignore").write_text(".mcp-context-cost/\n.built\n")
+    launcher = f'#!/bin/bash\nexec npx -y "{EVERYTHING}@$(cat "$(dirname "$0")/.built")"\n'
+    base = commit(workspace, {"serve.sh": launcher, "version.txt": BASE_VERSION})
+    head = commit(workspace, {"version.txt": HEAD_VERSION})
+    env = event_env(tmp_path, github_api, "pull_request", {"pull_request": pull_request(21, base, head, REPO_NAME)})
+    run = run_action(inputs_for(workspace, build="cp version.txt .built", timeout="120", comment="true",
+                                **{"github-token": TOKEN, "fail-on-increase": "50%"}), env=env, timeout=900)
+    assert run.outputs["base-total"] == "908" and run.outputs["head-total"] == "1708", run.stdout
+    assert run.outputs["delta"] == "800" and run.code == 1  # +88.1% is over 50%
+    assert "increase above fail-on-increase" in run.stdout
+    [posted] = github_api.on(21)
+    body = posted["body"]
+    assert "| 908 | 1,708 | **+800** (+88.1%) |" in body
+    assert re.search(r"\| get\\-sum \| added \| — \| \d+ \| \+\d+ \| description \(new, \d+\), inputSchema", body)
+    assert re.search(r"\| structuredContent \| removed \| \d+ \| — \| -\d+ \| .*outputSchema \(gone", body)
+    assert re.search(r"\| echo \| grown \| \d+ \| \d+ \| \+\d+ \| .*annotations \(new, \d+\)", body)
+    base_record = json.loads((workspace / ".mcp-context-cost/base/results/example/measurement.json").read_text())
+    assert "mcp-context-cost-base-" in base_record["launchCommand"]  # launched from the base's worktree
+    assert len(_git(workspace, "worktree", "list").splitlines()) == 1  # and the worktree is gone again
