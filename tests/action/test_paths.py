@@ -148,3 +148,17 @@ def test_the_action_refuses_in_one_line_and_still_writes_outputs(run_action, inp
     assert error.startswith(f"::error title=invalid input::input '{label}' ")
     assert run.outputs["status"] == "error" and run.outputs["measurement-path"] == ""
     assert not (run.workspace.parent / "badge.json").exists()
+
+
+@pytest.mark.parametrize("value, words", [("../outside", "resolves outside"), ("/tmp", "resolves outside"),
+                                          ("out-link", "resolves outside"), (".mcp.json", "not a directory")])
+def test_comment_from_outside_or_not_a_folder_is_refused(places, value, words):
+    workspace, _ = places
+    found = problems(workspace, comment_from=value)
+    assert any(p.startswith("input 'comment-from' ") and words in p for p in found), found
+
+
+@pytest.mark.parametrize("value", ["--upload-pack=evil", "main..evil", "a b", "$(id)"])
+def test_base_that_is_not_a_commit_is_refused(places, value):
+    workspace, _ = places
+    only(problems(workspace, base=value), "base", "must be auto, none or a commit")

@@ -73,7 +73,7 @@ def repo(tmp_path, run_action):
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)  # run_action's
     _git(workspace, "init", "-q", "-b", "main")
-    (workspace / ".gitignore").write_text(".mcp-context-cost/\n")
+    (workspace / ".gitignore").write_text(".mcp-context-cost/\n.build-env\n")
     base = commit(workspace, {"serve.sh": serve_script(), "tools.json": json.dumps([SEARCH])})
     head = commit(workspace, {"tools.json": json.dumps([SEARCH_GROWN, *HOSTILE_TOOLS])})
     return workspace, base, head
@@ -112,8 +112,12 @@ def test_same_repository_pull_request_comment_created_updated_then_older_collaps
     workspace, base, head = repo
     github_api.add_comment(7, MARKER + "\nA person quoting the marker", user=PERSON)
     env = event_env(tmp_path, github_api, "pull_request", {"pull_request": pull_request(7, base, head, REPO_NAME)})
-    first = run_action(inputs_for(workspace, comment="true", **{"github-token": TOKEN}), env=env)
+    first = run_action(inputs_for(workspace, comment="true", build="env >> \"$PWD/.build-env\"",
+                                  **{"github-token": TOKEN}), env=env | {"GITHUB_TOKEN": TOKEN})
     assert first.code == 0, first.stdout + first.stderr
+    builds = (workspace / ".build-env").read_text()
+    assert builds.count("GITHUB_REPOSITORY=") == 1 and TOKEN not in builds  # the head's build; the token never
+    assert TOKEN not in first.stdout + first.stderr + first.summary + "".join(first.outputs.values())
     assert first.outputs["base-total"] and first.outputs["head-total"] == first.outputs["tokens"]
     assert int(first.outputs["delta"]) == int(first.outputs["head-total"]) - int(first.outputs["base-total"]) > 0
     ours = [c for c in github_api.on(7) if c["user"] == BOT]
