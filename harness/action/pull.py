@@ -110,8 +110,8 @@ def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: T
     refusal = None
     if pull["repository"] != repo:
         refusal = "the artifact names a pull request of another repository"
-    elif head_sha is not None and pull["headSha"] != head_sha:
-        refusal = "the artifact's head commit is not the commit the measuring run was started for"
+    elif not isinstance(head_sha, str) or pull["headSha"] != head_sha:  # ties the artifact to its own run
+        refusal = "the artifact's head commit is not the commit the measuring run (workflow_run.head_sha) was for"
     elif not inputs.github_token:
         refusal = "no github-token to post with"
     client = ghapi.GitHub(inputs.github_token, environ) if refusal is None else None

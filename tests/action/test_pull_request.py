@@ -206,6 +206,9 @@ def _artifact(run_action, repo, github_api, tmp_path) -> tuple[Path, dict, str]:
     (lambda d: _edit(d / "head.measurement.json", "status", "pwned"), "not a valid measurement record"),
     (lambda d: _edit(d / "pull-request.json", "number", 13), "head has moved on"),
     (lambda d: _edit(d / "pull-request.json", "repository", "victim/other"), "another repository"),
+    # aimed at another pull request whose head it names correctly: not the commit this run measured
+    (lambda d: _edit(d / "pull-request.json", "number", 13) or _edit(d / "pull-request.json", "headSha", "f" * 40),
+     "workflow_run.head_sha"),
     (lambda d: _edit(d / "pull-request.json", "number", "12; rm -rf /"), "not a pull request"),
     (lambda d: (d / "head.measurement.json").unlink() or (d / "head.measurement.json").symlink_to("/dev/zero"),
      "symbolic link"),
