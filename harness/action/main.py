@@ -114,6 +114,8 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
                       paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
     if the_pull is not None:
         markdown += "\n" + _comment(inputs, environ, out, the_pull, rec, record_path, side)
+    elif inputs.comment:
+        github.annotate(out, "notice", "no comment", "comment: true comments on pull_request runs only")
     return _finish(environ, out, outputs, markdown, 1 if failures else 0)
 
 

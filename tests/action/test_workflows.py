@@ -232,3 +232,36 @@ def test_the_push_script_keeps_the_token_out_of_files_and_command_lines(tmp_path
     for path in clone.joinpath(".git").rglob("*"):
         if path.is_file():
             assert token.encode() not in path.read_bytes(), path
+
+
+def test_every_catalog_launch_in_the_workflows_fails_the_job_without_bubblewrap(tmp_path):
+    """Each launch line of the workflows, run where bubblewrap is missing (PATH holds git alone):
+    exit 2 before anything is written — the job fails, it never falls back to the host."""
+    import os
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    values = {"SHARD": "1", "SHARDS": "4", "DATE": "2026-11-30", "ref": "memory", "name": "memory",
+              "RUNNER_TEMP": str(tmp_path)}
+    lines = [line for _, _, job in _jobs() for line in _runs(job).replace("\\\n", " ").splitlines()
+             if CATALOG_CODE.search(line)]
+    for line in lines:
+        command = line.split("bin/mcp-context-cost", 1)[1].split("<")[0]
+        argv = [_substitute(a, values) for a in shlex.split(command)]
+        out = tmp_path / "work"
+        out.mkdir(exist_ok=True)
+        done = subprocess.run([sys.executable, "-m", "harness.cli", *argv], cwd=REPO, capture_output=True, text=True,
+                              env={"PATH": str(bin_dir), "HOME": str(tmp_path), "PYTHONPATH": os.environ.get(
+                                  "PYTHONPATH", str(REPO))}, timeout=120)
+        assert done.returncode == 2, (line, done.stdout, done.stderr)
+        assert "--isolation sandbox: bubblewrap cannot create a sandbox here" in done.stderr + done.stdout, line
+    assert not (REPO / "shard-1").exists() and not (REPO / "reference").exists()
+
+
+def _substitute(arg: str, values: dict[str, str]) -> str:
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: values[m.group(1)], arg)
