@@ -14,8 +14,12 @@ shows up in what the server says is redacted before anything is written.
 Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
 ``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
 ``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
-inside it), ``delta`` (signed tokens against the baseline), ``audit-report-path`` (with ``config``: the audit
-report, see :mod:`harness.audit.action_step`).
+inside it), ``delta`` (signed tokens against the base or the baseline), ``head-total`` and ``base-total``,
+``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.audit.action_step`).
+
+On a pull request the base commit is measured beside the head and the comment artifact is left
+(:mod:`harness.action.pull`); with ``comment-from`` the step posts another run's artifact instead
+of measuring.
 
 Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
 

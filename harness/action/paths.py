@@ -54,8 +54,8 @@ def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
                 break
     if found:
         where = found[0].relative_to(workdir).as_posix()
-        problems.append(f"the output folder {folder} under 'working-directory' holds a symbolic link ({_shown(where)}); "
-                        "remove it")
+        problems.append(f"the output folder {folder} under 'working-directory' holds a symbolic link "
+                        f"({_shown(where)}); remove it")
 
 
 def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[str]) -> bool:

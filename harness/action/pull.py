@@ -41,8 +41,9 @@ class BaseSide:
 
 def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
     """The commit to compare with: the ``base`` input, or under ``auto`` the pull request's base
-    when no committed ``baseline`` is given; ``None`` for no base comparison."""
-    if inputs.base == "none" or (inputs.base == "auto" and (pull is None or inputs.baseline is not None)):
+    when no committed ``baseline`` is given; ``None`` for no base comparison (and for a ``url``:
+    an endpoint has no commit to go back to)."""
+    if inputs.url or inputs.base == "none" or (inputs.base == "auto" and (pull is None or inputs.baseline is not None)):
         return None
     return pull.base_sha if inputs.base == "auto" else inputs.base
 

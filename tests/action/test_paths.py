@@ -102,7 +102,8 @@ def test_config_relative_to_a_working_directory_inside(places):
 
 
 @pytest.mark.parametrize("value, words", [
-    ("/dev/zero", "resolves outside"), ("zero-link", "resolves outside"), ("../outside/secret.json", "resolves outside"),
+    ("/dev/zero", "resolves outside"), ("zero-link", "resolves outside"),
+    ("../outside/secret.json", "resolves outside"),
     ("fifo", "a FIFO"), ("sub", "a directory"), ("huge.json", "limit"),
 ])
 def test_baseline_outside_or_not_a_bounded_regular_file_is_refused(places, value, words):

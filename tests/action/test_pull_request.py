@@ -124,8 +124,8 @@ def test_same_repository_pull_request_comment_created_updated_then_older_collaps
     assert len(ours) == 1 and "Pull-request comment created." in first.summary
     body = ours[0]["body"]
     assert_inert(body)
-    assert re.search(r"\| search \| grown \| \d+ \| \d+ \| \+\d+ \| description \(\+\d+\), outputSchema \(new, \d+\) \|",
-                     body), body
+    assert re.search(r"\| search \| grown \| \d+ \| \d+ \| \+\d+ \| "
+                     r"description \(\+\d+\), outputSchema \(new, \d+\) \|", body), body
     assert body.count("| added |") == len(HOSTILE)
     assert f"**{first.outputs['delta'].lstrip('+')} tokens heavier**" in body.replace(",", "")
     assert "Tool shape of the changed tools" in body and "https://img.shields.io/badge/context" in body
