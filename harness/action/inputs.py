@@ -219,7 +219,9 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
     paths.no_links(workdir, OUTPUT_DIR, problems)
     badge = given["badge-path"] or f"{OUTPUT_DIR}/badges/{name}.json"
     badge_path = paths.inside(workspace, workdir, badge, "badge-path", problems)
-    if badge_path is not None and paths.writable(badge_path, badge, "badge-path", problems):
+    if badge_path is not None and ".git" in badge_path.relative_to(workspace).parts:  # git reads what is there
+        problems.append(f"input 'badge-path' is inside a .git folder: {escape(repr(_clip(badge)))}")
+    elif badge_path is not None and paths.writable(badge_path, badge, "badge-path", problems):
         located["badge-path"] = badge_path
     else:
         located["badge-path"] = workdir / OUTPUT_DIR / "badges" / f"{name}.json"

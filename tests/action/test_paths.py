@@ -74,7 +74,9 @@ def test_badge_path_outside_is_refused(places, value):
     only(problems(workspace, badge_path=value.format(outside=outside)), "badge-path", "resolves outside the workspace")
 
 
-@pytest.mark.parametrize("value, words", [("sub", "a directory"), ("fifo", "a FIFO")])
+@pytest.mark.parametrize("value, words", [("sub", "a directory"), ("fifo", "a FIFO"),
+                                          (".git/hooks/pre-commit", "inside a .git folder"),
+                                          ("sub/../.git/config", "inside a .git folder")])
 def test_badge_path_that_is_not_a_file_is_refused(places, value, words):
     workspace, _ = places
     only(problems(workspace, badge_path=value), "badge-path", words)
