@@ -51,6 +51,18 @@ def test_third_party_actions_are_pinned_to_commit_shas(path):
         assert re.search(re.escape(uses) + r" # v\d", text), f"{path.name}: {uses} has no '# vX' comment"
 
 
+@pytest.mark.parametrize("path", WORKFLOWS + EXAMPLES, ids=lambda p: p.name)
+def test_an_artifact_of_a_hidden_folder_includes_hidden_files(path):
+    """upload-artifact skips every file under a folder whose name starts with a dot unless told
+    otherwise, and with if-no-files-found: ignore it says nothing: the artifact would be empty."""
+    for step in steps(load(path)):
+        if not str(step.get("uses", "")).startswith("actions/upload-artifact@"):
+            continue
+        paths = str(step["with"]["path"]).split()
+        hidden = [p for p in paths if any(part.startswith(".") and part not in (".", "..") for part in p.split("/"))]
+        assert not hidden or step["with"].get("include-hidden-files") is True, f"{path.name}: {hidden}"
+
+
 @pytest.mark.parametrize("path", ALL, ids=IDS)
 def test_no_expression_is_interpolated_into_a_script(path):
     for step in steps(load(path)):
