@@ -102,10 +102,28 @@ def worktree(root: Path, commit: str) -> Iterator[Path]:
 
 
 def repoint(command: str, root: Path, tree: Path) -> str:
-    """``command`` with every occurrence of ``root`` in an argument replaced by ``tree``."""
-    return shlex.join(arg.replace(str(root), str(tree)) for arg in shlex.split(command))
+    """``command`` with every occurrence of ``root`` in an argument replaced by ``tree``. Raises
+    :class:`BaseError` when such an argument is a path that, in the base commit, resolves outside
+    the worktree (a symbolic link there)."""
+    args = [arg.replace(str(root), str(tree)) for arg in shlex.split(command)]
+    for arg in args:
+        if arg.startswith(str(tree)):
+            _inside(Path(arg), tree, "a path in the command")
+    return shlex.join(args)
 
 
 def relocate(path: Path, root: Path, tree: Path) -> Path:
-    """``path`` (inside ``root``) at the same place inside ``tree``."""
-    return tree / path.resolve().relative_to(root)
+    """``path`` (inside ``root``) at the same place inside ``tree``. Raises :class:`BaseError`
+    when, in the base commit, it resolves outside the worktree (a symbolic link there)."""
+    return _inside(tree / path.resolve().relative_to(root), tree, "the working directory")
+
+
+def _inside(path: Path, tree: Path, what: str) -> Path:
+    try:
+        path.resolve().relative_to(tree.resolve())
+    except ValueError:
+        raise BaseError(f"{what} resolves outside the base commit's worktree (a symbolic link in that commit): "
+                        "the base was not built or measured") from None
+    except (OSError, RuntimeError):
+        raise BaseError(f"{what} cannot be resolved in the base commit's worktree") from None
+    return path

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.action import base as basecommit
-from harness.action import event, gate, github, pull
+from harness.action import event, gate, github, handover, paths, pull
 from harness.action.baseline import BaselineError, Comparison, compare, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
@@ -70,8 +70,9 @@ def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None =
 
 
 def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
+    token = handover.received(environ)  # restarted without the token in its environment: here it is
     try:
-        inputs = read(environ)
+        inputs = read(environ if token is None else {**environ, handover.TOKEN_INPUT: token})
     except InputError as exc:
         for problem in exc.problems:
             github.annotate(out, "error", "invalid input", problem)
@@ -124,7 +125,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
 
 
 def _drop_token(environ: MutableMapping[str, str]) -> None:
-    for key in [k for k in environ if k.upper().replace("-", "_") == "INPUT_GITHUB_TOKEN"]:
+    for key in handover.secret_names(environ):
         del environ[key]
 
 
@@ -144,13 +145,15 @@ def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, result
 
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
     rec = record.build(measurement, _isolation(environ, isolation))
+    paths.unmoved(inputs.workspace, results_dir / rec["server"] / "measurement.json", "record")
     return rec, record.write(rec, results_dir)
 
 
 def _badge(inputs: Inputs, rec: dict) -> Path:
     from harness.publish.badge import badge_for, write_badge
 
-    return write_badge(inputs.badge_path, badge_for(rec["status"], rec["totalTokens"]))
+    badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
+    return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))
 
 
 def _pull_request(environ, out: TextIO) -> event.PullRequest | None:
@@ -272,5 +275,7 @@ def _s(value) -> str:
 
 
 def main() -> int:
-    """Console entry: ``run()`` against the process environment."""
+    """Console entry: ``run()`` against the process environment, restarted first without the
+    credentials a launched process could read (:mod:`harness.action.handover`)."""
+    handover.restart()
     return run()

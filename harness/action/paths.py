@@ -9,7 +9,9 @@ resolves inside the workspace is accepted (the container action mounts it at /gi
 A file the Action reads must already be a regular file of at most its reader's bound: a FIFO
 would block the read, a device (``/dev/zero``) never ends. The check here gives the one-line
 input error early; the readers themselves read through ``harness.util.bounded.read_regular``, so
-a file swapped after the check is still read bounded and regular-only.
+a file swapped after the check is still read bounded and regular-only. What the Action writes is
+checked again just before it is written (:func:`unmoved`): the ``build`` script and the server
+run in between and may have put a symbolic link on the way.
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ def inside(workspace: Path, base: Path, value: str, label: str, problems: list[s
         problems.append(f"input '{label}' cannot be resolved: {_shown(value)}")
         return None
     return resolved
+
+
+class Moved(OSError):
+    """An output path that resolved inside the workspace now goes through a symbolic link."""
+
+
+def unmoved(workspace: Path, path: Path, label: str) -> Path:
+    """``path`` — resolved inside ``workspace`` when the inputs were read — when no component of
+    it below the workspace is a symbolic link now; else :class:`Moved` naming ``label``."""
+    from harness.db.confine import link_on_path
+
+    link = link_on_path(workspace, path.relative_to(workspace).as_posix())
+    if link is not None:
+        raise Moved(f"the {label} path goes through a symbolic link made after the inputs were checked "
+                    f"({_shown(link)}): nothing was written there")
+    return path
 
 
 def no_links(workdir: Path, folder: str, problems: list[str]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.action import base as basecommit
-from harness.action import comment, event, ghapi, github
+from harness.action import comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
 
 COMMENT_DIR = f"{OUTPUT_DIR}/comment"
@@ -68,7 +68,8 @@ def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str,
 def leave_artifact(inputs: Inputs, pull: event.PullRequest, head_path: Path, side: BaseSide | None) -> Path:
     """The comment artifact for the ``workflow_run`` workflow, in ``.mcp-context-cost/comment``."""
     base_path = side.path if side is not None and side.record is not None else None
-    return comment.write_artifact(inputs.working_directory / COMMENT_DIR, pull, head_path, base_path)
+    folder = paths.unmoved(inputs.workspace, inputs.working_directory / COMMENT_DIR / comment.PULL, "comment artifact")
+    return comment.write_artifact(folder.parent, pull, head_path, base_path)
 
 
 def post_here(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO, pull: event.PullRequest,
