@@ -20,6 +20,7 @@ from the records alone, never from text the measurement run wrote.
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,10 @@ from harness.action import summary
 from harness.util import atomic, bounded, schemas
 
 # GitHub links some plain text after rendering Markdown, where a backslash escape no longer shows:
-# @mentions (a notification), #123 and owner/repo#123 references (a backlink on that issue) and
+# @mentions (a notification), #123, GH-123 and owner/repo#123 references (a backlink on that issue) and
 # bare URLs. A word joiner after the "@" and "#" and inside "://" leaves the text as it reads.
 _LINKED_LATER = {"\\@": "@\u2060", "\\#": "#\u2060", "\\:\\/\\/": ":\u2060//", "www\\.": "www\u2060."}
+_GH_REFERENCE = re.compile(r"\b(GH)(?=\\-\d)", re.IGNORECASE)  # GH-123 is an issue reference too
 MAX_TOOL_ROWS = 100
 MAX_BODY_CHARS = 60_000
 HEAD, BASE, PULL = "head.measurement.json", "base.measurement.json", "pull-request.json"
@@ -60,7 +62,7 @@ def text(value: object) -> str:
     escaped = summary.text(value)
     for before, after in _LINKED_LATER.items():
         escaped = escaped.replace(before, after)
-    return escaped
+    return _GH_REFERENCE.sub("\\1\u2060", escaped)
 
 
 def render(head: dict, base: dict | None, base_label: str, *, base_problem: str | None = None,
@@ -190,9 +192,11 @@ def load_artifact(folder: Path) -> Artifact:
 
 
 def _pull(path: Path) -> dict:
+    if path.is_symlink():
+        raise ArtifactError(f"{path.name}: a symbolic link, not a pull request")
     try:
         pull = json.loads(bounded.read_regular(path, MAX_PULL_BYTES).decode("utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ArtifactError(f"{path.name}: cannot be read ({exc})") from None
     if not (isinstance(pull, dict) and isinstance(pull.get("number"), int) and not isinstance(pull["number"], bool)
             and pull["number"] > 0 and all(isinstance(pull.get(k), str) and event.is_sha(pull[k])

@@ -18,7 +18,7 @@ from harness.util import bounded
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-_REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
+_REPO = re.compile(r"^(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}$")  # never . or ..
 
 
 class EventError(ValueError):
@@ -66,10 +66,10 @@ def pull_request_from(value: object) -> PullRequest:
     """A :class:`PullRequest` from an API or event ``pull_request`` object. Raises :class:`EventError`."""
     try:
         base, head = value["base"], value["head"]
+        head_repo = head["repo"] if isinstance(head.get("repo"), dict) else {}  # null: a deleted fork
         found = PullRequest(number=value["number"], base_sha=base["sha"], head_sha=head["sha"],
-                            repository=base["repo"]["full_name"],
-                            head_repository=(head.get("repo") or {}).get("full_name") or "")
-    except (KeyError, TypeError) as exc:
+                            repository=base["repo"]["full_name"], head_repository=head_repo.get("full_name") or "")
+    except (KeyError, TypeError, AttributeError) as exc:
         raise EventError(f"the pull request in the event lacks a field ({exc})") from None
     if not (isinstance(found.number, int) and not isinstance(found.number, bool) and found.number > 0):
         raise EventError("the pull request number is not a positive integer")

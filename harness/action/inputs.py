@@ -168,6 +168,9 @@ def read(environ: Mapping[str, str]) -> Inputs:
     if not re.fullmatch(r"auto|none|[0-9a-f]{7,64}|[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}", base) or ".." in base:
         problems.append(f"input 'base' must be auto, none or a commit, got {escape(repr(_clip(base)))}")
     comment_from = None
+    if given["comment-from"] and (mixed := [n for n in ("command", "url", "config", "build") if given[n]]):
+        problems.append(f"input 'comment-from' posts another run's measurement and measures nothing: give it "
+                        f"without {', '.join(repr(n) for n in mixed)}")
     if given["comment-from"]:
         comment_from = paths.inside(workspace, workdir, given["comment-from"], "comment-from", problems)
         if comment_from is not None and not _is_dir(comment_from):

@@ -93,6 +93,9 @@ def _post(client: ghapi.GitHub, repo: str, number: int, body: str, out: TextIO) 
         github.annotate(out, "warning", "comment not posted", str(exc))
         return f"The comment could not be posted: {exc}"
     collapsed = f"; {done.minimized} older one(s) collapsed" if done.minimized else ""
+    if done.not_minimized:
+        collapsed += f"; {done.not_minimized} older one(s) could not be collapsed"
+        github.annotate(out, "warning", "older comments not collapsed", f"{done.not_minimized} could not be minimized")
     return f"Pull-request comment {done.action}{collapsed}."
 
 
@@ -104,6 +107,8 @@ def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: T
         artifact = comment.load_artifact(inputs.comment_from)
         run = event.load(environ).get("workflow_run")
         head_sha = run.get("head_sha") if isinstance(run, dict) else None
+        head_repository = run.get("head_repository") if isinstance(run, dict) else None
+        head_repository = head_repository.get("full_name") if isinstance(head_repository, dict) else None
         repo = environ.get("GITHUB_REPOSITORY", "")
     except (comment.ArtifactError, event.EventError) as exc:
         github.annotate(out, "error", "comment artifact refused", str(exc))
@@ -125,6 +130,10 @@ def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: T
         else:
             if live.head_sha != pull["headSha"]:
                 refusal = "the pull request's head has moved on since this measurement (a newer run will comment)"
+            elif not isinstance(head_repository, str) or live.head_repository.lower() != head_repository.lower():
+                # the same commit pushed to another fork runs there too: only its own pull request counts
+                refusal = ("the pull request's head is not in the repository the measuring run ran for "
+                           "(workflow_run.head_repository)")
     head, base = artifact.head, artifact.base
     outputs.update({"head-total": _s(head.get("totalTokens")), "base-total": _s(base and base.get("totalTokens")),
                     "tokens": _s(head.get("totalTokens")), "status": head["status"]})
