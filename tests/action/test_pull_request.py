@@ -182,7 +182,8 @@ def test_fork_pull_request_holds_no_token_and_the_workflow_run_side_posts(run_ac
                                                          "pull-request.json"]
     github_api.pulls[11] = fork
     post_env = event_env(tmp_path, github_api, "workflow_run",
-                         {"workflow_run": {"head_sha": head, "event": "pull_request"}})
+                         {"workflow_run": {"head_sha": head, "event": "pull_request",
+                                           "head_repository": {"full_name": "stranger/example-server"}}})
     posted = run_action({"comment-from": ".mcp-context-cost/comment", "github-token": TOKEN}, env=post_env)
     assert posted.code == 0, posted.stdout
     [comment] = github_api.on(11)
@@ -218,7 +219,8 @@ def test_the_workflow_run_side_refuses_a_tampered_artifact(run_action, repo, git
     github_api.pulls[13] = pull_request(13, fork["base"]["sha"], "f" * 40, REPO_NAME)
     tamper(folder)
     github_api.requests.clear()
-    env = event_env(tmp_path, github_api, "workflow_run", {"workflow_run": {"head_sha": head}})
+    env = event_env(tmp_path, github_api, "workflow_run",
+                    {"workflow_run": {"head_sha": head, "head_repository": {"full_name": "stranger/example-server"}}})
     run = run_action({"comment-from": ".mcp-context-cost/comment", "github-token": TOKEN}, env=env)
     assert run.code == 1 and any(words in e for e in run.errors()), run.stdout
     assert [m for m, _, _ in github_api.requests if m != "GET"] == []  # not a word written
