@@ -78,7 +78,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
             github.annotate(out, "error", "invalid input", problem)
         return _finish(environ, out, outputs, "## Context cost\n\nInvalid input:\n\n" +
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
-    _drop_token(environ)  # read into inputs; nothing launched from here on sees it
+    _drop_token(environ)  # read into inputs; run in-process (not restarted), nothing launched sees it either
     if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
         code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
@@ -229,8 +229,10 @@ def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Com
             if side.record is None:
                 return None, f"the {side.label} could not be measured: {side.problem}"
             return compare(_numbered(side), rec), None
-        return (compare(load(inputs.baseline), rec), None) if inputs.baseline is not None else (None, None)
-    except BaselineError as exc:
+        if inputs.baseline is None:
+            return None, None
+        return compare(load(paths.unmoved(inputs.workspace, inputs.baseline, "baseline")), rec), None
+    except (BaselineError, paths.Moved) as exc:
         return None, str(exc)
 
 

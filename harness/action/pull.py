@@ -9,7 +9,8 @@ Where the comment is posted from:
   ``workflow_run`` workflow, which runs ``comment-from`` on the artifact this run leaves in
   ``.mcp-context-cost/comment``. It checks the artifact against the schema, re-derives both
   records' numbers from their captures, checks that the pull request it names is in this
-  repository and that its head is the commit the measuring run measured, and only then renders
+  repository, that its head is the commit the measuring run measured and is in the repository
+  that run ran for (``workflow_run.head_repository``), and only then renders
   the comment — from the records, never from text the measuring run wrote.
 """
 

@@ -63,6 +63,21 @@ def test_a_link_made_by_the_build_after_the_check_is_never_written_through(run_a
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("swap", ["rm base.json && ln -s {outside}/record.json base.json",
+                                  "mv base.json real.json && mkdir base.json",
+                                  "rm base.json && mkfifo base.json"])
+def test_a_baseline_swapped_by_the_build_after_the_check_is_not_read(run_action, tmp_path, swap):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(RECORD, outside / "record.json")
+    (tmp_path / "workspace" / "base.json").write_text("{}")
+    run = run_action({"command": f"{sys.executable} {FIXTURE_SERVERS / 'tool_list.py'}", "name": "demo",
+                      "timeout": "30", "baseline": "base.json", "build": swap.format(outside=outside)})
+    assert run.code == 1, run.stdout
+    assert [e for e in run.errors() if "baseline" in e], run.errors()
+    assert "airtable" not in run.summary and run.outputs["base-total"] == ""
+
+
 # the base commit's tree -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["working-directory", "command"])
