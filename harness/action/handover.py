@@ -47,7 +47,10 @@ def restart() -> None:
     os.close(write_end)
     os.set_inheritable(read_end, True)
     environ = {k: v for k, v in os.environ.items() if k not in names} | {FD_VARIABLE: str(read_end)}
-    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
+    try:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
+    except OSError:  # no interpreter path to start again: run on, the variables deleted in-process
+        os.close(read_end)
 
 
 def received(environ: MutableMapping[str, str]) -> str | None:
