@@ -21,7 +21,8 @@ from tests.action.test_pull_request import TOKEN, _artifact, _git, commit, event
 from tests.action.test_pull_request import github_api, repo  # noqa: F401 - fixtures
 from tests.conftest import FIXTURE_SERVERS, REPO
 
-RUNNER_SECRETS = {"ACTIONS_RUNTIME_TOKEN": "rt." + "RuNtImE" * 5, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc." + "IdToKeN" * 5}
+RUNNER_SECRETS = {"ACTIONS_RUNTIME_TOKEN": "rt." + "RuNtImE" * 5,
+                  "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc." + "IdToKeN" * 5}
 DUMP = "for p in /proc/[0-9]*; do tr '\\0' '\\n' < \"$p/environ\" 2>/dev/null || true; done"
 
 
@@ -96,7 +97,8 @@ def test_a_link_in_the_base_commit_never_takes_the_build_or_the_server_out_of_it
     (workspace / "sub").unlink()
     (workspace / "sub").mkdir()
     head = commit(workspace, {"sub/serve.sh": serve_script(), "sub/tools.json": "[]"})
-    env = event_env(tmp_path, github_api, "pull_request", {"pull_request": pull_request(4, base, head, "octo/example-server")})
+    the_pull = pull_request(4, base, head, "octo/example-server")
+    env = event_env(tmp_path, github_api, "pull_request", {"pull_request": the_pull})
     inputs = {"command": f"bash {workspace}/sub/serve.sh", "name": "demo", "timeout": "30",
               "build": f"pwd -P > {tmp_path}/build-$RANDOM"}
     if where == "working-directory":
@@ -106,7 +108,8 @@ def test_a_link_in_the_base_commit_never_takes_the_build_or_the_server_out_of_it
     assert "resolves outside the base commit's worktree" in run.stdout
     built_in = [p.read_text().strip() for p in tmp_path.glob("build-*")]
     assert built_in and all(Path(d).is_relative_to(workspace) or "mcp-context-cost-base-" in d for d in built_in)
-    assert not (outside / "server-ran").exists() and sorted(p.name for p in outside.iterdir()) == ["serve.sh", "tools.json"]
+    assert not (outside / "server-ran").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["serve.sh", "tools.json"]
 
 
 # the artifact the workflow_run side reads ------------------------------------------------------
@@ -145,7 +148,9 @@ def test_the_same_commit_pushed_to_another_fork_cannot_comment_on_its_pull_reque
     """Another fork's run of the victim's head commit has the same workflow_run.head_sha."""
     folder, fork, head = _artifact(run_action, repo, github_api, tmp_path)
     for head_repository, code in (("mallory/example-server", 1), (None, 1), ("stranger/example-server", 0)):
-        run_event = {"head_sha": head} | ({"head_repository": {"full_name": head_repository}} if head_repository else {})
+        run_event = {"head_sha": head}
+        if head_repository:
+            run_event["head_repository"] = {"full_name": head_repository}
         env = event_env(tmp_path, github_api, "workflow_run", {"workflow_run": run_event})
         run = run_action({"comment-from": ".mcp-context-cost/comment", "github-token": TOKEN}, env=env)
         assert run.code == code, run.stdout
@@ -220,9 +225,11 @@ OURS = {"user": {"type": "Bot"}, "body": ghapi.MARKER + "\nold"}
     (_listing([OURS | {"id": "x", "node_id": "n", "created_at": "a"}]), ("created", 0, 0)),
     (_listing([OURS | {"id": 1, "created_at": "a"}, OURS | {"id": 2, "node_id": "n2", "created_at": "b"}]),
      ("updated", 0, 0)),
-    (_listing([OURS | {"id": 1, "node_id": "n1", "created_at": 7}, OURS | {"id": 2, "node_id": "n2", "created_at": "b"}]),
+    (_listing([OURS | {"id": 1, "node_id": "n1", "created_at": 7},
+               OURS | {"id": 2, "node_id": "n2", "created_at": "b"}]),
      ("updated", 0, 0)),
-    (_listing([OURS | {"id": 1, "node_id": "n1", "created_at": "a"}, OURS | {"id": 2, "node_id": "n2", "created_at": "b"},
+    (_listing([OURS | {"id": 1, "node_id": "n1", "created_at": "a"},
+               OURS | {"id": 2, "node_id": "n2", "created_at": "b"},
                "a string", None, [1]]), ("updated", 0, 1)),
 ])
 def test_a_hostile_api_reply_is_an_api_error_or_a_sane_outcome_and_the_token_stays_home(reply, outcome, monkeypatch):
