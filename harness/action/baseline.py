@@ -74,7 +74,7 @@ def load(path: Path) -> dict:
         raise BaselineError(f"baseline {path} cannot be read: {exc}") from None
     try:
         record = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BaselineError(f"baseline {path} is not JSON: {exc}") from None
     if not isinstance(record, dict):
         raise BaselineError(f"baseline {path} is not a measurement record (a JSON {type(record).__name__})")

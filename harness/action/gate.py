@@ -6,7 +6,9 @@ It fails (one :class:`GateFailure` per reason) when
 * ``budget`` is set and totalTokens is above it;
 * a ``baseline`` was given and the comparison could not be made, for any reason
   (see :mod:`harness.action.baseline`) — never a silent pass;
-* ``max-increase`` is set and totalTokens grew by more than it allows over the baseline
+* a comparison with the base commit could not be made while ``fail-on-increase`` is set;
+* ``max-increase`` (over the baseline) or ``fail-on-increase`` (over the base commit, or the
+  baseline) is set and totalTokens grew by more than it allows
   (tokens, or a percentage of the baseline's totalTokens; over a baseline of 0 any growth fails a
   percentage limit).
 
@@ -45,17 +47,19 @@ def evaluate(record: dict, inputs: Inputs, comparison: Comparison | None,
     elif inputs.budget is not None and tokens > inputs.budget:
         failures.append(GateFailure("over budget", f"{record['server']}: {tokens:,} tokens is above the budget of "
                                     f"{inputs.budget:,} by {tokens - inputs.budget:,}"))
-    if inputs.baseline is not None and comparison is None:
+    if comparison is None and (inputs.baseline is not None
+                               or (baseline_error is not None and inputs.fail_on_increase is not None)):
         failures.append(GateFailure("baseline comparison failed", baseline_error or "the comparison could not be made"))
-    if comparison is not None and inputs.max_increase is not None:
-        allowed = inputs.max_increase.allowed(comparison.before_tokens)
-        if comparison.delta > allowed:
-            failures.append(GateFailure("increase above max-increase",
-                                        _increase_message(record, comparison, inputs, allowed)))
+    for label, limit in (("max-increase", inputs.max_increase), ("fail-on-increase", inputs.fail_on_increase)):
+        if comparison is not None and limit is not None:
+            allowed = limit.allowed(comparison.before_tokens)
+            if comparison.delta > allowed:
+                failures.append(GateFailure(f"increase above {label}",
+                                            _increase_message(record, comparison, label, limit, allowed)))
     return failures
 
 
-def _increase_message(record: dict, comparison: Comparison, inputs: Inputs, allowed: float) -> str:
+def _increase_message(record: dict, comparison: Comparison, label: str, limit, allowed: float) -> str:
     pct = "" if comparison.percent is None else f" ({comparison.percent:+.1f}%)"
     return (f"{record['server']}: {comparison.before_tokens:,} → {comparison.after_tokens:,} tokens, "
-            f"{comparison.delta:+,}{pct}; max-increase {inputs.max_increase} allows at most {math.floor(allowed):,}")
+            f"{comparison.delta:+,}{pct}; {label} {limit} allows at most {math.floor(allowed):,}")

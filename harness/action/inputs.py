@@ -23,21 +23,24 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.action import paths
 from harness.probe import envnames
+from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util import names as slugs
 from harness.util import urls
 from harness.util.untrusted import escape
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
-         "badge-path", "working-directory", "config", "changed", "suggest", "index", "tool-shape")
+         "badge-path", "working-directory", "config", "changed", "suggest", "index", "tool-shape",
+         "base", "build", "fail-on-increase", "comment", "github-token", "comment-from")
 OUTPUT_DIR = ".mcp-context-cost"
 MAX_INPUT_CHARS = 8192
 MAX_NUMBER_CHARS = 32
 MAX_BUDGET_DIGITS = 15  # 10^15 tokens; history.csv cells are bounded the same way
-MULTILINE = ("command", "env", "config")  # a YAML block may span lines: a command (shlex), a list
+MULTILINE = ("command", "env", "config", "build")  # a YAML block may span lines: a command (shlex), a list
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -88,6 +91,12 @@ class Inputs:
     config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
     changed: str | None = None  # with config: capture index for audit --changed ('' = the default source)
     suggest: str | None = None  # with config: tool-shape baseline for audit --suggest ('' = the default)
+    fail_on_increase: Increase | None = None  # against the base commit's (or the baseline's) record
+    comment: bool = False
+    base: str = "auto"  # "auto", "none", or a commit to compare with
+    build: str = ""  # bash -e script run before measuring the head and the base
+    github_token: str = field(default="", repr=False)  # posts the comment; never handed to the server
+    comment_from: Path | None = None  # a comment artifact to validate and post instead of measuring
 
     @property
     def results_dir(self) -> Path:
@@ -133,7 +142,8 @@ def read(environ: Mapping[str, str]) -> Inputs:
     cleared = {n for n in NAMES if raw(environ, n) and not given[n]}  # over a bound: already a problem
     if config and (command or url):
         problems.append("give either 'config' (audit client configs) or one of 'command' and 'url', not both")
-    elif bool(command) == bool(url) and not config and not {"command", "url", "config"} & cleared:
+    elif bool(command) == bool(url) and not config and not given["comment-from"] \
+            and not {"command", "url", "config", "comment-from"} & cleared:
         problems.append("give exactly one of the inputs 'command' and 'url'")
     if url and not re.match(r"^https?://", url):
         problems.append(f"input 'url' must be an http(s) URL, got {escape(repr(urls.shown(url)))}")
@@ -148,39 +158,94 @@ def read(environ: Mapping[str, str]) -> Inputs:
     if timeout is not None and not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
         problems.append(f"input 'timeout' must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout:g}")
     budget = _budget(given["budget"], problems)
-    max_increase = _increase(given["max-increase"], problems)
-    workdir = workspace / given["working-directory"] if given["working-directory"] else workspace
-    if not _is_dir(workdir):
-        problems.append(f"input 'working-directory' is not a directory: {escape(workdir)}")
-    baseline_text = given["baseline"]
-    if max_increase is not None and not baseline_text:
+    max_increase = _increase(given["max-increase"], problems, "max-increase")
+    fail_on_increase = _increase(given["fail-on-increase"], problems, "fail-on-increase")
+    comment = _boolean(given["comment"], "comment", problems)
+    workdir = _working_directory(workspace, given["working-directory"], problems)
+    if max_increase is not None and not given["baseline"]:
         problems.append("input 'max-increase' needs a 'baseline' to compare against")
-    badge_text = given["badge-path"]
-    changed, suggest = (_published(given, flag, source, workdir, bool(config), problems)
+    located = _located(workspace, workdir, given, name, bool(config), problems)
+    base = given["base"] or "auto"
+    if not re.fullmatch(r"auto|none|[0-9a-f]{7,64}|[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}", base) or ".." in base:
+        problems.append(f"input 'base' must be auto, none or a commit, got {escape(repr(_clip(base)))}")
+    comment_from = None
+    if given["comment-from"] and (mixed := [n for n in ("command", "url", "config", "build") if given[n]]):
+        problems.append(f"input 'comment-from' posts another run's measurement and measures nothing: give it "
+                        f"without {', '.join(repr(n) for n in mixed)}")
+    if given["comment-from"]:
+        comment_from = paths.inside(workspace, workdir, given["comment-from"], "comment-from", problems)
+        if comment_from is not None and not _is_dir(comment_from):
+            problems.append(f"input 'comment-from' is not a directory: {escape(repr(_clip(given['comment-from'])))}")
+    changed, suggest = (_published(given, flag, source, located.get(source), bool(config), problems)
                         for flag, source in (("changed", "index"), ("suggest", "tool-shape")))
     if problems:
         raise InputError(problems)
     return Inputs(
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
-        baseline=(workdir / baseline_text) if baseline_text else None, max_increase=max_increase,
-        badge_path=workdir / (badge_text or f"{OUTPUT_DIR}/badges/{name}.json"),
-        workspace=workspace, working_directory=workdir.resolve(), config=tuple(workdir.resolve() / c for c in config),
+        baseline=located.get("baseline"), max_increase=max_increase,
+        badge_path=located["badge-path"], workspace=workspace, working_directory=workdir,
+        config=tuple(located.get(f"config:{c}") for c in config),
         changed=changed, suggest=suggest,
+        fail_on_increase=fail_on_increase, comment=comment, base=base, build=given["build"],
+        github_token=given["github-token"], comment_from=comment_from,
     )
 
 
-def _published(given: Mapping[str, str], flag: str, source_name: str, workdir: Path, audit: bool,
+def _working_directory(workspace: Path, value: str, problems: list[str]) -> Path:
+    """The working directory, resolved inside the workspace (the workspace when unset or refused)."""
+    workdir = paths.inside(workspace, workspace, value, "working-directory", problems) if value else workspace
+    if workdir is None:
+        return workspace
+    if not _is_dir(workdir):
+        problems.append(f"input 'working-directory' is not a directory: {escape(repr(_clip(value)))}")
+    return workdir
+
+
+def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str, audit: bool,
+             problems: list[str]) -> dict[str, Path]:
+    """Every path input resolved inside the workspace and checked for its use (files read:
+    regular and within their reader's bound; files written: absent or regular), keyed by input
+    name (``config:<value>`` per config file). A refused one is absent, with its problem added."""
+    from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
+    from harness.audit.readers import MAX_CONFIG_BYTES
+
+    located: dict[str, Path] = {}
+    reads = [("baseline", given["baseline"], MAX_RECORD_BYTES)]
+    reads += [(f"config:{c}", c, MAX_CONFIG_BYTES) for c in split_names(given["config"])]
+    reads += [(source, given[source], PUBLISHED_BYTES) for source in ("index", "tool-shape")
+              if audit and not re.match(r"^https?://", given[source])]
+    for key, value, limit in reads:
+        label = key.split(":", 1)[0]
+        path = paths.inside(workspace, workdir, value, label, problems) if value else None
+        if path is not None and (label == "baseline" and not path.exists()  # the gate says so, after measuring
+                                 or paths.readable(path, value, label, limit, problems)):
+            located[key] = path
+    paths.no_links(workdir, OUTPUT_DIR, problems)
+    badge = given["badge-path"] or f"{OUTPUT_DIR}/badges/{name}.json"
+    badge_path = paths.inside(workspace, workdir, badge, "badge-path", problems)
+    if badge_path is not None and ".git" in badge_path.relative_to(workspace).parts:  # git reads what is there
+        problems.append(f"input 'badge-path' is inside a .git folder: {escape(repr(_clip(badge)))}")
+    elif badge_path is not None and paths.writable(badge_path, badge, "badge-path", problems):
+        located["badge-path"] = badge_path
+    else:
+        located["badge-path"] = workdir / OUTPUT_DIR / "badges" / f"{name}.json"
+    return located
+
+
+def _published(given: Mapping[str, str], flag: str, source_name: str, located: Path | None, audit: bool,
                problems: list[str]) -> str | None:
     """The ``changed``/``suggest`` switch and its source (issue #13), for ``config`` audits only:
     ``None`` when off, ``''`` for the default source (the Action's own checkout, else the published
-    raw URL), else a URL or a path made absolute against the working directory."""
+    raw URL), else a URL or the path resolved inside the workspace."""
     on, source = _boolean(given[flag], flag, problems), given[source_name]
     if not (on or source):
         return None
     if not audit:
         problems.append(f"inputs '{flag}' and '{source_name}' apply to a 'config' audit only")
         return None
-    return source if not source or re.match(r"^https?://", source) else str(workdir / source)
+    if not source or re.match(r"^https?://", source):
+        return source
+    return str(located) if located is not None else None  # refused: its problem is already listed
 
 
 def _boolean(text: str, label: str, problems: list[str]) -> bool:
@@ -238,12 +303,12 @@ def _budget(text: str, problems: list[str]) -> int | None:
     return int(cleaned)
 
 
-def _increase(text: str, problems: list[str]) -> Increase | None:
+def _increase(text: str, problems: list[str], label: str) -> Increase | None:
     if not text:
         return None
     match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?) *(%?)", text.replace(",", ""), flags=re.ASCII)
     if not match or len(match.group(1)) > MAX_NUMBER_CHARS:
-        problems.append(f"input 'max-increase' must be tokens (e.g. 500) or a percentage (e.g. 10%), "
+        problems.append(f"input '{label}' must be tokens (e.g. 500) or a percentage (e.g. 10%), "
                         f"got {escape(repr(_clip(text)))}")
         return None
     return Increase(float(match.group(1)), bool(match.group(2)))

@@ -14,8 +14,12 @@ shows up in what the server says is redacted before anything is written.
 Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
 ``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
 ``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
-inside it), ``delta`` (signed tokens against the baseline), ``audit-report-path`` (with ``config``: the audit
-report, see :mod:`harness.audit.action_step`).
+inside it), ``delta`` (signed tokens against the base or the baseline), ``head-total`` and ``base-total``,
+``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.audit.action_step`).
+
+On a pull request the base commit is measured beside the head and the comment artifact is left
+(:mod:`harness.action.pull`); with ``comment-from`` the step posts another run's artifact instead
+of measuring.
 
 Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
 
@@ -29,9 +33,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import MutableMapping
+from pathlib import Path
 from typing import TextIO
 
-from harness.action import gate, github
+from harness.action import base as basecommit
+from harness.action import event, gate, github, handover, paths, pull
 from harness.action.baseline import BaselineError, Comparison, compare, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
@@ -45,7 +51,7 @@ HOST_NOTE = ("the mcp-context-cost host action: the server runs as a child of th
 
 
 OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta",
-                "audit-report-path")
+                "audit-report-path", "base-total", "head-total")
 
 
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
@@ -64,26 +70,38 @@ def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None =
 
 
 def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
+    token = handover.received(environ)  # restarted without the token in its environment: here it is
     try:
-        inputs = read(environ)
+        inputs = read(environ if token is None else {**environ, handover.TOKEN_INPUT: token})
     except InputError as exc:
         for problem in exc.problems:
             github.annotate(out, "error", "invalid input", problem)
         return _finish(environ, out, outputs, "## Context cost\n\nInvalid input:\n\n" +
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
+    _drop_token(environ)  # read into inputs; run in-process (not restarted), nothing launched sees it either
+    if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
+        code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
+        return _finish(environ, out, outputs, markdown, code)
     if inputs.config:  # audit client configs instead of measuring one server (issue #12)
         from harness.audit.action_step import run_audit_step
 
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
-        rec, record_path, badge_path = _measure(inputs, environ, out)
+        if inputs.build:
+            github.print_untrusted(out, basecommit.build(inputs.build, inputs.working_directory, environ))
+        _declared_env(inputs, environ, out)
+        rec, record_path = _measure_one(inputs, environ, inputs.command, inputs.working_directory,
+                                        inputs.results_dir)
+        badge_path = _badge(inputs, rec)
     except Exception as exc:  # the step must fail loudly, whatever went wrong
         message = _secrets(environ).text(f"{type(exc).__name__}: {exc}")
         github.annotate(out, "error", "measurement could not run", message)
         return _finish(environ, out, outputs, f"## Context cost: {text(inputs.name)}\n\nThe measurement could not "
                        f"run: {text(message)}", 1)
-    comparison, baseline_error = _compare(inputs, rec)
+    the_pull = _pull_request(environ, out)
+    side = _base_side(inputs, environ, out, the_pull)
+    comparison, baseline_error = _compare(inputs, rec, side)
     failures = gate.evaluate(rec, inputs, comparison, baseline_error)
     outputs.update({
         "tokens": _s(rec["totalTokens"]), "tool-count": _s(rec["toolCount"]), "status": rec["status"],
@@ -91,40 +109,97 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
         "measurement-path": github.relative_to_workspace(record_path, inputs.workspace),
         "badge-path": github.relative_to_workspace(badge_path, inputs.workspace),
         "delta": _s(comparison.delta if comparison else None),
+        "head-total": _s(rec["totalTokens"]), "base-total": _s(comparison.before_tokens if comparison else None),
     })
     _log(out, rec, comparison, outputs)
     for failure in failures:
         github.annotate(out, "error", failure.title, failure.message)
     markdown = render(rec, failures=failures, comparison=comparison, baseline_error=baseline_error,
-                      budget=inputs.budget, baseline_label=_label(inputs),
+                      budget=inputs.budget, baseline_label=side.label if side else _label(inputs),
                       paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
+    if the_pull is not None:
+        markdown += "\n" + _comment(inputs, environ, out, the_pull, rec, record_path, side)
+    elif inputs.comment:
+        github.annotate(out, "notice", "no comment", "comment: true comments on pull_request runs only")
     return _finish(environ, out, outputs, markdown, 1 if failures else 0)
 
 
-def _measure(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO):
-    """Measure, then write the record and the badge: ``(record dict, record path, badge path)``.
-    Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
-    from harness.probe import isolation, record
-    from harness.probe.measure import measure_sync
-    from harness.publish.badge import badge_for, write_badge
+def _drop_token(environ: MutableMapping[str, str]) -> None:
+    for key in handover.secret_names(environ):
+        del environ[key]
 
+
+def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO) -> None:
     for name in inputs.env:
         if name in environ and not environ[name]:
             del environ[name]
             github.annotate(out, "notice", "empty env value", f"{name} is empty here (secrets are not given to pull "
                             "requests from forks): the server gets a placeholder value instead")
-    measurement = measure_sync(_target(inputs), pass_declared_values=True)
+
+
+def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[dict, Path]:
+    """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
+    Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
+    from harness.probe import isolation, record
+    from harness.probe.measure import measure_sync
+
+    measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
     rec = record.build(measurement, _isolation(environ, isolation))
-    record_path = record.write(rec, inputs.results_dir)
-    badge_path = write_badge(inputs.badge_path, badge_for(rec["status"], rec["totalTokens"]))
-    return rec, record_path, badge_path
+    paths.unmoved(inputs.workspace, results_dir / rec["server"] / "measurement.json", "record")
+    return rec, record.write(rec, results_dir)
 
 
-def _target(inputs: Inputs):
+def _badge(inputs: Inputs, rec: dict) -> Path:
+    from harness.publish.badge import badge_for, write_badge
+
+    badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
+    return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))
+
+
+def _pull_request(environ, out: TextIO) -> event.PullRequest | None:
+    try:
+        return event.pull_request(environ)
+    except event.EventError as exc:
+        github.annotate(out, "warning", "no pull request comparison", str(exc))
+        return None
+
+
+def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide | None:
+    commit = pull.base_commit(inputs, the_pull)
+    if commit is None:
+        return None
+
+    def measure(command, cwd, results_dir):
+        try:
+            return _measure_one(inputs, environ, command, cwd, results_dir)
+        except Exception as exc:  # noqa: BLE001 - the base not measuring is the comparison's problem, said
+            raise basecommit.BaseError(_secrets(environ).text(f"{type(exc).__name__}: {exc}")) from None
+
+    side = pull.measure_base(inputs, environ, commit, measure, out)
+    if side.problem:
+        github.annotate(out, "warning", "base not measured", side.problem)
+    return side
+
+
+def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_path: Path, side) -> str:
+    """Leave the comment artifact; post the comment when asked and allowed. The summary's lines."""
+    from harness.action import comment
+
+    folder = pull.leave_artifact(inputs, the_pull, record_path, side)
+    lines = [f"Comment artifact: {text(github.relative_to_workspace(folder, inputs.workspace))}  "]
+    if inputs.comment:
+        body = comment.render(rec, side.record if side else None, side.label if side else "the base",
+                              base_problem=(side.problem if side else "no base comparison (base: none, or a baseline)"))
+        lines.append(pull.post_here(inputs, environ, out, the_pull, body))
+    return "\n".join(lines) + "\n"
+
+
+def _target(inputs: Inputs, command: str | None = None, cwd: Path | None = None):
     from harness.probe.target import Target
 
-    return Target(name=inputs.name, command=inputs.command, url=inputs.url, env=inputs.env,
-                  timeout_seconds=inputs.timeout_seconds, cwd=str(inputs.working_directory))
+    return Target(name=inputs.name, command=command if command is not None else inputs.command, url=inputs.url,
+                  env=inputs.env, timeout_seconds=inputs.timeout_seconds,
+                  cwd=str(cwd if cwd is not None else inputs.working_directory))
 
 
 def _secrets(environ):
@@ -146,13 +221,27 @@ def _isolation(environ, isolation) -> dict:
     return isolation.describe("host", note=HOST_NOTE)
 
 
-def _compare(inputs: Inputs, rec: dict) -> tuple[Comparison | None, str | None]:
-    if inputs.baseline is None:
-        return None, None
+def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
+    """The comparison with the base commit's record (``side``) or the baseline file, and why it
+    could not be made (both ``None`` when none was asked for)."""
     try:
-        return compare(load(inputs.baseline), rec), None
-    except BaselineError as exc:
+        if side is not None:
+            if side.record is None:
+                return None, f"the {side.label} could not be measured: {side.problem}"
+            return compare(_numbered(side), rec), None
+        if inputs.baseline is None:
+            return None, None
+        return compare(load(paths.unmoved(inputs.workspace, inputs.baseline, "baseline")), rec), None
+    except (BaselineError, paths.Moved) as exc:
         return None, str(exc)
+
+
+def _numbered(side: pull.BaseSide) -> dict:
+    from harness.probe.record import MEASURED_STATUSES
+
+    if side.record["status"] not in MEASURED_STATUSES:
+        raise BaselineError(f"the {side.label} has status {side.record['status']!r} and no token count")
+    return side.record
 
 
 def _log(out: TextIO, rec: dict, comparison: Comparison | None, outputs: dict) -> None:
@@ -188,5 +277,7 @@ def _s(value) -> str:
 
 
 def main() -> int:
-    """Console entry: ``run()`` against the process environment."""
+    """Console entry: ``run()`` against the process environment, restarted first without the
+    credentials a launched process could read (:mod:`harness.action.handover`)."""
+    handover.restart()
     return run()

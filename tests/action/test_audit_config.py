@@ -72,7 +72,11 @@ def test_config_input_shows_changed_and_suggest_and_fails_when_a_check_cannot_be
     assert "| at\\_p90 | " in run.summary and "- at\\_p90: description 90 tokens, at p90" in run.summary
     report = json.loads((run.workspace / run.outputs["audit-report-path"]).read_text())
     assert report["changed"]["source"] == str(workspace / "pub" / "capture-index.json")
-    failed = run_action({"config": ".mcp.json", "suggest": "true", "tool-shape": "pub/none.json"})
+    missing = run_action({"config": ".mcp.json", "suggest": "true", "tool-shape": "pub/none.json"})
+    assert missing.code == 1 and missing.outputs["status"] == "error"
+    assert any("input 'tool-shape' names a file that does not exist" in line for line in missing.errors())
+    (workspace / "pub" / "not-a-shape.json").write_text("[1, 2]")
+    failed = run_action({"config": ".mcp.json", "suggest": "true", "tool-shape": "pub/not-a-shape.json"})
     assert failed.code == 1 and failed.outputs["status"] == "failed"
     assert any("audit gate failed (suggest)" in line and "tool-shape baseline could not be read" in line
                for line in failed.errors())

@@ -13,7 +13,7 @@ from harness.util import schemas
 from tests.conftest import fixture_command
 
 OUTPUT_NAMES = {"tokens", "tool-count", "status", "canonical-sha256", "measurement-path", "badge-path", "delta",
-                "audit-report-path"}
+                "audit-report-path", "base-total", "head-total"}
 MEMORY = "npx -y @modelcontextprotocol/server-memory@2026.8.31"
 
 

@@ -51,6 +51,24 @@ def test_github_schemas(schema, paths):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_zizmor():
+    """zizmor, offline (no GitHub API), on every workflow, example and action metadata file."""
+    done = run([tool("zizmor"), "--offline", "--no-progress", "--config", ".github/zizmor.yml",
+                *(str(p.relative_to(REPO)) for p in WORKFLOWS + EXAMPLES + ACTIONS)])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_zizmor_catches_a_bad_workflow(tmp_path):
+    """The zizmor run above is a real check: a checkout that keeps its credentials in a job that
+    can write, and an unpinned action, are reported."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\npermissions:\n  contents: write\njobs:\n  j:\n    runs-on: ubuntu-24.04\n"
+                   "    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/upload-artifact@v4\n"
+                   "        with:\n          path: .\n")
+    done = run([tool("zizmor"), "--offline", "--no-progress", str(bad)])
+    assert done.returncode != 0 and "artipacked" in done.stdout + done.stderr
+
+
 def test_hadolint_dockerfile():
     done = run([tool("hadolint"), "--no-color", "Dockerfile"])
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,77 @@
+"""The Action's credentials, out of reach of everything it launches.
+
+The step's environment holds the comment token (input ``github-token``, by default the job's
+token) and, in a container action, the runner's own ``ACTIONS_*`` tokens (artifact and cache
+service, OIDC). Deleting a variable from ``os.environ`` does not erase it from
+``/proc/<pid>/environ``, which shows the environment a process started with to every process of
+the same user — the ``build`` script and the measured server among them. So :func:`restart`
+starts the entry point again (``execve``, same pid) with none of these variables, the comment
+token handed over through a pipe; :func:`received` reads it back. The harness then also makes
+itself non-dumpable, which closes ``/proc/<pid>/mem`` and ptrace to same-user processes without
+``CAP_SYS_PTRACE`` (root in a default container lacks it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, MutableMapping
+
+TOKEN_INPUT = "INPUT_GITHUB_TOKEN"
+FD_VARIABLE = "MCP_CONTEXT_COST_TOKEN_FD"
+# The runner gives these to actions (not to run: steps); the harness needs none of them.
+RUNNER_SECRETS = ("ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+                  "ACTIONS_RUNTIME_URL", "ACTIONS_RESULTS_URL", "ACTIONS_CACHE_URL")
+MAX_TOKEN_BYTES = 32 * 1024  # under a pipe's buffer; the input's own bound is checked later
+PR_SET_DUMPABLE = 4
+
+
+def secret_names(environ: Mapping[str, str]) -> list[str]:
+    """The variables of ``environ`` that no launched process may read: the token input under
+    either spelling (``INPUT_GITHUB-TOKEN``, ``INPUT_GITHUB_TOKEN``) and :data:`RUNNER_SECRETS`.
+    (A ``GITHUB_TOKEN`` the workflow set is its own: it may be declared in ``env`` for the server.)"""
+    return [k for k in environ if k.upper().replace("-", "_") == TOKEN_INPUT or k in RUNNER_SECRETS]
+
+
+def restart() -> None:
+    """When this process's environment holds a secret, start this program again without them
+    (the token passed through a pipe); returns only when there is nothing to hand over or the
+    restart is impossible."""
+    names = secret_names(os.environ)
+    if not names or FD_VARIABLE in os.environ:
+        return
+    token = next((os.environ[k].strip() for k in names
+                  if k.upper().replace("-", "_") == TOKEN_INPUT and os.environ[k].strip()), "")
+    read_end, write_end = os.pipe()
+    os.write(write_end, token.encode("utf-8", "replace")[:MAX_TOKEN_BYTES])
+    os.close(write_end)
+    os.set_inheritable(read_end, True)
+    environ = {k: v for k, v in os.environ.items() if k not in names} | {FD_VARIABLE: str(read_end)}
+    try:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
+    except OSError:  # no interpreter path to start again: run on, the variables deleted in-process
+        os.close(read_end)
+
+
+def received(environ: MutableMapping[str, str]) -> str | None:
+    """The token :func:`restart` handed over ('' for none), removing its trace from ``environ``;
+    ``None`` when this process was not restarted. Makes this process non-dumpable."""
+    fd = environ.pop(FD_VARIABLE, None)
+    if fd is None or not fd.isdigit():
+        return None
+    chunks = []
+    try:
+        while chunk := os.read(int(fd), MAX_TOKEN_BYTES):
+            chunks.append(chunk)
+        os.close(int(fd))
+    except OSError:
+        return None
+    _not_dumpable()
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _not_dumpable() -> None:
+    from harness.probe.reaper import PRCTL
+
+    if PRCTL is not None:
+        PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)

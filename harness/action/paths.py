@@ -1,0 +1,122 @@
+"""Path inputs of the Action, confined to the workspace.
+
+Every path a workflow hands the Action (``working-directory``, ``baseline``, ``badge-path``,
+``config``, ``index``, ``tool-shape``) and the output folder it writes (``.mcp-context-cost``) must
+resolve inside ``GITHUB_WORKSPACE``: ``..``, an absolute path elsewhere and a symbolic link that
+points out (a pull request can commit one) are refused, naming the input. An absolute path that
+resolves inside the workspace is accepted (the container action mounts it at /github/workspace).
+
+A file the Action reads must already be a regular file of at most its reader's bound: a FIFO
+would block the read, a device (``/dev/zero``) never ends. The check here gives the one-line
+input error early; the readers themselves read through ``harness.util.bounded.read_regular``, so
+a file swapped after the check is still read bounded and regular-only. What the Action writes is
+checked again just before it is written (:func:`unmoved`): the ``build`` script and the server
+run in between and may have put a symbolic link on the way.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from harness.util.untrusted import escape
+
+
+def _shown(value: str, limit: int = 120) -> str:
+    clipped = value if len(value) <= limit else value[: limit - 3] + "..."
+    return escape(repr(clipped))
+
+
+def inside(workspace: Path, base: Path, value: str, label: str, problems: list[str]) -> Path | None:
+    """``value`` (relative to ``base``, or absolute) resolved, symbolic links followed; ``None``
+    with a problem naming input ``label`` when it resolves outside ``workspace``."""
+    try:
+        resolved = (base / value).resolve()
+        resolved.relative_to(workspace)
+    except ValueError:
+        problems.append(f"input '{label}' resolves outside the workspace (GITHUB_WORKSPACE): {_shown(value)}")
+        return None
+    except (OSError, RuntimeError):  # ENAMETOOLONG, a symbolic-link loop
+        problems.append(f"input '{label}' cannot be resolved: {_shown(value)}")
+        return None
+    return resolved
+
+
+class Moved(OSError):
+    """An output path that resolved inside the workspace now goes through a symbolic link."""
+
+
+def unmoved(workspace: Path, path: Path, label: str) -> Path:
+    """``path`` — resolved inside ``workspace`` when the inputs were read — when no component of
+    it below the workspace is a symbolic link now; else :class:`Moved` naming ``label``."""
+    from harness.db.confine import link_on_path
+
+    link = link_on_path(workspace, path.relative_to(workspace).as_posix())
+    if link is not None:
+        raise Moved(f"the {label} path goes through a symbolic link made after the inputs were checked "
+                    f"({_shown(link)}): nothing was written there")
+    return path
+
+
+def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
+    """Refuse an output ``folder`` under ``workdir`` that is, or holds anywhere below, a symbolic
+    link: a committed link would move what the Action writes (elsewhere in the workspace or out
+    of it). Only link entries are looked at; nothing is followed."""
+    top = workdir / folder
+    found = [top] if top.is_symlink() else []
+    if not found and top.is_dir():
+        for root, dirs, files in os.walk(top):
+            found += [Path(root, n) for n in dirs + files if Path(root, n).is_symlink()]
+            if found:
+                break
+    if found:
+        where = found[0].relative_to(workdir).as_posix()
+        problems.append(f"the output folder {folder} under 'working-directory' holds a symbolic link "
+                        f"({_shown(where)}); remove it")
+
+
+def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[str]) -> bool:
+    """Whether ``path`` is a regular file of at most ``max_bytes``; else a problem naming
+    ``label``. Never opens the file (a FIFO would block)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        problems.append(f"input '{label}' names a file that does not exist: {_shown(value)}")
+        return False
+    except OSError as exc:
+        problems.append(f"input '{label}' cannot be read ({exc.strerror or exc}): {_shown(value)}")
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        problems.append(f"input '{label}' is not a regular file ({kind(info.st_mode)}): {_shown(value)}")
+        return False
+    if info.st_size > max_bytes:
+        problems.append(f"input '{label}' is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit: "
+                        f"{_shown(value)}")
+        return False
+    return True
+
+
+def writable(path: Path, value: str, label: str, problems: list[str]) -> bool:
+    """Whether a file may be written at ``path``: absent, or a regular file (never a directory,
+    FIFO or device); else a problem naming ``label``."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        problems.append(f"input '{label}' cannot be written ({exc.strerror or exc}): {_shown(value)}")
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        problems.append(f"input '{label}' is not a regular file ({kind(info.st_mode)}): {_shown(value)}")
+        return False
+    return True
+
+
+def kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
