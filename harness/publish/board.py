@@ -102,3 +102,18 @@ def status_counts(rows: list[Row]) -> dict[str, int]:
     for row in rows:
         counts[row.status] += 1
     return counts
+
+
+# Statuses that say nothing about the server: the measuring machine could not run or reach it
+# (no network to the host, a runtime this machine lacks, not swept yet). Every other status
+# without a number is a failure of the server, and a finding.
+MACHINE_STATUSES = ("unreachable", "not-measured-here", "not-applicable", NOT_YET_RUN)
+RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
+GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
+
+
+def group(status: str) -> str:
+    """The dashboard's group of a status: ranked (has a number), failed, or not measured here."""
+    if status in NUMBERED:
+        return RANKED
+    return MACHINE if status in MACHINE_STATUSES else FAILED
