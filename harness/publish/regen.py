@@ -53,14 +53,12 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
                site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
                site.DASHBOARD: dashboard.render(rows, series, sparks)}
     movements = _history(root, names, records, series, outputs, backfilled)
+    standing = server_page.Standing.of(rows)
     for row in rows:
-        page = server_page.render(row, series[row.name])
-        if row.name in movements:
-            page += "\n" + server_page.cost_movement(movements[row.name])
-        outputs[site.server_page(row.name)] = page
+        outputs[site.server_page(row.name)] = server_page.render(row, series[row.name], standing, movements.get(row.name))
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    outputs.update(server_html.pages(outputs))  # after every section is in: the HTML renders the final Markdown
+    outputs.update(server_html.pages(outputs, standing.compositions))
     return outputs
 
 
