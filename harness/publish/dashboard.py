@@ -36,7 +36,6 @@ from harness.publish.text import num, one_line
 from harness.util import untrusted
 
 HERE = site.DASHBOARD
-CALCULATOR = "docs/calculator.html"
 REASON_LIMIT = 110
 CONTEXT = 200_000  # the context window a share is given against
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -68,7 +67,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         "<body>",
         "<main>",
         '<header class="top"><h1>What MCP servers cost in context tokens</h1>',
-        f'<nav><a href="{link(CALCULATOR)}">Setup calculator</a> · <a href="#how-to-read">How to read this</a> · '
+        f'<nav><a href="{link(site.CALCULATOR)}">Setup calculator</a> · <a href="#how-to-read">How to read this</a> · '
         f'<a href="{link(site.METHODOLOGY)}">{e(site.METHODOLOGY_LABEL)}</a> · '
         f'<a href="{link(site.REGRESSIONS_MD)}">cost movement</a> · '
         f'<a href="{link(site.LEADERBOARD_MD)}">leaderboard</a> (Markdown, '

@@ -306,4 +306,9 @@ SCRIPT = """
 
 def script_hash() -> str:
     """The CSP source that allows exactly ``SCRIPT``: ``'sha256-<base64>'``."""
-    return "'sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii") + "'"
+    return hash_of(SCRIPT)
+
+
+def hash_of(script: str) -> str:
+    """The CSP source that allows exactly the inline ``script``: ``'sha256-<base64>'``."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"

@@ -79,7 +79,7 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
     here = site.server_page(row.name)
     out = [f"# {md(row.name)}", "", _headline(row, standing), *_capture_lines(row, series), "",
            f"[dashboard]({site.link(here, site.DASHBOARD)}) · "
-           f"[setup calculator]({site.link(here, CALCULATOR)}) · "
+           f"[setup calculator]({site.link(here, site.CALCULATOR)}) · "
            f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
            f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)})", ""]
     out += _install(row)
@@ -100,7 +100,6 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-CALCULATOR = "docs/calculator.html"
 
 
 def _headline(row: Row, standing: Standing) -> str:
