@@ -206,7 +206,10 @@ SCRIPT = """
   function esc(v) { return String(v).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; }); }
   function num(v) { return Number(v).toLocaleString("en-US"); }
   function figure(t) { return (t.floor ? "≥ " : "") + num(t.tokens); }
-  function pct(tokens) { return (tokens * 100 / doc.context).toFixed(1) + "% of 200k"; }
+  function pct(tokens) {
+    var v = tokens * 100 / doc.context;
+    return (v > 0 && v < 0.05 ? "<0.1" : v.toFixed(1)) + "% of 200k";
+  }
 
   function bare(arg) {
     var a = arg.trim();

@@ -147,7 +147,7 @@ SCRIPT = """
             Math.max(1, r.tokens * 100 / top).toFixed(1) + '%"></span></span>';
         } },
       { key: "share", title: "of 200k", num: true, sort: function (r) { return r.tokens; },
-        cell: function (r) { return (r.tokens * 100 / doc.context).toFixed(1) + "%"; } },
+        cell: function (r) { var v = r.tokens * 100 / doc.context; return v > 0 && v < 0.05 ? "<0.1%" : v.toFixed(1) + "%"; } },
       { key: "band", title: "Band", sort: function (r) { return doc.bands.indexOf(r.band); },
         cell: function (r) { return '<span class="chip ' + bandClass(r.band) + '"><span class="sw"></span>' + esc(r.band) + "</span>"; } },
       { key: "tools", title: "Tools", num: true, sort: function (r) { return r.tools; },

@@ -111,12 +111,17 @@ def _headline(row: Row, standing: Standing) -> str:
         kind = "Failed" if group(row.status) == FAILED else "No number"
         return f"**{kind}** — status `{row.status}`{': ' + why if why else ''}. No token count."
     _colour, label = row.band
-    share = 100 * row.tokens / CONTEXT
     dynamic = " The listed set changes between launches (dynamic)." if row.status == "dynamic" else ""
     return (f"**{num(row.tokens)} tokens** of tool definitions — band **{label}**, **#{row.rank} of "
-            f"{standing.ranked}** ranked servers, **{share:.1f}%** of a 200k context, {num(row.tool_count)} "
+            f"{standing.ranked}** ranked servers, **{share(row.tokens)}** of a 200k context, {num(row.tool_count)} "
             f"tool{'' if row.tool_count == 1 else 's'}. A client that loads every definition pays this before the "
             f"first call (o200k\\_base).{dynamic}")
+
+
+def share(tokens: int) -> str:
+    """``tokens`` as a percentage of a 200k context, one decimal (``<0.1%`` rather than ``0.0%``)."""
+    value = 100 * tokens / CONTEXT
+    return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
 
 
 def _why(row: Row) -> str:
@@ -180,7 +185,7 @@ def composition_section(row: Row, comp: Composition | None) -> list[str]:
         out.append(f"| {md(tool.name, NAME_LIMIT) or '—'} | {num(tool.tokens)} | "
                    + " | ".join(num(tool.part(f)) for f in fields) + " |")
     blank = " | ".join("" for _ in fields)
-    out.append(f"| *punctuation between tools* | {num(comp.punctuation)} | {blank} |")
+    out.append(f"| punctuation between tools | {num(comp.punctuation)} | {blank} |")
     out.append(f"| **Total** | **{num(comp.total)}** | " + " | ".join(num(totals[f]) for f in fields) + " |")
     return out + [""]
 
@@ -199,7 +204,7 @@ def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:
     for r in peers:
         less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None else ""
         lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, site.server_page(r.name))}): "
-                     f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tools")
+                     f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tool{'' if r.tool_count == 1 else 's'}")
     return [title, "", *lines, ""]
 
 

@@ -48,8 +48,10 @@ def test_leaderboard_counts_and_lists_unreachable(tmp_path):
 
 def test_dashboard_counts_unreachable(tmp_path):
     _build(tmp_path)
-    html = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
-    assert "<li><b>1</b> unreachable</li>" in html
+    rows = {r["name"]: r for r in b.dashboard_rows((tmp_path / "docs/index.html").read_text(encoding="utf-8"))}
+    # the machine could not reach it: kept apart from the servers that failed
+    assert (rows["gone"]["status"], rows["gone"]["group"]) == ("unreachable", "machine")
+    assert (rows["walled"]["group"], rows["fresh"]["group"]) == ("failed", "machine")
 
 
 def test_unreachable_badge_is_lightgrey_and_says_so():
