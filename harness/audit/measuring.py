@@ -80,9 +80,11 @@ def redactor_for(entries: list[Entry]) -> Secrets:
 
 async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
-                      measurer=measure) -> dict[str, Outcome]:
+                      started=None, ended=None, measurer=measure) -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server, cleaned by ``redactor``. Never raises
+    (default: stderr) receives one line per finished server, cleaned by ``redactor``; ``started``
+    and ``ended`` (optional) the cleaned name of each server as its launch begins and as it ends
+(a live screen of what still runs). Never raises
     for server behaviour; a bug in measuring one server raises ``RuntimeError`` naming it, after
     every other measurement has finished."""
     from harness.probe import isolation as iso
@@ -96,6 +98,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
     async def one(key: str, entries: list[Entry]) -> None:
         entry = entries[0]
         async with gate:
+            if started is not None:
+                started(escape(redactor.text(entry.name)))
             measurement = await measurer(target_for(key, entry, timeout), isolation=isolation, dual=dual,
                                          pass_declared_values=True, environ=environ_for(entry))
             # The capture is redacted (before counting, the probe's rule) with this server's own values
@@ -104,6 +108,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
             rec = record.build(measurement, described, secrets=redactor_for(entries))
         outcomes[key] = outcome_of(rec)
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
+        if ended is not None:
+            ended(escape(redactor.text(entry.name)))
         write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
 
     # A bug raised by one measurement must not cancel the others mid-flight: cancelling a probe in the
