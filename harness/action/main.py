@@ -97,6 +97,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
         github.annotate(out, "error", failure.title, failure.message)
     markdown = render(rec, failures=failures, comparison=comparison, baseline_error=baseline_error,
                       budget=inputs.budget, baseline_label=_label(inputs),
+                      baseline_record=load(inputs.baseline) if comparison is not None else None,
                       paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
     return _finish(environ, out, outputs, markdown, 1 if failures else 0)
 
