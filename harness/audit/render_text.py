@@ -225,8 +225,14 @@ def _config(console: Console, config: dict, context: int) -> None:
         _line(console, f"  trim: {step['how']} → saves {approx}{step['saves']:,} tokens")
 
 
+LAUNCH_LIMIT = 300  # characters of a launch line shown; the JSON report holds it whole
+
+
 def _detail(server: dict) -> str:
-    parts = [server["launch"]]
+    launch = server["launch"] or ""
+    if len(launch) > LAUNCH_LIMIT:  # cut between words: what is shown is never a split word
+        launch = launch[:LAUNCH_LIMIT].rsplit(" ", 1)[0] + " …"
+    parts = [launch]
     if server["disabled"]:
         parts.append(f"disabled: {server['disabled']}")
     if server["alwaysLoad"]:
