@@ -1,10 +1,13 @@
-"""The dashboard's style sheet, band palette and one small script (issue #15, "The dashboard").
+"""The dashboard's style sheet, band palette and one script.
 
-The script is progressive enhancement: without it the page is the complete table in published
-order. With it, a filter form (server or tool name, status) appears, every column header becomes a
-sort button, and a "sort by" menu offers the same on narrow screens where the headers are hidden.
-It is inlined and allowed by its SHA-256 in the page's Content-Security-Policy, so the page still
-loads nothing from anywhere.
+The script draws the ranking from the page's embedded JSON (``#rows``): a group switch (ranked,
+failed, not measured here) with counts, a search over server, category and tool names, band
+filters with counts, column headers that sort (and a sort menu for narrow screens, where the
+headers are hidden and each row is a card), and rows drawn a page at a time with a "show more"
+button, so thousands of rows stay fast (bench/dashboard.py). Every text it inserts is escaped;
+names get break opportunities between their parts, as :func:`harness.publish.htmltext.breakable`
+gives them. It is inlined and allowed by its SHA-256 in the page's Content-Security-Policy, so the
+page still loads nothing from anywhere.
 
 Band colours: the badges keep the shields colour names (``harness.core.bands``); on the page each
 band gets a swatch from a palette whose neighbours differ in lightness as well as hue (ColorBrewer
