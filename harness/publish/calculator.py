@@ -26,13 +26,12 @@ URL, then by name. The page is rendered from the board rows in one pass (linear 
 from __future__ import annotations
 
 import html
-import json
 
 from harness.publish import dashboard_assets as assets
 from harness.publish import site
 from harness.publish.board import Row
+from harness.publish.htmltext import embedded_json
 from harness.publish.text import one_line
-from harness.util import untrusted
 
 HERE = site.CALCULATOR
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
@@ -129,13 +128,8 @@ def render(rows: list[Row]) -> str:
         "<noscript><p>The calculator runs in your browser and needs JavaScript; the same figures for your own "
         "configs come from <code>mcp-context-cost audit</code>.</p></noscript>",
         "</main>",
-        f'<script type="application/json" id="data">{_embedded(document)}</script>',
+        f'<script type="application/json" id="data">{embedded_json(document)}</script>',
         f"<script>{SCRIPT}</script>", "</body>", "</html>"]) + "\n"
-
-
-def _embedded(document: dict) -> str:
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    return untrusted.json_text(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 def script_hash() -> str:

@@ -23,17 +23,15 @@ escaped. Same inputs → same bytes; the page grows linearly with the rows.
 from __future__ import annotations
 
 import html
-import json
 
 from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site
 from harness.publish.board import GROUP_LABELS, Row, group
-from harness.publish.htmltext import breakable, shorten
+from harness.publish.htmltext import breakable, embedded_json, shorten
 from harness.publish.series import Series
 from harness.publish.text import num, one_line
-from harness.util import untrusted
 
 HERE = site.DASHBOARD
 REASON_LIMIT = 110
@@ -87,19 +85,12 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         *_deferring(rows),
         *readings_html.dashboard_section(rows),
         "</main>",
-        f'<script type="application/json" id="rows">{_embedded(document)}</script>',
+        f'<script type="application/json" id="rows">{embedded_json(document)}</script>',
         f"<script>{assets.SCRIPT}</script>",
         "</body>",
         "</html>",
     ]
     return "\n".join(parts) + "\n"
-
-
-def _embedded(document: dict) -> str:
-    """JSON safe inside a ``<script>`` element: no ``<``, ``>`` or ``&`` raw, nothing a terminal acts on."""
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return untrusted.json_text(text)
 
 
 def _datum(r: Row, series: Series | None) -> dict:
