@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.core import bands
+from harness.db import reason
 from harness.db.catalog import Catalog, Entry
 from harness.publish import session_load
 from harness.db.history import NUMBERED, STATUSES
@@ -44,6 +45,11 @@ class Row:
     def band(self) -> tuple[str, str]:
         """``(shields colour, label)`` of the headline; lightgrey / "not measured" without one."""
         return bands.band_for(self.tokens)
+
+    @property
+    def group(self) -> str:
+        """Ranked, failed, or not measured here (:func:`group`)."""
+        return group(self.status, self.record)
 
     @property
     def defers_costlier(self) -> bool:
@@ -105,15 +111,19 @@ def status_counts(rows: list[Row]) -> dict[str, int]:
 
 
 # Statuses that say nothing about the server: the measuring machine could not run or reach it
-# (no network to the host, a runtime this machine lacks, not swept yet). Every other status
-# without a number is a failure of the server, and a finding.
+# (no network to the host, a runtime this machine lacks, not swept yet). So does any failure whose
+# record carries environment evidence (the machine's network or toolchain, harness.db.reason).
+# Every other status without a number is a failure of the server, and a finding.
 MACHINE_STATUSES = ("unreachable", "not-measured-here", "not-applicable", NOT_YET_RUN)
 RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
 GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
 
 
-def group(status: str) -> str:
-    """The dashboard's group of a status: ranked (has a number), failed, or not measured here."""
+def group(status: str, record: dict | None = None) -> str:
+    """The dashboard's group of a status (and its record): ranked (has a number), failed, or not
+    measured here."""
     if status in NUMBERED:
         return RANKED
-    return MACHINE if status in MACHINE_STATUSES else FAILED
+    if status in MACHINE_STATUSES or (record is not None and reason.is_environment(record)):
+        return MACHINE
+    return FAILED

@@ -28,7 +28,7 @@ from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site
-from harness.publish.board import GROUP_LABELS, Row, group
+from harness.publish.board import GROUP_LABELS, Row
 from harness.publish.htmltext import breakable, embedded_json, shorten
 from harness.publish.series import Series
 from harness.publish.text import num, one_line
@@ -96,7 +96,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
 def _datum(r: Row, series: Series | None) -> dict:
     """One row as the script reads it (short keys: the page carries one per catalog entry)."""
     d: dict = {"name": one_line(r.name, 200), "href": site.link(HERE, site.server_html(r.name)),
-               "status": r.status, "group": group(r.status)}
+               "status": r.status, "group": r.group}
     if r.entry.category:
         d["category"] = one_line(r.entry.category, 80)
     if r.tokens is not None:

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.publish import composition, readings_md, regressions, regressions_md, site
-from harness.publish.board import FAILED, MACHINE, Row, group
+from harness.publish.board import FAILED, MACHINE, Row
 from harness.db.history import HistoryRow
 from harness.publish.composition import Composition
 from harness.publish.mdescape import md
@@ -105,10 +105,10 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
 def _headline(row: Row, standing: Standing) -> str:
     if row.tokens is None:
         why = _why(row)
-        if group(row.status) == MACHINE:
+        if row.group == MACHINE:
             return (f"**Not measured here** — status `{row.status}`: the measuring machine could not run or reach "
                     f"this server{': ' + why if why else ''}. That says nothing about the server itself.")
-        kind = "Failed" if group(row.status) == FAILED else "No number"
+        kind = "Failed" if row.group == FAILED else "No number"
         return f"**{kind}** — status `{row.status}`{': ' + why if why else ''}. No token count."
     _colour, label = row.band
     dynamic = " The listed set changes between launches (dynamic)." if row.status == "dynamic" else ""
