@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.publish import composition, readings_md, regressions, regressions_md, site
+from harness.publish import composition, readings_md, regressions, regressions_md, site, tool_shape
 from harness.publish.board import FAILED, MACHINE, Row
 from harness.db.history import HistoryRow
 from harness.publish.composition import Composition
@@ -40,6 +40,7 @@ FIELD_LIMIT = 1000
 STDERR_LINES = 20
 CONTEXT = 200_000  # the context window a share is given against
 CHEAPER = 5  # cheaper servers of the same category listed on a page
+SHAPE_PERCENTILE = 90  # a description at or above it draws advice (tool-shape/v1, as audit --suggest)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -50,6 +51,7 @@ class Standing:
 
     ranked: int
     by_category: dict[str, list[Row]]
+    p90_description: int | None = None  # tool-shape/v1: the 90th percentile of description tokens
     compositions: dict[str, Composition | None] = field(default_factory=dict)
 
     @classmethod
@@ -60,7 +62,10 @@ class Standing:
                 by_category.setdefault(r.entry.category, []).append(r)
         for peers in by_category.values():
             peers.sort(key=lambda r: (r.tokens, r.name))
-        return cls(sum(1 for r in rows if r.rank is not None), by_category)
+        shape = tool_shape.build({r.name: r.record for r in rows if r.record})
+        descriptions = shape["metrics"]["descriptionTokens"]
+        return cls(sum(1 for r in rows if r.rank is not None), by_category,
+                   descriptions[SHAPE_PERCENTILE] if descriptions else None)
 
     def composition(self, row: Row) -> Composition | None:
         if row.name not in self.compositions:
@@ -84,6 +89,7 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
            f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)})", ""]
     out += _install(row)
     out += composition_section(row, standing.composition(row))
+    out += _shape(row, standing)
     out += _session(row)
     out += _cheaper(row, standing, here)
     out += readings_md.server_section(row)
@@ -188,6 +194,31 @@ def composition_section(row: Row, comp: Composition | None) -> list[str]:
     out.append(f"| punctuation between tools | {num(comp.punctuation)} | {blank} |")
     out.append(f"| **Total** | **{num(comp.total)}** | " + " | ".join(num(totals[f]) for f in fields) + " |")
     return out + [""]
+
+
+def _shape(row: Row, standing: Standing) -> list[str]:
+    """Shape advice (tool-shape/v1): the tools whose description is at or above the 90th
+    percentile of every description measured here, largest first — or that nothing is."""
+    tools = [t for t in (row.record or {}).get("tools") or [] if isinstance(t, dict)]
+    if row.tokens is None or not tools or standing.p90_description is None:
+        return []
+    p90 = standing.p90_description
+    long = sorted((t for t in tools if (as_int(t.get("descriptionTokens")) or 0) >= p90),
+                  key=lambda t: -(as_int(t.get("descriptionTokens")) or 0))
+    out = ["## Shape advice", ""]
+    comp = standing.composition(row)
+    if comp is not None and comp.total:
+        field_, tokens = max(comp.field_totals().items(), key=lambda item: item[1])
+        out += [f"The largest part of the cost is {composition.LABELS[field_]}: {num(tokens)} of {num(comp.total)} "
+                f"tokens ({100 * tokens / comp.total:.0f}%).", ""]
+    if not long:
+        return out + [f"Nothing unusual: no tool's description reaches the 90th percentile of the descriptions "
+                      f"measured here ({num(p90)} tokens).", ""]
+    names = ", ".join(f"{md(t.get('name'), NAME_LIMIT)} ({num(as_int(t.get('descriptionTokens')))})" for t in long[:10])
+    more = f" and {len(long) - 10} more" if len(long) > 10 else ""
+    return out + [f"{len(long)} of {len(tools)} tool descriptions are at or above the 90th percentile of the "
+                  f"descriptions measured here ({num(p90)} tokens): {names}{more}. A description is read on every "
+                  "request that carries the tool: saying less there costs less everywhere.", ""]
 
 
 def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:

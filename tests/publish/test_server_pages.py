@@ -180,3 +180,12 @@ def test_cheaper_servers_of_the_category(published):
     fewer = recs["charlie"]["totalTokens"] - recs["bravo"]["totalTokens"]
     assert f"- [bravo](bravo.md): {recs['bravo']['totalTokens']:,} tokens, {fewer:,} fewer, 1 tool" in section
     assert "None: no ranked server of this category costs less." in page(root, "bravo")
+
+
+def test_shape_advice_names_the_largest_part_and_long_descriptions(published):
+    root, _, _ = published
+    section = page(root, "charlie").split("## Shape advice", 1)[1].split("\n## ", 1)[0]
+    assert "The largest part of the cost is " in section
+    assert ("at or above the 90th percentile of the descriptions measured here" in section
+            or section.count("Nothing unusual") == 1)
+    assert "## Shape advice" not in page(root, "echo")  # no number, no advice
