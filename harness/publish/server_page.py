@@ -9,8 +9,10 @@ The page leads with what a reader came for and ends with what a checker needs:
 2. what the server is and how to install it (the catalog's command, package, repository);
 3. where the tokens go (:mod:`harness.publish.composition`): per tool and per field, parts that
    sum exactly to the headline;
-4. shape advice (session-start load, deferring), cheaper servers of the same category, the readings
-   beside the headline, the ``discover`` figure of a protocol-mismatch record;
+4. shape advice (the largest part of the cost; descriptions at or above the 90th percentile of
+   every description measured, tool-shape/v1; the session-start load and whether deferring costs
+   more), cheaper servers of the same category, the readings beside the headline, the ``discover``
+   figure of a protocol-mismatch record;
 5. history: "Over time" from ``history.csv`` (only the comparable series,
    :mod:`harness.publish.series`) and "Cost movement" (:func:`cost_movement`, issue #13);
 6. provenance: the record's facts (launch command, isolation and architecture — "architecture not on
