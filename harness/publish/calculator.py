@@ -335,7 +335,9 @@ SCRIPT = """
         how = c.statement + " " + c.leavesOpen;
         label = "on record as deferring; what enters the context is not";
         up = '<td class="n"><span class="why">not on record</span></td>';
-        every = cell(total, "definitions total");
+        // what a deferring client's request carries is on no record: the configured total, said as such
+        every = '<td class="n" data-tokens="' + total.tokens + '" data-floor="' + total.floor + '"><span class="why">' +
+          "not on record; the configured definitions total " + figure(total) + "</span></td>";
       }
       rows.push('<tr data-client="' + id + '"><td><b>' + esc(c.name) + '</b><span class="how">' + esc(label) +
         "</span><details><summary>why</summary>" + esc(how) + "</details></td>" +
