@@ -20,7 +20,13 @@ audit itself when the page is rendered, so the two cannot drift:
   an ``alwaysLoad`` server in full, and every request's tools array still carries the whole total.
 
 Entries are matched to catalog servers by package (an argument naming it, version stripped), by
-URL, then by name. The page is rendered from the board rows in one pass (linear in rows).
+URL, then by name, in tables without a prototype (a name like ``constructor`` matches nothing). The
+page is rendered from the board rows in one pass (linear in rows).
+
+A pasted config is untrusted and read within the audit's own bounds (``harness.audit.readers``):
+strict JSON up to ``MAX_CONFIG_BYTES``, comments and trailing commas (outside strings) only up to
+``MAX_JSON5_BYTES``. The totals count every entry; at most 500 rows are drawn. Pasted text is shown
+through ``esc``: the characters ``harness.util.untrusted`` escapes appear as ``\\uXXXX``.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from harness.publish import site
 from harness.publish.board import Row
 from harness.publish.htmltext import embedded_json
 from harness.publish.text import one_line
+from harness.util import untrusted
 
 HERE = site.CALCULATOR
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
@@ -47,7 +54,7 @@ def rules() -> dict:
     """The audit's rule data the page needs, taken from the audit package itself."""
     # Imported here: the audit reads published files, so this is the one place the page layer
     # reaches up to it — for its rules, never its code paths.
-    from harness.audit import deferral
+    from harness.audit import deferral, readers
     from harness.audit.claude_settings import SHELL, Place
     from harness.audit.clients import BY_ID
     from harness.audit.model import READ
@@ -67,7 +74,14 @@ def rules() -> dict:
         posture = deferral.resolve([Place("shell", SHELL, READ, env=env)] if env else [])
         postures.append({"label": label, "kind": posture.kind, "reason": posture.reason})
     return {"clients": clients, "claudePostures": postures, "deferred": deferral.DEFERRED,
-            "upFront": deferral.UP_FRONT}
+            "upFront": deferral.UP_FRONT, "maxConfigBytes": readers.MAX_CONFIG_BYTES,
+            "maxJsoncBytes": readers.MAX_JSON5_BYTES, "unsafeChars": _js_class(untrusted.UNSAFE_CHARS)}
+
+
+def _js_class(chars: str) -> str:
+    """A regular-expression character class body (``a-z``) in JavaScript's ``u``-mode notation,
+    ASCII only: every character as ``\\u{hex}``, the ranges' ``-`` kept."""
+    return "".join(c if c == "-" else f"\\u{{{ord(c):x}}}" for c in chars)
 
 
 def render(rows: list[Row]) -> str:
@@ -187,7 +201,9 @@ SCRIPT = """
   "use strict";
   var doc = JSON.parse(document.getElementById("data").textContent);
   var R = doc.rules, servers = doc.servers;
-  var byName = {}, byPackage = {}, byUrl = {};
+  // Lookup tables without a prototype: a pasted name such as "constructor" or "__proto__" finds nothing.
+  var byName = Object.create(null), byPackage = Object.create(null), byUrl = Object.create(null);
+  var own = function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); };
   servers.forEach(function (s, i) {
     s.i = i;
     byName[s.name.toLowerCase()] = s;
@@ -197,8 +213,16 @@ SCRIPT = """
   var $ = function (id) { return document.getElementById(id); };
   var picked = {}, mode = "pick";
 
-  function esc(v) { return String(v).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; }); }
+  // Pasted text is untrusted: controls, bidi and invisible format characters are shown as \\uXXXX
+  // (the set harness.util.untrusted escapes), then HTML metacharacters become character references.
+  var UNSAFE = new RegExp("[" + R.unsafeChars + "]", "gu");
+  function visible(v) {
+    return String(v).replace(UNSAFE, function (c) { return "\\\\u" + c.codePointAt(0).toString(16).padStart(4, "0"); });
+  }
+  function esc(v) { return visible(v).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; }); }
   function num(v) { return Number(v).toLocaleString("en-US"); }
+  var SHOWN = 500, NAME = 120;
+  function cut(v) { v = visible(v); return v.length > NAME ? v.slice(0, NAME - 1) + "…" : v; }
   function figure(t) { return (t.floor ? "≥ " : "") + num(t.tokens); }
   function pct(tokens) {
     var v = tokens * 100 / doc.context;
@@ -224,26 +248,39 @@ SCRIPT = """
     return byName[entry.name.toLowerCase()] || null;
   }
 
+  function bytes(text) { return new TextEncoder().encode(text).length; }
+
+  // JSONC: comments dropped and a comma before } or ] dropped, both only outside strings. One pass.
   function stripJsonc(text) {
-    var out = "", i = 0, inString = false;
+    var out = [], i = 0, inString = false, comma = -1;
     while (i < text.length) {
       var c = text[i], d = text[i + 1];
       if (inString) {
-        out += c;
-        if (c === "\\\\") { out += d || ""; i += 2; continue; }
+        out.push(c);
+        if (c === "\\\\") { out.push(d || ""); i += 2; continue; }
         if (c === '"') { inString = false; }
         i += 1;
-      } else if (c === '"') { inString = true; out += c; i += 1; }
-      else if (c === "/" && d === "/") { while (i < text.length && text[i] !== "\\n") { i += 1; } }
+      } else if (c === "/" && d === "/") { while (i < text.length && text[i] !== "\\n") { i += 1; } }
       else if (c === "/" && d === "*") { i = text.indexOf("*/", i + 2); i = i < 0 ? text.length : i + 2; }
-      else { out += c; i += 1; }
+      else {
+        if ((c === "}" || c === "]") && comma >= 0) { out[comma] = ""; }
+        if (c === ",") { comma = out.length; } else if (!/\\s/.test(c)) { comma = -1; }
+        if (c === '"') { inString = true; }
+        out.push(c); i += 1;
+      }
     }
-    return out.replace(/,(\\s*[}\\]])/g, "$1");
+    return out.join("");
   }
 
   function entriesOf(text, client) {
     var rule = R.clients[client], parsed;
-    try { parsed = JSON.parse(stripJsonc(text)); } catch (err) { return { problem: "not JSON: " + err.message }; }
+    var size = bytes(text);
+    if (size > R.maxConfigBytes) { return { problem: "larger than " + num(R.maxConfigBytes) + " bytes, the most audit reads" }; }
+    try { parsed = JSON.parse(text); } catch (strict) {
+      // comments and trailing commas are read only in files as small as audit's JSON5 reader takes
+      if (size > R.maxJsoncBytes) { return { problem: "not JSON: " + strict.message + " (comments and trailing commas are read up to " + num(R.maxJsoncBytes) + " bytes)" }; }
+      try { parsed = JSON.parse(stripJsonc(text)); } catch (err) { return { problem: "not JSON: " + err.message }; }
+    }
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) { return { problem: "the top level is not an object" }; }
     var map = parsed[rule.serversKey];
     if (map === undefined) {
@@ -259,7 +296,7 @@ SCRIPT = """
       if (rule.disabledKey && raw[rule.disabledKey] === true) { entry.disabled = true; }
       if (rule.enabledKey && raw[rule.enabledKey] === false) { entry.disabled = true; }
       entry.alwaysLoad = rule.alwaysLoad && raw.alwaysLoad === true;
-      var urlKey = rule.urlKeys.filter(function (key) { return key in raw; })[0];
+      var urlKey = rule.urlKeys.filter(function (key) { return own(raw, key); })[0];
       if (typeof raw[rule.command] === "string") {
         entry.command = raw[rule.command];
         entry.args = Array.isArray(raw[rule.args]) ? raw[rule.args].filter(function (a) { return typeof a === "string"; }) : [];
@@ -268,7 +305,7 @@ SCRIPT = """
       } else {
         entry.problems.push("neither " + rule.command + " nor a URL");
       }
-      if (rule.typeKey && raw[rule.typeKey] !== undefined && !(raw[rule.typeKey] in rule.typeMap)) {
+      if (rule.typeKey && raw[rule.typeKey] !== undefined && !own(rule.typeMap, raw[rule.typeKey])) {
         entry.problems.push("unknown transport " + String(raw[rule.typeKey]).slice(0, 40));
       }
       out.push(entry);
@@ -346,17 +383,20 @@ SCRIPT = """
     $("totals").tBodies[0].innerHTML = list.length ? rows.join("") :
       '<tr><td colspan="3">Pick a server or paste a config to see what it costs.</td></tr>';
     $("explain").textContent = total.missing.length ? "≥ marks a floor: no published number for " +
-      total.missing.join(", ") + "." : "";
-    $("servers").tBodies[0].innerHTML = list.map(function (m) {
+      total.missing.slice(0, SHOWN).map(cut).join(", ") + (total.missing.length > SHOWN ? " and " +
+      num(total.missing.length - SHOWN) + " more" : "") + "." : "";
+    // The totals count every entry; the page draws at most SHOWN rows and names, each cut to a line.
+    $("servers").tBodies[0].innerHTML = list.slice(0, SHOWN).map(function (m) {
       var s = m.server;
       var name = s ? '<a href="' + esc(s.href) + '">' + esc(s.name) + "</a>" + (s.name !== m.name ? ' <span class="why">as ' +
-        esc(m.name) + "</span>" : "") : esc(m.name) + ' <span class="why">' +
+        esc(cut(m.name)) + "</span>" : "") : esc(cut(m.name)) + ' <span class="why">' +
         esc(m.problems && m.problems.length ? m.problems.join("; ") : "not in the catalog") + "</span>";
       var tokens = s && s.tokens !== undefined ? num(s.tokens) : (s ? esc(s.status) : "—");
       var start = s && s.session ? (s.session[1] ? "≥ " : "") + num(s.session[0]) : "—";
-      return '<tr data-name="' + esc(m.name) + '"><td class="name">' + name + (m.alwaysLoad ? ' <span class="why">alwaysLoad</span>' : "") +
+      return '<tr data-name="' + esc(cut(m.name)) + '"><td class="name">' + name + (m.alwaysLoad ? ' <span class="why">alwaysLoad</span>' : "") +
         '</td><td class="n">' + tokens + '</td><td class="n">' + start + "</td></tr>";
-    }).join("");
+    }).join("") + (list.length > SHOWN ? '<tr><td colspan="3" class="why">and ' + num(list.length - SHOWN) +
+      " more entries, counted in the totals above</td></tr>" : "");
   }
 
   function drawCatalog() {

@@ -157,3 +157,72 @@ def test_a_config_that_is_not_json_says_so(browser, calculator_page):  # noqa: F
     assert "this file has servers: pick the client it is for" in page.page.locator("#config-problem").inner_text()
     assert page.messages == []
     page.close()
+
+
+def _pasted(page: Page, text: str, client: str = "claude-code") -> dict:
+    page.page.click("#tab-paste")
+    page.page.select_option("#client", client)
+    page.page.evaluate("t => { const c = document.getElementById('config'); c.value = t; "
+                       "c.dispatchEvent(new Event('input')); }", text)
+    return page.page.evaluate("""() => ({
+        problem: document.getElementById('config-problem').textContent,
+        rows: Array.from(document.querySelectorAll('#servers tbody tr')).map(r => r.innerText.replace(/\\s+/g, ' ').trim()),
+        desktop: Number(document.querySelector('#totals tr[data-client="claude-desktop"] td[data-tokens]')
+                        ?.dataset.tokens ?? -1),
+        flag: window.PWNED === undefined ? null : String(window.PWNED),
+        polluted: Object.keys(Object.prototype).concat(Object.keys(Array.prototype))})""")
+
+
+@pytest.mark.parametrize("names", [("constructor", "__proto__", "toString"), ("hasOwnProperty", "valueOf", "isPrototypeOf")])
+def test_prototype_names_match_no_server(browser, calculator_page, names):  # noqa: F811
+    page = _open(browser, calculator_page)
+    config = ('{"mcpServers": {' + ", ".join(f'"{n}": {{"command": "{n}", "args": ["{n}@1"]}}' for n in names)
+              + ', "remote": {"url": "__proto__"}, "typed": {"type": "toString", "command": "npx", "args": '
+              '["-y", "@modelcontextprotocol/server-memory"]}}}')
+    seen = _pasted(page, config)
+    assert seen["rows"] == [f"{n} not in the catalog — —" for n in names] + [
+        "remote not in the catalog — —", "typed unknown transport toString — —"]
+    assert seen["desktop"] == 0 and seen["polluted"] == [] and seen["flag"] is None
+    assert page.messages == []
+    page.close()
+
+
+def test_pasted_text_shows_as_text(browser, calculator_page):  # noqa: F811
+    page = _open(browser, calculator_page)
+    config = json.dumps({"mcpServers": {'<img src=x onerror="window.PWNED=1">': {"command": "x"},
+                                        "bidi \u202egnp.exe\u202c \u2028line": {"url": "javascript:window.PWNED=2"},
+                                        "n" * 5000: {"command": "x"}}})
+    seen = _pasted(page, config)
+    assert seen["rows"][0] == '<img src=x onerror="window.PWNED=1"> not in the catalog — —'
+    assert seen["rows"][1] == "bidi \\u202egnp.exe\\u202c \\u2028line not in the catalog — —"
+    assert seen["rows"][2].startswith("n" * 119 + "… not in")
+    assert seen["flag"] is None and page.messages == []
+    page.close()
+
+
+def test_comments_and_trailing_commas_only_outside_strings(browser, calculator_page):  # noqa: F811
+    page = _open(browser, calculator_page)
+    config = ('{"mcpServers": {\n  // a comment\n  "memory": {"command": "npx", "args": ["-y", '
+              '"@modelcontextprotocol/server-memory",],},\n  "a,}": {"command": "/* not a comment */ x"},\n'
+              '  "b,]": {"command": "// nor this"}, /* trailing */\n}}')
+    seen = _pasted(page, config)
+    assert seen["problem"] == ""
+    assert seen["rows"] == ["memory 2,378 34", "a,} not in the catalog — —", "b,] not in the catalog — —"]
+    page.close()
+
+
+def test_a_config_is_read_within_the_audits_bounds(browser, calculator_page):  # noqa: F811
+    from harness.audit import readers
+
+    page = _open(browser, calculator_page)
+    pad = " " * readers.MAX_CONFIG_BYTES
+    assert _pasted(page, '{"mcpServers": {}}' + pad)["problem"].endswith("bytes, the most audit reads")
+    jsonc = '{"mcpServers": {"memory": {"command": "x"},}}' + " " * readers.MAX_JSON5_BYTES
+    assert "comments and trailing commas are read up to" in _pasted(page, jsonc)["problem"]
+    many = {"mcpServers": {f"s{i}": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
+                           for i in range(2000)}}
+    seen = _pasted(page, json.dumps(many))
+    assert seen["desktop"] == 2000 * _record("memory")["totalTokens"]  # every entry counted
+    assert len(seen["rows"]) == 501 and seen["rows"][-1] == "and 1,500 more entries, counted in the totals above"
+    assert page.messages == []
+    page.close()
