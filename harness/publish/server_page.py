@@ -146,7 +146,8 @@ def _install(row: Row) -> list[str]:
     if e.category:
         about.append(f"- Category: {md(e.category, NAME_LIMIT)}")
     if e.package:
-        about.append(f"- Package: `{md(e.package, NAME_LIMIT)}`")
+        # Plain text, not a code span: a code span shows md()'s escapes (\_, &lt;) as typed.
+        about.append(f"- Package: {md(e.package, NAME_LIMIT)}")
     if e.repo:
         about.append(f"- Repository: <{md(e.repo, FIELD_LIMIT)}>" if _plain_url(e.repo) else f"- Repository: {md(e.repo, FIELD_LIMIT)}")
     server = " ".join(one_line(x, NAME_LIMIT) for x in ((row.record or {}).get("serverName"), (row.record or {}).get("serverVersion")) if x)
@@ -157,7 +158,7 @@ def _install(row: Row) -> list[str]:
     if e.command:
         out += ["Run it as the catalog does (add it to your client's MCP configuration):", "", "```sh", one_line(e.command, FIELD_LIMIT), "```", ""]
     elif e.url:
-        out += [f"A remote server: `{md(e.url, FIELD_LIMIT)}` (Streamable HTTP).", ""]
+        out += [f"A remote server: {md(e.url, FIELD_LIMIT)} (Streamable HTTP).", ""]
     names = (row.record or {}).get("envVarNames") or []
     if names:
         out += [f"Environment variables it reads: {md(', '.join(map(str, names)), FIELD_LIMIT)}.", ""]
