@@ -126,7 +126,9 @@ def test_hostile_catalog_text_reads_as_written(browser, hostile_site):  # noqa: 
 def test_the_checks_can_fail(browser, tmp_path):  # noqa: F811
     raw = tmp_path / "docs" / "raw.html"
     raw.parent.mkdir()
-    raw.write_text(f"<!DOCTYPE html><p>{payload('raw')}</p><a href=\"{JS_URL}\">x</a>", encoding="utf-8")
+    # the payload's own <img> sits after its unclosed "<!--": the beacon and the link go first
+    raw.write_text(f"<!DOCTYPE html><a href=\"{JS_URL}\">x</a><img src=\"{BEACON}\"><p>{payload('raw')}</p>",
+                   encoding="utf-8")
     seen = _visit(browser, raw, 1280)
     assert seen["flag"] == "raw"
     assert any(u.startswith(BEACON) for u in _own_files(tmp_path, seen["requests"]))
