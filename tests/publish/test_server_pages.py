@@ -140,7 +140,7 @@ def test_the_page_leads_with_cost_rank_share_then_install(published):
                                      "## Over time", "## Provenance", "### Measurement record")]
     assert order == sorted(order)
     install = text.split("## What it is and how to install it", 1)[1].split("\n## ", 1)[0]
-    assert "- Package: `alpha-mcp`" in install and "- Repository: <https://github.com/example/alpha>" in install
+    assert "- Package: alpha-mcp" in install and "- Repository: <https://github.com/example/alpha>" in install
     assert "```sh\nnpx -y alpha-mcp@1.0.0\n```" in install
 
 
