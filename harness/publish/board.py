@@ -2,7 +2,9 @@
 taxonomy — no silent drops").
 
 An entry with a record takes the record's status; an entry without one is ``not-yet-run``.
-Measured and dynamic rows are ranked by ``totalTokens``, largest first, ties broken by name;
+Measured and dynamic rows are ranked by ``totalTokens``, largest first, listed by name within a
+tie; rows of equal cost share a rank (competition ranking: 1, 2, 2, 4) — a page saying "#57" for
+a server that costs exactly what "#56" costs would rank one above the other for its name;
 every other row follows, grouped in the taxonomy's order of statuses, then by name.
 
 Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
@@ -71,7 +73,12 @@ def build_rows(catalog: Catalog, records: dict[str, dict]) -> list[Row]:
         (ranked if row.status in NUMBERED else others).append(row)
     ranked.sort(key=lambda r: (-r.tokens, r.name))
     others.sort(key=lambda r: (STATUSES.index(r.status), r.name))
-    return [_with_rank(r, i) for i, r in enumerate(ranked, start=1)] + others
+    out, rank = [], 0
+    for k, r in enumerate(ranked):
+        if not k or ranked[k - 1].tokens != r.tokens:
+            rank = k + 1
+        out.append(_with_rank(r, rank))
+    return out + others
 
 
 def _with_rank(row: Row, rank: int) -> Row:
