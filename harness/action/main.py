@@ -116,6 +116,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
         github.annotate(out, "error", failure.title, failure.message)
     markdown = render(rec, failures=failures, comparison=comparison, baseline_error=baseline_error,
                       budget=inputs.budget, baseline_label=side.label if side else _label(inputs),
+                      baseline_record=_baseline_record(inputs, side) if comparison is not None else None,
                       paths={"record": outputs["measurement-path"], "badge": outputs["badge-path"]})
     if the_pull is not None:
         markdown += "\n" + _comment(inputs, environ, out, the_pull, rec, record_path, side)
@@ -162,6 +163,13 @@ def _pull_request(environ, out: TextIO) -> event.PullRequest | None:
     except event.EventError as exc:
         github.annotate(out, "warning", "no pull request comparison", str(exc))
         return None
+
+
+def _baseline_record(inputs: Inputs, side: pull.BaseSide | None) -> dict | None:
+    """The record the comparison was made against: the base side's, else the ``baseline`` file's."""
+    if side is not None:
+        return side.record
+    return load(inputs.baseline) if inputs.baseline else None
 
 
 def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide | None:

@@ -2,9 +2,11 @@
 
 One section per measured server: a table of status, tokens (o200k_base) and tool count; the gate's
 verdict; against a baseline, the delta and which tools were added, removed, grew or shrank (by how
-many per-tool tokens); then the per-tool breakdown (tokens, description tokens, input-schema
-tokens) with each count's percentile among every tool measured (tool-shape/v1: descriptions at or above
-p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
+many per-tool tokens, and for a grown or shrunk tool which fields moved: description, input
+schema, output schema, annotations…); then where the tokens go — per tool and per field, parts
+that sum exactly to the total (:mod:`harness.publish.composition`; the standalone per-tool counts
+when the capture does not re-derive) —, each tool's place among every tool measured (tool-shape/v1:
+descriptions at or above p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
 
 Everything a server chose (tool names, notes) is escaped so that it reads as text — no table
 break, no link, no HTML, and no control or bidi character or lone surrogate (those become visible
@@ -25,6 +27,9 @@ from pathlib import Path
 
 from harness.action.baseline import Comparison, ToolChange
 from harness.action.gate import GateFailure
+from harness.publish import composition
+from harness.publish.composition import Composition
+from harness.publish.text import one_line
 from harness.util import untrusted
 
 MAX_TOOL_ROWS = 300
@@ -51,17 +56,21 @@ def text(value: object, limit: int = MAX_TEXT) -> str:
 
 def render(record: dict, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
            baseline_error: str | None = None, budget: int | None = None, baseline_label: str | None = None,
-           paths: dict[str, str] | None = None, tool_shape: str | None = None) -> str:
+           paths: dict[str, str] | None = None, tool_shape: str | None = None,
+           baseline_record: dict | None = None) -> str:
     """The Markdown section for ``record``. ``failures`` is the gate's verdict (``None``: no gate
     ran); ``paths`` maps labels to file paths shown at the end; ``tool_shape`` is where the
-    tool-shape baseline is read (path or URL; default: this checkout's, else the published one)."""
+    tool-shape baseline is read (path or URL; default: this checkout's, else the published one);
+    ``baseline_record`` is the baseline itself, for which fields of a changed tool moved."""
+    now = composition.of_record(record)
     lines = [f"## Context cost: {text(record['server'])}", ""]
     lines += _headline(record, budget)
     if failures is not None:
         lines += _verdict(failures)
     if comparison is not None or baseline_error is not None:
-        lines += _baseline(comparison, baseline_error, baseline_label)
-    lines += _tools(record)
+        lines += _baseline(comparison, baseline_error, baseline_label,
+                           _fields_moved(composition.of_record(baseline_record), now))
+    lines += _composition(now) if now is not None else _tools(record)
     lines += _shape(record, tool_shape)
     if record.get("notes"):
         lines += ["**Notes**", ""] + [f"- {text(note)}" for note in record["notes"]] + [""]
@@ -89,7 +98,34 @@ def _verdict(failures: list[GateFailure]) -> list[str]:
     return ["**Gate: failed.**", ""] + [f"- **{text(f.title)}**: {text(f.message)}" for f in failures] + [""]
 
 
-def _baseline(comparison: Comparison | None, error: str | None, label: str | None) -> list[str]:
+def _fields_moved(before: Composition | None, after: Composition | None) -> dict[tuple[str, int], str]:
+    """``{(tool name, n-th of that name): "description +120, input schema +8"}`` for every tool in
+    both compositions whose fields moved (empty without both)."""
+    if before is None or after is None:
+        return {}
+    old = _by_occurrence(before)
+    moved = {}
+    for key, tool in _by_occurrence(after).items():
+        if key not in old:
+            continue
+        parts = [(field, tool.part(field) - old[key].part(field)) for field in composition.FIELDS]
+        parts = sorted((p for p in parts if p[1]), key=lambda p: -abs(p[1]))
+        if parts:
+            moved[key] = ", ".join(f"{composition.LABELS[f]} {d:+,}" for f, d in parts)
+    return moved
+
+
+def _by_occurrence(comp: Composition) -> dict[tuple[str, int], composition.ToolParts]:
+    seen: dict[str, int] = {}
+    out = {}
+    for tool in comp.tools:
+        seen[tool.name] = seen.get(tool.name, 0) + 1
+        out[(tool.name, seen[tool.name])] = tool
+    return out
+
+
+def _baseline(comparison: Comparison | None, error: str | None, label: str | None,
+              moved: dict[tuple[str, int], str] | None = None) -> list[str]:
     lines = ["### Against the baseline" + (f" ({text(label)})" if label else ""), ""]
     if comparison is None:
         return lines + [f"The comparison could not be made: {text(error or 'unknown reason')}", ""]
@@ -104,19 +140,53 @@ def _baseline(comparison: Comparison | None, error: str | None, label: str | Non
     for title, changes in (("Added tools", c.added), ("Removed tools", c.removed),
                            ("Grown tools", c.grown), ("Shrunk tools", c.shrunk)):
         if changes:
-            lines += [f"**{title}** ({len(changes)})", ""] + _changes(changes) + [""]
+            fields = moved if changes is c.grown or changes is c.shrunk else None
+            lines += [f"**{title}** ({len(changes)})", ""] + _changes(changes, fields) + [""]
     if not (c.added or c.removed or c.grown or c.shrunk):
         lines += ["No tool was added, removed or changed size; the tool list still differs (e.g. order).", ""]
     return lines
 
 
-def _changes(changes: list[ToolChange]) -> list[str]:
-    rows = [_row(["tool", "baseline", "now", "delta"]), _row(["---"] * 4)]
+def _changes(changes: list[ToolChange], moved: dict[tuple[str, int], str] | None = None) -> list[str]:
+    """A table of changed tools; with ``moved``, a column saying which fields moved."""
+    head = ["tool", "baseline", "now", "delta"] + (["what changed"] if moved is not None else [])
+    rows = [_row(head), _row(["---"] * len(head))]
     for change in changes[:MAX_TOOL_ROWS]:
-        rows.append(_row([text(change.name), _n(change.before), _n(change.after), f"{change.delta:+,}"]))
+        cells = [text(change.name), _n(change.before), _n(change.after), f"{change.delta:+,}"]
+        if moved is not None:
+            cells.append(text(_moved_for(moved, change.name)))
+        rows.append(_row(cells))
     if len(changes) > MAX_TOOL_ROWS:
         rows.append(f"\n… and {len(changes) - MAX_TOOL_ROWS} more")
     return rows
+
+
+def _moved_for(moved: dict[tuple[str, int], str], name: str) -> str:
+    """What moved in the first tool called ``name`` (the comparison names the tool, not its occurrence)."""
+    for (tool, _occurrence), what in moved.items():
+        if tool == one_line(name, 200):
+            return what
+    return "—"
+
+
+def _composition(comp: Composition) -> list[str]:
+    """Where the tokens go: per tool (largest first) and per field, summing exactly to the total."""
+    totals = comp.field_totals()
+    fields = [f for f in composition.FIELDS if totals[f]]
+    head = ["tool", "tokens", *(composition.LABELS[f] for f in fields)]
+    lines = ["### Where the tokens go", "",
+             f"Each of the {comp.total:,} tokens belongs to exactly one part: a field of one tool, or the "
+             "punctuation between tools. Parts sum to the total.", "", _row(head), _row(["---"] * len(head))]
+    tools = sorted(comp.tools, key=lambda t: -t.tokens)
+    for tool in tools[:MAX_TOOL_ROWS]:
+        lines.append(_row([text(tool.name), f"{tool.tokens:,}", *(f"{tool.part(f):,}" for f in fields)]))
+    if len(tools) > MAX_TOOL_ROWS:
+        rest = tools[MAX_TOOL_ROWS:]
+        lines.append(_row([f"{len(rest)} more tools", f"{sum(t.tokens for t in rest):,}",
+                           *(f"{sum(t.part(f) for t in rest):,}" for f in fields)]))
+    lines.append(_row(["punctuation between tools", f"{comp.punctuation:,}", *("" for _ in fields)]))
+    lines.append(_row(["**total**", f"**{comp.total:,}**", *(f"{totals[f]:,}" for f in fields)]))
+    return lines + [""]
 
 
 def _tools(record: dict) -> list[str]:

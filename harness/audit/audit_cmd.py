@@ -173,11 +173,13 @@ def _audit(args, measurer):
                             f"{', …' if len(blocked) > 5 else ''}); {trust.TRUST_FLAG} measures them in the sandbox")
     mode = isolation.resolve_mode(args.isolation)
     kwargs = {"measurer": measurer} if measurer else {}
-    outcomes = asyncio.run(measuring.measure_all(groups, redactor, isolation=mode, timeout=args.timeout,
-                                                 concurrency=args.concurrency, dual=not args.single,
-                                                 progress=lambda line: _progress(redactor, line),
-                                                 sandbox=_sandbox() if any(e.sandboxed for e in entries) else None,
-                                                 **kwargs))
+    from harness.audit.render_text import Running
+
+    with Running(len(groups), args.timeout) as screen:  # on a terminal: which servers still run, and the budget
+        outcomes = asyncio.run(measuring.measure_all(
+            groups, redactor, isolation=mode, timeout=args.timeout, concurrency=args.concurrency, dual=not args.single,
+            progress=lambda line: screen.line(escape(redactor.text(line))), started=screen.started, ended=screen.ended,
+            sandbox=_sandbox() if any(e.sandboxed for e in entries) else None, **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
     band = threshold.load_band(REPO / "results" / "divergence.json")

@@ -85,6 +85,10 @@ def budget_gate(report: dict, budget: int) -> Gate:
         total = session["total"]
         if total is None:
             reasons.append(f"{session['label']}: no total ({session['refused']})")
+        elif total["floor"] and total["tokens"] > budget:
+            reasons.append(f"{session['label']}: {total['display']} tokens is over the budget of {budget:,} by at "
+                           f"least {total['tokens'] - budget:,}, before counting "
+                           f"{', '.join(total['unmeasured'][:5]) or 'an entry'} (no number)")
         elif total["floor"]:
             reasons.append(f"{session['label']}: {total['display']} tokens is a floor (no number for "
                            f"{', '.join(total['unmeasured'][:5]) or 'an entry'}), which could be over the budget of "

@@ -80,13 +80,16 @@ def redactor_for(entries: list[Entry]) -> Secrets:
 
 async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isolation: str = "host",
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
-                      measurer=measure, sandbox: str | None = "sandbox") -> dict[str, Outcome]:
+                      started=None, ended=None, measurer=measure,
+                      sandbox: str | None = "sandbox") -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server, cleaned by ``redactor``. A group of
-    project entries measured only because of ``--trust-project`` runs under ``sandbox`` (the
-    sandbox's mode, or ``None`` where it cannot start here: then under ``isolation``, and its notes
-    say so). Never raises for server behaviour; a bug in measuring one server raises
-    ``RuntimeError`` naming it, after every other measurement has finished."""
+    (default: stderr) receives one line per finished server, cleaned by ``redactor``; ``started``
+    and ``ended`` (optional) the cleaned name of each server as its launch begins and as it ends
+    (a live screen of what still runs). A group of project entries measured only because of
+    ``--trust-project`` runs under ``sandbox`` (the sandbox's mode, or ``None`` where it cannot start
+    here: then under ``isolation``, and its notes say so). Never raises for server behaviour; a bug
+    in measuring one server raises ``RuntimeError`` naming it, after every other measurement has
+    finished."""
     from harness.probe import isolation as iso
 
     gate = asyncio.Semaphore(concurrency)
@@ -100,6 +103,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
         opted = any(e.sandboxed for e in entries)
         mode = (sandbox or isolation) if opted else isolation
         async with gate:
+            if started is not None:
+                started(escape(redactor.text(entry.name)))
             measurement = await measurer(target_for(key, entry, timeout), isolation=mode, dual=dual,
                                          pass_declared_values=True, environ=environ_for(entry))
             # The capture is redacted (before counting, the probe's rule) with this server's own values
@@ -111,6 +116,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
             outcomes[key].notes.insert(0, f"a project server measured because of --trust-project, under {mode} isolation"
                                        + ("" if sandbox else " (the sandbox cannot start on this machine)"))
         figure = f" — {rec['totalTokens']:,} tokens" if rec["totalTokens"] is not None else ""
+        if ended is not None:
+            ended(escape(redactor.text(entry.name)))
         write(escape(redactor.text(f"[{len(outcomes)}/{total}] {entry.name}: {rec['status']}{figure}")))
 
     # A bug raised by one measurement must not cancel the others mid-flight: cancelling a probe in the

@@ -1,4 +1,10 @@
-"""The report for people: rich tables readable at 100 columns.
+"""The report for people, in the order a person asks: first one line per session — who pays
+what, up front and per request —, then the servers, then the details (each config, each session's
+members and deferral, changed, suggest, records, gates).
+
+Width: the terminal's (``COLUMNS``, else the terminal's size, else 100 columns when not a
+terminal), never less than 40. Lines wrap between words only: a package name, a path or a URL is
+never split, and stands longer than the width on a line of its own when it must.
 
 Every string that came from a config or a server passes through ``harness.util.untrusted.escape``
 and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
@@ -6,29 +12,52 @@ and is handed to rich as a ``Text`` (never as markup), so no control character, 
 report passes through ``untrusted.laid_out``: a wrapped line or a folded cell can begin with an
 untrusted word (a table row starts with a server's name at column 0), and a ``::`` there would be a
 workflow command to a CI runner.
+
+:class:`Running` is the screen while servers are measured: on a terminal (stderr), which servers
+are still running and against which budget; elsewhere, one line per finished server.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import sys
 import textwrap
+import time
 
 from rich import box
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
 from harness.util.untrusted import escape, laid_out
 
-WIDTH = 100
+WIDTH = 100  # when neither COLUMNS nor a terminal says otherwise
+MIN_WIDTH = 40
 
 
-def render(report: dict, color: bool = False) -> str:
-    """The whole report as text (at most ``WIDTH`` columns)."""
+def width() -> int:
+    """The report's width: ``COLUMNS``, else the terminal's, else :data:`WIDTH`."""
+    raw = os.environ.get("COLUMNS", "")
+    if raw.isdigit() and int(raw) > 0:
+        return max(int(raw), MIN_WIDTH)
+    if sys.stdout.isatty():
+        return max(shutil.get_terminal_size((WIDTH, 24)).columns, MIN_WIDTH)
+    return WIDTH
+
+
+def render(report: dict, color: bool = False, columns: int | None = None) -> str:
+    """The whole report as text, laid out for ``columns`` (default :func:`width`)."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=WIDTH, highlight=False, markup=False, emoji=False,
+    console = Console(file=buffer, width=columns or width(), highlight=False, markup=False, emoji=False,
                       color_system="standard" if color else None, force_terminal=color, soft_wrap=False)
     _header(console, report)
+    _who_pays(console, report)
+    _servers(console, report)
+    console.print()
+    _line(console, "Details", style="bold")
     for config in report["configs"]:
         _config(console, config, report["contextWindow"])
     for session in report["sessions"]:
@@ -46,12 +75,13 @@ def _t(value: object, style: str | None = None) -> Text:
 
 
 def _line(console: Console, *parts: object, style: str | None = None) -> None:
-    """One logical line, escaped, wrapped at ``WIDTH`` with continuation lines indented under it."""
+    """One logical line, escaped, wrapped between words at the console's width with continuation
+    lines indented under it; a word longer than the width (a URL, a path) is kept whole."""
     text = escape("".join(str(p) for p in parts))
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
-    wrapped = textwrap.fill(text, WIDTH, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False,
-                            drop_whitespace=True)
-    console.print(Text(wrapped, style=style or ""), overflow="fold")
+    wrapped = textwrap.fill(text, console.width, subsequent_indent=indent, break_long_words=False,
+                            break_on_hyphens=False, drop_whitespace=True)
+    console.print(Text(wrapped, style=style or ""), overflow="ignore", crop=False)
 
 
 def _header(console: Console, report: dict) -> None:
@@ -61,6 +91,111 @@ def _header(console: Console, report: dict) -> None:
     _line(console, f"looked at {len(report['searched'])} locations, found {found} config file(s); "
           f"{report['summary']['measuredServers']} of {report['summary']['distinctServers']} distinct server(s) measured "
           f"(isolation: {report['isolation']})")
+
+
+def _who_pays(console: Console, report: dict) -> None:
+    """One line per session: what it loads up front and what every request carries."""
+    if not report["sessions"]:
+        return
+    console.print()
+    _line(console, "Who pays what", style="bold")
+    context = report["contextWindow"]
+    for session in report["sessions"]:
+        _line(console, f"  {session_line(session, context)}")
+
+
+def session_line(session: dict, context: int) -> str:
+    """``<client session>: up front …; every request …`` — one sentence per session."""
+    name = session["label"]
+    total = session["total"]
+    if total is None:
+        return f"{name}: no total — {session['refused']}"
+    figure = f"{total['display']} tokens ({_pct(total['share'])} of {context:,})"
+    floor = f" (a floor: no number for {', '.join(total['unmeasured'][:3])})" if total["floor"] else ""
+    record = (session.get("record") or {}).get("record")
+    if session["client"] == "claude-code":
+        deferral = session.get("deferral") or {}
+        kind = (deferral.get("posture") or {}).get("posture")
+        if kind == "deferred":
+            pinned = [p for p in deferral.get("alwaysLoad") or []]
+            pinned_text = (f" except {len(pinned)} alwaysLoad server(s), loaded in full" if pinned else "")
+            return (f"{name}: up front, tool names only (definitions deferred{pinned_text}); every request's tools "
+                    f"array carries {figure}{floor}")
+        if kind == "loads-up-front":
+            return f"{name}: {figure} up front and in every request{floor}"
+        return f"{name}: every request's tools array carries {figure}{floor}; up front: {deferral.get('verdict', 'see below')}"
+    if record == "paid-in-full":
+        return f"{name}: {figure} up front and in every request{floor}"
+    if record == "on-record-deferring":
+        return (f"{name}: the configured definitions total {figure}{floor}; the client is on record as deferring, "
+                "what enters its context is not")
+    return f"{name}: the configured definitions total {figure}{floor}"
+
+
+def _servers(console: Console, report: dict) -> None:
+    """Each distinct server once, heaviest first, with the configs naming it."""
+    found: dict[tuple, dict] = {}
+    for config in report["configs"]:
+        for server in config["servers"]:
+            key = (server["identity"] or f"{config['path']}#{server['name']}", server["name"])
+            item = found.setdefault(key, {**server, "configs": []})
+            if config["path"] not in item["configs"]:
+                item["configs"].append(config["path"])
+    if not found:
+        return
+    console.print()
+    _line(console, "Servers", style="bold")
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False, expand=False)
+    table.add_column("server", no_wrap=True, overflow="ignore")
+    table.add_column("status", no_wrap=True, overflow="ignore")
+    for name in ("tokens", "tools", "share"):
+        table.add_column(name, justify="right", no_wrap=True)
+    ordered = sorted(found.values(), key=lambda s: (-(s["tokens"] or -1), s["name"]))
+    for server in ordered:
+        table.add_row(_t(server["name"]), _t(server["status"]), _t(_num(server["tokens"])),
+                      _t(_num(server["toolCount"])), _t(_pct(server["share"])))
+    console.print(table, overflow="ignore", crop=False)
+
+
+class Running:
+    """What the screen says while servers are measured. On a terminal (stderr): a live line naming
+    the servers still running, since when, against the per-server budget; finished servers print
+    above it. Elsewhere (a CI log, a pipe): only the finished lines, one each."""
+
+    def __init__(self, total: int, budget: float, stream=None) -> None:
+        self.total, self.budget = total, budget
+        self.console = Console(file=stream or sys.stderr, highlight=False, markup=False, emoji=False)
+        self.running: dict[str, float] = {}
+        self.done = 0
+        self.live = Live(console=self.console, auto_refresh=True, refresh_per_second=2, transient=True,
+                         get_renderable=self._status) if self.console.is_terminal else None
+
+    def __enter__(self) -> "Running":
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def started(self, name: str) -> None:
+        self.running[name] = time.monotonic()
+
+    def ended(self, name: str) -> None:
+        self.running.pop(name, None)
+        self.done += 1
+
+    def line(self, text: str) -> None:
+        """A finished server's line (already escaped and redacted), above the live status."""
+        self.console.print(Text(text), overflow="ignore", crop=False, soft_wrap=True)
+
+    def _status(self) -> Text:
+        now = time.monotonic()
+        names = ", ".join(f"{escape(n)} ({int(now - t)} s)" for n, t in list(self.running.items())[:6])
+        more = f" and {len(self.running) - 6} more" if len(self.running) > 6 else ""
+        return Text(f"measuring {self.done}/{self.total} done; still running: {names or 'none'}{more} — budget "
+                    f"{self.budget:g} s per server for the first attempt", style="dim")
 
 
 def _config(console: Console, config: dict, context: int) -> None:
@@ -73,14 +208,12 @@ def _config(console: Console, config: dict, context: int) -> None:
         _line(console, f"  note: {note}")
     if not config["servers"]:
         return
-    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False, expand=False)
-    for name, justify in (("server", "left"), ("status", "left"), ("tokens", "right"), ("tools", "right"),
-                          ("share", "right"), ("launch / notes", "left")):
-        table.add_column(name, justify=justify, overflow="fold", max_width=44 if name == "launch / notes" else 24)
     for server in config["servers"]:
-        table.add_row(_t(server["name"]), _t(server["status"]), _t(_num(server["tokens"])),
-                      _t(_num(server["toolCount"])), _t(_pct(server["share"])), _t(_detail(server)))
-    console.print(table)
+        _line(console, f"  - {server['name']}: {server['status']}, {_num(server['tokens'])} tokens, "
+              f"{_num(server['toolCount'])} tools ({_pct(server['share'])})")
+        detail = _detail(server)
+        if detail:
+            _line(console, f"      {detail}")
     total = config["total"]
     _line(console, f"  total: {total['display']} tokens ({_pct(total['share'])} of {context:,})"
           + (f" — a floor: no number for {', '.join(total['unmeasured'])}" if total["floor"] else ""))
@@ -92,8 +225,14 @@ def _config(console: Console, config: dict, context: int) -> None:
         _line(console, f"  trim: {step['how']} → saves {approx}{step['saves']:,} tokens")
 
 
+LAUNCH_LIMIT = 300  # characters of a launch line shown; the JSON report holds it whole
+
+
 def _detail(server: dict) -> str:
-    parts = [server["launch"]]
+    launch = server["launch"] or ""
+    if len(launch) > LAUNCH_LIMIT:  # cut between words: what is shown is never a split word
+        launch = launch[:LAUNCH_LIMIT].rsplit(" ", 1)[0] + " …"
+    parts = [launch]
     if server["disabled"]:
         parts.append(f"disabled: {server['disabled']}")
     if server.get("trust"):  # each reason opens with its verdict but "not approved", which is said here
@@ -142,12 +281,9 @@ def _session(console: Console, session: dict, context: int) -> None:
 
 def _deferral(console: Console, deferral: dict) -> None:
     _line(console, f"  deferral: {deferral['verdict']}")
-    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False, title=None)
-    for name in ("place", "state", "sets (names only)"):
-        table.add_column(name, overflow="fold", max_width=60)
     for place in deferral["places"]:
-        table.add_row(_t(place["name"]), _t(place["state"]), _t(", ".join(_relevant(place["envNames"])) or "—"))
-    console.print(table)
+        _line(console, f"  place {place['name']}: {place['state']}; sets (names only): "
+              f"{', '.join(_relevant(place['envNames'])) or '—'}")
     for reading in deferral["posture"]["readings"]:
         value = reading["reading"] or reading["jsonType"] or ""
         _line(console, f"  {reading['variable']}: {reading['state']} {value} {('in ' + reading['place']) if reading['place'] else ''}")

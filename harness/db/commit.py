@@ -25,7 +25,8 @@ from harness.util.untrusted import escape
 
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
-PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/servers", "docs/sparklines", "docs/trends")
+PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/calculator.html", "docs/servers",
+             "docs/sparklines", "docs/trends")
 # Not published, but what the pages are drawn from besides the published files (harness.publish.regen).
 INPUTS = ("servers.yaml",)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")

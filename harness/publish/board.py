@@ -2,7 +2,9 @@
 taxonomy — no silent drops").
 
 An entry with a record takes the record's status; an entry without one is ``not-yet-run``.
-Measured and dynamic rows are ranked by ``totalTokens``, largest first, ties broken by name;
+Measured and dynamic rows are ranked by ``totalTokens``, largest first, listed by name within a
+tie; rows of equal cost share a rank (competition ranking: 1, 2, 2, 4) — a page saying "#57" for
+a server that costs exactly what "#56" costs would rank one above the other for its name;
 every other row follows, grouped in the taxonomy's order of statuses, then by name.
 
 Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.core import bands
+from harness.db import reason
 from harness.db.catalog import Catalog, Entry
 from harness.publish import session_load
 from harness.db.history import NUMBERED, STATUSES
@@ -46,6 +49,11 @@ class Row:
         return bands.band_for(self.tokens)
 
     @property
+    def group(self) -> str:
+        """Ranked, failed, or not measured here (:func:`group`)."""
+        return group(self.status, self.record)
+
+    @property
     def defers_costlier(self) -> bool:
         """Session-start load above the headline: deferring costs more than loading it all."""
         return self.session is not None and self.tokens is not None and self.session.exceeds(self.tokens)
@@ -65,7 +73,12 @@ def build_rows(catalog: Catalog, records: dict[str, dict]) -> list[Row]:
         (ranked if row.status in NUMBERED else others).append(row)
     ranked.sort(key=lambda r: (-r.tokens, r.name))
     others.sort(key=lambda r: (STATUSES.index(r.status), r.name))
-    return [_with_rank(r, i) for i, r in enumerate(ranked, start=1)] + others
+    out, rank = [], 0
+    for k, r in enumerate(ranked):
+        if not k or ranked[k - 1].tokens != r.tokens:
+            rank = k + 1
+        out.append(_with_rank(r, rank))
+    return out + others
 
 
 def _with_rank(row: Row, rank: int) -> Row:
@@ -113,3 +126,22 @@ def status_counts(rows: list[Row]) -> dict[str, int]:
     for row in rows:
         counts[row.status] += 1
     return counts
+
+
+# Statuses that say nothing about the server: the measuring machine could not run or reach it
+# (no network to the host, a runtime this machine lacks, not swept yet). So does any failure whose
+# record carries environment evidence (the machine's network or toolchain, harness.db.reason).
+# Every other status without a number is a failure of the server, and a finding.
+MACHINE_STATUSES = ("unreachable", "not-measured-here", "not-applicable", NOT_YET_RUN)
+RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
+GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
+
+
+def group(status: str, record: dict | None = None) -> str:
+    """The dashboard's group of a status (and its record): ranked (has a number), failed, or not
+    measured here."""
+    if status in NUMBERED:
+        return RANKED
+    if status in MACHINE_STATUSES or (record is not None and reason.is_environment(record)):
+        return MACHINE
+    return FAILED

@@ -1,23 +1,23 @@
-"""``docs/index.html``: the static dashboard (GitHub Pages root).
+"""``docs/index.html``: the dashboard (GitHub Pages root) — the ranking first.
 
-One self-contained file: inline CSS, inline SVG sparklines, one inline script allowed by its hash
-(:mod:`harness.publish.dashboard_assets`), no external request (the Content-Security-Policy says so
-to the browser too), relative links only. Sections (issue #5; issue #15, "The dashboard"):
+One self-contained file: inline CSS, one inline script allowed by its hash
+(:mod:`harness.publish.dashboard_assets`), the rows as one embedded JSON document
+(``<script type="application/json" id="rows">``, never executed), no external request (the
+Content-Security-Policy says so to the browser too), relative links only.
 
-* a short "how to read this" line;
-* the status counts (every status) and the newest measurement;
-* the distribution of measured servers across the colour bands: a labelled bar per band, each with
-  a distinct outlined swatch (badges keep the shields colour names);
-* the leaderboard — one ``<tr>`` per catalog entry in ``table#leaderboard``, ranked rows first —
-  complete and readable without JavaScript; with it, sort by any column and filter by server name,
-  tool name or status. Names break at ``_``, ``-`` and case boundaries (``<wbr>``); a trend with a
-  single point reads "since <date>"; a failure shows its short reason
-  (:func:`harness.db.reason.reason`) with the full notes behind ``<details>``. Below 720 px each row
-  is a card, so a 390 px screen never scrolls sideways;
-* the rows where deferring costs more, and links to the HTML server pages and the methodology.
+The first screen is the ranking: a search box (server, category or tool name), three groups —
+ranked servers, servers that failed, servers not measured on the measuring machine (which says
+nothing about the server) — band filters with counts, and a sort menu; the table is drawn from the
+JSON by the script, a page of rows at a time, so thousands of rows stay fast. Columns carry
+information or are left out: the trend appears only when some server has two comparable points,
+the session-start column only when some record has one. Statuses are chips. Below 720 px each row
+is a card, so a 390 px screen never scrolls sideways. Without JavaScript the page says where the
+same table is as Markdown and CSV.
 
-All recorded text is reduced to one line and escaped (``html.escape`` via
-:mod:`harness.publish.htmltext`). Same inputs → same bytes.
+Below the ranking: how to read it, the rows where deferring costs more, and the readings beside
+the headline. All recorded text is reduced to one line (:func:`harness.publish.text.one_line`);
+the JSON is written with ``<``, ``>``, ``&`` as ``\\u`` escapes, the script inserts text only
+escaped. Same inputs → same bytes; the page grows linearly with the rows.
 """
 
 from __future__ import annotations
@@ -27,29 +27,31 @@ import html
 from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
-from harness.publish import readings_html, site, svg
-from harness.publish.board import Row, machine_note, status_counts
-from harness.publish.htmltext import breakable, shorten
-from harness.publish.series import Series, not_measured_since
+from harness.publish import readings_html, site
+from harness.publish.board import GROUP_LABELS, Row
+from harness.publish.htmltext import breakable, embedded_json, shorten
+from harness.publish.series import Series
 from harness.publish.text import num, one_line
 
 HERE = site.DASHBOARD
 REASON_LIMIT = 110
+CONTEXT = 200_000  # the context window a share is given against
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
        f"script-src {assets.script_hash()}")
-# (key, heading, numeric?) of the leaderboard's columns, in order.
-COLUMNS = (("rank", "#", True), ("name", "Server", False), ("status", "Status", False), ("tokens", "Tokens", True),
-           ("tools", "Tools", True), ("largest", "Largest tool", False), ("session", "Session start", True),
-           ("band", "Band", True), ("trend", "Trend", True), ("note", "Notes", False))
 
 
 def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | None = None) -> str:
-    """The page text for ``rows`` (published order) and each row's comparable ``series``;
-    ``sparks`` maps a name to its already-drawn sparkline (drawn here when missing)."""
+    """The page text for ``rows`` (published order) and each row's comparable ``series``
+    (``sparks`` is accepted for callers that drew sparklines; the page draws its own)."""
     e = html.escape
-    methodology = site.link(HERE, site.METHODOLOGY)
-    leaderboard = site.link(HERE, site.LEADERBOARD_MD)
     newest = max((one_line(r.record.get("measuredAt"))[:10] for r in rows if r.record), default="")
+    data = [_datum(r, series.get(r.name)) for r in rows]
+    columns = {"session": any(r.session for r in rows),
+               "trend": any(d.get("trend") for d in data)}
+    document = {"columns": columns, "context": CONTEXT, "bands": [label for _, _, label in bands.BANDS],
+                "groups": GROUP_LABELS, "rows": data}
+    link = lambda target: e(site.link(HERE, target))  # noqa: E731
+    when = f" Newest measurement {e(newest)}." if newest else ""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -62,24 +64,28 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         "</head>",
         "<body>",
         "<main>",
-        "<h1>What MCP servers cost in context tokens</h1>",
-        "<p>Each number is the o200k_base token count of the canonical bytes of a server's "
-        "<code>tools/list</code> result: what a client that loads every tool definition pays before a "
-        f"single tool is called. How it is made and what it is not: <a href=\"{e(methodology)}\">"
-        f"{e(site.METHODOLOGY_LABEL)}</a>. The same table as Markdown and CSV: "
-        f"<a href=\"{e(leaderboard)}\">leaderboard</a>.</p>",
-        "<p>What moved since each server's previous cost: "
-        f"<a href=\"{e(site.link(HERE, site.REGRESSIONS_MD))}\">cost movement</a>.</p>",
-        '<p class="howto" id="how-to-read"><b>How to read this:</b> one row per server, largest cost first. '
-        "<b>Tokens</b> is what loading all of its tool definitions costs a client up front — fewer is "
-        "leaner; the <b>band</b> names the range; <b>Trend</b> follows comparable sweeps; a server without "
-        "a number shows its status and why. Each name opens the server's own page.</p>",
-        *_counts(rows, newest),
-        *_distribution(rows),
-        *_table(rows, series, sparks or {}),
+        '<header class="top"><h1>What MCP servers cost in context tokens</h1>',
+        f'<nav><a href="{link(site.CALCULATOR)}">Setup calculator</a> · <a href="#how-to-read">How to read this</a> · '
+        f'<a href="{link(site.METHODOLOGY)}">{e(site.METHODOLOGY_LABEL)}</a> · '
+        f'<a href="{link(site.REGRESSIONS_MD)}">cost movement</a> · '
+        f'<a href="{link(site.LEADERBOARD_MD)}">leaderboard</a> (Markdown, '
+        f'<a href="{link(site.LEADERBOARD_CSV)}">CSV</a>)</nav>',
+        f'<p class="lede">Tokens a client spends on each server\'s tool definitions before the first call '
+        f"(o200k_base, every definition loaded up front). {len(rows)} servers in the catalog.{when}</p></header>",
+        '<section id="board" aria-label="Ranking">',
+        _controls(),
+        '<p id="summary" class="muted" aria-live="polite"></p>',
+        '<div id="table-box"><table id="leaderboard"><thead></thead><tbody></tbody></table></div>',
+        '<p><button type="button" id="more" hidden></button></p>',
+        f'<noscript><p>The ranking is drawn by a small script. The same table without one: '
+        f'<a href="{link(site.LEADERBOARD_MD)}">leaderboard (Markdown)</a>, '
+        f'<a href="{link(site.LEADERBOARD_CSV)}">CSV</a>.</p></noscript>',
+        "</section>",
+        *_how_to_read(),
         *_deferring(rows),
         *readings_html.dashboard_section(rows),
         "</main>",
+        f'<script type="application/json" id="rows">{embedded_json(document)}</script>',
         f"<script>{assets.SCRIPT}</script>",
         "</body>",
         "</html>",
@@ -87,17 +93,63 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
     return "\n".join(parts) + "\n"
 
 
-def _counts(rows: list[Row], newest: str) -> list[str]:
-    items = "".join(f"<li><b>{count}</b> {html.escape(status)}</li>" for status, count in status_counts(rows).items())
-    when = f" Newest measurement: {html.escape(newest)}." if newest else ""
-    return ['<section aria-labelledby="h-status">', '<h2 id="h-status">Statuses</h2>',
-            f'<p class="muted">{len(rows)} catalog entries, each with exactly one status.{when}</p>',
-            f'<ul class="counts" id="status-counts">{items}</ul>',
-            *([f'<p class="muted" id="machine-note">{html.escape(machine_note(rows))}.</p>'] if machine_note(rows) else []),
-            "</section>"]
+def _datum(r: Row, series: Series | None) -> dict:
+    """One row as the script reads it (short keys: the page carries one per catalog entry)."""
+    d: dict = {"name": one_line(r.name, 200), "href": site.link(HERE, site.server_html(r.name)),
+               "status": r.status, "group": r.group}
+    if r.entry.category:
+        d["category"] = one_line(r.entry.category, 80)
+    if r.tokens is not None:
+        d.update(rank=r.rank, tokens=r.tokens, tools=r.tool_count, band=r.band[1])
+        if r.largest:
+            d["largest"] = [one_line(r.largest[0], 120), r.largest[1]]
+        if r.session:
+            d["session"] = [r.session.tokens, r.session.floor]
+        tools = [one_line(t.get("name"), 120).lower() for t in (r.record or {}).get("tools") or [] if isinstance(t, dict)]
+        if tools:
+            d["find"] = " ".join(tools)
+        points = series.points if series else ()
+        if len(points) >= 2:
+            d["trend"] = [p.tokens for p in points]
+    else:
+        full = "; ".join(r.notes)
+        short = shorten(reason.reason(r.record) if r.record else full, REASON_LIMIT)
+        if short:
+            d["why"] = short
+        if one_line(full) and one_line(full) != short:
+            d["note"] = one_line(full, 4000)
+    if r.record and r.record.get("measuredAt"):
+        d["date"] = one_line(r.record.get("measuredAt"))[:10]
+    return d
 
 
-def _band_ranges() -> list[tuple[str, str]]:
+def _controls() -> str:
+    return ('<form id="controls" role="search">'
+            '<label class="q"><span>Find a server or tool</span><input type="search" id="filter-text" '
+            'placeholder="e.g. github, browser, search_issues" autocomplete="off"></label>'
+            '<div class="groups" role="group" aria-label="Which servers" id="filter-group"></div>'
+            '<div class="bands" role="group" aria-label="Band" id="filter-band"></div>'
+            '<label class="sort"><span>Sort</span><select id="sort-key"></select></label>'
+            "</form>")
+
+
+def _how_to_read() -> list[str]:
+    ranges = " ".join(f'<span class="chip {assets.band_class(label)}"><span class="sw"></span>{html.escape(label)}</span> '
+                      f"{html.escape(text)}" for label, text in band_ranges())
+    return ['<section id="how-to-read" aria-labelledby="h-read">', '<h2 id="h-read">How to read this</h2>',
+            "<p>One row per server, largest cost first. <b>Tokens</b> is what loading all of a server's tool "
+            "definitions costs a client before it calls anything; <b>of 200k</b> is that as a share of a "
+            "200,000-token context. Fewer is leaner. <b>Session start</b> is what a client that defers "
+            "definitions (loads names first) pays instead; ≥ marks a floor where the server's instructions "
+            "were not captured. A trend appears once a server has two comparable sweeps.</p>",
+            f"<p>Bands: {ranges} tokens.</p>",
+            "<p><b>Failed</b> servers did not give a number when launched here: that is a finding about the "
+            "server. <b>Not measured here</b> servers could not be run or reached from the measuring machine "
+            "(no network to the host, a runtime it lacks, not swept yet): that says nothing about the "
+            "server. Each name opens the server's own page.</p>", "</section>"]
+
+
+def band_ranges() -> list[tuple[str, str]]:
     """``(label, token range)`` of each band (methodology, "Color bands")."""
     out, lower = [], 0
     for upper, _colour, label in bands.BANDS:
@@ -105,129 +157,6 @@ def _band_ranges() -> list[tuple[str, str]]:
         out.append((label, text))
         lower = upper or lower
     return out
-
-
-def _distribution(rows: list[Row]) -> list[str]:
-    """A bar per band: how many measured servers fall in it (width relative to the largest band)."""
-    labels = [r.band[1] for r in rows if r.tokens is not None]
-    counts = {label: labels.count(label) for label, _ in _band_ranges()}
-    widest = max(counts.values(), default=0) or 1
-    cells = []
-    for label, text in _band_ranges():
-        count, cls = counts[label], assets.band_class(label)
-        width = f"{100 * count / widest:.1f}%"
-        bar = f'<span class="bar {cls}" style="width:{width}"></span>' if count else ""
-        cells.append(f'<div class="label {cls}"><span class="sw"></span>{html.escape(label)}'
-                     f'<span class="range">{html.escape(text)} tokens</span></div>'
-                     f'<div class="track">{bar}</div>'
-                     f'<div class="count" data-band="{html.escape(label)}">{count}</div>')
-    return ['<section aria-labelledby="h-bands">', '<h2 id="h-bands">Measured servers by band</h2>',
-            f'<p class="muted">{len(labels)} server(s) with a number, by colour band.</p>',
-            f'<div class="dist" id="distribution" role="table" aria-label="Measured servers by band">{"".join(cells)}</div>',
-            "</section>"]
-
-
-def _controls(rows: list[Row]) -> str:
-    statuses = [s for s, count in status_counts(rows).items() if count]
-    options = "".join(f'<option value="{html.escape(s)}">{html.escape(s)}</option>' for s in statuses)
-    return ('<form id="controls" hidden>'
-            '<label for="filter-text">Server or tool name<input type="search" id="filter-text" '
-            'placeholder="e.g. github or search_issues" autocomplete="off"></label>'
-            f'<label for="filter-status">Status<select id="filter-status"><option value="">all</option>{options}'
-            "</select></label>"
-            '<label for="sort-key">Sort by<select id="sort-key"></select></label>'
-            '<output id="filter-count" aria-live="polite"></output></form>')
-
-
-def _table(rows: list[Row], series: dict[str, Series], sparks: dict[str, str]) -> list[str]:
-    head = "".join(_th(key, title, numeric) for key, title, numeric in COLUMNS)
-    body = [_row(r, series.get(r.name), sparks.get(r.name)) for r in rows]
-    return ['<section aria-labelledby="h-board">', '<h2 id="h-board">Leaderboard</h2>',
-            '<p class="muted">Ranked by tokens, largest first; ties by name. Session start: tool-name list '
-            "plus server instructions (deferred-load/v1); ≥ marks a floor where instructions were not "
-            "captured. Every other entry follows with its status: failures are findings.</p>",
-            _controls(rows),
-            f'<table id="leaderboard"><thead><tr>{head}</tr></thead><tbody>', *body, "</tbody></table>", "</section>"]
-
-
-def _row(r: Row, series: Series | None, spark: str | None) -> str:
-    e = html.escape
-    link = e(site.link(HERE, site.server_html(r.name)))
-    tools = " | ".join(one_line(t.get("name")).lower() for t in (r.record or {}).get("tools") or [] if isinstance(t, dict))
-    largest = f"{breakable(r.largest[0], 80)} ({num(r.largest[1])})" if r.largest else "—"
-    band_rank = next((i for i, (_, _, label) in enumerate(bands.BANDS) if label == r.band[1]), None)
-    band = (f'<span class="{assets.band_class(r.band[1])}"><span class="sw"></span>{e(r.band[1])}</span>'
-            if r.tokens is not None else "—")
-    trend, trend_key = _trend(r, series, spark)
-    note, note_key = _note(r)
-    cells = [
-        ("rank", "n rank", r.rank or "", _key(r.rank)),
-        ("name", "name", f'<a href="{link}">{breakable(r.name, 80)}</a>', None),
-        ("status", "st", _status(r, series), None),
-        ("tokens", "n", num(r.tokens), _key(r.tokens)),
-        ("tools", "n", num(r.tool_count), _key(r.tool_count)),
-        ("largest", "name", largest, e(one_line(r.largest[0]).lower()) if r.largest else ""),
-        ("session", "n", e(r.session.label()) if r.session else "—", _key(r.session.tokens if r.session else None)),
-        ("band", "st", band, _key(band_rank if r.tokens is not None else None)),
-        ("trend", "trend", trend, trend_key),
-        ("note", "note", note, note_key),
-    ]
-    tds = "".join(_td(key, cls, content, sort) for key, cls, content, sort in cells)
-    return (f'<tr data-status="{e(r.status)}" data-name="{e(one_line(r.name).lower())}" data-tools="{e(tools)}">'
-            f"{tds}</tr>")
-
-
-def _status(r: Row, series: Series | None) -> str:
-    """The status, and since when the machine could not measure it again when that is so."""
-    stale = not_measured_since(r.status, series) if series is not None else None
-    e = html.escape
-    return e(r.status) if stale is None else f'{e(r.status)}<br><small>not measured here since {e(stale[0])}</small>'
-
-
-def _th(key: str, title: str, numeric: bool) -> str:
-    kind = ' data-type="number"' if numeric else ""
-    align = ' class="n"' if key in ("rank", "tokens", "tools", "session") else ""
-    return f'<th scope="col" data-key="{key}"{kind}{align}>{html.escape(title)}</th>'
-
-
-def _td(key: str, cls: str, content: object, sort: str | None) -> str:
-    """A cell; ``data-label`` names its column on narrow screens, ``data-sort`` is its sort key
-    (already escaped; absent: the cell's text)."""
-    title = next(t for k, t, _ in COLUMNS if k == key)
-    sort_attr = "" if sort is None else f' data-sort="{sort}"'
-    if str(content) in ("", "—"):
-        cls += " none"  # nothing to show: a narrow screen leaves the line out of the card
-    return f'<td class="c-{key} {cls}" data-label="{html.escape(title)}"{sort_attr}>{content}</td>'
-
-
-def _key(value: int | float | None) -> str:
-    return "" if value is None else str(value)
-
-
-def _trend(r: Row, series: Series | None, spark: str | None) -> tuple[str, str]:
-    """The sparkline once there are two comparable points; "since <date>" for one; nothing for
-    none. Sort key: relative change from the first to the last point."""
-    points = series.points if series else ()
-    if len(points) >= 2:
-        first, last = points[0].tokens, points[-1].tokens
-        change = f"{(last - first) / first:.6f}" if first else ""
-        return (spark or svg.sparkline(r.name, series)).strip(), change
-    if len(points) == 1:
-        return f'<span class="since">since {html.escape(points[0].date)}</span>', "0"
-    return "", ""
-
-
-def _note(r: Row) -> tuple[str, str]:
-    """The short reason, with every note behind a disclosure when it says more."""
-    full = "; ".join(r.notes)
-    short = shorten(reason.reason(r.record) if r.record and r.tokens is None else full, REASON_LIMIT)
-    if not short:
-        return "", ""
-    e = html.escape
-    text = f'<span class="reason">{e(short)}</span>'
-    if one_line(full) != short:
-        text += f"<details><summary>full note</summary><p>{e(one_line(full, 4000))}</p></details>"
-    return text, e(short.lower())
 
 
 def _deferring(rows: list[Row]) -> list[str]:

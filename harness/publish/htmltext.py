@@ -8,9 +8,11 @@ Input is reduced to one line by :func:`harness.publish.text.one_line` first and 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from harness.publish.text import ELLIPSIS, one_line
+from harness.util import untrusted
 
 # Break opportunities inside an identifier: after ``_``, ``-``, ``.``, ``/``, ``:``, and at a case
 # boundary (``listIssues`` → ``list|Issues``, ``HTTPServer`` → ``HTTP|Server``).
@@ -38,3 +40,10 @@ def shorten(value: object, limit: int) -> str:
     cut = text[: limit - 1]
     space = cut.rfind(" ")
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + ELLIPSIS
+
+
+def embedded_json(document: object) -> str:
+    """``document`` as JSON safe inside a ``<script type="application/json">`` element: no raw
+    ``<``, ``>`` or ``&`` (nothing can close the element), nothing a terminal or editor acts on."""
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    return untrusted.json_text(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))

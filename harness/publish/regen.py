@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic, untrusted
-from harness.publish import (capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
+from harness.publish import (calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
                              regressions_md, server_html, server_page, site, svg, tool_shape, tool_vectors)
 from harness.publish import agreement
 from harness.publish.board import build_rows
@@ -55,16 +55,15 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
     outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows, series),
                site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
-               site.DASHBOARD: dashboard.render(rows, series, sparks)}
+               site.DASHBOARD: dashboard.render(rows, series, sparks),
+               site.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
+    standing = server_page.Standing.of(rows)
     for row in rows:
-        page = server_page.render(row, series[row.name])
-        if row.name in movements:
-            page += "\n" + server_page.cost_movement(movements[row.name])
-        outputs[site.server_page(row.name)] = page
+        outputs[site.server_page(row.name)] = server_page.render(row, series[row.name], standing, movements.get(row.name))
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    outputs.update(server_html.pages(outputs))  # after every section is in: the HTML renders the final Markdown
+    outputs.update(server_html.pages(outputs, standing.compositions))
     return outputs
 
 

@@ -2,24 +2,36 @@
 measured server has a detail page; "Which machine a number applies to"; "Which revision a record
 was taken under"; "Trends over time").
 
-Sections: headline; the record's facts (launch command, isolation and architecture — "architecture
-not on record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated —
-"not captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash); the one-line verify
-command; session-start load; the readings beside the headline (``readings_md.server_section``);
-the per-tool table; the ``discover`` figure of a protocol-mismatch
-record, labelled as separate from the headline; notes; the stderr tail of a failure; the catalog's
-own facts; and "Over time" from ``history.csv``, only the comparable series
-(:mod:`harness.publish.series`). Regen appends the "Cost movement" section (:func:`cost_movement`,
-issue #13). Recorded text goes through ``mdescape.md``.
+The page leads with what a reader came for and ends with what a checker needs:
+
+1. the cost — tokens, band, rank among the ranked servers ("#12 of 70"), share of a 200k context,
+   tool count — or, without a number, whether the server failed or was not measured here, and why;
+2. what the server is and how to install it (the catalog's command, package, repository);
+3. where the tokens go (:mod:`harness.publish.composition`): per tool and per field, parts that
+   sum exactly to the headline;
+4. shape advice (the largest part of the cost; descriptions at or above the 90th percentile of
+   every description measured, tool-shape/v1; the session-start load and whether deferring costs
+   more), cheaper servers of the same category, the readings beside the headline, the ``discover``
+   figure of a protocol-mismatch record;
+5. history: "Over time" from ``history.csv`` (only the comparable series,
+   :mod:`harness.publish.series`) and "Cost movement" (:func:`cost_movement`, issue #13);
+6. provenance: the record's facts (launch command, isolation and architecture — "architecture not on
+   record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated — "not
+   captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash), the verify command,
+   the standalone per-tool diagnostics, notes and the stderr tail of a failure.
+
+Recorded text goes through ``mdescape.md``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from harness.publish import readings_md, regressions, regressions_md, site
-from harness.publish.board import Row
+from harness.publish import composition, readings_md, regressions, regressions_md, site, tool_shape
+from harness.publish.board import FAILED, MACHINE, Row
 from harness.db.history import HistoryRow
+from harness.publish.composition import Composition
 from harness.publish.mdescape import md
 from harness.publish.regressions import Movement
 from harness.publish.series import Series, not_measured_since
@@ -28,35 +40,207 @@ from harness.publish.text import as_int, num, one_line
 NAME_LIMIT = 120
 FIELD_LIMIT = 1000
 STDERR_LINES = 20
+CONTEXT = 200_000  # the context window a share is given against
+CHEAPER = 5  # cheaper servers of the same category listed on a page
+SHAPE_PERCENTILE = 90  # a description at or above it draws advice (tool-shape/v1, as audit --suggest)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def render(row: Row, series: Series) -> str:
-    """The page text for ``row`` and its comparable history ``series``."""
+@dataclass
+class Standing:
+    """What a page needs to know about the other rows: how many are ranked, the ranked rows of each
+    category (cheapest first), and each row's composition (computed once, shared with the HTML)."""
+
+    ranked: int
+    by_category: dict[str, list[Row]]
+    p90_description: int | None = None  # tool-shape/v1: the 90th percentile of description tokens
+    compositions: dict[str, Composition | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> Standing:
+        by_category: dict[str, list[Row]] = {}
+        for r in rows:
+            if r.rank is not None and r.entry.category:
+                by_category.setdefault(r.entry.category, []).append(r)
+        for peers in by_category.values():
+            peers.sort(key=lambda r: (r.tokens, r.name))
+        shape = tool_shape.build({r.name: r.record for r in rows if r.record})
+        descriptions = shape["metrics"]["descriptionTokens"]
+        return cls(sum(1 for r in rows if r.rank is not None), by_category,
+                   descriptions[SHAPE_PERCENTILE] if descriptions else None)
+
+    def composition(self, row: Row) -> Composition | None:
+        if row.name not in self.compositions:
+            self.compositions[row.name] = composition.of_record(row.record) if row.tokens is not None else None
+        return self.compositions[row.name]
+
+    def cheaper(self, row: Row) -> list[Row]:
+        peers = self.by_category.get(row.entry.category or "", [])
+        return [r for r in peers if r.tokens < row.tokens][:CHEAPER] if row.tokens is not None else peers[:CHEAPER]
+
+
+def render(row: Row, series: Series, standing: Standing | None = None, movement: Movement | None = None) -> str:
+    """The page text for ``row``, its comparable history ``series``, its place among the other rows
+    (``standing``; a page alone when ``None``) and its cost ``movement``."""
+    standing = standing or Standing.of([row])
     here = site.server_page(row.name)
-    out = [f"# {md(row.name)}", "", _headline(row), *_capture_lines(row, series), "",
-           f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)}) · "
+    out = [f"# {md(row.name)}", "", _headline(row, standing), *_capture_lines(row, series), "",
+           f"[dashboard]({site.link(here, site.DASHBOARD)}) · "
+           f"[setup calculator]({site.link(here, site.CALCULATOR)}) · "
            f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
-           f"[dashboard]({site.link(here, site.DASHBOARD)})", ""]
+           f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)})", ""]
+    out += _install(row)
+    out += composition_section(row, standing.composition(row))
+    out += _shape(row, standing)
+    out += _session(row)
+    out += _cheaper(row, standing, here)
+    out += readings_md.server_section(row)
+    out += _discover(row)
+    out += _over_time(row, series, here)
+    if movement is not None:
+        out += [cost_movement(movement).rstrip("\n"), ""]
+    out += ["## Provenance", "", "For those who check: where the number comes from and how to re-derive it.", ""]
     out += _facts(row, series)
     out += _verify(row)
-    out += _session(row)
-    out += readings_md.server_section(row)
     out += _tools(row)
-    out += _discover(row)
     out += _notes(row)
     out += _compatibility(row)
     out += _stderr(row)
-    out += _over_time(row, series, here)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _headline(row: Row) -> str:
+
+
+def _headline(row: Row, standing: Standing) -> str:
     if row.tokens is None:
-        return f"Status: **{row.status}** — no number."
-    colour, label = row.band
-    return (f"Status: **{row.status}** — **{num(row.tokens)} tokens** (o200k_base), "
-            f"{num(row.tool_count)} tools, band {label} ({colour}).")
+        why = _why(row)
+        if row.group == MACHINE:
+            return (f"**Not measured here** — status `{row.status}`: the measuring machine could not run or reach "
+                    f"this server{': ' + why if why else ''}. That says nothing about the server itself.")
+        kind = "Failed" if row.group == FAILED else "No number"
+        return f"**{kind}** — status `{row.status}`{': ' + why if why else ''}. No token count."
+    _colour, label = row.band
+    dynamic = " The listed set changes between launches (dynamic)." if row.status == "dynamic" else ""
+    return (f"**{num(row.tokens)} tokens** of tool definitions — band **{label}**, **#{row.rank} of "
+            f"{standing.ranked}** ranked servers, **{share(row.tokens)}** of a 200k context, {num(row.tool_count)} "
+            f"tool{'' if row.tool_count == 1 else 's'}. A client that loads every definition pays this before the "
+            f"first call (o200k\\_base).{dynamic}")
+
+
+def share(tokens: int) -> str:
+    """``tokens`` as a percentage of a 200k context, one decimal (``<0.1%`` rather than ``0.0%``)."""
+    value = 100 * tokens / CONTEXT
+    return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
+
+
+def _why(row: Row) -> str:
+    from harness.db import reason  # noqa: PLC0415 - only pages without a number need it
+    text = reason.reason(row.record) if row.record else "; ".join(row.notes)
+    return md(text, 300)
+
+
+def _install(row: Row) -> list[str]:
+    """What the server is and how to run it, from the catalog entry."""
+    e = row.entry
+    out = ["## What it is and how to install it", ""]
+    about = []
+    if e.category:
+        about.append(f"- Category: {md(e.category, NAME_LIMIT)}")
+    if e.package:
+        # Plain text, not a code span: a code span shows md()'s escapes (\_, &lt;) as typed.
+        about.append(f"- Package: {md(e.package, NAME_LIMIT)}")
+    if e.repo:
+        about.append(f"- Repository: <{md(e.repo, FIELD_LIMIT)}>" if _plain_url(e.repo) else f"- Repository: {md(e.repo, FIELD_LIMIT)}")
+    server = " ".join(one_line(x, NAME_LIMIT) for x in ((row.record or {}).get("serverName"), (row.record or {}).get("serverVersion")) if x)
+    if server:
+        about.append(f"- Names itself: {md(server)}")
+    if about:
+        out += [*about, ""]
+    if e.command:
+        out += ["Run it as the catalog does (add it to your client's MCP configuration):", "", "```sh", one_line(e.command, FIELD_LIMIT), "```", ""]
+    elif e.url:
+        out += [f"A remote server: {md(e.url, FIELD_LIMIT)} (Streamable HTTP).", ""]
+    names = (row.record or {}).get("envVarNames") or []
+    if names:
+        out += [f"Environment variables it reads: {md(', '.join(map(str, names)), FIELD_LIMIT)}.", ""]
+    if e.notes:
+        out += [f"Catalog note: {md(e.notes, FIELD_LIMIT)}", ""]
+    return out
+
+
+def _plain_url(text: object) -> bool:
+    return isinstance(text, str) and re.fullmatch(r"https://[A-Za-z0-9._~/%+-]+", text) is not None
+
+
+def composition_section(row: Row, comp: Composition | None) -> list[str]:
+    """"Where the tokens go": one row per tool (largest first), one column per field, the array's
+    punctuation, and a total that equals the headline."""
+    if row.tokens is None:
+        return []
+    out = ["## Where the tokens go", ""]
+    if not row.tool_count:
+        return out + ["The server listed no tools.", ""]
+    if comp is None:
+        return out + ["No breakdown: the record's capture does not re-derive its number here.", ""]
+    totals = comp.field_totals()
+    fields = [f for f in composition.FIELDS if totals[f]]
+    spread = ", ".join(f"{composition.LABELS[f]} {num(totals[f])} ({100 * totals[f] / comp.total:.1f}%)"
+                       for f in sorted(fields, key=lambda f: -totals[f]))
+    out += [f"Each of the {num(comp.total)} tokens of the capture belongs to exactly one part: the field of the "
+            f"tool its text is in, or the punctuation between tools. Across all tools: {spread}"
+            f"{f', punctuation {num(comp.punctuation)}' if comp.punctuation else ''}.", ""]
+    out += ["| Tool | Tokens | " + " | ".join(composition.LABELS[f].capitalize() for f in fields) + " |",
+            "|---|---:|" + "---:|" * len(fields)]
+    for tool in sorted(comp.tools, key=lambda t: -t.tokens):
+        out.append(f"| {md(tool.name, NAME_LIMIT) or '—'} | {num(tool.tokens)} | "
+                   + " | ".join(num(tool.part(f)) for f in fields) + " |")
+    blank = " | ".join("" for _ in fields)
+    out.append(f"| punctuation between tools | {num(comp.punctuation)} | {blank} |")
+    out.append(f"| **Total** | **{num(comp.total)}** | " + " | ".join(num(totals[f]) for f in fields) + " |")
+    return out + [""]
+
+
+def _shape(row: Row, standing: Standing) -> list[str]:
+    """Shape advice (tool-shape/v1): the tools whose description is at or above the 90th
+    percentile of every description measured here, largest first — or that nothing is."""
+    tools = [t for t in (row.record or {}).get("tools") or [] if isinstance(t, dict)]
+    if row.tokens is None or not tools or standing.p90_description is None:
+        return []
+    p90 = standing.p90_description
+    long = sorted((t for t in tools if (as_int(t.get("descriptionTokens")) or 0) >= p90),
+                  key=lambda t: -(as_int(t.get("descriptionTokens")) or 0))
+    out = ["## Shape advice", ""]
+    comp = standing.composition(row)
+    if comp is not None and comp.total:
+        field_, tokens = max(comp.field_totals().items(), key=lambda item: item[1])
+        out += [f"The largest part of the cost is {composition.LABELS[field_]}: {num(tokens)} of {num(comp.total)} "
+                f"tokens ({100 * tokens / comp.total:.0f}%).", ""]
+    if not long:
+        return out + [f"Nothing unusual: no tool's description reaches the 90th percentile of the descriptions "
+                      f"measured here ({num(p90)} tokens).", ""]
+    names = ", ".join(f"{md(t.get('name'), NAME_LIMIT)} ({num(as_int(t.get('descriptionTokens')))})" for t in long[:10])
+    more = f" and {len(long) - 10} more" if len(long) > 10 else ""
+    return out + [f"{len(long)} of {len(tools)} tool descriptions are at or above the 90th percentile of the "
+                  f"descriptions measured here ({num(p90)} tokens): {names}{more}. A description is read on every "
+                  "request that carries the tool: saying less there costs less everywhere.", ""]
+
+
+def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:
+    category = row.entry.category
+    if not category:
+        return []
+    peers = [r for r in standing.cheaper(row) if r.name != row.name]
+    title = f"## Cheaper servers in {md(category, NAME_LIMIT)}" if row.tokens is not None else \
+        f"## Measured servers in {md(category, NAME_LIMIT)}"
+    if not peers:
+        return [title, "", "None: no ranked server of this category costs less." if row.tokens is not None
+                else "None ranked yet.", ""]
+    lines = []
+    for r in peers:
+        less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None else ""
+        lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, site.server_page(r.name))}): "
+                     f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tool{'' if r.tool_count == 1 else 's'}")
+    return [title, "", *lines, ""]
 
 
 def _table(pairs: list[tuple[str, str]]) -> list[str]:
@@ -65,7 +249,7 @@ def _table(pairs: list[tuple[str, str]]) -> list[str]:
 
 def _facts(row: Row, series: Series) -> list[str]:
     r, entry, iso = row.record, row.entry, row.isolation
-    out = ["## Measurement", ""]
+    out = ["### Measurement record", ""]
     if r is None:
         pairs = [("Status", row.status), ("Launch command", md(entry.command or entry.url, FIELD_LIMIT))]
         return out + ["No measurement is on record yet.", ""] + _table(pairs) + _catalog(row)
@@ -159,7 +343,7 @@ def _catalog(row: Row) -> list[str]:
 def _verify(row: Row) -> list[str]:
     if row.record is None or row.record.get("rawToolsCapture") is None:
         return []
-    return ["## Verify it", "", "Re-derive the number from the record's own capture:", "", "```sh",
+    return ["### Verify it", "", "Re-derive the number from the record's own capture:", "", "```sh",
             f"mcp-context-cost verify {site.record(row.name)}", "```", ""]
 
 
@@ -183,8 +367,8 @@ def _tools(row: Row) -> list[str]:
     tools = (row.record or {}).get("tools") or []
     if row.tokens is None:
         return []
-    out = ["## Tools", "", "Per-tool diagnostics, in server order. They are not summed into the headline: "
-           "tokens merge across the seams between tools.", ""]
+    out = ["### Per-tool diagnostics", "", "Each tool's JSON counted alone, in server order. They do not add up to "
+           "the headline (tokens merge across the seams between tools); the breakdown above does.", ""]
     if not tools:
         return out + ["The server listed no tools.", ""]
     out += ["| Tool | Tokens | Description tokens | Input schema tokens | Note |", "|---|---:|---:|---:|---|"]
@@ -216,7 +400,7 @@ def _discover(row: Row) -> list[str]:
 def _notes(row: Row) -> list[str]:
     if not row.notes:
         return []
-    return ["## Notes", "", *(f"- {md(n, FIELD_LIMIT * 4)}" for n in row.notes), ""]
+    return ["### Notes", "", *(f"- {md(n, FIELD_LIMIT * 4)}" for n in row.notes), ""]
 
 
 def _compatibility(row: Row) -> list[str]:
@@ -239,7 +423,7 @@ def _stderr(row: Row) -> list[str]:
     if not isinstance(tail, str) or not tail.strip():
         return []
     lines = [md(line, 300) for line in tail.splitlines() if line.strip()][-STDERR_LINES:]
-    return ["## Standard error (last lines)", "", *(f"> {line}<br>" for line in lines), ""]
+    return ["### Standard error (last lines)", "", *(f"> {line}<br>" for line in lines), ""]
 
 
 def _over_time(row: Row, series: Series, here: str) -> list[str]:

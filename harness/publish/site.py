@@ -6,6 +6,7 @@
     docs/sparklines/<name>.svg                          small trend picture (leaderboard, dashboard)
     docs/trends/<name>.svg                              larger trend chart (server page)
     docs/index.html                                     the dashboard (GitHub Pages root)
+    docs/calculator.html                                the setup calculator
     docs/METHODOLOGY.md                                 hand-written; every generated page links it
     results/<name>/tool-vectors.json                    per-tool token vectors (cost-regression/v1)
     results/regressions.md, results/regressions.json    cost movement (cost-regression/v1)
@@ -23,6 +24,7 @@ import posixpath
 LEADERBOARD_MD = "results/leaderboard.md"
 LEADERBOARD_CSV = "results/leaderboard.csv"
 DASHBOARD = "docs/index.html"
+CALCULATOR = "docs/calculator.html"
 METHODOLOGY = "docs/METHODOLOGY.md"
 METHODOLOGY_LABEL = "methodology 1.0"
 SERVER_DIR, SPARK_DIR, TREND_DIR = "docs/servers", "docs/sparklines", "docs/trends"

@@ -54,9 +54,11 @@ def test_measures_and_writes_outputs_summary_record_and_badge(run_action):
     assert rec["isolation"]["mode"] == "host"
     assert "| measured | " + f"{rec['totalTokens']:,}" + " | 4 |" in run.summary
     assert "**Gate: passed.**" in run.summary
-    for tool in rec["tools"]:  # the per-tool breakdown: tokens, description, input schema
-        row = f"| {tool['tokens']:,} | {tool['descriptionTokens']:,} | {tool['inputSchemaTokens']:,} |"
-        assert row in run.summary
+    # where the tokens go: one row per tool, parts summing exactly to the total
+    assert "### Where the tokens go" in run.summary and f"| **total** | **{rec['totalTokens']:,}** |" in run.summary
+    section = run.summary.split("### Where the tokens go", 1)[1].split("\n\n")[2]
+    rows = [line.strip("|").split("|") for line in section.splitlines()[2:]]
+    assert len(rows) == 4 + 2 and sum(int(r[1].replace(",", "")) for r in rows[:-1]) == rec["totalTokens"]
     assert run.errors() == []
 
 

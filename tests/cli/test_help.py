@@ -110,7 +110,7 @@ def test_sweep_without_commit_leaves_its_writes_for_the_user(repo):
 
 
 DOCS = ("README.md", "docs/METHODOLOGY.md", "docs/ARCHITECTURE.md", "docs/AUDIT.md", "docs/ACTION.md",
-        "docs/SECURITY.md", "tests/conformance/README.md")
+        "docs/SECURITY.md", "docs/OPERATIONS.md", "tests/conformance/README.md")
 # `sweep --only a,b`, `mcp-context-cost audit --changed`, a code-block line `.venv/bin/mcp-context-cost regen --backfill`
 _MENTION = re.compile(r"(?:^|[`/\s])(?:mcp-context-cost\s+)?(" + "|".join(map(re.escape, sorted(COMMANDS, key=len,
                                                                                                   reverse=True)))

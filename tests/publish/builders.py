@@ -137,3 +137,29 @@ def md_tables(text: str) -> list[list[list[str]]]:
         assert len(rows) >= 2 and all(set(c) <= set("-: ") for c in rows[1]), lines[:2]
         out.append([rows[0], *rows[2:]])
     return out
+
+
+def without_own_scripts(text: str) -> str:
+    """A generated page without the scripts it carries itself: the dashboard's and the calculator's
+    code, and their embedded JSON data — which must hold no raw ``<`` (so nothing in it can close
+    the element or open another)."""
+    from harness.publish import calculator, dashboard_assets
+
+    for script in (dashboard_assets.SCRIPT, calculator.SCRIPT):
+        text = text.replace(f"<script>{script}</script>", "", 1)
+    for data_id in ("rows", "data"):
+        opening = f'<script type="application/json" id="{data_id}">'
+        if opening in text:
+            start = text.index(opening)
+            end = text.index("</script>", start)
+            assert "<" not in text[start + len(opening):end]
+            text = text[:start] + text[end + len("</script>"):]
+    return text
+
+
+def dashboard_rows(page: str) -> list[dict]:
+    """The rows the dashboard draws, as embedded in ``docs/index.html``."""
+    import json
+
+    data = page.split('<script type="application/json" id="rows">', 1)[1].split("</script>", 1)[0]
+    return json.loads(data)["rows"]

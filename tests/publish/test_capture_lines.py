@@ -27,7 +27,7 @@ def _page(tmp_path, record: dict, history: list[str], validate: bool = True) -> 
 
 
 def _facts(text: str) -> dict[str, str]:
-    return {row[0]: row[1] for row in b.md_tables(text)[0][1:]}
+    return {row[0]: row[1] for row in b.md_tables(text.split("### Measurement record", 1)[1])[0][1:]}
 
 
 def _measured(**overrides) -> dict:
@@ -71,7 +71,7 @@ def test_an_unconfirmed_capture_says_so_on_its_page(tmp_path):
     text = _page(tmp_path, _measured(confirmed=False), [f"2026-11-02,solo,{_tokens()},1,measured,host"])
     assert "**Unconfirmed:** this number comes from a single launch" in text
     assert _facts(text)["Confirmed by a second launch"] == "**no — unconfirmed (single launch)**"
-    assert text.index("**Unconfirmed:**") < text.index("## Measurement")  # up top, under the headline
+    assert text.index("**Unconfirmed:**") < text.index("### Measurement record")  # up top, under the headline
 
 
 def test_a_record_from_before_the_field_says_not_on_record(tmp_path):

@@ -57,7 +57,8 @@ def test_csv_rows_exact(published):
         ranked(1, "charlie", "dynamic", "true", charlie_names, None, "false", "host", "", "community",
                "tool set differed between two launches (5 vs 4 tools); the number is the first launch's capture"),
         ranked(2, "alpha", "measured", "false", alpha_names, 0, "false", "host", "x86_64", "official-reference", ""),
-        ranked(3, "kilo", "measured", "false", alpha_names, 0, "false", "docker", "x86_64", "", ""),
+        # kilo costs what alpha costs: the same rank
+        ranked(2, "kilo", "measured", "false", alpha_names, 0, "false", "docker", "x86_64", "", ""),
         ranked(4, "bravo", "measured", "false", bravo_names, bravo_instr, "true", "host", "x86_64", "community", ""),
         failed("delta", "auth-required", "vendor-official", "exited during initialize; it said: 'DELTA_API_KEY is required'"),
         failed("echo", "startup-failure", "", "exited with code 1 during initialize; failed the same way on retry 1 (retried: startup-failure)"),
@@ -90,8 +91,8 @@ def test_markdown_rows_exact(published):
     assert ranked[1] == ["1", "[charlie](../docs/servers/charlie.md)", "dynamic", f"{recs['charlie']['totalTokens']:,}",
                          "5", "op\\_0 (33)", f"≥ {charlie_floor}", "lean (brightgreen)",
                          "![charlie trend](../docs/sparklines/charlie.svg)"]
-    assert [r[0] for r in ranked[1:]] == ["1", "2", "3", "4"]
-    assert [r[1].split("]")[0][1:] for r in ranked[1:]] == ["charlie", "alpha", "kilo", "bravo"]  # tie: alpha before kilo
+    assert [r[0] for r in ranked[1:]] == ["1", "2", "2", "4"]  # alpha and kilo cost the same: one rank
+    assert [r[1].split("]")[0][1:] for r in ranked[1:]] == ["charlie", "alpha", "kilo", "bravo"]  # within the tie, by name
     assert "**11 catalog entries:** 3 measured, 1 dynamic, 1 auth-required, 1 startup-failure, 1 timeout, " \
            "1 not-applicable, 1 protocol-mismatch, 1 remote-auth-wall, 0 unreachable, 0 malformed-reply, 0 uncountable, 0 too-large, 0 not-measured-here, 1 not-yet-run." in text
     assert "[methodology 1.0](../docs/METHODOLOGY.md)" in text
@@ -145,4 +146,5 @@ def test_a_one_point_trend_reads_since_its_date_here_as_on_the_dashboard(tmp_pat
     trend = {row[1].split("]")[0][1:]: row[-1] for row in ranked[1:]}
     assert trend["bravo"] == "since 2026-11-16"
     assert trend["alpha"] == "![alpha trend](../docs/sparklines/alpha.svg)"
-    assert '<span class="since">since 2026-11-16</span>' in (root / "docs/index.html").read_text(encoding="utf-8")
+    rows = {r["name"]: r for r in b.dashboard_rows((root / "docs/index.html").read_text(encoding="utf-8"))}
+    assert "trend" not in rows["bravo"] and len(rows["alpha"]["trend"]) >= 2  # the dashboard draws no lone dot

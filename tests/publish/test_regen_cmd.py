@@ -19,7 +19,7 @@ def run(*argv: str) -> int:
 def test_regen_writes_and_reports(tmp_path, capsys):
     scenario.build(tmp_path)
     assert run("--root", str(tmp_path)) == 0
-    assert "55 published files" in capsys.readouterr().out  # 7 + per entry: page (.md, .html), sparkline, trend, tool vectors
+    assert "56 published files" in capsys.readouterr().out  # 8 + per entry: page (.md, .html), sparkline, trend, tool vectors
     assert (tmp_path / "docs/index.html").is_file() and (tmp_path / "results/leaderboard.csv").is_file()
 
 

@@ -1,5 +1,7 @@
-"""docs/servers/<name>.md from the standard scenario (issue #5, 2): facts, verify command, tools,
-the discover figure, notes and the Over time series boundaries."""
+"""docs/servers/<name>.md from the standard scenario (issue #5, 2): the lead (cost, band, rank,
+share; failed or not measured here), install, the per-field breakdown summing to the headline,
+cheaper servers of the category, facts under Provenance, verify command, tools, the discover
+figure, notes and the Over time series boundaries."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ def page(root, name: str) -> str:
 
 
 def facts(text: str) -> dict[str, str]:
-    table = b.md_tables(text)[0]
+    table = b.md_tables(text.split("### Measurement record", 1)[1])[0]
     assert table[0] == ["Field", "Value"]
     return {row[0]: row[1] for row in table[1:]}
 
@@ -43,7 +45,7 @@ def test_measured_page_facts(published):
     assert f["Canonical SHA-256"] == f"`{recs['alpha']['canonicalSha256']}`"
     assert "```sh\nmcp-context-cost verify results/alpha/measurement.json\n```" in text
     assert "[methodology 1.0](../METHODOLOGY.md)" in text
-    tools = b.md_tables(text.split("## Tools", 1)[1])[0]
+    tools = b.md_tables(text.split("### Per-tool diagnostics", 1)[1])[0]
     assert tools[0] == ["Tool", "Tokens", "Description tokens", "Input schema tokens", "Note"]
     assert tools[1:] == [[b_md(t["name"]), str(t["tokens"]), str(t["descriptionTokens"]), str(t["inputSchemaTokens"]), ""]
                          for t in recs["alpha"]["tools"]]
@@ -66,13 +68,14 @@ def test_legacy_record_says_what_is_not_on_record(published):
 def test_protocol_mismatch_page_shows_discover_apart_from_headline(published):
     root, recs, _ = published
     text = page(root, "hotel")
-    assert "Status: **protocol-mismatch** — no number." in text
+    assert text.split("\n")[2].startswith("**Failed** — status `protocol-mismatch`")
     assert facts(text)["Protocol revision negotiated"] == "not captured"
     section = text.split("## Separate figure: tools listed under the server's own revision", 1)[1]
     assert "This is **not** the headline." in section
     d = {r[0]: r[1] for r in b.md_tables(section)[0][1:]}
     assert d["Tokens"] == str(recs["hotel"]["discover"]["totalTokens"]) and d["Tools"] == "1"
-    assert "## Verify it" not in text and "## Tools" not in text
+    assert "### Verify it" not in text and "### Per-tool diagnostics" not in text
+    assert "## Where the tokens go" not in text
 
 
 def test_failure_page_has_notes_and_stderr(published):
@@ -85,7 +88,8 @@ def test_failure_page_has_notes_and_stderr(published):
 def test_not_yet_run_page(published):
     root, _, _ = published
     text = page(root, "juliet")
-    assert "Status: **not-yet-run** — no number." in text and "No measurement is on record yet." in text
+    assert text.split("\n")[2].startswith("**Not measured here** — status `not-yet-run`")
+    assert "That says nothing about the server itself." in text and "No measurement is on record yet." in text
     assert "No sweep of this entry is in `history.csv` yet." in text
 
 
@@ -123,3 +127,65 @@ def test_not_recorded_rows_plot_when_nothing_else_is_on_record(published):
 def test_failure_history_rows_listed(published):
     root, _, _ = published
     assert over_time(page(root, "delta"))[1:] == [["2026-11-16", "—", "—", "auth-required", "docker"]]
+
+
+def test_the_page_leads_with_cost_rank_share_then_install(published):
+    root, recs, _ = published
+    text = page(root, "alpha")
+    t = recs["alpha"]["totalTokens"]
+    lead = text.split("\n")[2]
+    assert lead.startswith(f"**{t:,} tokens** of tool definitions — band **lean**, **#2 of 4** ranked servers, ")
+    assert "**<0.1%** of a 200k context, 2 tools." in lead
+    order = [text.index(h) for h in ("## What it is and how to install it", "## Where the tokens go",
+                                     "## Over time", "## Provenance", "### Measurement record")]
+    assert order == sorted(order)
+    install = text.split("## What it is and how to install it", 1)[1].split("\n## ", 1)[0]
+    assert "- Package: alpha-mcp" in install and "- Repository: <https://github.com/example/alpha>" in install
+    assert "```sh\nnpx -y alpha-mcp@1.0.0\n```" in install
+
+
+def test_failed_and_not_measured_here_are_told_apart(published):
+    root, _, _ = published
+    assert page(root, "echo").split("\n")[2].startswith("**Failed** — status `startup-failure`: ")
+    golf = page(root, "golf").split("\n")[2]
+    assert golf.startswith("**Not measured here** — status `not-applicable`") and "says nothing about the server" in golf
+
+
+def test_breakdown_parts_sum_exactly_to_the_headline_on_every_page(published):
+    root, recs, _ = published
+    checked = 0
+    for path in sorted((root / "docs/servers").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if "## Where the tokens go" not in text or "| **Total** |" not in text:
+            continue
+        table = b.md_tables(text.split("## Where the tokens go", 1)[1])[0]
+        head, rows = table[0], table[1:]
+        as_int = lambda cell: int(cell.strip("*").replace(",", "") or 0)  # noqa: E731
+        total = rows[-1]
+        assert total[0] == "**Total**" and as_int(total[1]) == recs[path.stem]["totalTokens"]
+        body = rows[:-1]
+        assert sum(as_int(r[1]) for r in body) == as_int(total[1])  # tools + punctuation
+        for r in body[:-1]:  # each tool's fields sum to the tool
+            assert sum(as_int(c) for c in r[2:]) == as_int(r[1]), (path.name, r)
+        for column in range(2, len(head)):  # each field's column sums to its total
+            assert sum(as_int(r[column]) for r in body) == as_int(total[column])
+        checked += 1
+    assert checked >= 4
+
+
+def test_cheaper_servers_of_the_category(published):
+    root, recs, _ = published
+    text = page(root, "charlie")  # community: bravo is cheaper
+    section = text.split("## Cheaper servers in community", 1)[1].split("\n## ", 1)[0]
+    fewer = recs["charlie"]["totalTokens"] - recs["bravo"]["totalTokens"]
+    assert f"- [bravo](bravo.md): {recs['bravo']['totalTokens']:,} tokens, {fewer:,} fewer, 1 tool" in section
+    assert "None: no ranked server of this category costs less." in page(root, "bravo")
+
+
+def test_shape_advice_names_the_largest_part_and_long_descriptions(published):
+    root, _, _ = published
+    section = page(root, "charlie").split("## Shape advice", 1)[1].split("\n## ", 1)[0]
+    assert "The largest part of the cost is " in section
+    assert ("at or above the 90th percentile of the descriptions measured here" in section
+            or section.count("Nothing unusual") == 1)
+    assert "## Shape advice" not in page(root, "echo")  # no number, no advice

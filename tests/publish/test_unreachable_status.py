@@ -49,10 +49,31 @@ def test_leaderboard_counts_and_lists_unreachable(tmp_path):
 
 def test_dashboard_counts_unreachable(tmp_path):
     _build(tmp_path)
-    html = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
-    assert "<li><b>1</b> unreachable</li>" in html
+    rows = {r["name"]: r for r in b.dashboard_rows((tmp_path / "docs/index.html").read_text(encoding="utf-8"))}
+    # the machine could not reach it: kept apart from the servers that failed
+    assert (rows["gone"]["status"], rows["gone"]["group"]) == ("unreachable", "machine")
+    assert (rows["walled"]["group"], rows["fresh"]["group"]) == ("failed", "machine")
 
 
 def test_unreachable_badge_is_lightgrey_and_says_so():
     assert badge_for("unreachable", None) == {"schemaVersion": 1, "label": "context cost", "message": "unreachable",
                                               "color": "lightgrey"}
+
+
+def test_a_failure_the_machine_caused_is_not_measured_here_not_failed(tmp_path):
+    """A startup-failure whose record carries environment evidence (the measuring machine could not
+    fetch the package) is grouped with the servers not measured here, on the dashboard and on its
+    page; the same status without that evidence stays a failure."""
+    b.write_catalog(tmp_path, [b.entry("fetched"), b.entry("broken"), b.entry("alpha")])
+    evidence = "fatal: unable to access 'https://github.com/x/y.git/': Could not resolve host: github.com"
+    b.write_record(tmp_path, b.failed("fetched", "startup-failure", ["exited with code 1 during initialize"],
+                                      environmentEvidence=evidence))
+    b.write_record(tmp_path, b.failed("broken", "startup-failure", ["exited with code 1 during initialize"]))
+    b.write_record(tmp_path, b.measured("alpha", [b.tool("one", "The only tool.")]))
+    regen(tmp_path)
+    rows = {r["name"]: r for r in b.dashboard_rows((tmp_path / "docs/index.html").read_text(encoding="utf-8"))}
+    assert (rows["fetched"]["group"], rows["broken"]["group"]) == ("machine", "failed")
+    assert rows["fetched"]["why"] == "cannot resolve host github.com"
+    page = (tmp_path / "docs/servers/fetched.md").read_text(encoding="utf-8")
+    assert page.split("\n")[2].startswith("**Not measured here** — status `startup-failure`")
+    assert (tmp_path / "docs/servers/broken.md").read_text(encoding="utf-8").split("\n")[2].startswith("**Failed**")
