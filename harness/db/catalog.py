@@ -59,6 +59,8 @@ _EXPECTED = {
     "needsGit": "true or false",
     "notApplicable": 'a mapping with exactly the string fields "reason" and "evidence"',
     "notes": "a string",
+    "triage": 'a mapping with "outcome" (lists-tools, needs-credential, needs-runtime or broken), "date" '
+              '(YYYY-MM-DD) and an optional "evidence" string',
     "reference": "the name of an entry in servers",
     "cycleWeeks": "a whole number of weeks between 1 and 52",
     "servers": "a list of server entries",

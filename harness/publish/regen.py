@@ -27,7 +27,7 @@ from pathlib import Path
 from harness.db.catalog import load_catalog
 from harness.util import atomic, untrusted
 from harness.publish import (capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
-                             regressions_md, server_html, server_page, site, svg, tool_shape, tool_vectors)
+                             regressions_md, render_cache, server_html, server_page, site, svg, tool_shape, tool_vectors)
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import RecordError, load_records
@@ -60,7 +60,9 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         outputs[site.server_page(row.name)] = page
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    outputs.update(server_html.pages(outputs))  # after every section is in: the HTML renders the final Markdown
+    # after every section is in: the HTML renders the final Markdown (each page converted once per content)
+    pages = {path: text for path, text in outputs.items() if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
+    outputs.update(render_cache.memo_map(root, pages, server_html.pages))
     return outputs
 
 
