@@ -82,7 +82,7 @@ def run(args) -> int:
             text = catalog_path.read_text(encoding="utf-8")
             new = catalog_text.append_entries(text, [importer.with_triage(p, date) for p in chosen])
             if new != text:
-                _check_and_write(catalog_path, new)
+                catalog_text.write_checked(catalog_path, new)
         except (OSError, catalog_text.EditError, CatalogError) as exc:
             print(untrusted.lines(f"error: {catalog_path}: {exc}"), file=sys.stderr)
             return 2
@@ -105,19 +105,6 @@ def importer_yaml(entry: dict) -> str:
     from harness.db.catalog_text import dump_entry
 
     return dump_entry(entry).rstrip("\n")
-
-
-def _check_and_write(path: Path, text: str) -> None:
-    """Write ``text`` over the catalog only when it loads as a valid catalog (a temp copy is read)."""
-    import tempfile
-
-    from harness.db.catalog import load_catalog
-
-    with tempfile.TemporaryDirectory() as tmp:
-        trial = Path(tmp) / "servers.yaml"
-        trial.write_text(text, encoding="utf-8")
-        load_catalog(trial)
-    atomic.write_text(path, text)
 
 
 def markdown(rows: list[dict], date: dt.date) -> str:

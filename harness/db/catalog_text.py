@@ -14,6 +14,9 @@ entries appended, or that one value changed) before returning it; :class:`EditEr
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
@@ -65,6 +68,19 @@ def replace_field(text: str, name: str, field: str, value: str) -> str:
     next(e for e in expected["servers"] if e.get("name") == name)[field] = value
     _same(yaml.safe_load(new), expected)
     return new
+
+
+def write_checked(path: Path, text: str) -> None:
+    """Write ``text`` over the catalog at ``path`` only when it loads as a valid catalog (a copy in
+    a temporary folder is loaded first; ``CatalogError`` otherwise, the file untouched)."""
+    from harness.db.catalog import load_catalog
+    from harness.util import atomic
+
+    with tempfile.TemporaryDirectory() as tmp:
+        trial = Path(tmp) / "servers.yaml"
+        trial.write_text(text, encoding="utf-8")
+        load_catalog(trial)
+    atomic.write_text(path, text)
 
 
 def _value(node, key: str):

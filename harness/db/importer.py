@@ -441,7 +441,7 @@ def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
 
     status = rec["status"]
     if status in records.MEASURED_STATUSES:
-        return LISTS_TOOLS, f"{rec['toolCount']} tools, {rec['totalTokens']} tokens"
+        return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":
         return NEEDS_CREDENTIAL, evidence

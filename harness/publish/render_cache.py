@@ -3,8 +3,9 @@ and the misses spread over the machine's cores.
 
 ``regen`` turns each server page's Markdown into HTML (:mod:`harness.publish.server_html`), which
 is most of its time at a thousand entries. The HTML is a function of the page's path and Markdown
-text alone, so a result is stored under ``sha256(fingerprint, path, markdown)`` in
-``<repo>/.mcp-context-cost/regen-cache/html/`` (gitignored) and a later run reuses it: a warm
+text alone, so a result is stored under ``sha256(fingerprint, path, markdown)`` in the user's cache
+(:func:`folder`: outside the repository, whose working tree stays as the commits left it), and a later
+run reuses it: a warm
 ``regen`` converts only the pages whose Markdown changed. ``fingerprint`` covers the converter's own
 source files and the markdown-it version, so a change to how pages are rendered misses every entry
 instead of reusing stale HTML. Entries the current run did not use are removed, so the cache holds
@@ -25,7 +26,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-CACHE_DIR = Path(".mcp-context-cost") / "regen-cache"
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
 _RENDERER_MODULES = ("harness.publish.server_html", "harness.publish.htmltext", "harness.publish.text",
@@ -45,6 +45,14 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def folder(root: Path) -> Path:
+    """The cache of the repository at ``root``: ``$MCP_CONTEXT_COST_CACHE`` (default
+    ``~/.cache/mcp-context-cost``) ``/regen/<sha256 of root's absolute path, 16 hex>/html``."""
+    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
+    digest = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:16]
+    return Path(base) / "regen" / digest / "html"
+
+
 def _key(path: str, text: str) -> str:
     return hashlib.sha256(f"{fingerprint()}\0{path}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -53,18 +61,18 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
     """The union of ``convert({path: text})`` over ``inputs`` (``{repository path: text}``), each
     item's result read from the cache under ``root`` when there, else converted (in worker
     processes when there are many) and stored. ``convert`` must be pure and module-level."""
-    folder = Path(root) / CACHE_DIR / "html"
+    where = folder(root)
     keys = {path: _key(path, text) for path, text in inputs.items()}
     found: dict[str, dict[str, str]] = {}
     for path, key in keys.items():
         try:
-            found[path] = json.loads((folder / key).read_bytes())
+            found[path] = json.loads((where / key).read_bytes())
         except (OSError, ValueError):
             continue
     missing = sorted(p for p in inputs if p not in found)
     fresh = _convert_all(convert, [{p: inputs[p]} for p in missing])
     found.update(zip(missing, fresh))
-    _store(folder, {keys[p]: found[p] for p in missing}, set(keys.values()))
+    _store(where, {keys[p]: found[p] for p in missing}, set(keys.values()))
     return {out: text for path in sorted(found) for out, text in sorted(found[path].items())}
 
 
