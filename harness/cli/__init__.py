@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "harness.audit.audit_cmd",
     "harness.cli.import_cmd",
     "harness.cli.pins_cmd",
+    "harness.cli.releases_cmd",
 )
 
 
