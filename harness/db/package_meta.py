@@ -180,8 +180,8 @@ def newest(versions: list[str]) -> str | None:
 
 class RecordedSource:
     """Documents recorded from the registries, under ``root``: ``npm/<name>@<version>.json`` (and
-    ``npm/<name>.json`` for the newest), ``pypi/<name>.json`` (project JSON) and
-    ``pypi/<name>-<version>.dist.json`` (the wheel's texts)."""
+    ``npm/<name>.json`` for the newest; ``/`` written ``__``), ``pypi/<name>.json`` (project JSON) and
+    ``pypi/<name>@<version>.dist.json`` (the wheel's texts), PyPI names normalized."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -190,10 +190,11 @@ class RecordedSource:
         return parse_npm(self._load("npm", _file_name(name, version)), name)
 
     def pypi(self, name: str, version: str | None = None) -> Package:
-        project = self._load("pypi", _file_name(name, None))
+        key = str(canonicalize_name(name))
+        project = self._load("pypi", _file_name(key, None))
         chosen = version or (project.get("info") or {}).get("version")
         try:
-            dist = self._load("pypi", _file_name(name, chosen, ".dist.json"))
+            dist = self._load("pypi", _file_name(key, chosen, ".dist.json"))
         except MetadataError:
             dist = None
         return parse_pypi(project, dist, name, version)
@@ -240,11 +241,12 @@ class LiveSource:
             for f in files if isinstance(files, list) else ():
                 if isinstance(f, dict) and isinstance(f.get("url"), str):
                     f["url"] = urljoin(url, f["url"])
-        self._record("pypi", _file_name(name, None), _trim_project(project))
+        key = str(canonicalize_name(name))
+        self._record("pypi", _file_name(key, None), _trim_project(project))
         chosen = version or (project.get("info") or {}).get("version")
         dist = self._wheel_texts(project, chosen, name)
         if dist is not None:
-            self._record("pypi", _file_name(name, chosen, ".dist.json"), dist)
+            self._record("pypi", _file_name(key, chosen, ".dist.json"), dist)
         return parse_pypi(project, dist, name, version)
 
     def _json(self, url: str, name: str) -> dict:
@@ -268,7 +270,9 @@ class LiveSource:
                     base = member.rsplit("/", 1)[-1]
                     if ".dist-info/" in member and base in ("entry_points.txt", "METADATA"):
                         if wheel.getinfo(member).file_size <= MAX_DOC_BYTES:
-                            texts[base] = wheel.read(member).decode("utf-8", "replace")
+                            text = wheel.read(member).decode("utf-8", "replace")
+                            # METADATA's headers only: its body is the README, which nothing here reads
+                            texts[base] = text.split("\n\n", 1)[0] + "\n" if base == "METADATA" else text
                 return texts
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             raise MetadataError(f"pypi: {name}: wheel unreadable ({str(exc)[:120]})") from None

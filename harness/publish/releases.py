@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.db.history import NUMBERED
-from harness.publish.text import num
+from harness.publish.text import as_int, num
 
 METHOD = "release-cost/v1"
 
@@ -68,11 +68,11 @@ def release_of(record: dict) -> str | None:
 
 def measured(record: dict) -> Measured | None:
     """The record as a measured release, or ``None`` (a failure, or no release said)."""
-    version = release_of(record)
-    if record.get("status") not in NUMBERED or version is None or not isinstance(record.get("totalTokens"), int):
+    version, tokens = release_of(record), as_int(record.get("totalTokens"))  # a committed record parses 2378.0
+    if record.get("status") not in NUMBERED or version is None or tokens is None:
         return None
     tools = tuple(sorted(str(t.get("name")) for t in record.get("tools") or () if isinstance(t, dict)))
-    return Measured(version, str(record.get("measuredAt") or "")[:10], record["totalTokens"], tools)
+    return Measured(version, str(record.get("measuredAt") or "")[:10], tokens, tools)
 
 
 def series(name: str, records: list[dict]) -> list[ReleaseRow]:
