@@ -42,7 +42,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from harness.db import package_meta
-from harness.db.catalog import Catalog
+from harness.db.catalog import Catalog, Entry
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
 from harness.util import bounded, names
 
@@ -404,7 +404,6 @@ def _url_entry(cand: Candidate, taken: set[str]) -> dict:
 async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency: int = 2,
                  timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS, say=lambda line: None) -> None:
     """Launch every proposal that has an entry once (see module doc) and set its outcome."""
-    from harness.db.catalog import _entry as entry_of
     from harness.db.launch_gate import LaunchGate
     from harness.db.targets import target_for
     from harness.probe import internal, isolation, record, resolve, side_lists
@@ -416,8 +415,7 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
 
     async def one(prop: Proposal) -> None:
         async with admitted:
-            entry = entry_of({**prop.entry, "timeoutSeconds": timeout_seconds})
-            target = target_for(entry)
+            target = target_for(_as_entry(prop.entry, timeout_seconds))
             try:
                 async with gate.slot():
                     target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
@@ -433,6 +431,13 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
             say(f"{prop.name}: {prop.outcome} ({rec['status']}) {prop.evidence}")
 
     await asyncio.gather(*(one(p) for p in proposals if p.entry is not None))
+
+
+def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
+    """The catalog ``Entry`` a proposed entry would load as, with the triage launch's timeout."""
+    return Entry(name=entry["name"], command=entry.get("command"), url=entry.get("url"),
+                 package=entry.get("package"), env=tuple(entry.get("env", ())),
+                 set_env=tuple(sorted(entry.get("setEnv", {}).items())), timeout_seconds=timeout_seconds)
 
 
 def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:

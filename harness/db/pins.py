@@ -15,6 +15,7 @@ the pin (a pre-release pinned on purpose) is never a downgrade.
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import shlex
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from harness.db import catalog_text, package_meta
 from harness.db.catalog import Catalog, Entry
 from harness.db.package_meta import NPM, PYPI, MetadataError
 
+LOOKUPS_AT_ONCE = 8
 # An exact release: digits and dots, optionally a pre-release/build suffix; never a range or a tag.
 EXACT = re.compile(r"^v?\d+(?:\.\d+)*(?:[-+.]?[0-9A-Za-z][0-9A-Za-z.+-]*)?$")
 
@@ -122,18 +124,20 @@ def _checked(registry: str, package: str, version: str, spec: str) -> tuple[Pin 
 
 def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
     """Each entry's change (see module doc), in catalog order; ``only``: these names only."""
+    entries = [e for e in catalog.entries if not only or e.name in only]
+    found = {e.name: pin_of(e) for e in entries}
+    packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None})
+    with concurrent.futures.ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:  # each lookup waits on a registry
+        answers = dict(zip(packages, pool.map(lambda key: _newest(src, *key), packages)))
     changes = []
-    for entry in catalog.entries:
-        if only and entry.name not in only:
-            continue
-        pin, why = pin_of(entry)
+    for entry in entries:
+        pin, why = found[entry.name]
         if pin is None:
             changes.append(Change(entry.name, None, note=why))
             continue
-        try:
-            newest = package_meta.lookup(src, pin.registry, pin.package).latest
-        except MetadataError as exc:
-            changes.append(Change(entry.name, pin, note=f"left as it is: {exc}"))
+        newest, problem = answers[pin.registry, pin.package]
+        if newest is None:
+            changes.append(Change(entry.name, pin, note=f"left as it is: {problem}"))
             continue
         if newest == pin.version or not _newer(newest, pin.version):
             changes.append(Change(entry.name, pin, newest, note="current" if newest == pin.version else
@@ -141,6 +145,14 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
             continue
         changes.append(Change(entry.name, pin, newest, _replace_spec(entry.command or "", pin, newest)))
     return changes
+
+
+def _newest(src, registry: str, package: str) -> tuple[str | None, str]:
+    """``(newest release, "")`` or ``(None, why the registry did not say)``."""
+    try:
+        return package_meta.lookup(src, registry, package).latest, ""
+    except MetadataError as exc:
+        return None, str(exc)
 
 
 def _newer(candidate: str, current: str) -> bool:
