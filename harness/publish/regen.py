@@ -27,7 +27,8 @@ from pathlib import Path
 from harness.db.catalog import load_catalog
 from harness.util import atomic, untrusted
 from harness.publish import (capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
-                             regressions_md, render_cache, server_html, server_page, site, svg, tool_shape, tool_vectors)
+                             regressions_md, releases, render_cache, server_html, server_page, site, svg, tool_shape,
+                             tool_vectors)
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import RecordError, load_records
@@ -53,10 +54,13 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
                site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
                site.DASHBOARD: dashboard.render(rows, series, sparks)}
     movements = _history(root, names, records, series, outputs, backfilled)
+    per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     for row in rows:
         page = server_page.render(row, series[row.name])
         if row.name in movements:
             page += "\n" + server_page.cost_movement(movements[row.name])
+        if per_release.get(row.name):
+            page += "\n" + releases.section(per_release[row.name])
         outputs[site.server_page(row.name)] = page
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])

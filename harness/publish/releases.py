@@ -22,6 +22,8 @@ from harness.db.history import NUMBERED
 from harness.publish.text import as_int, num
 
 METHOD = "release-cost/v1"
+FILE = "results/releases.json"
+MAX_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,38 @@ def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
            "servers": {name: [asdict(r) | {"summary": r.summary()} for r in by_server[name]]
                        for name in sorted(by_server) if by_server[name]}}
     return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def load(root: Path) -> dict[str, list[ReleaseRow]]:
+    """The rows of ``<root>/results/releases.json`` (``{}`` when there is none). Raises
+    ``RecordError`` naming the file when it cannot be read as what :func:`render_json` writes."""
+    from harness.publish.records import RecordError
+    from harness.util import bounded
+
+    path = Path(root) / FILE
+    try:
+        doc = json.loads(bounded.read_regular(path, MAX_BYTES))
+        return {str(name): [_row(item) for item in items] for name, items in doc["servers"].items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RecordError([f"{FILE}: not a release-cost file ({type(exc).__name__}: {str(exc)[:120]})"]) from None
+
+
+def _row(item: dict) -> ReleaseRow:
+    fields = {k: item[k] for k in ReleaseRow.__dataclass_fields__}
+    for key in ("tokensBefore", "tokensAfter", "tokensDelta"):
+        if type(fields[key]) is not int:
+            raise ValueError(f"{key} is not a whole number")
+    for key in ("toolsAdded", "toolsRemoved"):
+        fields[key] = tuple(str(t) for t in fields[key])
+    return ReleaseRow(**{k: (v if k.startswith(("tokens", "tools")) else str(v)) for k, v in fields.items()})
+
+
+def section(rows_: list[ReleaseRow]) -> str:
+    """The "Cost per release" section of a server page ('' when there are no rows)."""
+    table = markdown(rows_)
+    return f"## Cost per release\n\nMethod {METHOD}: each move to another release, as measured.\n\n{table}" if table else ""
 
 
 def markdown(rows_: list[ReleaseRow]) -> str:

@@ -94,3 +94,35 @@ def test_releases_command_outside_git_is_one_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(tmp_path / "servers.yaml")],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and "not inside a git repository" in done.stderr
+
+
+def test_regen_shows_the_rows_on_the_server_page(tmp_path):
+    from harness.publish.records import RecordError
+    from harness.publish.regen import regen
+    from tests.publish.builders import entry, measured, tool, write_catalog, write_record
+
+    root = tmp_path / "db"
+    root.mkdir()
+    write_catalog(root, [entry("memory")])
+    _git(root, "init", "-q", "-b", "main")
+    for i, (rel, tools) in enumerate([("1.4.0", [tool("a"), tool("b")]),
+                                      ("1.5.0", [tool("a"), tool("b"), tool("c", "Does a much longer thing.")])]):
+        write_record(root, measured("memory", tools, resolvedPackage={"launcher": "npx", "name": "memory-mcp",
+                                                                      "version": rel},
+                                    measuredAt=f"2026-10-{5 + 7 * i:02d}T03:00:00.000Z"))
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"sweep {i}")
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(root / "servers.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (row,) = releases.load(root)["memory"]
+    assert row.summary().startswith("1.4.0 → 1.5.0: +") and row.toolsAdded == ("c",)
+    regen(root)
+    page = (root / "docs" / "servers" / "memory.md").read_text()
+    assert "## Cost per release" in page and "| 1\\.4.0 → 1\\.5.0 | 2026-10-12 |" in page
+    assert "<h2>Cost per release</h2>" in (root / "docs" / "servers" / "memory.html").read_text()
+    before = page
+    (root / "results" / "releases.json").write_text('{"servers": {"memory": [{"tokensDelta": "lots"}]}}')
+    with pytest.raises(RecordError, match="results/releases.json: not a release-cost file"):
+        regen(root)
+    assert (root / "docs" / "servers" / "memory.md").read_text() == before
