@@ -17,9 +17,10 @@ from harness.util import untrusted
 def register(sub) -> None:
     p = sub.add_parser("releases", help="cost per release of every entry, from the git history of its records "
                                         "(writes results/releases.json)",
-                       description="Walk the committed versions of results/<name>/measurement.json, oldest first, "
-                                   "and write one row per move to another release of the package (tokens before "
-                                   "and after, tools added and removed) to results/releases.json.")
+                       description="Walk every version of results/<name>/measurement.json that git holds, oldest "
+                                   "first, and write one row per move to another release of the package (tokens "
+                                   "before and after, tools added and removed) to results/releases.json. Nothing is "
+                                   "committed.")
     p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml); the repository "
                                                              "holding it is read")
     p.add_argument("--out", help="output file (default: results/releases.json beside the catalog)")
