@@ -193,8 +193,6 @@ def _arguments(items) -> tuple[list[str], str | None]:
             if arg.get("isRequired"):
                 label = arg.get("name") or arg.get("valueHint") or "positional"
                 return words, f"requires argument {label!s} with no default"
-            if arg.get("type") == "named" and not arg.get("value") and arg.get("format") == "boolean":
-                continue
             continue
         words += [arg["name"], value] if arg.get("type") == "named" and isinstance(arg.get("name"), str) else [value]
     return words, None
@@ -310,7 +308,27 @@ def propose(candidates: list[Candidate], catalog: Catalog, src) -> list[Proposal
             prop.reason = why
             continue
         prop.entry = _entry(cand, pkg, command, taken)
+    for prop in out:  # what the catalog would refuse is never launched
+        if prop.entry is not None and (problem := _refused(prop.entry)):
+            prop.entry, prop.reason = None, problem
     return out
+
+
+def _refused(entry: dict) -> str | None:
+    """Why the catalog loader would refuse ``entry`` (its first line), or ``None``."""
+    import tempfile
+
+    from harness.db.catalog import CatalogError, load_catalog
+    from harness.db.catalog_text import dump_entry
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "servers.yaml"
+        path.write_text("servers:\n" + dump_entry(entry), encoding="utf-8")
+        try:
+            load_catalog(path)
+        except CatalogError as exc:
+            return "the catalog would refuse it: " + exc.errors[0].split(": ", 1)[-1]
+    return None
 
 
 def _package_key(package: str) -> str:

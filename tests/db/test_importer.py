@@ -303,3 +303,11 @@ def test_import_for_real_adds_a_listing_npm_server(tmp_path):
     assert entry.command == "npx -y nx-mcp@0.25.0"
     assert yaml.safe_load(catalog.read_text())["servers"][1]["triage"]["outcome"] == "lists-tools"
     assert "| nx-mcp | npm | lists-tools | yes |" in md.read_text()
+
+
+def test_what_the_catalog_would_refuse_is_never_launched():
+    cands = [Candidate("npm", "nx-mcp", "0.25.0", env=("LD_PRELOAD",)),
+             Candidate("npm", "@pandacss/mcp", "1.12.1", args=("--name", "evil\u202etxt"))]
+    props = importer.propose(cands, EMPTY, RECORDED)
+    assert all(p.entry is None for p in props)
+    assert all(p.reason.startswith("the catalog would refuse it: ") for p in props), [p.reason for p in props]
