@@ -44,7 +44,7 @@ from packaging.utils import canonicalize_name
 from harness.db import package_meta
 from harness.db.catalog import Catalog, Entry
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
-from harness.util import bounded, names
+from harness.util import bounded, names, untrusted
 
 LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
 OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN)
@@ -476,7 +476,9 @@ def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
 
 
 def _cut(text: str) -> str:
-    text = " ".join(str(text).split())
+    """One line of at most ``MAX_EVIDENCE_CHARS``, every character a terminal or the catalog would
+    act on shown as an escape (the evidence is the server's own words)."""
+    text = untrusted.escape(" ".join(str(text).split()), spaces=True)
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS - 1] + "…"
 
 
