@@ -130,3 +130,16 @@ def test_the_real_catalog_reads_and_every_entry_says_something():
         assert (pin is None) == bool(why), entry.name
     imported = [e for e in catalog.entries if e.command and "@" in e.command and e.package]
     assert any(pins.pin_of(dataclasses.replace(e))[0] for e in imported)
+
+
+@pytest.mark.slow
+def test_live_registries_answer_the_newest_release(tmp_path):
+    live = package_meta.LiveSource(record_to=tmp_path)
+    memory = live.npm("@modelcontextprotocol/server-memory")
+    assert memory.bins and memory.latest == memory.version
+    time = live.pypi("mcp-server-time")
+    assert "mcp-server-time" in time.bins and time.latest
+    assert (tmp_path / "npm" / "@modelcontextprotocol__server-memory.json").is_file()
+    assert RECORDED.__class__(tmp_path).pypi("mcp-server-time").bins == time.bins  # what was recorded reads back
+    with pytest.raises(package_meta.MetadataError, match="E404"):
+        live.npm("no-such-package-mcp-context-cost-zz")
