@@ -38,6 +38,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
@@ -118,18 +119,21 @@ def read_candidates(path_or_url: str) -> list[Candidate]:
 
 
 def _registry_pages(url: str) -> list[Candidate]:
-    """Every page of a registry list URL, following ``metadata.nextCursor``."""
-    found, cursor = [], None
+    """Every page of a registry list URL, following ``metadata.nextCursor`` (at most ``MAX_PAGES``;
+    a cursor seen before ends the walk: a registry that loops is not followed round)."""
+    found, cursor, seen = [], None, set()
     for _ in range(MAX_PAGES):
-        page_url = url if cursor is None else f"{url}{'&' if '?' in url else '?'}cursor={cursor}"
+        page_url = url if cursor is None else f"{url}{'&' if '?' in url else '?'}cursor={quote(str(cursor), safe='')}"
         try:
             doc = json.loads(bounded.fetch(page_url, 60.0, MAX_INPUT_BYTES))
         except (OSError, ValueError) as exc:
             raise ImportInputError(f"{url}: {str(exc)[:200]}") from None
         found += from_server_json(doc, source=url)
-        cursor = (doc.get("metadata") or {}).get("nextCursor") if isinstance(doc, dict) else None
-        if not cursor:
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        cursor = meta.get("nextCursor") if isinstance(meta, dict) else None
+        if not cursor or cursor in seen:
             break
+        seen.add(cursor)
     return found
 
 

@@ -311,3 +311,38 @@ def test_what_the_catalog_would_refuse_is_never_launched():
     props = importer.propose(cands, EMPTY, RECORDED)
     assert all(p.entry is None for p in props)
     assert all(p.reason.startswith("the catalog would refuse it: ") for p in props), [p.reason for p in props]
+
+
+def test_a_registry_url_is_read_page_by_page(tmp_path):
+    import http.server
+    import threading
+    from urllib.parse import parse_qs, urlparse
+
+    page = json.loads((FIXTURES / "servers-page.json").read_text())
+    first = {"servers": page["servers"][:3], "metadata": {"nextCursor": "a b/c"}}
+    second = {"servers": page["servers"][3:], "metadata": {"nextCursor": "a b/c"}}  # loops back: not followed
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            cursor = parse_qs(urlparse(self.path).query).get("cursor")
+            body = json.dumps(second if cursor == ["a b/c"] else first).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v0/servers?limit=3"
+        got = [c.package for c in importer.read_candidates(url)]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert got == ["@zereight/mcp-gitlab", "awslabs.aws-api-mcp-server", "nx-mcp", "@pandacss/mcp",
+                   "https://huggingface.co/mcp"]
+    with pytest.raises(importer.ImportInputError, match="127.0.0.1"):
+        importer.read_candidates(url)  # the server is gone: one line naming the URL
