@@ -55,7 +55,8 @@ MAX_INPUT_BYTES = 32 * 1024 * 1024
 MAX_PAGES = 200  # registry list pages read from a URL (100 servers each)
 MAX_EVIDENCE_CHARS = 300
 # Failure text that says the machine's runtime is too old or missing, in npm's, node's and uv's words.
-_RUNTIME = re.compile(r"EBADENGINE|Unsupported engine|requires? (?:node(?:\.js)?|Node(?:\.js)?) (?:version )?[>v]?=?\s*\d"
+_RUNTIME = re.compile(r"EBADENGINE|Unsupported engine"
+                      r"|requires? (?:node(?:\.js)?|Node(?:\.js)?) (?:version )?[>v]?=?\s*\d"
                       r"|engine \"node\" is incompatible|No interpreter found for Python|does not satisfy Python"
                       r"|requires-python|is not supported by this version of Node", re.IGNORECASE)
 
@@ -505,7 +506,8 @@ def node_satisfies(declared: str) -> bool:
     script = ("const s=require(require('path').join(process.argv[1],'npm','node_modules','semver'));"
               "process.stdout.write(String(s.satisfies(process.version, process.argv[2])))")
     try:
-        root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30, check=False).stdout.strip()
+        root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30,
+                              check=False).stdout.strip()
         out = subprocess.run(["node", "-e", script, root, declared], capture_output=True, text=True, timeout=30,
                              check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -530,6 +532,7 @@ def summary_rows(proposals: list[Proposal]) -> list[dict]:
     for p in proposals:
         rows.append({"package": p.candidate.package, "registry": p.candidate.registry, "name": p.name,
                      "command": (p.entry or {}).get("command") or (p.entry or {}).get("url"),
-                     "outcome": p.outcome or ("proposed" if p.entry else "not-proposed"), "evidence": p.evidence or p.reason or "",
+                     "outcome": p.outcome or ("proposed" if p.entry else "not-proposed"),
+                     "evidence": p.evidence or p.reason or "",
                      "accepted": p.outcome in ACCEPTED})
     return rows

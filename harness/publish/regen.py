@@ -65,7 +65,8 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
     # after every section is in: the HTML renders the final Markdown (each page converted once per content)
-    pages = {path: text for path, text in outputs.items() if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
+    pages = {path: text for path, text in outputs.items()
+             if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
     outputs.update(render_cache.memo_map(root, pages, server_html.pages))
     return outputs
 
