@@ -19,6 +19,9 @@ COMMAND_MODULES = (
     "harness.cli.cross_check_cmd",
     "harness.cli.capability_probe_cmd",
     "harness.audit.audit_cmd",
+    "harness.cli.import_cmd",
+    "harness.cli.pins_cmd",
+    "harness.cli.releases_cmd",
 )
 
 

@@ -60,6 +60,8 @@ _EXPECTED = {
     "notApplicable": 'a mapping with exactly the string fields "reason" and "evidence"',
     "notes": "a string",
     "launchNote": "a non-empty string: why the command differs from the documented one",
+    "triage": 'a mapping with "outcome" (lists-tools, needs-credential, needs-runtime or broken), "date" '
+              '(YYYY-MM-DD) and an optional "evidence" string',
     "reference": "the name of an entry in servers",
     "cycleWeeks": "a whole number of weeks between 1 and 52",
     "servers": "a list of server entries",

@@ -64,22 +64,8 @@ class Backfill:
 def backfill(root: Path, names: list[str]) -> Backfill:
     """Walk the history of ``results/<name>/measurement.json`` for every name in ``names`` (the
     catalog) and return the vectors it implies. See the module docstring for errors."""
-    repo, prefix = _repo(Path(root))
     result = Backfill({name: VectorHistory(name) for name in names})
-    if not repo.head.is_valid():
-        return result
-    wanted = {f"{prefix}results/{name}/measurement.json": name for name in names}
-    changes = _changes(repo, prefix)
-    result.commits = len({change[0] for change in changes})
-    for commit, path, mode, blob in changes:
-        name = wanted.get(path)
-        if name is None or blob == NULL_SHA:  # another file, or the record was deleted
-            continue
-        result.versions += 1
-        where = f"{path} at {commit[:12]}"
-        record = _read(repo, mode, blob, name, where, result.skipped)
-        if record is None:
-            continue
+    for name, record, where in record_versions(root, names, result):
         try:
             result.vectors[name] = tool_vectors.advance(result.vectors[name], record, where)
         except RecordError as exc:
@@ -87,6 +73,29 @@ def backfill(root: Path, names: list[str]) -> Backfill:
         except SchemaViolation as exc:
             result.skipped.append(f"{where}: {exc}")
     return result
+
+
+def record_versions(root: Path, names: list[str], tally: Backfill | None = None):
+    """Yield ``(name, record, where)`` for every committed version of ``results/<name>/measurement.json``
+    (``names``: the catalog), oldest first along the first-parent history; ``where`` is
+    ``"<path> at <commit>"``. Versions that are not records are skipped; ``tally`` (when given) counts
+    the commits and versions read and collects a line per skipped version."""
+    tally = tally if tally is not None else Backfill({})
+    repo, prefix = _repo(Path(root))
+    if not repo.head.is_valid():
+        return
+    wanted = {f"{prefix}results/{name}/measurement.json": name for name in names}
+    changes = _changes(repo, prefix)
+    tally.commits = len({change[0] for change in changes})
+    for commit, path, mode, blob in changes:
+        name = wanted.get(path)
+        if name is None or blob == NULL_SHA:  # another file, or the record was deleted
+            continue
+        tally.versions += 1
+        where = f"{path} at {commit[:12]}"
+        record = _read(repo, mode, blob, name, where, tally.skipped)
+        if record is not None:
+            yield name, record, where
 
 
 def _repo(root: Path) -> tuple[git.Repo, str]:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import functools
 from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic, untrusted
-from harness.publish import (calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md, readings, regressions,
-                             regressions_md, server_html, server_page, site, svg, tool_shape, tool_vectors)
-from harness.publish import agreement
+from harness.publish import (agreement, calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md,
+                             readings, regressions, regressions_md, releases, render_cache, server_html, server_page, site,
+                             svg, tool_shape, tool_vectors)
 from harness.publish.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.publish.records import RecordError, load_records
@@ -59,11 +60,20 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
                site.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
     standing = server_page.Standing.of(rows)
+    per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     for row in rows:
-        outputs[site.server_page(row.name)] = server_page.render(row, series[row.name], standing, movements.get(row.name))
+        page = server_page.render(row, series[row.name], standing, movements.get(row.name))
+        if per_release.get(row.name):
+            page += "\n" + releases.section(per_release[row.name])
+        outputs[site.server_page(row.name)] = page
         outputs[site.sparkline(row.name)] = sparks[row.name]
         outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    outputs.update(server_html.pages(outputs, standing.compositions))
+    # after every section is in: the HTML renders the final Markdown (each page converted once per
+    # content; the Markdown holds the composition table the chart is drawn from)
+    pages = {path: text for path, text in outputs.items()
+             if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
+    outputs.update(render_cache.memo_map(root, pages, functools.partial(server_html.pages,
+                                                                        compositions=standing.compositions)))
     return outputs
 
 

@@ -115,6 +115,8 @@ def json_text(text: str) -> str:
     leaves raw but a terminal or an editor would act on written as a ``\\uXXXX`` escape, and no
     ``##[``. Outside strings JSON text is ASCII without ``#``, so each replacement lands inside a
     string and parses back to the same value. Raises nothing."""
+    if text.isascii() and "\x7f" not in text and LEGACY_COMMAND not in text:
+        return text  # nothing to escape: skip the per-character scan (megabytes per regen)
     return _JSON_RAW.sub(_json_escape, text).replace(LEGACY_COMMAND, "#\\u0023[")
 
 

@@ -1,0 +1,52 @@
+"""``mcp-context-cost releases``: cost per release of each catalog entry, rebuilt from the records
+git holds (``harness.publish.releases``), written to ``results/releases.json``.
+
+    mcp-context-cost releases            # write results/releases.json, print one line per move
+
+Exit codes: 0 done, 2 bad input (a bad catalog, not a git repository or a shallow clone).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from harness.util import untrusted
+
+
+def register(sub) -> None:
+    p = sub.add_parser("releases", help="cost per release of every entry, from the git history of its records "
+                                        "(writes results/releases.json)",
+                       description="Walk every version of results/<name>/measurement.json that git holds, oldest "
+                                   "first, and write one row per move to another release of the package (tokens "
+                                   "before and after, tools added and removed) to results/releases.json. Nothing is "
+                                   "committed.")
+    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml); the repository "
+                                                             "holding it is read")
+    p.add_argument("--out", help="output file (default: results/releases.json beside the catalog)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from harness.db.catalog import CatalogError, load_catalog
+    from harness.publish import releases
+    from harness.publish.backfill import BackfillError
+    from harness.publish.records import RecordError, load_records
+    from harness.util import atomic
+
+    catalog_path = Path(args.catalog).resolve()
+    root = catalog_path.parent
+    try:
+        names = [e.name for e in load_catalog(catalog_path).entries]
+        current = load_records(root / "results", names)
+        by_server = releases.rows(root, names, current)
+    except (CatalogError, BackfillError, RecordError) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else root / "results" / "releases.json"
+    atomic.write_text(out, untrusted.json_text(releases.render_json(by_server)))
+    moves = [row for name in sorted(by_server) for row in by_server[name]]
+    for row in moves:
+        print(untrusted.line(f"{row.server}: {row.summary()}"))
+    print(untrusted.line(f"releases: {len(moves)} release moves over {len(names)} entries; wrote {out}"))
+    return 0

@@ -1,0 +1,538 @@
+"""Catalog entries proposed from real sources, launched once and triaged.
+
+Sources (:func:`read_candidates`):
+
+* the official MCP registry's ``server.json`` format — one ``server.json``, the registry's list
+  answer (``{"servers": [{"server": {...}, "_meta": {...}}], "metadata": {"nextCursor": ...}}``) or
+  a JSON array of either; its npm/PyPI stdio ``packages`` and its ``streamable-http`` ``remotes``;
+* a package list (TSV with a header: ``name``, ``registry``, optional ``version`` and ``command``,
+  the command's ``[--env NAME]`` marks naming env variables and its words after the package the
+  arguments);
+* package names given on the command line.
+
+Each candidate is checked against its registry's metadata (:mod:`harness.db.package_meta`): the
+release exists, the package says it is an MCP server (keyword or SDK dependency), and it declares
+the command that is launched. A :class:`Proposal` is a catalog entry — launch command pinned to an
+exact release, required env names (the harness gives them dummy values), fixed non-secret values,
+category, repository — or the reason there is none.
+
+Triage (:func:`triage`) launches each proposal once under the resolved isolation, through the
+measuring path a sweep uses (package resolved once, then ``measure`` with no confirmation launch),
+at most ``concurrency`` at a time, each bounded by its entry's timeout, and sorts it:
+``lists-tools``, ``needs-credential`` (``auth-required``), ``needs-runtime`` (the failure's evidence
+is the measuring machine's toolchain or network, or the package declares a Node this machine does
+not have) or ``broken``. :data:`ACCEPTED` outcomes are appended to ``servers.yaml`` with their
+``triage`` (outcome, date, evidence) by :mod:`harness.db.catalog_text`, every other entry unchanged.
+Nothing is published: the records made while triaging are not kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import datetime as dt
+import io
+import json
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import quote
+
+from packaging.utils import canonicalize_name
+
+from harness.db import package_meta
+from harness.db.catalog import Catalog, Entry
+from harness.db.package_meta import NPM, PYPI, MetadataError, Package
+from harness.util import bounded, names, untrusted
+
+LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
+OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN)
+ACCEPTED = (LISTS_TOOLS, NEEDS_CREDENTIAL)  # a server a user can run and read: what the catalog is for
+DEFAULT_TIMEOUT_SECONDS = 90.0
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+MAX_PAGES = 200  # registry list pages read from a URL (100 servers each)
+MAX_EVIDENCE_CHARS = 300
+# Failure text that says the machine's runtime is too old or missing, in npm's, node's and uv's words.
+_RUNTIME = re.compile(r"EBADENGINE|Unsupported engine"
+                      r"|requires? (?:node(?:\.js)?|Node(?:\.js)?) (?:version )?[>v]?=?\s*\d"
+                      r"|engine \"node\" is incompatible|No interpreter found for Python|does not satisfy Python"
+                      r"|requires-python|is not supported by this version of Node", re.IGNORECASE)
+
+
+class ImportInputError(ValueError):
+    """An input file or URL that cannot be read as a source of candidates (one line)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A package (or remote URL) someone or something says is an MCP server, with what its source
+    said about launching it: ``args`` after the package, ``env`` names, fixed ``set_env`` values."""
+
+    registry: str  # npm, pypi or url
+    package: str
+    version: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    set_env: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+    server_name: str | None = None  # the registry's reverse-DNS name
+    repository: str | None = None
+    problem: str | None = None  # why the source's description cannot be launched as it is
+
+
+@dataclass
+class Proposal:
+    """A candidate turned into a catalog ``entry`` (a dict in the catalog's field order), or the
+    ``reason`` it was not; after triage, its ``outcome`` and ``evidence``."""
+
+    candidate: Candidate
+    entry: dict | None = None
+    reason: str | None = None
+    package: Package | None = None
+    outcome: str | None = None
+    evidence: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.entry["name"] if self.entry else self.candidate.package
+
+
+# ---------------------------------------------------------------- reading sources
+
+def read_candidates(path_or_url: str) -> list[Candidate]:
+    """Candidates from a ``server.json``-format file or URL, or a package-list TSV (by content)."""
+    if re.match(r"https?://", path_or_url):
+        return _registry_pages(path_or_url)
+    try:
+        data = bounded.read_regular(path_or_url, MAX_INPUT_BYTES)
+        text = data.decode("utf-8")
+    except (OSError, ValueError) as exc:
+        raise ImportInputError(f"{path_or_url}: cannot read: {exc}") from None
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return from_server_json(json.loads(text), source=Path(path_or_url).name)
+        except ValueError as exc:
+            raise ImportInputError(f"{path_or_url}: not JSON: {exc}") from None
+    return from_package_list(text, source=Path(path_or_url).name)
+
+
+def _registry_pages(url: str) -> list[Candidate]:
+    """Every page of a registry list URL, following ``metadata.nextCursor`` (at most ``MAX_PAGES``;
+    a cursor seen before ends the walk: a registry that loops is not followed round)."""
+    found, cursor, seen = [], None, set()
+    for _ in range(MAX_PAGES):
+        page_url = url if cursor is None else f"{url}{'&' if '?' in url else '?'}cursor={quote(str(cursor), safe='')}"
+        try:
+            doc = json.loads(bounded.fetch(page_url, 60.0, MAX_INPUT_BYTES))
+        except (OSError, ValueError) as exc:
+            raise ImportInputError(f"{url}: {str(exc)[:200]}") from None
+        found += from_server_json(doc, source=url)
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        cursor = meta.get("nextCursor") if isinstance(meta, dict) else None
+        if not cursor or cursor in seen:
+            break
+        seen.add(cursor)
+    return found
+
+
+def from_server_json(doc: object, source: str = "server.json") -> list[Candidate]:
+    """Candidates from one ``server.json``, a registry list answer, or an array of either. Only the
+    newest version of each server (``_meta…isLatest`` when given) and only npm/PyPI stdio packages
+    or streamable-http remotes are taken; the first usable one per server."""
+    if isinstance(doc, dict) and isinstance(doc.get("servers"), list):
+        items = doc["servers"]
+    elif isinstance(doc, list):
+        items = doc
+    else:
+        items = [doc]
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        server = item.get("server") if isinstance(item.get("server"), dict) else item
+        official = ((item.get("_meta") or {}).get("io.modelcontextprotocol.registry/official") or {}) \
+            if isinstance(item.get("_meta"), dict) else {}
+        if official.get("isLatest") is False or official.get("status") == "deleted":
+            continue
+        candidate = _server_candidate(server, source)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _server_candidate(server: dict, source: str) -> Candidate | None:
+    name = server.get("name") if isinstance(server.get("name"), str) else None
+    repo = (server.get("repository") or {}).get("url") if isinstance(server.get("repository"), dict) else None
+    for pkg in server.get("packages") or ():
+        if not isinstance(pkg, dict) or pkg.get("registryType") not in (NPM, PYPI):
+            continue
+        if (pkg.get("transport") or {}).get("type", "stdio") != "stdio" or not isinstance(pkg.get("identifier"), str):
+            continue
+        args, problem = _arguments(pkg.get("packageArguments") or ())
+        env, set_env = _environment(pkg.get("environmentVariables") or ())
+        version = pkg.get("version") if isinstance(pkg.get("version"), str) and pkg.get("version") != "latest" else None
+        return Candidate(pkg["registryType"], pkg["identifier"], version, tuple(args), tuple(env), tuple(set_env),
+                         source, name, repo, problem)
+    for remote in server.get("remotes") or ():
+        if isinstance(remote, dict) and remote.get("type") == "streamable-http" and isinstance(remote.get("url"), str) \
+                and "{" not in remote["url"] and remote["url"].startswith("https://"):
+            headers = [h.get("name") for h in remote.get("headers") or () if isinstance(h, dict)]
+            problem = "its endpoint needs headers" if any(headers) else None
+            return Candidate("url", remote["url"], None, source=source, server_name=name, repository=repo,
+                             problem=problem)
+    return None
+
+
+def _arguments(items) -> tuple[list[str], str | None]:
+    """The command-line words of ``packageArguments``: each argument's ``value``, else its
+    ``default``; a required one with neither cannot be launched unattended (the problem says so)."""
+    words: list[str] = []
+    for arg in items:
+        if not isinstance(arg, dict):
+            continue
+        value = arg.get("value") if isinstance(arg.get("value"), str) else arg.get("default")
+        if not isinstance(value, str) or "{" in value:
+            if arg.get("isRequired"):
+                label = arg.get("name") or arg.get("valueHint") or "positional"
+                return words, f"requires argument {label!s} with no default"
+            continue
+        words += [arg["name"], value] if arg.get("type") == "named" and isinstance(arg.get("name"), str) else [value]
+    return words, None
+
+
+def _environment(items) -> tuple[list[str], list[tuple[str, str]]]:
+    """Required variables: secrets and those without a default become ``env`` names (dummy values
+    are given); a required non-secret with a default or fixed value becomes ``setEnv``."""
+    env, set_env = [], []
+    for var in items:
+        if not isinstance(var, dict) or not isinstance(var.get("name"), str):
+            continue
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", var["name"]) or not var.get("isRequired"):
+            continue
+        fixed = var.get("value") if isinstance(var.get("value"), str) else var.get("default")
+        if not var.get("isSecret") and isinstance(fixed, str) and "{" not in fixed:
+            set_env.append((var["name"], fixed))
+        elif var["name"] not in env:
+            env.append(var["name"])
+    return env, set_env
+
+
+def from_package_list(text: str, source: str = "packages.tsv") -> list[Candidate]:
+    """Candidates from a TSV with a header row: ``name`` and ``registry`` (npm or pypi) required,
+    ``version`` and ``command`` optional (see module doc)."""
+    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
+    if rows and not {"name", "registry"} <= set(rows[0]):
+        raise ImportInputError(f"{source}: a package list needs the columns name and registry")
+    out: dict[tuple[str, str], Candidate] = {}
+    for row in rows:
+        registry = (row.get("registry") or "").strip().lower()
+        name = (row.get("name") or "").strip()
+        if registry not in (NPM, PYPI) or not name:
+            continue
+        env = tuple(re.findall(r"\[--env ([A-Z_][A-Z0-9_]*)\]", row.get("command") or ""))
+        if (registry, name) in out:  # a package listed again adds the env names it gives
+            first = out[registry, name]
+            out[registry, name] = replace(first, env=first.env + tuple(e for e in env if e not in first.env))
+            continue
+        args, problem = _list_args(row.get("command") or "", registry, name)
+        out[registry, name] = Candidate(registry, name, (row.get("version") or "").strip() or None, tuple(args), env,
+                                        source=source, problem=problem)
+    return list(out.values())
+
+
+def _list_args(command: str, registry: str, name: str) -> tuple[list[str], str | None]:
+    """The words after the package (npx) or after the command (uvx) of a hand-written command."""
+    try:
+        words = shlex.split(re.sub(r"\[--env [A-Z_][A-Z0-9_]*\]", "", command))
+    except ValueError as exc:
+        return [], f"command cannot be split: {exc}"
+    if not words:
+        return [], None
+    if registry == NPM:
+        at = next((i for i, w in enumerate(words) if w == name or w.startswith(name + "@")), None)
+        return (words[at + 1:] if at is not None else []), None
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("--from", "--with", "--python", "-p") else 1
+    return words[i + 1:], None
+
+
+def from_names(npm: list[str], pypi: list[str]) -> list[Candidate]:
+    """Candidates named on the command line: ``NAME[@VERSION]`` (npm), ``NAME[==VERSION]`` (PyPI)."""
+    out = []
+    for spec in npm:
+        scope = "@" if spec.startswith("@") else ""
+        name, _, version = spec.removeprefix("@").partition("@")
+        out.append(Candidate(NPM, scope + name, version or None, source="command line"))
+    for spec in pypi:
+        name, _, version = spec.partition("==")
+        out.append(Candidate(PYPI, name, version or None, source="command line"))
+    return out
+
+
+# ---------------------------------------------------------------- proposing entries
+
+def propose(candidates: list[Candidate], catalog: Catalog, src) -> list[Proposal]:
+    """A proposal per candidate, in input order; names unique against the catalog and each other."""
+    known_packages = {_package_key(e.package) for e in catalog.entries if e.package}
+    known_urls = {e.url for e in catalog.entries if e.url}
+    taken = {e.name for e in catalog.entries}
+    out = []
+    for cand in candidates:
+        prop = Proposal(cand)
+        out.append(prop)
+        if cand.registry == "url":
+            if cand.package in known_urls:
+                prop.reason = "already in the catalog"
+            elif cand.problem:
+                prop.reason = cand.problem
+            else:
+                prop.entry = _url_entry(cand, taken)
+            continue
+        if _package_key(cand.package) in known_packages:
+            prop.reason = "already in the catalog"
+            continue
+        if cand.problem:
+            prop.reason = cand.problem
+            continue
+        try:
+            pkg = package_meta.lookup(src, cand.registry, cand.package, cand.version)
+        except MetadataError as exc:
+            prop.reason = str(exc)
+            continue
+        prop.package = pkg
+        known_packages.add(_package_key(cand.package))
+        if not pkg.is_mcp:
+            prop.reason = "its metadata does not say it is an MCP server (no mcp keyword, no MCP SDK dependency)"
+            continue
+        command, why = launch_command(cand, pkg)
+        if command is None:
+            prop.reason = why
+            continue
+        prop.entry = _entry(cand, pkg, command, taken)
+    for prop in out:  # what the catalog would refuse is never launched
+        if prop.entry is not None and (problem := _refused(prop.entry)):
+            prop.entry, prop.reason = None, problem
+    return out
+
+
+def _refused(entry: dict) -> str | None:
+    """Why the catalog loader would refuse ``entry`` (its first line), or ``None``."""
+    import tempfile
+
+    from harness.db.catalog import CatalogError, load_catalog
+    from harness.db.catalog_text import dump_entry
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "servers.yaml"
+        path.write_text("servers:\n" + dump_entry(entry), encoding="utf-8")
+        try:
+            load_catalog(path)
+        except CatalogError as exc:
+            return "the catalog would refuse it: " + exc.errors[0].split(": ", 1)[-1]
+    return None
+
+
+def _package_key(package: str) -> str:
+    return package.lower() if package.startswith("@") else str(canonicalize_name(package))
+
+
+def launch_command(cand: Candidate, pkg: Package) -> tuple[str | None, str | None]:
+    """The command the package's users run, pinned to ``pkg.version``; or ``(None, why not)``."""
+    tail = "".join(" " + shlex.quote(a) for a in cand.args)
+    if pkg.registry == NPM:
+        unscoped = pkg.name.rsplit("/", 1)[-1]
+        if not pkg.bins:
+            return None, "the package declares no bin: npx has nothing to run"
+        if len(pkg.bins) == 1 or unscoped in pkg.bins:  # what npx runs without being told
+            return f"npx -y {pkg.name}@{pkg.version}{tail}", None
+        chosen = _mcp_script(pkg.bins)
+        if chosen is None:
+            return None, f"the package declares several bins ({', '.join(sorted(pkg.bins))}) and none names MCP"
+        return f"npx -y --package={pkg.name}@{pkg.version} {chosen}{tail}", None
+    script = _pypi_script(pkg)
+    if script is None:
+        return None, f"the package declares several console scripts ({', '.join(sorted(pkg.bins))}) and none names MCP"
+    if canonicalize_name(script) == canonicalize_name(pkg.name):
+        return f"uvx {script}@{pkg.version}{tail}", None
+    return f"uvx --from {pkg.name}=={pkg.version} {script}{tail}", None
+
+
+def _pypi_script(pkg: Package) -> str | None:
+    if not pkg.bins:  # no wheel to read: uvx runs the script named like the package
+        return pkg.name
+    for script in pkg.bins:
+        if canonicalize_name(script) == canonicalize_name(pkg.name):
+            return script
+    return next(iter(pkg.bins)) if len(pkg.bins) == 1 else _mcp_script(pkg.bins)
+
+
+def _mcp_script(bins: dict[str, str]) -> str | None:
+    named = sorted(b for b in bins if "mcp" in b.lower())
+    return named[0] if len(named) == 1 else None
+
+
+def slug(package: str) -> str:
+    """A catalog name from a package name: ``@scope/name`` → ``scope-name`` (``name`` when it starts
+    with the scope), lower case, runs of other characters as one ``-``, at most 64 characters."""
+    scope, _, rest = package.lower().lstrip("@").rpartition("/")
+    if scope and rest.startswith(scope):  # @acme/acme-mcp is acme-mcp
+        scope = ""
+    text = re.sub(r"[^a-z0-9]+", "-", f"{scope}-{rest}").strip("-")
+    return text[:64].rstrip("-") or "server"
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    name, n = base, 2
+    while name in taken or not names.is_catalog_name(name):
+        name = f"{base[:60]}-{n}"
+        n += 1
+    taken.add(name)
+    return name
+
+
+def _category(cand: Candidate) -> str:
+    """``vendor-official`` for a registry name in a verified domain namespace (reverse DNS, not a
+    GitHub user's ``io.github.*``), else ``community``."""
+    ns = (cand.server_name or "").split("/", 1)[0]
+    return "vendor-official" if ns and "." in ns and not ns.startswith("io.github.") else "community"
+
+
+def _entry(cand: Candidate, pkg: Package, command: str, taken: set[str]) -> dict:
+    entry: dict = {"name": _unique(slug(pkg.name), taken), "command": command, "package": pkg.name}
+    if cand.env:
+        entry["env"] = list(cand.env)
+    if cand.set_env:
+        entry["setEnv"] = dict(cand.set_env)
+    entry["category"] = _category(cand)
+    repo = pkg.repository or cand.repository
+    if repo and re.match(r"^https?://[^\s/?#]+\S*$", repo):
+        entry["repo"] = repo
+    return entry
+
+
+def _url_entry(cand: Candidate, taken: set[str]) -> dict:
+    base = slug((cand.server_name or cand.package).rsplit("/", 1)[-1])
+    entry = {"name": _unique(base, taken), "url": cand.package, "category": _category(cand)}
+    if cand.repository:
+        entry["repo"] = cand.repository
+    return entry
+
+
+# ---------------------------------------------------------------- triage
+
+async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency: int = 2,
+                 timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS, say=lambda line: None) -> None:
+    """Launch every proposal that has an entry once (see module doc) and set its outcome."""
+    from harness.db.launch_gate import LaunchGate
+    from harness.db.targets import target_for
+    from harness.probe import internal, isolation, record, resolve, side_lists
+    from harness.probe import measure as measuring
+
+    gate = LaunchGate(max(1, concurrency))
+    admitted = asyncio.Semaphore(max(1, concurrency))
+    iso = isolation.describe(isolation_mode)
+
+    async def one(prop: Proposal) -> None:
+        async with admitted:
+            target = target_for(_as_entry(prop.entry, timeout_seconds))
+            try:
+                async with gate.slot():
+                    target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
+                launcher = gate.wrap(side_lists.with_side_lists(
+                    measuring._default_launcher(target, False, isolation_mode, None)))
+                result = await measuring.measure(target, isolation=isolation_mode, pass_declared_values=False,
+                                                 launcher=launcher, dual=False)
+                await result.ended()
+                rec = record.build(result, iso)
+            except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
+                rec = record.build(internal.measurement(target, exc), iso)
+            prop.outcome, prop.evidence = classify(rec, prop.package)
+            say(f"{prop.name}: {prop.outcome} ({rec['status']}) {prop.evidence}")
+
+    await asyncio.gather(*(one(p) for p in proposals if p.entry is not None))
+
+
+def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
+    """The catalog ``Entry`` a proposed entry would load as, with the triage launch's timeout."""
+    return Entry(name=entry["name"], command=entry.get("command"), url=entry.get("url"),
+                 package=entry.get("package"), env=tuple(entry.get("env", ())),
+                 set_env=tuple(sorted(entry.get("setEnv", {}).items())), timeout_seconds=timeout_seconds)
+
+
+def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
+    """``(outcome, evidence)`` for a triage launch's record (see module doc)."""
+    from harness.probe import record as records
+
+    status = rec["status"]
+    if status in records.MEASURED_STATUSES:
+        return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
+    evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
+    if status == "auth-required":
+        return NEEDS_CREDENTIAL, evidence
+    if rec.get("environmentEvidence") or status == "unreachable" or _RUNTIME.search(" ".join(rec.get("notes") or ())):
+        return NEEDS_RUNTIME, evidence
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_satisfies(pkg.runtime):
+        return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {_node_version()}: {evidence}")
+    return BROKEN, evidence
+
+
+def _cut(text: str) -> str:
+    """One line of at most ``MAX_EVIDENCE_CHARS``, every character a terminal or the catalog would
+    act on shown as an escape (the evidence is the server's own words)."""
+    text = untrusted.escape(" ".join(str(text).split()), spaces=True)
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS - 1] + "…"
+
+
+_NODE_VERSION: list[str] = []
+
+
+def _node_version() -> str:
+    if not _NODE_VERSION:
+        try:
+            out = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=20, check=False)
+            _NODE_VERSION.append(out.stdout.strip().lstrip("v") or "none")
+        except (OSError, subprocess.TimeoutExpired):
+            _NODE_VERSION.append("none")
+    return _NODE_VERSION[0]
+
+
+def node_satisfies(declared: str) -> bool:
+    """Whether this machine's node satisfies an ``engines.node`` range, by npm's own ``semver``
+    (true when that cannot be told)."""
+    script = ("const s=require(require('path').join(process.argv[1],'npm','node_modules','semver'));"
+              "process.stdout.write(String(s.satisfies(process.version, process.argv[2])))")
+    try:
+        root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30,
+                              check=False).stdout.strip()
+        out = subprocess.run(["node", "-e", script, root, declared], capture_output=True, text=True, timeout=30,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return out.stdout.strip() != "false"
+
+
+def with_triage(prop: Proposal, date: dt.date) -> dict:
+    """The proposal's entry with its ``triage`` field, as it is written to the catalog."""
+    assert prop.entry is not None and prop.outcome is not None
+    return {**prop.entry, "triage": {"outcome": prop.outcome, "date": date.isoformat(), "evidence": prop.evidence}}
+
+
+def accepted(proposals: list[Proposal]) -> list[Proposal]:
+    """The triaged proposals the catalog takes, ordered by name (a stable diff)."""
+    return sorted((p for p in proposals if p.outcome in ACCEPTED), key=lambda p: p.name)
+
+
+def summary_rows(proposals: list[Proposal]) -> list[dict]:
+    """One row per candidate, for the report file and the pull request's body."""
+    rows = []
+    for p in proposals:
+        rows.append({"package": p.candidate.package, "registry": p.candidate.registry, "name": p.name,
+                     "command": (p.entry or {}).get("command") or (p.entry or {}).get("url"),
+                     "outcome": p.outcome or ("proposed" if p.entry else "not-proposed"),
+                     "evidence": p.evidence or p.reason or "",
+                     "accepted": p.outcome in ACCEPTED})
+    return rows
