@@ -34,7 +34,6 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from harness.core.jsparse import WireJSONError, parse
 from harness.probe import compatibility, redact, replies
 from harness.probe.limits import MalformedReply, TransportLimitExceeded
 from harness.probe.stdio import Incoming, looks_like_reply, parse_line

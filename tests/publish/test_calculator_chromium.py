@@ -72,7 +72,7 @@ def audited(tmp_path_factory) -> dict:
         path = root / where
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2), encoding="utf-8")
-    done = run_audit(["--single", "--json"], root / "project", root / "home")
+    done = run_audit(["--single", "--json", "--trust-project"], root / "project", root / "home")
     report = report_of(done.stdout)
     return {s["client"]: s for s in report["sessions"]}
 
