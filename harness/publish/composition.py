@@ -104,7 +104,12 @@ def compose(capture: object, total: object = None) -> Composition | None:
     slots.append((-1, 0))
     canonical = "[" + ",".join(texts) + "]"
     enc = get_encoding()
-    tokens = enc.encode_ordinary(canonical)
+    try:
+        tokens = enc.encode_ordinary(canonical)
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic (a long blank run): no chart, never a crash
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return None
     want = as_int(total) if total is not None else None
     if want is not None and len(tokens) != want:
         return None
