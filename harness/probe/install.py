@@ -86,7 +86,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
         async with _exclusive(_lock_path(target, isolation), started + bound):
             for _ in range(2):
                 notes += _discard(npm_cache, isolation)
-                since = time.time()
+                since = (time.time(), npmlog.existing(npm_cache))
                 remaining = max(1.0, started + bound - time.monotonic())
                 found, ran = await resolve.run_resolution(target, isolation, pass_declared_values=pass_declared_values,
                                                           environ=environ, timeout=remaining)
@@ -155,10 +155,11 @@ def _stderr(ran: resolve.Ran) -> str:
     return redact.cut_tail(ran.stderr.decode("utf-8", errors="replace"), 8192)
 
 
-def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: float) -> tuple[str, ...]:
-    """Decisive lines a successful install printed or logged (an unmet engine requirement)."""
+def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
+    """Decisive lines a successful install printed or logged (an unmet engine requirement).
+    ``since``: when the run started and the logs that were there before it."""
     text = _stderr(ran) if ran is not None else ""
-    line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, since)) if npm_cache else None)
+    line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
     return (line,) if line else ()
 
 
@@ -195,12 +196,12 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
     return (text[:machine.MAX_CHARS],)
 
 
-def _failed(ran: resolve.Ran, npm_cache: Path | None, since: float, requested_version: str,
+def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float) -> Capture:
     """The ``Capture`` of a failed install run: its stderr tail, and npm's own log's decisive line
     where the tail has none."""
     tail = _stderr(ran)
-    logged = npmlog.decisive(npmlog.read_logs(npm_cache, since)) if npm_cache is not None else None
+    logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
     if logged and logged not in tail:
         tail = (tail.rstrip("\n") + "\n" if tail.strip() else "") + f"{npmlog.PREFIX}{logged}\n"
     if ran.timed_out:

@@ -27,14 +27,25 @@ _BOILERPLATE = re.compile(r"^error (?:code \S+$|errno |syscall |A complete log|L
                           re.IGNORECASE)
 
 
-def read_logs(npm_cache: Path | None, since: float) -> str:
+def existing(npm_cache: Path | None) -> frozenset[str]:
+    """The names of the logs in ``npm_cache/_logs`` now (taken before a run: each npm run writes a
+    log of a new name, so a log named here is an earlier run's, however close its time)."""
+    try:
+        return frozenset(p.name for p in (npm_cache / "_logs").iterdir()) if npm_cache is not None else frozenset()
+    except OSError:
+        return frozenset()
+
+
+def read_logs(npm_cache: Path | None, since: float, before: frozenset[str] = frozenset()) -> str:
     """The text of npm's debug logs in ``npm_cache/_logs`` last written at or after ``since``
-    (``time.time()``), oldest first, each cut to its last ``MAX_BYTES``; ``""`` when there are none."""
+    (``time.time()``) and not named in ``before`` (``existing`` before the run), oldest first, each
+    cut to its last ``MAX_BYTES``; ``""`` when there are none."""
     if npm_cache is None:
         return ""
     folder = npm_cache / "_logs"
     try:
-        logs = [p for p in folder.iterdir() if p.name.endswith(".log") and not p.is_symlink() and p.is_file()]
+        logs = [p for p in folder.iterdir()
+                if p.name.endswith(".log") and p.name not in before and not p.is_symlink() and p.is_file()]
     except OSError:
         return ""
     fresh = []

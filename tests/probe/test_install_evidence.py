@@ -124,3 +124,21 @@ def test_credentials_asked_for_in_the_forms_servers_use(line):
 ])
 def test_lines_that_ask_for_no_credential_are_not_auth_evidence(line):
     assert not credential_request(line)
+
+
+def test_a_log_of_an_earlier_run_is_never_read_however_close_its_time(tmp_path):
+    """Two npm runs one right after the other: the second reads its own log, never the first's
+    (npm names each run's log anew; a time window alone cannot tell them apart)."""
+    cache = tmp_path / "npm-cache"
+
+    def run(said: str) -> str:
+        project = _project(tmp_path / said.split()[0], f"node -e \"console.error({json.dumps(said)}); process.exit(1)\"")
+        since = (time.time(), npmlog.existing(cache))
+        subprocess.run(["npm", "install", "--loglevel=silent", "--no-audit", "--no-fund", f"--cache={cache}"],
+                       cwd=project, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "npm_config_foreground_scripts": "false"})
+        return npmlog.read_logs(cache, since[0] - 3600, since[1])  # a window wide enough to hold both runs
+
+    first = run("first-failure: the earlier run")
+    second = run("second-failure: this run")
+    assert "first-failure" in first and "second-failure" in second and "first-failure" not in second
