@@ -15,7 +15,7 @@ from harness.db.catalog import load_catalog
 from harness.db.launch_gate import LaunchGate, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.staging import Staging
-from harness.probe import launch, resolve
+from harness.probe import install, launch
 from tests.db.sweeprepo import catalog_text, fixture, init_repo
 
 
@@ -72,16 +72,18 @@ def test_sweep_holds_launches_not_entries_to_its_concurrency(tmp_path, monkeypat
 
 
 def test_sweep_resolves_in_a_slot_and_falls_back_when_resolution_fails(tmp_path, monkeypatch):
-    """The resolution runs inside a slot; when it gives nothing, the target is measured as it is."""
+    """The install step runs inside a slot; a command with nothing to install is measured as it is."""
     entries = [("plain", fixture("well_behaved", "--tools", "3"))]
     root = init_repo(tmp_path / "repo", catalog_text(entries))
     seen = []
 
-    async def fake_resolve(target, mode, **kwargs):
-        seen.append((target.name, mode, kwargs.get("pass_declared_values")))
-        return None
+    real_install = install.install
 
-    monkeypatch.setattr(resolve, "resolve", fake_resolve)
+    async def spying_install(target, mode, **kwargs):
+        seen.append((target.name, mode, kwargs.get("pass_declared_values")))
+        return await real_install(target, mode, **kwargs)  # a fixture command: nothing to install
+
+    monkeypatch.setattr(install, "install", spying_install)
     catalog = load_catalog(root / "servers.yaml")
     result = asyncio.run(sweep_module.sweep(
         list(catalog.entries), root, Staging(root, "gate-test"), dt.date.today(), concurrency=1,
