@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Push HEAD to $BRANCH: fetch, rebase, retry three times.
+# Push HEAD to $BRANCH: fetch, rebase, retry three times. With PR_BASE set, propose instead: push
+# HEAD to the bot's own branch $BRANCH (replacing what an earlier run of the day left there) and open
+# a pull request into $PR_BASE titled $PR_TITLE, its body read from the file $PR_BODY, with gh (an
+# open pull request from $BRANCH is left open: the push updated it).
 #
 # The write token ($TOKEN) reaches these git commands only, through their environment
 # (GIT_CONFIG_COUNT/KEY/VALUE: an http extraheader, as actions/checkout would set). It is never
@@ -10,6 +13,7 @@ set -uo pipefail
 
 basic="$(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)"
 echo "::add-mask::$basic"
+token="$TOKEN" # for gh alone, through its environment
 unset TOKEN
 
 authed() {
@@ -19,6 +23,22 @@ authed() {
 
 git config user.name "mcp-context-cost-bot"
 git config user.email "mcp-context-cost-bot@users.noreply.github.com"
+
+if [ -n "${PR_BASE:-}" ]; then
+  : "${PR_TITLE:?the pull request's title}" "${PR_BODY:?a file holding the pull request's body}"
+  authed push --force origin "HEAD:refs/heads/$BRANCH" || {
+    echo "::error title=push failed::could not push $BRANCH"
+    exit 1
+  }
+  if GH_TOKEN="$token" gh pr view "$BRANCH" --repo "$GITHUB_REPOSITORY" --json state --jq .state | grep -qx OPEN; then
+    echo "the pull request from $BRANCH is open already; the push updated it"
+    exit 0
+  fi
+  GH_TOKEN="$token" gh pr create --repo "$GITHUB_REPOSITORY" --base "$PR_BASE" --head "$BRANCH" \
+    --title "$PR_TITLE" --body-file "$PR_BODY"
+  exit
+fi
+
 for attempt in 1 2 3; do
   if authed pull --rebase origin "$BRANCH" && authed push origin "HEAD:$BRANCH"; then
     exit 0

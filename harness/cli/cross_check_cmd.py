@@ -58,11 +58,11 @@ def run(args, expected_sha256: str | None = mcp_tokens.ASSET_SHA256) -> int:
         print(mcp_tokens.asset_url())
         return 0
     try:
+        mode = isolation.resolve_mode(args.isolation)  # this machine's fault: refused before any record is read
         catalog, records = selection.load(args)
         pool = {n: r for n, r in selection.numbered(records).items() if _entry(catalog, n).command}
         names = selection.choose(catalog, pool, args)
         previous = readings_store.read(args.root, KIND)
-        mode = isolation.resolve_mode(args.isolation)
     except (CatalogError, RecordError, LookupError, ValueError, readings_store.ReadingsError) as exc:
         print(f"cross-check: nothing written: {line(exc)}", file=sys.stderr)
         return 2

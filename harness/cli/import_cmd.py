@@ -55,10 +55,12 @@ def run(args) -> int:
 
     catalog_path = Path(args.catalog)
     try:
+        # The isolation is this machine's to give: refused before the registry is read or anything runs.
+        mode = None if args.dry_run else isolation.resolve_mode(args.isolation)
         catalog = load_catalog(catalog_path)
         candidates = [c for source in args.sources for c in importer.read_candidates(source)]
         candidates += importer.from_names(args.npm, args.pypi)
-    except (CatalogError, importer.ImportInputError) as exc:
+    except (CatalogError, importer.ImportInputError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     if not candidates:
@@ -73,8 +75,7 @@ def run(args) -> int:
         if prop.entry is None:
             print(untrusted.line(f"{prop.name}: not proposed: {prop.reason}"), file=sys.stderr)
     date = dt.datetime.now(dt.timezone.utc).date()
-    if not args.dry_run:
-        mode = isolation.resolve_mode(args.isolation)
+    if mode is not None:
         asyncio.run(importer.triage(proposals, mode, concurrency=args.concurrency, timeout_seconds=args.timeout,
                                     say=lambda line: print(untrusted.line(line), file=sys.stderr)))
         chosen = importer.accepted(proposals)

@@ -149,8 +149,8 @@ def test_dockerfile_pins_and_copies_what_exists():
 
 # --- jobs that can write: no catalog code, or a required sandbox and no stored credentials -------
 
-# A run line that launches servers named by the catalog (or a third-party CLI that does).
-CATALOG_CODE = re.compile(r'bin/mcp-context-cost (sweep(?! --merge)|measure|cross-check --asset |capability-probe)')
+# A run line that launches servers named by the catalog or proposed for it (or a third-party CLI that does).
+CATALOG_CODE = re.compile(r'bin/mcp-context-cost (sweep(?! --merge)|measure|cross-check --asset |capability-probe|import )')
 TOKEN = re.compile(r"github\.token|secrets\.")
 
 
@@ -193,7 +193,7 @@ def test_every_catalog_launch_requires_the_sandbox():
             if CATALOG_CODE.search(line):
                 launches += 1
                 assert "--isolation sandbox" in line, f"{workflow}/{name}: {line.strip()}"
-    assert launches >= 4  # sweep shards, self-badge, catalog PRs, cross-check
+    assert launches >= 5  # sweep shards, self-badge, catalog PRs, cross-check, catalog import
 
 
 def test_a_job_that_can_write_runs_catalog_code_only_sandboxed_and_holds_no_credentials():
@@ -206,7 +206,7 @@ def test_a_job_that_can_write_runs_catalog_code_only_sandboxed_and_holds_no_cred
             assert (workflow, name) == ("sweep.yml", "cross-check"), f"{workflow}/{name} runs catalog code"
         push = [s for s in job["steps"] if pushes_in(s)]
         assert len(push) == 1 and push[0] is job["steps"][-1], f"{workflow}/{name}: the push is the last step"
-    assert writers == 4
+    assert writers == 6  # sweep's publish, divergence and cross-check; self-badge; import's and pins' pull requests
 
 
 def test_publishers_merge_measurements_from_read_only_jobs_with_re_derivation():
@@ -259,7 +259,7 @@ def test_every_catalog_launch_in_the_workflows_fails_the_job_without_bubblewrap(
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
     values = {"SHARD": "1", "SHARDS": "4", "DATE": "2026-11-30", "ref": "memory", "name": "memory",
-              "RUNNER_TEMP": str(tmp_path)}
+              "RUNNER_TEMP": str(tmp_path), "REGISTRY_URL": "https://registry.invalid/v0/servers", "LIMIT": "5"}
     lines = [line for _, _, job in _jobs() for line in _runs(job).replace("\\\n", " ").splitlines()
              if CATALOG_CODE.search(line)]
     for line in lines:
@@ -273,6 +273,7 @@ def test_every_catalog_launch_in_the_workflows_fails_the_job_without_bubblewrap(
         assert done.returncode == 2, (line, done.stdout, done.stderr)
         assert "--isolation sandbox: bubblewrap cannot create a sandbox here" in done.stderr + done.stdout, line
     assert not (REPO / "shard-1").exists() and not (REPO / "reference").exists()
+    assert not (REPO / "import-report.json").exists()
 
 
 def _substitute(arg: str, values: dict[str, str]) -> str:

@@ -212,6 +212,9 @@ def test_measure_server_publishes_through_the_sweep_path_and_blocks_a_bot_commit
 # One path for every published measurement: the workflows
 
 
+PUSH_SCRIPT = ".github/scripts/push.sh"  # how this repository's workflows push
+
+
 def _workflow(name: str) -> dict:
     doc = yaml.safe_load((REPO / ".github" / "workflows" / name).read_text())
     return {**doc, "on": doc.get("on", doc.get(True))}
@@ -219,24 +222,30 @@ def _workflow(name: str) -> dict:
 
 def test_every_publishing_workflow_goes_through_the_sweep():
     """A job that pushes never measures outside the sweep, and never stages records, badges or
-    history by hand (jobs that push other readings, e.g. results/divergence.json, may)."""
+    history by hand (jobs that push other readings, e.g. results/divergence.json, or propose a
+    servers.yaml change in a pull request, may push without the sweep). Its measurements come from
+    a read-only job that launches the servers into a shard, sandboxed, and it merges that shard."""
     publishers = []
     for path in sorted((REPO / ".github" / "workflows").glob("*.yml")):
         for job_name, job in _workflow(path.name)["jobs"].items():
             runs = "\n".join(step.get("run", "") for step in job.get("steps", []))
-            if "git push" not in runs:
+            if "git push" not in runs and PUSH_SCRIPT not in runs:
                 continue
             assert "mcp-context-cost measure" not in runs, (path.name, job_name)
             for line in (line for line in runs.splitlines() if "git add" in line):
                 assert not re.search(r"badges|history\.csv|measurement\.json", line), (path.name, job_name, line)
             if "mcp-context-cost sweep" in runs:
-                assert "--commit" in runs and "git commit" not in runs, (path.name, job_name)
+                assert "sweep --merge shards/" in runs and "--commit" in runs, (path.name, job_name)
+                assert "git commit" not in runs, (path.name, job_name)
                 publishers.append((path.name, job_name))
-    assert publishers == [("self-badge.yml", "badge"), ("sweep.yml", "publish")]
-    badge = "\n".join(s.get("run", "") for s in _workflow("self-badge.yml")["jobs"]["badge"]["steps"])
-    assert 'sweep --only "$ref" --commit' in badge
-    assert 'verify "results/$ref/measurement.json"' in badge
-    assert "bubblewrap" in badge  # the same isolation as the weekly sweep, so its history row is comparable
+    assert publishers == [("self-badge.yml", "publish"), ("sweep.yml", "publish")]
+    jobs = _workflow("self-badge.yml")["jobs"]
+    measure, publish = ("\n".join(s.get("run", "") for s in jobs[j]["steps"]) for j in ("measure", "publish"))
+    assert 'sweep --only "$ref" --shard 1/1 --out reference --isolation sandbox' in measure
+    assert "bubblewrap" in measure  # the same isolation as the weekly sweep, so its history row is comparable
+    assert "sweep --merge shards/reference --commit" in publish
+    assert 'verify "results/$ref/measurement.json"' in publish
+    assert PUSH_SCRIPT not in measure and "git push" not in measure
 
 
 def test_the_repository_ignores_the_ad_hoc_folder_and_the_atomic_writers_temp_files():
