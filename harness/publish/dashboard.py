@@ -7,12 +7,14 @@ Content-Security-Policy says so to the browser too), relative links only.
 
 The first screen is the ranking: a search box (server, category or tool name), three groups —
 ranked servers, servers that failed, servers not measured on the measuring machine (which says
-nothing about the server) — band filters with counts, and a sort menu; the table is drawn from the
-JSON by the script, a page of rows at a time, so thousands of rows stay fast. Columns carry
-information or are left out: the trend appears only when some server has two comparable points,
-the session-start column only when some record has one. Statuses are chips. Below 720 px each row
-is a card, so a 390 px screen never scrolls sideways. Without JavaScript the page says where the
-same table is as Markdown and CSV.
+nothing about the server; with that group a sentence says so when a row is ``not-measured-here``)
+— band filters with counts, and a sort menu; the table is drawn from the JSON by the script, a
+page of rows at a time, so thousands of rows stay fast. Columns carry information or are left out:
+the trend appears only when some server has two comparable points, the session-start column only
+when some record has one. Statuses are chips; a record kept while the machine could not measure
+the server again says since when under its name. Below 720 px each row is a card, so a 390 px
+screen never scrolls sideways. Without JavaScript the page says where the same table is as
+Markdown and CSV.
 
 Below the ranking: how to read it, the rows where deferring costs more, and the readings beside
 the headline. All recorded text is reduced to one line (:func:`harness.publish.text.one_line`);
@@ -28,9 +30,9 @@ from harness.core import bands
 from harness.db import reason
 from harness.publish import dashboard_assets as assets
 from harness.publish import readings_html, site
-from harness.publish.board import GROUP_LABELS, Row
+from harness.publish.board import GROUP_LABELS, Row, machine_note
 from harness.publish.htmltext import breakable, embedded_json, shorten
-from harness.publish.series import Series
+from harness.publish.series import Series, not_measured_since
 from harness.publish.text import num, one_line
 
 HERE = site.DASHBOARD
@@ -75,6 +77,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         '<section id="board" aria-label="Ranking">',
         _controls(),
         '<p id="summary" class="muted" aria-live="polite"></p>',
+        *_machine_note(rows),
         '<div id="table-box"><table id="leaderboard"><thead></thead><tbody></tbody></table></div>',
         '<p><button type="button" id="more" hidden></button></p>',
         f'<noscript><p>The ranking is drawn by a small script. The same table without one: '
@@ -120,7 +123,17 @@ def _datum(r: Row, series: Series | None) -> dict:
             d["note"] = one_line(full, 4000)
     if r.record and r.record.get("measuredAt"):
         d["date"] = one_line(r.record.get("measuredAt"))[:10]
+    stale = not_measured_since(r.status, series) if series is not None else None
+    if stale:
+        d["since"] = stale[0]  # a kept record: the machine has not measured it again since that date
     return d
+
+
+def _machine_note(rows: list[Row]) -> list[str]:
+    """The sentence saying a ``not-measured-here`` row is the machine's failure, when a row has that
+    status (the script shows it with the "not measured here" group)."""
+    note = machine_note(rows)
+    return [f'<p id="machine-note" class="muted">{html.escape(note)}.</p>'] if note else []
 
 
 def _controls() -> str:

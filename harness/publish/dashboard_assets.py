@@ -1,10 +1,10 @@
 """The dashboard's style sheet, band palette and one script.
 
 The script draws the ranking from the page's embedded JSON (``#rows``): a group switch (ranked,
-failed, not measured here) with counts, a search over server, category and tool names, band
-filters with counts, column headers that sort (and a sort menu for narrow screens, where the
-headers are hidden and each row is a card), and rows drawn a page at a time with a "show more"
-button, so thousands of rows stay fast (bench/dashboard.py). Every text it inserts is escaped;
+failed, not measured here — shown with the page's ``#machine-note`` when it has one) with counts,
+a search over server, category and tool names, band filters with counts, column headers that sort
+(and a sort menu for narrow screens, where the headers are hidden and each row is a card), and rows
+drawn a page at a time with a "show more" button, so thousands of rows stay fast (bench/dashboard.py). Every text it inserts is escaped;
 names get break opportunities between their parts, as :func:`harness.publish.htmltext.breakable`
 gives them. It is inlined and allowed by its SHA-256 in the page's Content-Security-Policy, so the
 page still loads nothing from anywhere.
@@ -45,7 +45,7 @@ th{background:var(--head);font-weight:600;white-space:nowrap}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 #leaderboard{table-layout:auto}
 #leaderboard td.c-name{overflow-wrap:break-word;min-width:9em}
-#leaderboard td.c-name .cat{display:block;font-size:12px;color:var(--muted)}
+#leaderboard td.c-name .cat,#leaderboard td.c-name .since{display:block;font-size:12px;color:var(--muted)}
 #leaderboard td.c-largest{font-size:13px;overflow-wrap:break-word;min-width:10em}
 #leaderboard td.c-why{font-size:13px;min-width:14em;overflow-wrap:break-word}
 #leaderboard td.c-tokens b{font-size:15px}
@@ -74,7 +74,7 @@ form#controls input{width:100%}
 .groups button b,.bands button b{font-variant-numeric:tabular-nums;font-weight:600}
 #summary{margin:4px 0 6px;font-size:14px}
 #more{font:inherit;padding:6px 14px;border:1px solid #b9c0c8;border-radius:6px;background:#fff;cursor:pointer}
-#more[hidden]{display:none}
+#more[hidden],.bands[hidden]{display:none}
 th button{font:inherit;font-weight:600;background:none;border:0;padding:0;color:inherit;cursor:pointer;text-align:inherit}
 th[aria-sort=ascending] button::after{content:" ▲"}th[aria-sort=descending] button::after{content:" ▼"}
 svg.spark{vertical-align:middle}
@@ -112,6 +112,7 @@ SCRIPT = """
   var sortKey = document.getElementById("sort-key");
   var summary = document.getElementById("summary");
   var more = document.getElementById("more");
+  var machineNote = document.getElementById("machine-note");
   var BREAK = /(?<=[_\\-./:])(?=.)|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
   var top = 0;
   rows.forEach(function (r, i) {
@@ -188,6 +189,7 @@ SCRIPT = """
     var out = '<a href="' + esc(r.href) + '">' + wbr(r.name) + "</a>";
     if (r.group === "ranked" && r.status !== "measured") { out += " " + chip(r); }
     if (r.category) { out += '<span class="cat">' + esc(r.category) + "</span>"; }
+    if (r.since) { out += '<small class="since">not measured here since ' + esc(r.since) + "</small>"; }
     return out;
   }
   function chip(r) {
@@ -241,6 +243,7 @@ SCRIPT = """
         esc(doc.groups[g]) + " <b>" + counts[g] + "</b></button>";
     }).join("");
     bandBox.hidden = state.group !== "ranked";
+    if (machineNote) { machineNote.hidden = state.group !== "machine"; }
     bandBox.innerHTML = doc.bands.map(function (b) {
       return '<button type="button" class="' + bandClass(b) + '" data-band="' + esc(b) + '" aria-pressed="' + (b === state.band) +
         '"><span class="sw"></span>' + esc(b) + " <b>" + (bandCounts[b] || 0) + "</b></button>";

@@ -14,10 +14,13 @@ import sys
 import pytest
 
 from harness.audit import render_text
-from tests.audit.conftest import report_of, run_audit
+from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS, REPO
 
-LONG_URL = "http://127.0.0.1:9/" + "/".join(f"segment-{i:02d}-of-a-long-endpoint-path" for i in range(4)) + "/mcp"
+# Path segments of words only: a segment of 20+ characters mixing letters and digits reads as a
+# token, and the URL printer masks it (harness.util.urls).
+LONG_URL = "http://127.0.0.1:9/" + "/".join(f"segment-{n}-of-a-long-endpoint-path"
+                                            for n in ("one", "two", "three", "four")) + "/mcp"
 LONG_PACKAGE = "@an-organisation-with-a-long-name/mcp-server-for-something-quite-specific-indeed"
 
 
@@ -38,6 +41,7 @@ def machine(tmp_path_factory):
                                                              LONG_PACKAGE]}}}))
     (root / "home" / ".config" / "Claude" / "claude_desktop_config.json").write_text(json.dumps({"mcpServers": {
         "memory": _serving("memory"), "fetch": _serving("fetch")}}))
+    approve_project(root / "home", root / "project")  # the project's servers are the user's own
     return root
 
 

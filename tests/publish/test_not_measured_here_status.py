@@ -4,11 +4,16 @@ own failures; badged lightgrey; written to history.csv."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness.db.history import STATUSES
 from harness.publish.badge import badge_for
 from harness.publish.board import NOT_MEASURED_HERE_NOTE
 from harness.publish.regen import regen
 from tests.publish import builders as b
+from tests.publish.test_dashboard_chromium import Page, browser, chromium  # noqa: F401 - fixtures
+
+playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 
 EVIDENCE = "npm EBADENGINE: @bytebase/dbhub@1.4.0 requires node >=22.5.0; this machine has v20.20.2"
 
@@ -37,10 +42,28 @@ def test_counted_apart_and_said_so_on_the_leaderboard(tmp_path):
                                                                    ("old-node", "not-measured-here")]
 
 
-def test_counted_apart_on_the_dashboard(tmp_path):
+def _group(page: Page, label: str) -> list[str]:
+    """Switch the dashboard to the group ``label``; the names of the rows it then draws."""
+    page.page.locator("#filter-group button", has_text=label).click()
+    return page.names()
+
+
+@pytest.mark.parametrize("width", (1280, 390))
+def test_counted_apart_on_the_dashboard(tmp_path, browser, width):  # noqa: F811 - the fixture
     _build(tmp_path)
-    html = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
-    assert "<li><b>1</b> not-measured-here</li>" in html and 'id="machine-note"' in html
+    page = Page(browser, tmp_path / "docs/index.html", width)
+    counts = [" ".join(c.split()) for c in page.page.locator("#filter-group button").all_inner_texts()]
+    assert counts == ["Ranked 1", "Failed 1", "Not measured here 1"]
+    note = page.page.locator("#machine-note")
+    assert not note.is_visible()  # the machine's sentence goes with its group
+    assert _group(page, "Failed") == ["broken"] and not note.is_visible()
+    assert _group(page, "Not measured here") == ["old-node"]
+    assert not page.page.locator("#filter-band").is_visible()  # bands belong to ranked rows only
+    chip = page.page.locator('#leaderboard tr[data-name="old-node"] .chip')
+    assert chip.inner_text() == "not-measured-here" and "g-machine" in chip.get_attribute("class")
+    assert note.is_visible() and note.inner_text() == NOT_MEASURED_HERE_NOTE + "."
+    assert page.no_sideways_scroll() and page.messages == []
+    page.close()
 
 
 def test_no_sentence_when_no_row_has_the_status(tmp_path):
@@ -69,32 +92,43 @@ def test_a_launch_note_is_shown_on_the_server_page(tmp_path):
     assert "Launched unlike" not in (tmp_path / "docs/servers/plain.md").read_text(encoding="utf-8")
 
 
-def _kept(root, history: list[str]):
+def _kept(root, later: list[str]):
+    """Records of kept and other measured 2026-11-30 (their history rows say so), then the
+    ``later`` history rows."""
+    records = [b.measured("kept", [b.tool("one", "The only tool.")]), b.measured("other", [b.tool("two", "Another tool.")])]
     b.write_catalog(root, [b.entry("kept"), b.entry("other")])
-    b.write_record(root, b.measured("kept", [b.tool("one", "The only tool.")]))
-    b.write_record(root, b.measured("other", [b.tool("two", "Another tool.")]))
-    b.write_history(root, history + ["2026-11-30,other,9,1,measured,host"])
+    for record in records:
+        b.write_record(root, record)
+    b.write_history(root, [f"2026-11-30,{r['server']},{r['totalTokens']},{r['toolCount']},measured,host" for r in records]
+                    + later)
     regen(root)
     return (root / "docs/servers/kept.md").read_text(encoding="utf-8"), \
         (root / "docs/servers/kept.html").read_text(encoding="utf-8")
 
 
-def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path):
-    page, html = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host", "2026-12-01,kept,,,not-measured-here,host",
+def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path, browser):  # noqa: F811 - the fixture
+    page, html = _kept(tmp_path, ["2026-12-01,kept,,,not-measured-here,host",
                                   "2026-12-02,kept,,,not-measured-here,host", "2026-12-03,kept,,,not-measured-here,host"])
     assert "**Not measured here since 2026-12-01** (3 sweep(s))" in page and "captured 2026-11-30" in page
     assert "Not measured here since 2026-12-01" in html
     board = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
     assert "| measured (not measured here since 2026-12-01) |" in board
     assert "| [other](" in board and "other](../docs/servers/other.md) | measured |" in board
-    dashboard = (tmp_path / "docs/index.html").read_text(encoding="utf-8")
-    assert "measured<br><small>not measured here since 2026-12-01</small>" in dashboard
+    rows = {r["name"]: r for r in b.dashboard_rows((tmp_path / "docs/index.html").read_text(encoding="utf-8"))}
+    assert (rows["kept"]["status"], rows["kept"]["since"]) == ("measured", "2026-12-01") and "since" not in rows["other"]
+    for width in (1280, 390):
+        dashboard = Page(browser, tmp_path / "docs/index.html", width)
+        cells = {name: dashboard.page.locator(f'#leaderboard tr[data-name="{name}"] td.c-name') for name in ("kept", "other")}
+        assert cells["kept"].locator(".since").inner_text() == "not measured here since 2026-12-01"
+        assert cells["kept"].locator(".since").is_visible() and cells["other"].locator(".since").count() == 0
+        assert dashboard.no_sideways_scroll() and dashboard.messages == []
+        dashboard.close()
 
 
 def test_a_streak_broken_by_a_measurement_or_a_server_failure_is_not_shown(tmp_path):
-    for newest in ("2026-12-03,kept,9,1,measured,host", "2026-12-03,kept,,,startup-failure,host"):
-        page, _ = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host", "2026-12-01,kept,,,not-measured-here,host",
-                                   newest])
+    for newest in ("2026-12-03,kept,9,1,measured,host", "2026-12-03,kept,,,startup-failure,host", None):
+        page, _ = _kept(tmp_path, ["2026-12-01,kept,,,not-measured-here,host", newest] if newest else [])
         assert "Not measured here since" not in page, newest
-    page, _ = _kept(tmp_path, ["2026-11-30,kept,9,1,measured,host"])
-    assert "Not measured here since" not in page
+        board = (tmp_path / "results/leaderboard.md").read_text(encoding="utf-8")
+        assert "not measured here since" not in board, newest
+        assert not any("since" in r for r in b.dashboard_rows((tmp_path / "docs/index.html").read_text(encoding="utf-8")))

@@ -3,35 +3,51 @@ git repository holds, and the ``releases`` command that writes results/releases.
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
 
 import pytest
 
+from harness.core.counting import count_tools
 from harness.publish import releases
-from tests.conftest import REPO
+from tests.publish import builders as b
 
-BASE = json.loads((REPO / "results" / "memory" / "measurement.json").read_text())
+COMMAND = "npx -y @modelcontextprotocol/server-memory"
 
 
-def version(record: dict, release: str | None, tokens: int, tools: list[str], day: str, status: str = "measured") -> dict:
-    rec = copy.deepcopy(record)
-    rec["resolvedPackage"] = None if release is None else {**(rec.get("resolvedPackage") or {}), "version": release}
-    rec["launchCommand"] = "npx -y @modelcontextprotocol/server-memory"
-    rec["status"], rec["totalTokens"], rec["measuredAt"] = status, tokens if status == "measured" else None, f"{day}T03:00:00.000Z"
-    rec["tools"] = [{"name": n, "tokens": 1, "descriptionTokens": 0, "inputSchemaTokens": 0} for n in tools]
-    return rec
+def capture_of(tools: list[str], tokens: int) -> list[dict]:
+    """A tools/list capture of ``tools`` whose counted total is exactly ``tokens``: the first
+    tool's description is padded with words of one token each until the count is met."""
+    capture = [b.tool(n, "", schema={"type": "object"}) for n in tools]
+    words = 0
+    for _ in range(20):
+        capture[0]["description"] = " ".join(["x"] * words)
+        total = count_tools(capture).totalTokens
+        if total == tokens:
+            return capture
+        words += tokens - total
+    raise AssertionError(f"no capture of {tools} counts {tokens} tokens")
+
+
+def version(release: str | None, tokens: int, tools: list[str], day: str, status: str = "measured") -> dict:
+    """Server memory's record of ``release`` measured on ``day``: ``tokens`` over ``tools``,
+    re-derivable from its own capture (or a failure with no number)."""
+    fields = {"resolvedPackage": None if release is None else {"launcher": "npx", "version": release,
+                                                                "name": "@modelcontextprotocol/server-memory"},
+              "launchCommand": COMMAND, "measuredAt": f"{day}T03:00:00.000Z"}
+    if status != "measured":
+        return b.failed("memory", status, ["the server exited before replying"], **fields)
+    return b.measured("memory", capture_of(tools, tokens), **fields)
 
 
 def test_series_rows_between_releases_as_measured():
-    recs = [version(BASE, "1.4.0", 1000, ["a", "b"], "2026-10-05"),
-            version(BASE, "1.4.0", 1010, ["a", "b"], "2026-10-12"),  # same release, drift: no row
-            version(BASE, "1.5.0", 0, [], "2026-10-19", status="startup-failure"),  # a gap, never a zero
-            version(BASE, "1.5.0", 2214, ["a", "c", "d", "e"], "2026-10-26"),
-            version(BASE, None, 9999, ["z"], "2026-11-02"),  # no release said: not placed
-            version(BASE, "1.5.1", 2100, ["a", "c", "d"], "2026-11-09")]
+    recs = [version("1.4.0", 1000, ["a", "b"], "2026-10-05"),
+            version("1.4.0", 1010, ["a", "b"], "2026-10-12"),  # same release, drift: no row
+            version("1.5.0", 0, [], "2026-10-19", status="startup-failure"),  # a gap, never a zero
+            version("1.5.0", 2214, ["a", "c", "d", "e"], "2026-10-26"),
+            version(None, 9999, ["z"], "2026-11-02"),  # no release said: not placed
+            version("1.5.1", 2100, ["a", "c", "d"], "2026-11-09")]
     rows = releases.series("memory", recs)
     assert [r.summary() for r in rows] == ["1.4.0 → 1.5.0: +1,204 tokens, 3 tools added, 1 tool removed",
                                            "1.5.0 → 1.5.1: −114 tokens, 1 tool removed"]
@@ -57,11 +73,11 @@ def _git(root, *args):
 def repo(tmp_path):
     root = tmp_path / "db"
     (root / "results" / "memory").mkdir(parents=True)
-    (root / "servers.yaml").write_text("servers:\n- name: memory\n  command: npx -y @modelcontextprotocol/server-memory\n")
+    (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
     _git(root, "init", "-q", "-b", "main")
     for i, (rel, tokens, tools) in enumerate([("1.4.0", 1000, ["a", "b"]), ("1.5.0", 2204, ["a", "b", "c", "d"]),
                                               ("1.5.0", 2204, ["a", "b", "c", "d"])]):
-        rec = version(BASE, rel, tokens, tools, f"2026-10-{5 + 7 * i:02d}")
+        rec = version(rel, tokens, tools, f"2026-10-{5 + 7 * i:02d}")
         (root / "results" / "memory" / "measurement.json").write_text(json.dumps(rec, indent=1))
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "--allow-empty", "-m", f"sweep {i}")
@@ -71,7 +87,7 @@ def repo(tmp_path):
 def test_rows_from_git_history_and_the_working_tree(repo):
     committed = releases.rows(repo, ["memory"])
     assert [r.summary() for r in committed["memory"]] == ["1.4.0 → 1.5.0: +1,204 tokens, 2 tools added"]
-    current = version(BASE, "1.6.0", 2000, ["a", "b", "c"], "2026-11-02")
+    current = version("1.6.0", 2000, ["a", "b", "c"], "2026-11-02")
     both = releases.rows(repo, ["memory"], {"memory": current})
     assert [r.version for r in both["memory"]] == ["1.5.0", "1.6.0"]
     doc = json.loads(releases.render_json(both))
