@@ -17,14 +17,16 @@ OUTPUT_NAMES = {"tokens", "tool-count", "status", "canonical-sha256", "measureme
 MEMORY = "npx -y @modelcontextprotocol/server-memory@2026.8.31"
 
 
-def derived_baseline(record: dict, drop: str, shorten: str) -> dict:
-    """A valid measured record built from ``record``: tool ``drop`` removed and tool ``shorten``'s
-    description cut to one word, every number recomputed from the edited capture."""
+def derived_baseline(record: dict, drop: str, shorten: str, add: tuple[dict, ...] = ()) -> dict:
+    """A valid measured record built from ``record``: tool ``drop`` removed, tool ``shorten``'s
+    description cut to one word and the raw tools ``add`` appended, every number recomputed from
+    the edited capture."""
     baseline = copy.deepcopy(record)
     tools = [t for t in baseline["rawToolsCapture"] if t["name"] != drop]
     assert len(tools) == len(record["rawToolsCapture"]) - 1, f"no tool named {drop!r}"
     edited = next(t for t in tools if t["name"] == shorten)
     edited["description"] = "Short."
+    tools += copy.deepcopy(list(add))
     counts = count_tools(tools).to_json()
     baseline |= {k: counts[k] for k in ("totalTokens", "toolCount", "canonicalSha256", "canonicalLength")}
     baseline["tools"] = [{k: v for k, v in t.items() if k != "divergence"} for t in counts["tools"]]
@@ -93,8 +95,8 @@ def test_baseline_comparison_lists_added_removed_grown_and_delta(run_action):
     first = run_action({"command": fixture_command("well_behaved", "--tools", "4"), "name": "demo"})
     assert first.code == 0, first.stdout + first.stderr
     current = first.record()
-    baseline = derived_baseline(current, drop="tool_004", shorten="search_issues")
-    baseline["tools"].append({"name": "old_tool", "tokens": 40, "descriptionTokens": 5, "inputSchemaTokens": 20})
+    old_tool = {"name": "old_tool", "description": "Old.", "inputSchema": {"type": "object"}}
+    baseline = derived_baseline(current, drop="tool_004", shorten="search_issues", add=(old_tool,))
     write_json(first.workspace / "baseline.json", baseline)
 
     run = run_action({"command": fixture_command("well_behaved", "--tools", "4"), "name": "demo",

@@ -92,7 +92,11 @@ def test_totals_are_floors_and_shares_are_of_the_window(stack):
 def test_budget_fails_on_the_real_stack_and_the_exit_code_says_so(stack):
     assert stack["done"].returncode == 1
     [gate] = stack["report"]["gates"]
-    assert not gate["passed"] and "is a floor" in gate["reasons"][0]
+    reason = gate["reasons"][0]
+    floor = stack["report"]["sessions"][0]["total"]["display"]
+    # A floor already over the budget says so, and names what it could not count.
+    assert not gate["passed"] and floor.startswith("≥ ") and f"{floor} tokens is over the budget of 1 by at least" in reason
+    assert "before counting walled, ghost (no number)" in reason
     assert stack["report"]["exitCode"] == 1
 
 

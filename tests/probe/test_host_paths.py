@@ -176,6 +176,10 @@ def test_an_audit_config_cannot_choose_what_the_sandbox_shows(tmp_path, host_fil
     settings = {"mcpServers": {"s": {"command": "python3", "args": ["-c", code, str(host_file)],
                                      "cwd": str(target_dir)}}}
     (project / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    # The user trusts the folder in Gemini CLI (their own files), so audit launches the entry.
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
     done = run_audit(["--isolation", "sandbox", "--single", "--json", "--timeout", "20"], project, home,
                      env={"MCP_CONTEXT_COST_CACHE": str(own_cache)}, timeout=180)
     assert SECRET not in done.stdout + done.stderr, "the host file was read"
