@@ -173,8 +173,13 @@ def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
     project's server is usually a file inside it — never a home folder or an ancestor of one."""
     if not (entry.sandboxed and cwd):
         return ()
-    folder, home = os.path.realpath(cwd), os.path.realpath(os.path.expanduser("~"))
-    if folder == home or home.startswith(folder.rstrip("/") + "/"):
+    from harness.probe import sandbox
+
+    folder = os.path.realpath(cwd)
+    homes = sandbox.home_folders() | {os.path.realpath(os.path.expanduser("~"))}
+    if any(folder == home or home.startswith(folder.rstrip("/") + "/") for home in homes):
+        return ()
+    if sandbox.secret_part(folder) or sandbox.masked_by_sandbox(folder):  # e.g. a config naming ~/.ssh
         return ()
     return (folder,)
 

@@ -337,3 +337,22 @@ def test_a_repository_cannot_approve_its_own_servers(cloned, client, files):
         plant(project, client, "evil", ["node", "server.js"])
     entry = _entries(_layout(home, project))[(client, "evil")]
     assert not entry.launchable and entry.trust.state == "not-approved", entry.trust
+
+
+def test_an_opted_in_entry_never_shows_a_secret_folder_or_a_home(tmp_path, monkeypatch):
+    """``--trust-project`` shows the entry's working folder, but never a secret folder, a home or
+    a folder holding one: a config naming ``~/.ssh`` as its ``cwd`` shows nothing."""
+    from types import SimpleNamespace
+
+    from harness.audit.measuring import _vouched
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".aws").mkdir()
+    (home / "proj").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    opted = SimpleNamespace(sandboxed=True)
+    for cwd in (home / ".ssh", home / ".aws", home, tmp_path):
+        assert _vouched(opted, str(cwd)) == (), cwd
+    assert _vouched(opted, str(home / "proj")) == (str((home / "proj").resolve()),)
+    assert _vouched(SimpleNamespace(sandboxed=False), str(home / "proj")) == ()
