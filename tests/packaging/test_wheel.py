@@ -62,14 +62,17 @@ def test_wheel_ships_every_schema_as_package_data(wheel):
 def test_installed_wheel_measures_and_verifies_from_an_empty_directory(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
+    # Without the checkout on PYTHONPATH: a developer's stale mcp_context_cost.egg-info there would
+    # make pip call the wheel "already satisfied" and install nothing.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     install = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                               "-c", str(REPO / "constraints.txt"), str(wheel)],
-                             capture_output=True, text=True, timeout=900)
+                             env=env, capture_output=True, text=True, timeout=900)
     assert install.returncode == 0, install.stdout + install.stderr
+    tool = str(env_dir / "bin" / "mcp-context-cost")
+    assert Path(tool).is_file(), "the wheel installed no mcp-context-cost command:\n" + install.stdout + install.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    tool = str(env_dir / "bin" / "mcp-context-cost")
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([tool, *args], cwd=empty, env=env, capture_output=True, text=True, timeout=600)
