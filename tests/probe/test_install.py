@@ -119,13 +119,13 @@ def test_a_stale_npm_lock_and_a_leftover_install_lock_do_not_hold_the_next_run(c
 
 @pytest.mark.slow
 def test_an_install_ended_by_its_own_bound_is_a_timeout_of_the_install_and_is_not_trusted(cache, monkeypatch):
-    monkeypatch.setenv(installing.INSTALL_VARIABLE, "4")
+    monkeypatch.setenv(installing.INSTALL_VARIABLE, "0.3")  # far below any install, even from a warm npm cache
     rec = record.build(measure_sync(Target(name="memory", command=MEMORY, timeout_seconds=60), isolation="sandbox",
                                     pass_declared_values=False))
     assert rec["status"] == "timeout", rec["notes"]
     assert rec["phase"] == "install" and [a["role"] for a in rec["attempts"]] == ["install"]
-    assert "the install did not finish within 4 s" in rec["notes"][0]
-    assert rec["timeoutMs"] == 4000
+    assert "the install did not finish within 0.3 s" in rec["notes"][0]
+    assert rec["timeoutMs"] == 300
     assert not heal.incomplete_npx_installs(_npx_dir(cache, "memory").parent.parent, exclusive=True)
     monkeypatch.delenv(installing.INSTALL_VARIABLE)
     _measured("memory")
