@@ -126,7 +126,8 @@ def visible_roots() -> list[str]:
     """Host directories bound read-only into the sandbox: system dirs plus this Python's prefixes
     (where ``uvx`` and the interpreter live)."""
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
-    for prefix in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}:
+    # in a fixed order, not a set's: the list reaches the record's shownHostPaths and bwrap's argv
+    for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]):
         # a Python built with --prefix=$HOME has the home as its prefix: never shown, as no home is
         if (prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots)
                 and folder_problem(os.path.realpath(prefix)) is None):

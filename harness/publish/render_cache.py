@@ -66,9 +66,12 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
     found: dict[str, dict[str, str]] = {}
     for path, key in keys.items():
         try:
-            found[path] = json.loads((where / key).read_bytes())
+            entry = json.loads((where / key).read_bytes())
         except (OSError, ValueError):
             continue
+        # an entry damaged into other JSON is a miss, never published
+        if isinstance(entry, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in entry.items()):
+            found[path] = entry
     missing = sorted(p for p in inputs if p not in found)
     fresh = _convert_all(convert, [{p: inputs[p]} for p in missing])
     found.update(zip(missing, fresh))
