@@ -1,7 +1,7 @@
 """Benchmark: the dashboard with thousands of rows, in Chromium.
 
 Synthetic rows (default 5,000: 80% measured with 12 tools, the rest spread over failures and
-not-measured-here statuses) are rendered by ``harness.publish.dashboard.render`` and opened in the
+not-measured-here statuses) are rendered by ``harness.pages.dashboard.render`` and opened in the
 system Chromium. Timed in the page: load until the ranking is drawn (``load`` event, the script
 runs before it), and one search keystroke (filter and redraw). Baseline, same run, same rows: a
 plain static ``<table>`` holding every row as server-rendered HTML (what the page did before it
@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from harness.db.catalog import Entry  # noqa: E402
 from harness.db.history import HistoryRow  # noqa: E402
-from harness.publish import dashboard  # noqa: E402
-from harness.publish.board import Row  # noqa: E402
-from harness.publish.series import comparable  # noqa: E402
+from harness.pages import dashboard  # noqa: E402
+from harness.pages.board import Row  # noqa: E402
+from harness.pages.series import comparable  # noqa: E402
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 FAILURES = ("startup-failure", "timeout", "auth-required", "unreachable", "not-applicable")

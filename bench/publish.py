@@ -37,8 +37,8 @@ from harness.cli import publisher  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
 from harness.db import history  # noqa: E402
 from harness.db.staging import Staging  # noqa: E402
-from harness.publish.badge import badge_for, write_badge  # noqa: E402
-from harness.publish.regen import regen  # noqa: E402
+from harness.pages.badge import badge_for, write_badge  # noqa: E402
+from harness.pages.regen import regen  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("bench_regen", ROOT / "bench" / "regen.py")
 bench_regen = importlib.util.module_from_spec(_spec)

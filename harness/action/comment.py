@@ -148,7 +148,7 @@ def _compatibility(record: dict) -> list[str]:
 
 def badge_markdown(record: dict) -> str:
     """The record's badge as a shields.io static image (label, message and colour are ours)."""
-    from harness.publish.badge import badge_for
+    from harness.pages.badge import badge_for
 
     badge = badge_for(record["status"], record.get("totalTokens"))
     parts = [urllib.parse.quote(str(badge[k]).replace("-", "--").replace("_", "__"), safe="")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.action import paths
+from harness.audit.gates import Increase
 from harness.probe import envnames
 from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util import names as slugs
@@ -53,23 +54,6 @@ class InputError(ValueError):
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
-
-
-@dataclass(frozen=True)
-class Increase:
-    """An allowed increase over the baseline: ``amount`` tokens, or ``amount`` percent of the
-    baseline's totalTokens when ``percent`` is true."""
-
-    amount: float
-    percent: bool
-
-    def allowed(self, baseline_tokens: int) -> float:
-        """The largest allowed increase in tokens over ``baseline_tokens``."""
-        return baseline_tokens * self.amount / 100.0 if self.percent else self.amount
-
-    def __str__(self) -> str:
-        text = f"{self.amount:g}"
-        return f"{text}%" if self.percent else f"{text} tokens"
 
 
 @dataclass(frozen=True)

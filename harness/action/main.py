@@ -15,7 +15,7 @@ Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): `
 ``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
 ``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
 inside it), ``delta`` (signed tokens against the base or the baseline), ``head-total`` and ``base-total``,
-``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.audit.action_step`).
+``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.action.audit_step`).
 
 On a pull request the base commit is measured beside the head and the comment artifact is left
 (:mod:`harness.action.pull`); with ``comment-from`` the step posts another run's artifact instead
@@ -83,7 +83,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
         code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
     if inputs.config:  # audit client configs instead of measuring one server (issue #12)
-        from harness.audit.action_step import run_audit_step
+        from harness.action.audit_step import run_audit_step
 
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
@@ -151,7 +151,7 @@ def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, result
 
 
 def _badge(inputs: Inputs, rec: dict) -> Path:
-    from harness.publish.badge import badge_for, write_badge
+    from harness.pages.badge import badge_for, write_badge
 
     badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
     return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))

@@ -4,7 +4,7 @@ One section per measured server: a table of status, tokens (o200k_base) and tool
 verdict; against a baseline, the delta and which tools were added, removed, grew or shrank (by how
 many per-tool tokens, and for a grown or shrunk tool which fields moved: description, input
 schema, output schema, annotations…); then where the tokens go — per tool and per field, parts
-that sum exactly to the total (:mod:`harness.publish.composition`; the standalone per-tool counts
+that sum exactly to the total (:mod:`harness.pages.composition`; the standalone per-tool counts
 when the capture does not re-derive) —, each tool's place among every tool measured (tool-shape/v1:
 descriptions at or above p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
 
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from harness.action.baseline import Comparison, ToolChange
 from harness.action.gate import GateFailure
-from harness.publish import composition
-from harness.publish.composition import Composition
-from harness.publish.text import one_line
+from harness.pages import composition
+from harness.pages.composition import Composition
+from harness.pages.text import one_line
 from harness.util import untrusted
 
 MAX_TOOL_ROWS = 300

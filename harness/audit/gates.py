@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.action.inputs import Increase
 from harness.util import schemas
 
 MAX_BASELINE_BYTES = 16 * 1024 * 1024
@@ -48,6 +47,23 @@ class Gate:
 
     def to_json(self) -> dict:
         return {"gate": self.gate, "passed": self.passed, "reasons": self.reasons}
+
+
+@dataclass(frozen=True)
+class Increase:
+    """An allowed increase over the baseline: ``amount`` tokens, or ``amount`` percent of the
+    baseline's totalTokens when ``percent`` is true."""
+
+    amount: float
+    percent: bool
+
+    def allowed(self, baseline_tokens: int) -> float:
+        """The largest allowed increase in tokens over ``baseline_tokens``."""
+        return baseline_tokens * self.amount / 100.0 if self.percent else self.amount
+
+    def __str__(self) -> str:
+        text = f"{self.amount:g}"
+        return f"{text}%" if self.percent else f"{text} tokens"
 
 
 def parse_increase(text: str) -> Increase:

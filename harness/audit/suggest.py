@@ -4,7 +4,7 @@ Used by ``audit --suggest`` and the Action's job summary.
 
 Placement: for each tool's whole-tool, description and input-schema tokens, the percentile it sits
 at in ``results/tool-shape.json`` — the largest ``p`` whose nearest-rank point is at or below it
-(:func:`harness.publish.tool_shape.percentile_of`; ``None`` below p0).
+(:func:`harness.pages.tool_shape.percentile_of`; ``None`` below p0).
 
 Advice: only descriptions. A schema is functional surface — trimming it changes what the tool can
 do — so it never draws advice; a description is prose, and trimming it changes only what every
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from harness.audit import published
-from harness.publish.tool_shape import METRICS, percentile_of
+from harness.pages.tool_shape import METRICS, percentile_of
 from harness.util.untrusted import escape
 
 SHAPE = "results/tool-shape.json"

@@ -23,7 +23,7 @@ from harness.db.sweep import default_concurrency
 from harness.db.targets import target_for
 from harness.probe import capability_probe as cp
 from harness.probe import isolation
-from harness.publish.records import RecordError
+from harness.pages.records import RecordError
 from harness.util.cliargs import positive_int
 from harness.util.untrusted import line
 
@@ -62,7 +62,7 @@ def run(args) -> int:
     path = readings_store.write(args.root, KIND, doc)
     _print(doc, pairs, path)
     if not args.no_regen:
-        from harness.publish.regen import regen
+        from harness.pages.regen import regen
 
         regen(args.root)
     return 0

@@ -7,7 +7,7 @@ same command in the same isolation (:mod:`harness.probe.mcp_tokens`). Each row o
 ``results/cross-check.json`` records both counts, both tool-name lists, the canonicalSha256 of our
 fresh capture and our o200k count of its name/description/input_schema projection
 (``mappedTokens``). The pages print the percentage only when the names match and that capture is
-still the published one (:mod:`harness.publish.readings`).
+still the published one (:mod:`harness.pages.readings`).
 
 The CLI must come from its release asset with the pinned SHA-256; where it cannot be obtained or
 verified the command says so, naming it, and writes nothing (exit 2). Only command entries are
@@ -30,7 +30,7 @@ from harness.db.history import NUMBERED
 from harness.db.targets import target_for
 from harness.probe import isolation, mcp_tokens, record
 from harness.probe.measure import measure
-from harness.publish.records import RecordError
+from harness.pages.records import RecordError
 from harness.util.untrusted import line
 
 KIND = "cross-check"
@@ -78,7 +78,7 @@ def run(args, expected_sha256: str | None = mcp_tokens.ASSET_SHA256) -> int:
     path = readings_store.write(args.root, KIND, {"method": METHOD, "release": mcp_tokens.label(), "rows": merged})
     _print(rows, path)
     if not args.no_regen:
-        from harness.publish.regen import regen
+        from harness.pages.regen import regen
 
         regen(args.root)
     return 0

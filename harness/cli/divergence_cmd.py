@@ -25,7 +25,7 @@ from harness.core.projection import mapped_tokens, request_tools
 from harness.db import readings_store
 from harness.db.catalog import CatalogError
 from harness.probe.claude_count import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
-from harness.publish.records import RecordError
+from harness.pages.records import RecordError
 from harness.util.untrusted import line
 
 KIND = "divergence"
@@ -69,7 +69,7 @@ def run(args, counter_factory=ClaudeCounter) -> int:
     path = readings_store.write(args.root, KIND, {"method": METHOD, "rows": merged})
     _print(rows, path)
     if not args.no_regen:
-        from harness.publish.regen import regen
+        from harness.pages.regen import regen
 
         regen(args.root)
     return 0

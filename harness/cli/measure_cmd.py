@@ -35,7 +35,7 @@ from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
-from harness.publish.badge import badge_for, write_badge
+from harness.pages.badge import badge_for, write_badge
 from harness.util import names, untrusted, urls
 from harness.util.cliargs import seconds
 from harness.util.untrusted import escape

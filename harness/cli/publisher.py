@@ -33,10 +33,10 @@ from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs
 from harness.db.history import HistoryError
 from harness.db.lock import RepoLock
 from harness.db.staging import Journal, Staging
-from harness.publish.badge import stage_badges
-from harness.publish.records import RecordError
-from harness.publish.regen import regen
-from harness.publish.site import SERVER_DIR, SPARK_DIR, TREND_DIR
+from harness.pages.badge import stage_badges
+from harness.pages.records import RecordError
+from harness.pages.regen import regen
+from harness.pages.site import SERVER_DIR, SPARK_DIR, TREND_DIR
 from harness.util.untrusted import escape
 
 
@@ -156,7 +156,7 @@ def _steps(root: Path, journal: Journal) -> Outcome:
 
 def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[str]:
     """The paths regen changed: its outputs that differ from HEAD, and the pages regen removed
-    (deleted from a folder of per-entry pages: ``harness.publish.regen`` removes stale ones there and
+    (deleted from a folder of per-entry pages: ``harness.pages.regen`` removes stale ones there and
     nowhere else — a record deleted by hand is not regen's). Anything else is not this publish's."""
     repo = require_repo(root)
     changed = changed_paths(repo, sorted(set(PAGE_FOLDERS) | set(outputs)))

@@ -1,5 +1,5 @@
 """``mcp-context-cost releases``: cost per release of each catalog entry, rebuilt from the records
-git holds (``harness.publish.releases``), written to ``results/releases.json``.
+git holds (``harness.pages.releases``), written to ``results/releases.json``.
 
     mcp-context-cost releases            # write results/releases.json, print one line per move
 
@@ -29,9 +29,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from harness.db.catalog import CatalogError, load_catalog
-    from harness.publish import releases
-    from harness.publish.backfill import BackfillError
-    from harness.publish.records import RecordError, load_records
+    from harness.pages import releases
+    from harness.pages.backfill import BackfillError
+    from harness.pages.records import RecordError, load_records
     from harness.util import atomic
 
     catalog_path = Path(args.catalog).resolve()

@@ -27,7 +27,7 @@ BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.gith
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
 PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/calculator.html", "docs/servers",
              "docs/sparklines", "docs/trends")
-# Not published, but what the pages are drawn from besides the published files (harness.publish.regen).
+# Not published, but what the pages are drawn from besides the published files (harness.pages.regen).
 INPUTS = ("servers.yaml",)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 # Where the atomic writer's temporaries can appear: the published folders, and beside the

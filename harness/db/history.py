@@ -15,7 +15,7 @@ Each row read is a :class:`HistoryRow`; ``row.to_json()`` is the object
 the isolation column existed — a five-column header, or a row one cell short — read as not
 recorded (methodology, "Trends over time": unknown conditions are shown as unknown, never
 back-filled). The reader applies the schema's rules by hand (the jsonschema validator costs too
-much per row at 150,000 rows; ``tests/publish`` checks the two agree) and raises
+much per row at 150,000 rows; ``tests/pages`` checks the two agree) and raises
 :class:`HistoryError` naming every bad line at once, never dropping a row silently. A sweep reads
 with :func:`read_lenient` instead: bad lines are reported, kept verbatim at the end of the file it
 writes, and never stop it adding its own rows (issue #10). Lines end at ``\n`` (a ``\r\n`` pair

@@ -12,7 +12,7 @@ from harness.action.baseline import compare
 from harness.action.summary import render
 from harness.core.counting import count_tools
 from tests.conftest import REPO
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 
 def _published(name: str = "filesystem") -> dict:

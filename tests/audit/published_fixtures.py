@@ -9,7 +9,7 @@ import json
 import sys
 
 from harness.core.counting import count_tools
-from harness.publish import tool_shape
+from harness.pages import tool_shape
 from tests.conftest import FIXTURE_SERVERS
 
 

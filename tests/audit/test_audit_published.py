@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from harness.audit import published, suggest
-from harness.publish import tool_shape
+from harness.pages import tool_shape
 from tests.audit import published_fixtures as fx
 from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.audit.served import serving

@@ -12,10 +12,10 @@ import pytest
 
 from harness.audit import changed, published
 from harness.cli import main
-from harness.publish.regen import regen
+from harness.pages.regen import regen
 from tests.audit.served import serving
 from tests.conftest import fixture_command
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 S = {k: (c * 64) for k, c in {"old": "a", "new": "b", "pin": "c", "same": "d", "cheap": "e", "shared": "f"}.items()}
 INDEX = {

@@ -11,7 +11,7 @@ import pytest
 
 from harness.action.summary import render
 from harness.audit import published, suggest
-from harness.publish import tool_shape
+from harness.pages import tool_shape
 from tests.audit.served import serving
 
 

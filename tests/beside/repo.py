@@ -1,11 +1,11 @@
 """A throwaway repository root for the beside-the-headline tests: a catalog and published records
-built with the publish tests' builders (``tests/publish/builders.py``)."""
+built with the publish tests' builders (``tests/pages/builders.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 1}}}
 TOOLS = {

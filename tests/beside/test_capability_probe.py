@@ -22,7 +22,7 @@ from harness.probe import record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from tests.conftest import fixture_command
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 
 def _probe(name: str, *flags: str, script: str = "capability_aware"):

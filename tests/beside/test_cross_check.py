@@ -23,10 +23,10 @@ from harness.core.jsparse import parse
 from harness.probe import mcp_tokens, record
 from harness.probe.measure import CONFIRMATION_VARIABLE, measure_sync
 from harness.probe.target import Target
-from harness.publish import readings
+from harness.pages import readings
 from tests.conftest import REPO, fixture_command
 from tests.probe.helpers import run_cli
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 STANDIN = REPO / "tests" / "fixtures" / "mcp_tokens_standin.py"
 

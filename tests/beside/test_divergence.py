@@ -23,7 +23,7 @@ from harness.core.jsparse import parse
 from harness.core.projection import mapped_tokens, project, projection_text, request_tools, selection_share
 from harness.core.tokenizer import count
 from harness.probe.claude_count import MESSAGE, MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
-from harness.publish.regen import regen
+from harness.pages.regen import regen
 from tests.beside import repo
 from tests.conftest import REPO
 from tests.fixtures.count_tokens_endpoint import BASE_TOKENS, TOOLS_FRAMING, Endpoint, expected_input_tokens, presented_key

@@ -10,7 +10,7 @@ import shutil
 
 from harness.core.jsparse import parse
 from harness.db import readings_store
-from harness.publish.regen import regen
+from harness.pages.regen import regen
 from tests.conftest import REPO
 
 HEADLINE = ("rank", "server", "status", "tokens", "toolCount", "band", "color", "canonicalSha256")

@@ -5,10 +5,10 @@ escaping rules)."""
 from __future__ import annotations
 
 from harness.db import readings_store
-from harness.publish.regen import regen
+from harness.pages.regen import regen
 from tests.beside import repo
 from tests.hostile import assert_file_safe
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 EVIL = "<script>alert(1)</script>|*em*[x](javascript:alert(1))\n## heading\u202e"
 
@@ -36,7 +36,7 @@ def test_hostile_names_and_model_are_inert(tmp_path):
             assert len({len(row) for row in table}) == 1, path
     page = (root / "docs/servers/alpha.md").read_text(encoding="utf-8")
     assert "**42 tokens** added" in page and "&lt;script&gt;" in page
-    from tests.publish.builders import without_own_scripts
+    from tests.pages.builders import without_own_scripts
 
     html = without_own_scripts((root / "docs/index.html").read_text(encoding="utf-8"))
     assert "<script" not in html  # no script but the dashboard's own (issue #15)

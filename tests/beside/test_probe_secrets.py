@@ -19,7 +19,7 @@ from harness.probe.redact import MASK
 from harness.probe.target import Target
 from tests.conftest import fixture_command
 from tests.hostile import PASSWORD, assert_secret_absent
-from tests.publish import builders as b
+from tests.pages import builders as b
 
 PROXY = f"http://proxyuser:{PASSWORD}@127.0.0.1:9"
 

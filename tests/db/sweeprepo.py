@@ -19,7 +19,7 @@ import yaml
 from harness.core.jsparse import parse
 from harness.db import history
 from harness.db.commit import BOT
-from harness.publish.badge import badge_for
+from harness.pages.badge import badge_for
 from harness.util import schemas
 from tests.conftest import FIXTURE_SERVERS
 

@@ -271,10 +271,10 @@ def _is_core(path: str) -> bool:
 
 
 def _regenerated(root: Path) -> dict[str, bytes]:
-    """What ``harness.publish.regen`` renders from the files now on disk (empty when that layer
+    """What ``harness.pages.regen`` renders from the files now on disk (empty when that layer
     is absent)."""
     try:
-        from harness.publish.regen import render_all
+        from harness.pages.regen import render_all
     except ImportError:
         return {}
     return {path: text.encode("utf-8") for path, text in render_all(root).items()}

@@ -161,8 +161,8 @@ def test_a_clean_server_has_a_clean_compatibility_line(results_root):
 
 def test_the_compatibility_line_reaches_the_server_page_and_the_action_summary(results_root):
     from harness.action import summary
-    from harness.publish import server_page
-    from harness.publish.board import Row
+    from harness.pages import server_page
+    from harness.pages.board import Row
 
     run = stdio(results_root, "schema-page", "--schema", "input-type")
     rec = run.record

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from harness.probe.target import Target
-from harness.publish.badge import badge_for
+from harness.pages.badge import badge_for
 from tests.probe.helpers import assert_no_traceback, measure_and_write, nothing_left, results_root, run_cli  # noqa: F401
 from tests.probe.protocol_helpers import assert_matches, dump, fixture, sse_server
 

@@ -30,7 +30,7 @@ from harness.core.rederive import rederive
 from harness.probe.redact import MASK
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
-from harness.publish.badge import badge_for, write_badge
+from harness.pages.badge import badge_for, write_badge
 from tests.conftest import fixture_command
 from tests.hostile import PASSWORD, SENTINEL, assert_safe_output, assert_secret_absent
 from tests.probe.helpers import (HttpFixture, assert_no_traceback, measure_and_write, nothing_left,  # noqa: F401

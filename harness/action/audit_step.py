@@ -1,0 +1,73 @@
+"""The GitHub Action's ``config:`` input: audit client config files with the same gates.
+
+``harness.action.main`` hands over here when ``config`` is set. The audit runs as
+``mcp-context-cost audit --no-discover --config PATH… [--budget] [--baseline --max-increase]
+[--changed | --index=SOURCE] [--suggest | --tool-shape=SOURCE]`` in a child process whose working
+directory is the input ``working-directory`` (so report paths are relative to it and a base-branch
+report made in another checkout pairs with this one), writes
+``<working-directory>/.mcp-context-cost/audit.json``, prints its text report to the log with
+workflow commands switched off, and appends its Markdown report to the job summary.
+
+Outputs: ``status`` (``audited`` when every gate passed, ``failed`` when a gate failed — a
+``changed``/``suggest`` check whose published file could not be read included — or nothing could
+be measured, ``error`` for bad input), ``tokens`` (the costliest session's total when it is
+an exact figure, else ''), ``audit-report-path``. Exit code: 0 passed, 1 otherwise. Which client
+reads a file named with ``config`` is not knowable from the file, so no ``${…}`` reference in it is
+evaluated (methodology, §Where the cost is paid in full).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import MutableMapping
+from typing import TextIO
+
+from harness.action import github
+from harness.action.inputs import OUTPUT_DIR, Inputs
+
+
+def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO, outputs: dict, finish) -> int:
+    """Run the audit for the Action; ``finish(environ, outputs, markdown, code)`` writes outputs
+    and the summary. Returns the step's exit code."""
+    folder = inputs.working_directory / OUTPUT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    report_path, markdown_path = folder / "audit.json", folder / "audit.md"
+    args = [sys.executable, "-m", "harness.cli", "audit", "--no-discover", "--timeout", f"{inputs.timeout_seconds:g}",
+            "--json", str(report_path), "--markdown", str(markdown_path)]
+    for path in inputs.config:
+        args += ["--config", str(path)]
+    if inputs.budget is not None:
+        args += ["--budget", str(inputs.budget)]
+    if inputs.baseline is not None:
+        args += ["--baseline", str(inputs.baseline)]
+    if inputs.max_increase is not None:
+        args += ["--max-increase", str(inputs.max_increase).replace(" tokens", "")]
+    for flag, source, value in (("--changed", "--index", inputs.changed),
+                                ("--suggest", "--tool-shape", inputs.suggest)):
+        if value is not None:
+            args += [f"{source}={value}"] if value else [flag]
+    done = subprocess.run(args, cwd=inputs.working_directory, env=dict(environ), capture_output=True, text=True)
+    github.print_untrusted(out, done.stderr + done.stdout)
+    outputs["audit-report-path"] = github.relative_to_workspace(report_path, inputs.workspace) \
+        if report_path.is_file() else ""
+    if done.returncode == 2 or not report_path.is_file():
+        reason = (done.stderr.strip().splitlines() or ["the audit did not produce a report"])[-1]
+        github.annotate(out, "error", "audit could not run", reason)
+        return finish(environ, outputs, f"## MCP context cost audit\n\nThe audit could not run: {_plain(reason)}\n", 1)
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    total = report["summary"]["costliestSessionTotal"]
+    outputs["tokens"] = str(total["tokens"]) if total and not total["floor"] else ""
+    outputs["status"] = "audited" if done.returncode == 0 else "failed"
+    for gate in report["gates"]:
+        if not gate["passed"]:
+            for reason in gate["reasons"]:
+                github.annotate(out, "error", f"audit gate failed ({gate['gate']})", reason)
+    return finish(environ, outputs, markdown_path.read_text(encoding="utf-8"), 1 if done.returncode else 0)
+
+
+def _plain(text: str) -> str:
+    from harness.pages.mdescape import md
+
+    return md(text, 500)

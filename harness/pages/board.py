@@ -1,0 +1,147 @@
+"""The leaderboard's rows: one per catalog entry, exactly one status each (methodology, "Failure
+taxonomy — no silent drops").
+
+An entry with a record takes the record's status; an entry without one is ``not-yet-run``.
+Measured and dynamic rows are ranked by ``totalTokens``, largest first, listed by name within a
+tie; rows of equal cost share a rank (competition ranking: 1, 2, 2, 4) — a page saying "#57" for
+a server that costs exactly what "#56" costs would rank one above the other for its name;
+every other row follows, grouped in the taxonomy's order of statuses, then by name.
+
+Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from harness.core import bands
+from harness.db import reason
+from harness.db.catalog import Catalog, Entry
+from harness.pages import session_load
+from harness.db.history import NUMBERED, STATUSES
+from harness.pages.session_load import SessionLoad
+from harness.pages.text import as_int, one_line
+
+NOT_YET_RUN = "not-yet-run"
+NOT_YET_RUN_NOTE = "not swept yet: no measurement on record"
+
+
+@dataclass(frozen=True)
+class Row:
+    entry: Entry
+    status: str
+    record: dict | None = None
+    rank: int | None = None
+    tokens: int | None = None
+    tool_count: int | None = None
+    largest: tuple[str, int] | None = None  # (tool name as one line, tokens)
+    session: SessionLoad | None = None
+    notes: tuple[str, ...] = field(default=())
+    readings: object = None  # publish.readings.Readings: figures beside the headline (issue #14)
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def band(self) -> tuple[str, str]:
+        """``(shields colour, label)`` of the headline; lightgrey / "not measured" without one."""
+        return bands.band_for(self.tokens)
+
+    @property
+    def group(self) -> str:
+        """Ranked, failed, or not measured here (:func:`group`)."""
+        return group(self.status, self.record)
+
+    @property
+    def defers_costlier(self) -> bool:
+        """Session-start load above the headline: deferring costs more than loading it all."""
+        return self.session is not None and self.tokens is not None and self.session.exceeds(self.tokens)
+
+    @property
+    def isolation(self) -> dict:
+        iso = self.record.get("isolation") if self.record else None
+        return iso if isinstance(iso, dict) else {}
+
+
+def build_rows(catalog: Catalog, records: dict[str, dict]) -> list[Row]:
+    """Rows for every entry of ``catalog`` (``records`` maps entry name → parsed record)."""
+    ranked, others = [], []
+    for entry in catalog.entries:
+        record = records.get(entry.name)
+        row = _row(entry, record)
+        (ranked if row.status in NUMBERED else others).append(row)
+    ranked.sort(key=lambda r: (-r.tokens, r.name))
+    others.sort(key=lambda r: (STATUSES.index(r.status), r.name))
+    out, rank = [], 0
+    for k, r in enumerate(ranked):
+        if not k or ranked[k - 1].tokens != r.tokens:
+            rank = k + 1
+        out.append(_with_rank(r, rank))
+    return out + others
+
+
+def _with_rank(row: Row, rank: int) -> Row:
+    return replace(row, rank=rank)
+
+
+def _row(entry: Entry, record: dict | None) -> Row:
+    if record is None:
+        return Row(entry, NOT_YET_RUN, notes=(NOT_YET_RUN_NOTE,))
+    status = record["status"]
+    notes = tuple(one_line(n) for n in record.get("notes") or [] if one_line(n))
+    if status not in NUMBERED:
+        return Row(entry, status, record, notes=notes)
+    return Row(entry, status, record, tokens=as_int(record["totalTokens"]),
+               tool_count=as_int(record["toolCount"]), largest=_largest(record),
+               session=session_load.for_record(record), notes=notes)
+
+
+def _largest(record: dict) -> tuple[str, int] | None:
+    """The per-tool diagnostic with the most tokens; ties go to the name sorting first."""
+    best = None
+    for tool in record.get("tools") or []:
+        if not isinstance(tool, dict) or as_int(tool.get("tokens")) is None:
+            continue
+        key = (-as_int(tool["tokens"]), one_line(tool.get("name")))
+        if best is None or key < best:
+            best = key
+    return None if best is None else (best[1], -best[0])
+
+
+NOT_MEASURED_HERE = "not-measured-here"
+NOT_MEASURED_HERE_NOTE = ("not-measured-here: the measuring machine failed (name resolution, runtime version, a "
+                          "blocked download, the package registry or a package cache another process held), not the "
+                          "server; such a failure never replaces a server's earlier record")
+
+
+def machine_note(rows: list[Row]) -> str:
+    """``NOT_MEASURED_HERE_NOTE`` when a row has that status, else ``""`` (one home for the label)."""
+    return NOT_MEASURED_HERE_NOTE if any(r.status == NOT_MEASURED_HERE for r in rows) else ""
+
+
+def status_counts(rows: list[Row]) -> dict[str, int]:
+    """``{status: count}`` for every status, in the taxonomy's order (zeros kept)."""
+    counts = {status: 0 for status in STATUSES}
+    for row in rows:
+        counts[row.status] += 1
+    return counts
+
+
+# Statuses that say nothing about the server: the measuring machine could not run or reach it
+# (no network to the host, a runtime this machine lacks, not swept yet). So does any failure whose
+# record carries environment evidence (the machine's network or toolchain, harness.db.reason).
+# Every other status without a number is a failure of the server, and a finding.
+MACHINE_STATUSES = ("unreachable", "not-measured-here", "not-applicable", NOT_YET_RUN)
+RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
+GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
+
+
+def group(status: str, record: dict | None = None) -> str:
+    """The dashboard's group of a status (and its record): ranked (has a number), failed, or not
+    measured here."""
+    if status in NUMBERED:
+        return RANKED
+    if status in MACHINE_STATUSES or (record is not None and reason.is_environment(record)):
+        return MACHINE
+    return FAILED

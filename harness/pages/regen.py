@@ -1,0 +1,161 @@
+"""Regenerate everything published from what is on disk: ``regen(repo_root) -> list[Path]``.
+
+Inputs (repository-relative): ``servers.yaml`` (the catalog: which entries exist), every
+``results/<name>/measurement.json`` of a catalog entry, ``history.csv``, and each entry's
+``results/<name>/tool-vectors.json``. Outputs: the files listed in :mod:`harness.pages.site` —
+leaderboard (md, csv), one page, sparkline and trend chart per catalog entry, and the dashboard —
+and the history pass of issue #13: each entry's tool vectors with the current record appended
+(:mod:`harness.pages.tool_vectors`; ``backfilled`` vectors from git replace the files' when
+given), cost movement (``results/regressions.md``/``.json`` and each page's "Cost movement"
+section), ``results/capture-index.json`` and ``results/tool-shape.json``. Server pages,
+sparklines and trend charts of names no longer in the catalog are removed.
+
+Every output is computed before anything is written, so bad input (``CatalogError``,
+``RecordError``, ``HistoryError``) leaves the published files exactly as they were. Files are then
+written by :func:`harness.util.atomic.write_many`: each atomically (old bytes or new, never a
+mix — the guarantee of ``harness.util.atomic``), all staged and flushed to disk with one sync
+before any is renamed into place; a file whose bytes are already right is left untouched. Same inputs → byte-identical outputs: nothing depends on the clock, the machine or
+dictionary order (methodology, "Trends over time"; issue #5, determinism).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import functools
+from pathlib import Path
+
+from harness.db.catalog import load_catalog
+from harness.util import atomic, untrusted
+from harness.pages import (agreement, calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md,
+                             readings, regressions, regressions_md, releases, render_cache, server_html, server_page, site,
+                             svg, tool_shape, tool_vectors)
+from harness.pages.board import build_rows
+from harness.db.history import by_server, read_history
+from harness.pages.records import RecordError, load_records
+from harness.pages.series import Series, comparable
+from harness.pages.tool_vectors import VectorHistory
+
+CATALOG = "servers.yaml"
+_OWNED = ((site.SERVER_DIR, ".md"), (site.SERVER_DIR, ".html"), (site.SPARK_DIR, ".svg"), (site.TREND_DIR, ".svg"))
+
+
+def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -> dict[str, str]:
+    """``{repository-relative path: file text}`` of everything published, from the inputs on disk
+    (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk)."""
+    root = Path(repo_root)
+    catalog = load_catalog(root / CATALOG)
+    names = [e.name for e in catalog.entries]
+    records = load_records(root / site.RESULTS, names)
+    history = by_server(read_history(root / site.HISTORY))
+    disagreeing = agreement.problems(root, records, history)
+    if disagreeing:
+        raise RecordError(disagreeing)
+    rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
+    series = {name: comparable(history.get(name, [])) for name in names}
+    sparks = {name: svg.sparkline(name, series[name]) for name in names}
+    outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows, series),
+               site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
+               site.DASHBOARD: dashboard.render(rows, series, sparks),
+               site.CALCULATOR: calculator.render(rows)}
+    movements = _history(root, names, records, series, outputs, backfilled)
+    standing = server_page.Standing.of(rows)
+    per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
+    for row in rows:
+        page = server_page.render(row, series[row.name], standing, movements.get(row.name))
+        if per_release.get(row.name):
+            page += "\n" + releases.section(per_release[row.name])
+        outputs[site.server_page(row.name)] = page
+        outputs[site.sparkline(row.name)] = sparks[row.name]
+        outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
+    # after every section is in: the HTML renders the final Markdown (each page converted once per
+    # content; the Markdown holds the composition table the chart is drawn from)
+    pages = {path: text for path, text in outputs.items()
+             if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
+    outputs.update(render_cache.memo_map(root, pages, functools.partial(server_html.pages,
+                                                                        compositions=standing.compositions)))
+    return outputs
+
+
+def _history(root: Path, names: list[str], records: dict[str, dict], series: dict[str, Series],
+             outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
+    """The history pass (issue #13): append each entry's current record to its tool vectors, then
+    derive cost movement, the capture index and the tool shape from them in the same pass. Adds
+    the files to ``outputs``; returns each entry's movement (for its page). Raises ``RecordError``
+    listing every unreadable vectors file or capture that does not re-derive."""
+    with _no_cyclic_gc():
+        return _history_pass(root, names, records, series, outputs, backfilled)
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """Cyclic garbage collection paused for the history pass. It allocates a few objects per tool
+    vector (100,000 vectors at 1,000 servers) and frees none until it returns, so the collector
+    would rescan that growing heap hundreds of times for nothing: measured with bench/regen.py, a
+    quarter of the pass's time. Nothing in the pass forms reference cycles; refcounting frees
+    everything when it returns, and the previous state is restored."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _history_pass(root: Path, names: list[str], records: dict[str, dict], series: dict[str, Series],
+                  outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
+    vectors: dict[str, VectorHistory] = {}
+    errors: list[str] = []
+    for name in names:
+        try:
+            held = backfilled[name] if backfilled is not None else \
+                tool_vectors.read(root / site.tool_vectors(name), name)
+            vectors[name] = tool_vectors.advance(held, records.get(name), site.record(name))
+        except RecordError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise RecordError(errors)
+    movements = {name: regressions.movement(name, series[name], vectors[name]) for name in names}
+    # Not re-validated at run time (jsonschema would cost seconds at 1,000 breakdowns); the tests
+    # check every shape against schemas/regressions.schema.json.
+    report = regressions.to_json(regressions.ordered(list(movements.values())))
+    outputs.update({site.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
+    outputs[site.REGRESSIONS_MD] = regressions_md.render(list(movements.values()))
+    outputs[site.REGRESSIONS_JSON] = regressions.render_json(report)
+    outputs[site.CAPTURE_INDEX] = capture_index.text(vectors)
+    outputs[site.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
+    return movements
+
+
+def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -> list[Path]:
+    """Rewrite everything published under ``repo_root``; return the output paths, sorted.
+    ``backfilled``: tool vectors rebuilt from git (:mod:`harness.pages.backfill`) replacing the
+    files on disk."""
+    root = Path(repo_root)
+    outputs = render_all(root, backfilled)
+    atomic.write_many({root / rel: _published(rel, text).encode("utf-8") for rel, text in outputs.items()})
+    _remove_stale(root, {Path(rel) for rel in outputs})
+    return sorted(root / rel for rel in outputs)
+
+
+def _published(relative, text: str) -> str:
+    """The bytes a published file gets: JSON with every character a terminal or editor would act on
+    written as a ``\\uXXXX`` escape (``untrusted.json_text``, issue #9: no raw control character in
+    a published file; the parsed value is unchanged). Markdown, HTML, SVG and CSV escape their own
+    text as they are rendered."""
+    return untrusted.json_text(text) if str(relative).endswith(".json") else text
+
+
+def _remove_stale(root: Path, keep: set[Path]) -> list[Path]:
+    """Delete generated per-entry files whose entry left the catalog; return what was removed."""
+    removed = []
+    for folder, suffix in _OWNED:
+        directory = root / folder
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.iterdir()):
+            if path.is_file() and path.suffix == suffix and path.relative_to(root) not in keep:
+                path.unlink()
+                removed.append(path)
+    return removed

@@ -1,0 +1,238 @@
+"""Cost movement (method cost-regression/v1; methodology, "Cost movement"): each server's most
+recent movement — the change that produced the cost it carries today.
+
+What may be compared: only the points of the comparable series (:func:`harness.pages.series.
+comparable`, the same-isolation run the trend already draws). A failed sweep has no number, so it is
+a gap and never a drop to zero.
+
+Which pair: walking back from the newest point through the trailing run of identical measurements
+(same ``tokens`` and ``toolCount``) to the first point with today's numbers (``after``); the point
+before it is ``before``. The window is ``before.date → after.date``; the new cost has held since
+``after.date``, for ``held_sweeps`` points through the newest. A series whose every point is
+identical is *unchanged*; one without points has *no comparable measurement*.
+
+What is claimed: the mechanism from totals alone — tools up and tokens up: more tools; both down:
+fewer tools; same count, tokens up/down: heavier/lighter tools; count and cost opposite (or count
+moving with no token change): mixed. Per-tool attribution when the tool vectors
+(:mod:`harness.pages.tool_vectors`) hold both sides: every tool whose numbers changed, matched by
+name (and occurrence, for a repeated name), and the remainder that belongs to no single tool
+published as unattributed, never distributed. Otherwise "breakdown unavailable", with why.
+
+What is called out: a movement is emphasised only when it clears both thresholds — at least 5 % of
+the earlier cost and at least 25 tokens (integer arithmetic, so the edges are exact). Every movement
+is listed either way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import dataclass
+
+from harness.db.history import HistoryRow
+from harness.pages.series import Series
+from harness.pages.tool_vectors import VectorHistory, at
+
+METHOD = "cost-regression/v1"
+PERCENT, TOKENS = 5, 25
+MOVED, UNCHANGED, NONE = "moved", "unchanged", "no-comparable-measurement"
+UNAVAILABLE = "breakdown unavailable"
+
+
+@dataclass(frozen=True)
+class ToolMove:
+    """One tool whose numbers changed; ``before``/``after`` are ``(tokens, descriptionTokens,
+    inputSchemaTokens)`` or ``None`` where the tool is absent."""
+
+    name: str
+    before: tuple[int, int, int] | None
+    after: tuple[int, int, int] | None
+
+    @property
+    def change(self) -> str:
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "removed"
+        return "heavier" if self.delta > 0 else "lighter" if self.delta < 0 else "recomposed"
+
+    def part(self, index: int) -> int:
+        """Signed change of tokens (0), description tokens (1) or input-schema tokens (2)."""
+        return (self.after[index] if self.after else 0) - (self.before[index] if self.before else 0)
+
+    @property
+    def delta(self) -> int:
+        return self.part(0)
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    tools: tuple[ToolMove, ...]
+    unattributed: int  # total movement minus the sum of the per-tool deltas
+
+    @property
+    def attributed(self) -> int:
+        return sum(t.delta for t in self.tools)
+
+
+@dataclass(frozen=True)
+class Movement:
+    server: str
+    state: str
+    series: Series
+    before: HistoryRow | None = None
+    after: HistoryRow | None = None
+    held_since: str | None = None
+    held_sweeps: int = 0
+    breakdown: Breakdown | None = None
+    unavailable: str | None = None  # why there is no breakdown (a moved server only)
+
+    @property
+    def latest(self) -> HistoryRow | None:
+        return self.series.points[-1] if self.series.points else None
+
+    @property
+    def held_days(self) -> int | None:
+        if self.held_since is None:
+            return None
+        return (dt.date.fromisoformat(self.latest.date) - dt.date.fromisoformat(self.held_since)).days
+
+    @property
+    def delta(self) -> int | None:
+        return None if self.state != MOVED else self.after.tokens - self.before.tokens
+
+    @property
+    def percent(self) -> float | None:
+        """Signed percentage of the earlier cost (``None`` unmoved, or from zero)."""
+        if self.state != MOVED or self.before.tokens == 0:
+            return None
+        return 100 * self.delta / self.before.tokens
+
+    @property
+    def emphasised(self) -> bool:
+        return self.state == MOVED and clears(self.before.tokens, self.delta)
+
+    @property
+    def mechanism(self) -> str | None:
+        if self.state != MOVED:
+            return None
+        return mechanism(self.delta, self.after.toolCount - self.before.toolCount)
+
+
+def clears(before: int, delta: int) -> bool:
+    """Both thresholds: ``|delta| ≥ 25`` tokens and ``|delta| ≥ 5 %`` of ``before``."""
+    return abs(delta) >= TOKENS and 100 * abs(delta) >= PERCENT * before
+
+
+def mechanism(tokens: int, tools: int) -> str:
+    """From the signed changes of totalTokens and toolCount."""
+    if tools > 0 and tokens > 0:
+        return "more tools"
+    if tools < 0 and tokens < 0:
+        return "fewer tools"
+    if tools == 0 and tokens > 0:
+        return "heavier tools"
+    if tools == 0 and tokens < 0:
+        return "lighter tools"
+    return "mixed"
+
+
+def movement(server: str, series: Series, vectors: VectorHistory) -> Movement:
+    """The most recent movement of ``server`` in its comparable ``series``."""
+    points = series.points
+    if not points:
+        return Movement(server, NONE, series)
+    latest, start = points[-1], len(points) - 1
+    while start > 0 and _same(points[start - 1], latest):
+        start -= 1
+    if start == 0:
+        return Movement(server, UNCHANGED, series, held_since=points[0].date, held_sweeps=len(points))
+    before, after = points[start - 1], points[start]
+    breakdown, why = _breakdown(vectors, before, after)
+    return Movement(server, MOVED, series, before, after, after.date, len(points) - start, breakdown, why)
+
+
+def _same(a: HistoryRow, b: HistoryRow) -> bool:
+    return a.tokens == b.tokens and a.toolCount == b.toolCount
+
+
+def _breakdown(vectors: VectorHistory, before: HistoryRow, after: HistoryRow) -> tuple[Breakdown | None, str | None]:
+    old = at(vectors, before.date, before.tokens, before.toolCount, before.isolation)
+    new = at(vectors, after.date, after.tokens, after.toolCount, after.isolation)
+    if old is not None and new is not None:
+        return attribute(old, new), None
+    missing = before.date if old is None else after.date
+    if not vectors.vectors:
+        return None, f"{UNAVAILABLE}: no tool vectors are on record for this server"
+    return None, (f"{UNAVAILABLE}: the tool vectors (from {vectors.vectors[0]['date']}) hold no capture of the "
+                  f"{missing} measurement")
+
+
+def attribute(old: dict, new: dict) -> Breakdown:
+    """Per-tool changes from vector ``old`` to vector ``new`` (see module docstring)."""
+    before, after = _keyed(old["tools"]), _keyed(new["tools"])
+    moves = []
+    for k in [*after, *(k for k in before if k not in after)]:
+        if before.get(k) != after.get(k):
+            moves.append(ToolMove(k[0], before.get(k), after.get(k)))
+    moves.sort(key=lambda m: (-abs(m.delta), m.name, m.change))
+    total = new["totalTokens"] - old["totalTokens"]
+    return Breakdown(tuple(moves), total - sum(m.delta for m in moves))
+
+
+def _keyed(tools: list[dict]) -> dict[tuple[str, int], tuple[int, int, int]]:
+    seen: Counter = Counter()
+    out = {}
+    for tool in tools:
+        seen[tool["name"]] += 1
+        out[(tool["name"], seen[tool["name"]])] = (tool["tokens"], tool["descriptionTokens"], tool["inputSchemaTokens"])
+    return out
+
+
+def to_json(movements: list[Movement]) -> dict:
+    """The ``results/regressions.json`` document (``schemas/regressions.schema.json``)."""
+    return {"method": METHOD, "thresholds": {"percent": PERCENT, "tokens": TOKENS},
+            "servers": [_entry(m) for m in movements]}
+
+
+def _point(row: HistoryRow | None) -> dict | None:
+    return None if row is None else {"date": row.date, "tokens": row.tokens, "toolCount": row.toolCount}
+
+
+def _entry(m: Movement) -> dict:
+    percent = m.percent
+    return {
+        "server": m.server, "state": m.state,
+        "series": {"isolation": m.series.isolation, "starts": m.series.starts},
+        "latest": _point(m.latest), "before": _point(m.before), "after": _point(m.after),
+        "window": None if m.state != MOVED else {"from": m.before.date, "to": m.after.date},
+        "heldSince": m.held_since, "heldSweeps": m.held_sweeps, "heldDays": m.held_days,
+        "delta": m.delta, "percent": None if percent is None else round(percent, 2),
+        "emphasised": m.emphasised, "mechanism": m.mechanism,
+        "breakdown": None if m.breakdown is None else {
+            "tools": [{"name": t.name, "change": t.change, "before": _parts(t.before), "after": _parts(t.after),
+                       "delta": t.delta} for t in m.breakdown.tools],
+            "attributed": m.breakdown.attributed, "unattributed": m.breakdown.unattributed},
+        "breakdownUnavailable": m.unavailable,
+    }
+
+
+def _parts(values: tuple[int, int, int] | None) -> dict | None:
+    if values is None:
+        return None
+    return dict(zip(("tokens", "descriptionTokens", "inputSchemaTokens"), values))
+
+
+def render_json(document: dict) -> str:
+    """File text of a :func:`to_json` document: one server per line (compact JSON; non-ASCII and
+    lone surrogates in tool names escaped, so the bytes are always valid UTF-8)."""
+    head = json.dumps({k: v for k, v in document.items() if k != "servers"}, separators=(",", ":"))
+    lines = ",\n".join(json.dumps(entry, separators=(",", ":")) for entry in document["servers"])
+    return head[:-1] + ',"servers":[\n' + lines + "\n]}\n"
+
+
+def ordered(movements: list[Movement]) -> list[Movement]:
+    """Moved servers by size of movement (largest first), then unchanged, then the rest; ties by name."""
+    rank = {MOVED: 0, UNCHANGED: 1, NONE: 2}
+    return sorted(movements, key=lambda m: (rank[m.state], -abs(m.delta or 0), m.server))

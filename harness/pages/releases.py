@@ -1,0 +1,161 @@
+"""Cost per release: what each new release of a server's package changed, from the records git holds.
+
+Every committed version of ``results/<name>/measurement.json`` says which release it measured
+(``resolvedPackage.version``: the install the launcher resolved; else the exact pin in its
+``launchCommand``) and what it cost. Walking them oldest first (:func:`harness.pages.backfill.record_versions`)
+and keeping the last measured or dynamic record of each release gives one row per move to another
+release — ``1.4.0 → 1.5.0: +1,204 tokens, 3 tools added`` — between consecutive releases as they
+were measured (a failure in between is a gap, never a zero). The working tree's record comes last.
+
+:func:`rows` is that series for the pages to use; :func:`render_json` writes
+``results/releases.json`` and :func:`markdown` a minimal table. Deterministic: same commits, same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness.db.history import NUMBERED
+from harness.pages.text import as_int, num
+
+METHOD = "release-cost/v1"
+FILE = "results/releases.json"
+MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One release as last measured: ``version``, UTC ``date``, ``tokens`` and the tool names."""
+
+    version: str
+    date: str
+    tokens: int
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    """A move from release ``previous`` to ``version``, measured on ``date``."""
+
+    server: str
+    previous: str
+    version: str
+    date: str
+    tokensBefore: int
+    tokensAfter: int
+    tokensDelta: int
+    toolsAdded: tuple[str, ...]
+    toolsRemoved: tuple[str, ...]
+
+    def summary(self) -> str:
+        """``1.4.0 → 1.5.0: +1,204 tokens, 3 tools added`` (tool counts only when tools moved)."""
+        parts = [f"{'+' if self.tokensDelta >= 0 else '−'}{num(abs(self.tokensDelta))} tokens"]
+        for count, word in ((len(self.toolsAdded), "added"), (len(self.toolsRemoved), "removed")):
+            if count:
+                parts.append(f"{count} tool{'s' if count != 1 else ''} {word}")
+        return f"{self.previous} → {self.version}: {', '.join(parts)}"
+
+
+def release_of(record: dict) -> str | None:
+    """The release a record measured, or ``None`` when it does not say."""
+    resolved = record.get("resolvedPackage")
+    if isinstance(resolved, dict) and isinstance(resolved.get("version"), str) and resolved["version"]:
+        return resolved["version"]
+    match = re.search(r"(?:@|==)(\d+(?:\.\d+)+[0-9A-Za-z.+-]*)(?:\s|$)", str(record.get("launchCommand") or ""))
+    return match.group(1) if match else None
+
+
+def measured(record: dict) -> Measured | None:
+    """The record as a measured release, or ``None`` (a failure, or no release said)."""
+    version, tokens = release_of(record), as_int(record.get("totalTokens"))  # a committed record parses 2378.0
+    if record.get("status") not in NUMBERED or version is None or tokens is None:
+        return None
+    tools = tuple(sorted(str(t.get("name")) for t in record.get("tools") or () if isinstance(t, dict)))
+    return Measured(version, str(record.get("measuredAt") or "")[:10], tokens, tools)
+
+
+def series(name: str, records: list[dict]) -> list[ReleaseRow]:
+    """The release moves in ``records`` (one server's, oldest first)."""
+    out: list[ReleaseRow] = []
+    last: Measured | None = None
+    for record in records:
+        now = measured(record)
+        if now is None:
+            continue
+        if last is not None and now.version != last.version:
+            before, after = set(last.tools), set(now.tools)
+            out.append(ReleaseRow(name, last.version, now.version, now.date, last.tokens, now.tokens,
+                                  now.tokens - last.tokens, tuple(sorted(after - before)), tuple(sorted(before - after))))
+        last = now
+    return out
+
+
+def rows(root: Path, names: list[str], current: dict[str, dict] | None = None) -> dict[str, list[ReleaseRow]]:
+    """``{name: release rows}`` from the git history of ``root`` (see module doc); ``current``:
+    each name's working-tree record, appended last when it is not the newest committed one."""
+    from harness.pages.backfill import record_versions
+
+    versions: dict[str, list[dict]] = {name: [] for name in names}
+    for name, record, _ in record_versions(root, names):
+        versions[name].append(record)
+    for name, record in (current or {}).items():
+        if name in versions and (not versions[name] or versions[name][-1] != record):
+            versions[name].append(record)
+    return {name: series(name, versions[name]) for name in names}
+
+
+def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
+    """``results/releases.json``: every server's rows, servers by name, rows oldest first."""
+    doc = {"method": METHOD,
+           "servers": {name: [asdict(r) | {"summary": r.summary()} for r in by_server[name]]
+                       for name in sorted(by_server) if by_server[name]}}
+    return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def load(root: Path) -> dict[str, list[ReleaseRow]]:
+    """The rows of ``<root>/results/releases.json`` (``{}`` when there is none). Raises
+    ``RecordError`` naming the file when it cannot be read as what :func:`render_json` writes."""
+    from harness.pages.records import RecordError
+    from harness.util import bounded
+
+    path = Path(root) / FILE
+    try:
+        doc = json.loads(bounded.read_regular(path, MAX_BYTES))
+        return {str(name): [_row(item) for item in items] for name, items in doc["servers"].items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RecordError([f"{FILE}: not a release-cost file ({type(exc).__name__}: {str(exc)[:120]})"]) from None
+
+
+def _row(item: dict) -> ReleaseRow:
+    fields = {k: item[k] for k in ReleaseRow.__dataclass_fields__}
+    for key in ("tokensBefore", "tokensAfter", "tokensDelta"):
+        if type(fields[key]) is not int:
+            raise ValueError(f"{key} is not a whole number")
+    for key in ("toolsAdded", "toolsRemoved"):
+        fields[key] = tuple(str(t) for t in fields[key])
+    return ReleaseRow(**{k: (v if k.startswith(("tokens", "tools")) else str(v)) for k, v in fields.items()})
+
+
+def section(rows_: list[ReleaseRow]) -> str:
+    """The "Cost per release" section of a server page ('' when there are no rows)."""
+    table = markdown(rows_)
+    return f"## Cost per release\n\nMethod {METHOD}: each move to another release, as measured.\n\n{table}" if table else ""
+
+
+def markdown(rows_: list[ReleaseRow]) -> str:
+    """A minimal Markdown table of one server's rows, newest first ('' when there are none)."""
+    from harness.pages.mdescape import md
+
+    if not rows_:
+        return ""
+    lines = ["| Release | Measured | Tokens | Change | Tools added | Tools removed |", "|---|---|---|---|---|---|"]
+    for r in reversed(rows_):
+        delta = f"{'+' if r.tokensDelta >= 0 else '−'}{num(abs(r.tokensDelta))}"
+        lines.append(f"| {md(r.previous)} → {md(r.version)} | {r.date} | {num(r.tokensAfter)} | {delta} | "
+                     f"{md(', '.join(r.toolsAdded)) or '—'} | {md(', '.join(r.toolsRemoved)) or '—'} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,179 @@
+"""``docs/servers/<name>.html``: a server page as HTML, rendered from its Markdown (issue #15).
+
+GitHub Pages serves ``.md`` files as raw text, so every server page is also published as HTML next
+to it, and the dashboard links there. The HTML is the Markdown page rendered with markdown-it-py
+(CommonMark plus tables) — nothing is written twice, so any section added to
+:mod:`harness.pages.server_page` appears here as it is. Same Markdown → same bytes.
+
+Safety: recorded text in the Markdown is already inert (``mdescape.md`` escapes ``<``, ``>``,
+``&`` and Markdown punctuation). As a second line, the only raw HTML let through is ``<br>`` (the
+page's own line breaks in the stderr quote); any other raw HTML renders as visible text, link
+targets pass markdown-it's URL check, and the page's Content-Security-Policy allows no script and
+nothing from another origin. Links to sibling server pages (``other.md``) point at their HTML.
+Wide tables scroll inside their own box, so the page itself never scrolls sideways; cell text
+breaks only between words and a name's parts.
+
+The one part drawn here rather than in the Markdown: the chart of "Where the tokens go" (stacked
+bars per tool and field from :mod:`harness.pages.composition`, every segment carrying its
+``data-tokens``), placed between that section's sentence and its table, which holds the same numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+
+from markdown_it import MarkdownIt
+
+from harness.pages import composition, site
+from harness.pages.composition import Composition
+from harness.pages.htmltext import with_breaks
+from harness.pages.text import one_line
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+CSS = """
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;background:#fff;margin:0}
+main{max-width:980px;margin:0 auto;padding:20px 16px 32px}
+h1{font-size:28px;margin:0 0 6px;overflow-wrap:anywhere}h2{font-size:20px;margin-top:30px;border-top:1px solid #e4e7eb;padding-top:14px}h3{font-size:16px}
+h1+p{font-size:18px;line-height:1.5;background:#f4f6f8;border-left:4px solid #1f5fa8;padding:10px 14px;margin:8px 0}
+a{color:#1f5fa8}
+p,li{overflow-wrap:break-word}
+.wide{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:8px 0}
+th,td{padding:5px 8px;border:1px solid #d8dde3;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f4f6f8}
+code{font-size:13px;overflow-wrap:anywhere}
+pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}
+blockquote{margin:8px 0;padding:4px 12px;border-left:4px solid #d8dde3;color:#4d5562;overflow-wrap:anywhere}
+img{max-width:100%;height:auto}
+figure.comp{margin:10px 0 14px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;margin:0 0 8px}
+.legend i{display:inline-block;width:11px;height:11px;border:1px solid #1b1f24;border-radius:2px;margin-right:5px;vertical-align:-1px}
+ol.bars{list-style:none;padding:0;margin:0}
+ol.bars li{display:grid;grid-template-columns:minmax(0,14em) 4.5em minmax(0,1fr);gap:8px;align-items:center;margin:2px 0;font-size:13px}
+ol.bars .t{overflow-wrap:anywhere;text-align:right}
+ol.bars .v{text-align:right;font-variant-numeric:tabular-nums}
+.bar{display:flex;height:14px;background:#f4f6f8;border-radius:2px;overflow:hidden}
+.bar span{display:block;height:14px}
+ol.bars li.all{font-weight:600;margin-bottom:8px}
+@media (max-width:600px){ol.bars li{grid-template-columns:minmax(0,1fr) 4em;}ol.bars .t{text-align:left}ol.bars .bar{grid-column:1/-1}}
+""".strip() + "\n" + "\n".join(f".f-{f}{{background:{c}}}" for f, c in (
+    ("name", "#cc79a7"), ("description", "#0072b2"), ("inputSchema", "#e69f00"), ("outputSchema", "#009e73"),
+    ("annotations", "#56b4e9"), ("other", "#d55e00"), ("punctuation", "#999999")))
+CHART_TOOLS = 40  # tools drawn in the chart; the table below lists every tool
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+CELL_TEXT = "cell_text"
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.add_render_rule("html_inline", lambda self, tokens, idx, options, env: _inline_html(tokens[idx].content))
+    md.add_render_rule("html_block", lambda self, tokens, idx, options, env: f"<p>{html.escape(tokens[idx].content)}</p>\n")
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="wide"><table>\n')
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>\n")
+    md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
+    return md
+
+
+def _mark_cell_text(tokens) -> None:
+    """Text inside table cells renders with break opportunities between a name's parts (``_``,
+    ``-``, case boundaries): cells never cut a word in the middle, and a row too wide for the screen
+    scrolls in its box instead (issue #15, "tool names wrap mid-word")."""
+    in_cell = False
+    for token in tokens:
+        if token.type in ("th_open", "td_open"):
+            in_cell = True
+        elif token.type in ("th_close", "td_close"):
+            in_cell = False
+        elif in_cell and token.type == "inline":
+            for child in token.children or ():
+                if child.type == "text":
+                    child.type = CELL_TEXT
+
+
+def _inline_html(content: str) -> str:
+    return "<br>" if _BR.fullmatch(content.strip()) else html.escape(content)
+
+
+_MD = _markdown()
+
+
+def chart(comp: Composition) -> str:
+    """The stacked-bar chart of a composition: the whole server, then the largest tools."""
+    fields = [f for f, total in comp.field_totals().items() if total]
+    def segments(parts: list[tuple[str, int]], scale: int) -> str:
+        return "".join(f'<span class="f-{f}" data-field="{f}" data-tokens="{n}" style="width:{100 * n / scale:.3f}%" '
+                       f'title="{html.escape(composition.LABELS.get(f, f))}: {n:,}"></span>' for f, n in parts if n)
+    whole = [(f, comp.field_totals()[f]) for f in fields] + [("punctuation", comp.punctuation)]
+    legend = "".join(f'<span><i class="f-{f}"></i>{html.escape(composition.LABELS.get(f, f))}</span>'
+                     for f in [*fields, *(["punctuation"] if comp.punctuation else [])])
+    tools = sorted(comp.tools, key=lambda t: -t.tokens)
+    widest = max((t.tokens for t in tools), default=0) or 1
+    items = [f'<li class="all"><span class="t">whole server</span><span class="v">{comp.total:,}</span>'
+             f'<span class="bar" data-total="{comp.total}">{segments(whole, comp.total or 1)}</span></li>']
+    for t in tools[:CHART_TOOLS]:
+        items.append(f'<li><span class="t">{with_breaks(t.name)}</span><span class="v">{t.tokens:,}</span>'
+                     f'<span class="bar" data-total="{t.tokens}">'
+                     f'{segments([(f, t.part(f)) for f in fields], widest)}</span></li>')
+    more = (f'<p>The {len(tools) - CHART_TOOLS} smaller tools are in the table.</p>' if len(tools) > CHART_TOOLS else "")
+    return (f'<figure class="comp" aria-label="Tokens per tool and field"><div class="legend">{legend}</div>'
+            f'<ol class="bars">{"".join(items)}</ol>{more}</figure>\n')
+
+
+_CHART_AT = re.compile(r'(<h2>Where the tokens go</h2>\n<p>.*?</p>\n)', re.DOTALL)
+
+
+def render(name: str, markdown: str, comp: Composition | None = None) -> str:
+    """The HTML page of server ``name`` from its Markdown page text (``comp``: its composition,
+    drawn as a chart in "Where the tokens go")."""
+    tokens = _MD.parse(markdown)
+    _mark_cell_text(tokens)
+    here = site.server_page(name)
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "link_open":
+                child.attrSet("href", _html_link(here, str(child.attrGet("href") or "")))
+    body = _MD.renderer.render(tokens, _MD.options, {})
+    if comp is not None:
+        body = _CHART_AT.sub(lambda m: m.group(1) + chart(comp), body, count=1)
+    title = f"{one_line(name, 120)}: context cost (mcp-context-cost)"
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP)}">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>\n{CSS}\n</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        body.rstrip("\n"),
+        "</main>",
+        "</body>",
+        "</html>",
+    ]) + "\n"
+
+
+def pages(outputs: dict[str, str], compositions: dict[str, Composition | None] | None = None) -> dict[str, str]:
+    """``{docs/servers/<name>.html: page}`` for every server page among ``outputs``
+    (``{repository path: text}``; ``compositions``: each server's, for its chart)."""
+    prefix = site.SERVER_DIR + "/"
+    comps = compositions or {}
+    return {site.server_html(path[len(prefix):-len(".md")]):
+            render(path[len(prefix):-len(".md")], text, comps.get(path[len(prefix):-len(".md")]))
+            for path, text in sorted(outputs.items())
+            if path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]}
+
+
+def _html_link(here: str, href: str) -> str:
+    """``href`` from the Markdown page, pointing at the HTML page when it names a server page."""
+    if "://" in href or href.startswith(("/", "#", "mailto:")) or not href.endswith(".md"):
+        return href
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), href))
+    if posixpath.dirname(target) == site.SERVER_DIR:
+        return href[: -len(".md")] + ".html"
+    return href

@@ -1,0 +1,491 @@
+"""``docs/servers/<name>.md``: one page per catalog entry (methodology, "Reproduce it" — each
+measured server has a detail page; "Which machine a number applies to"; "Which revision a record
+was taken under"; "Trends over time").
+
+The page leads with what a reader came for and ends with what a checker needs:
+
+1. the cost — tokens, band, rank among the ranked servers ("#12 of 70"), share of a 200k context,
+   tool count — or, without a number, whether the server failed or was not measured here, and why;
+2. what the server is and how to install it (the catalog's command, package, repository);
+3. where the tokens go (:mod:`harness.pages.composition`): per tool and per field, parts that
+   sum exactly to the headline;
+4. shape advice (the largest part of the cost; descriptions at or above the 90th percentile of
+   every description measured, tool-shape/v1; the session-start load and whether deferring costs
+   more), cheaper servers of the same category, the readings beside the headline, the ``discover``
+   figure of a protocol-mismatch record;
+5. history: "Over time" from ``history.csv`` (only the comparable series,
+   :mod:`harness.pages.series`) and "Cost movement" (:func:`cost_movement`, issue #13);
+6. provenance: the record's facts (launch command, isolation and architecture — "architecture not on
+   record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated — "not
+   captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash), the verify command,
+   the standalone per-tool diagnostics, notes and the stderr tail of a failure.
+
+Recorded text goes through ``mdescape.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.pages import composition, readings_md, regressions, regressions_md, site, tool_shape
+from harness.pages.board import FAILED, MACHINE, Row
+from harness.db.history import HistoryRow
+from harness.pages.composition import Composition
+from harness.pages.mdescape import md
+from harness.pages.regressions import Movement
+from harness.pages.series import Series, not_measured_since
+from harness.pages.text import as_int, num, one_line
+
+NAME_LIMIT = 120
+FIELD_LIMIT = 1000
+STDERR_LINES = 20
+CONTEXT = 200_000  # the context window a share is given against
+CHEAPER = 5  # cheaper servers of the same category listed on a page
+SHAPE_PERCENTILE = 90  # a description at or above it draws advice (tool-shape/v1, as audit --suggest)
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class Standing:
+    """What a page needs to know about the other rows: how many are ranked, the ranked rows of each
+    category (cheapest first), and each row's composition (computed once, shared with the HTML)."""
+
+    ranked: int
+    by_category: dict[str, list[Row]]
+    p90_description: int | None = None  # tool-shape/v1: the 90th percentile of description tokens
+    compositions: dict[str, Composition | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> Standing:
+        by_category: dict[str, list[Row]] = {}
+        for r in rows:
+            if r.rank is not None and r.entry.category:
+                by_category.setdefault(r.entry.category, []).append(r)
+        for peers in by_category.values():
+            peers.sort(key=lambda r: (r.tokens, r.name))
+        shape = tool_shape.build({r.name: r.record for r in rows if r.record})
+        descriptions = shape["metrics"]["descriptionTokens"]
+        return cls(sum(1 for r in rows if r.rank is not None), by_category,
+                   descriptions[SHAPE_PERCENTILE] if descriptions else None)
+
+    def composition(self, row: Row) -> Composition | None:
+        if row.name not in self.compositions:
+            self.compositions[row.name] = composition.of_record(row.record) if row.tokens is not None else None
+        return self.compositions[row.name]
+
+    def cheaper(self, row: Row) -> list[Row]:
+        peers = self.by_category.get(row.entry.category or "", [])
+        return [r for r in peers if r.tokens < row.tokens][:CHEAPER] if row.tokens is not None else peers[:CHEAPER]
+
+
+def render(row: Row, series: Series, standing: Standing | None = None, movement: Movement | None = None) -> str:
+    """The page text for ``row``, its comparable history ``series``, its place among the other rows
+    (``standing``; a page alone when ``None``) and its cost ``movement``."""
+    standing = standing or Standing.of([row])
+    here = site.server_page(row.name)
+    out = [f"# {md(row.name)}", "", _headline(row, standing), *_capture_lines(row, series), "",
+           f"[dashboard]({site.link(here, site.DASHBOARD)}) · "
+           f"[setup calculator]({site.link(here, site.CALCULATOR)}) · "
+           f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
+           f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)})", ""]
+    out += _install(row)
+    out += composition_section(row, standing.composition(row))
+    out += _shape(row, standing)
+    out += _session(row)
+    out += _cheaper(row, standing, here)
+    out += readings_md.server_section(row)
+    out += _discover(row)
+    out += _over_time(row, series, here)
+    if movement is not None:
+        out += [cost_movement(movement).rstrip("\n"), ""]
+    out += ["## Provenance", "", "For those who check: where the number comes from and how to re-derive it.", ""]
+    out += _facts(row, series)
+    out += _verify(row)
+    out += _tools(row)
+    out += _notes(row)
+    out += _compatibility(row)
+    out += _stderr(row)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+
+
+def _headline(row: Row, standing: Standing) -> str:
+    if row.tokens is None:
+        why = _why(row)
+        if row.group == MACHINE:
+            return (f"**Not measured here** — status `{row.status}`: the measuring machine could not run or reach "
+                    f"this server{': ' + why if why else ''}. That says nothing about the server itself.")
+        kind = "Failed" if row.group == FAILED else "No number"
+        return f"**{kind}** — status `{row.status}`{': ' + why if why else ''}. No token count."
+    _colour, label = row.band
+    dynamic = " The listed set changes between launches (dynamic)." if row.status == "dynamic" else ""
+    return (f"**{num(row.tokens)} tokens** of tool definitions — band **{label}**, **#{row.rank} of "
+            f"{standing.ranked}** ranked servers, **{share(row.tokens)}** of a 200k context, {num(row.tool_count)} "
+            f"tool{'' if row.tool_count == 1 else 's'}. A client that loads every definition pays this before the "
+            f"first call (o200k\\_base).{dynamic}")
+
+
+def share(tokens: int) -> str:
+    """``tokens`` as a percentage of a 200k context, one decimal (``<0.1%`` rather than ``0.0%``)."""
+    value = 100 * tokens / CONTEXT
+    return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
+
+
+def _why(row: Row) -> str:
+    from harness.db import reason  # noqa: PLC0415 - only pages without a number need it
+    text = reason.reason(row.record) if row.record else "; ".join(row.notes)
+    return md(text, 300)
+
+
+def _install(row: Row) -> list[str]:
+    """What the server is and how to run it, from the catalog entry."""
+    e = row.entry
+    out = ["## What it is and how to install it", ""]
+    about = []
+    if e.category:
+        about.append(f"- Category: {md(e.category, NAME_LIMIT)}")
+    if e.package:
+        # Plain text, not a code span: a code span shows md()'s escapes (\_, &lt;) as typed.
+        about.append(f"- Package: {md(e.package, NAME_LIMIT)}")
+    if e.repo:
+        about.append(f"- Repository: <{md(e.repo, FIELD_LIMIT)}>" if _plain_url(e.repo) else f"- Repository: {md(e.repo, FIELD_LIMIT)}")
+    server = " ".join(one_line(x, NAME_LIMIT) for x in ((row.record or {}).get("serverName"), (row.record or {}).get("serverVersion")) if x)
+    if server:
+        about.append(f"- Names itself: {md(server)}")
+    if about:
+        out += [*about, ""]
+    if e.command:
+        out += ["Run it as the catalog does (add it to your client's MCP configuration):", "", "```sh", one_line(e.command, FIELD_LIMIT), "```", ""]
+    elif e.url:
+        out += [f"A remote server: {md(e.url, FIELD_LIMIT)} (Streamable HTTP).", ""]
+    names = (row.record or {}).get("envVarNames") or []
+    if names:
+        out += [f"Environment variables it reads: {md(', '.join(map(str, names)), FIELD_LIMIT)}.", ""]
+    if e.notes:
+        out += [f"Catalog note: {md(e.notes, FIELD_LIMIT)}", ""]
+    return out
+
+
+def _plain_url(text: object) -> bool:
+    return isinstance(text, str) and re.fullmatch(r"https://[A-Za-z0-9._~/%+-]+", text) is not None
+
+
+def composition_section(row: Row, comp: Composition | None) -> list[str]:
+    """"Where the tokens go": one row per tool (largest first), one column per field, the array's
+    punctuation, and a total that equals the headline."""
+    if row.tokens is None:
+        return []
+    out = ["## Where the tokens go", ""]
+    if not row.tool_count:
+        return out + ["The server listed no tools.", ""]
+    if comp is None:
+        return out + ["No breakdown: the record's capture does not re-derive its number here.", ""]
+    totals = comp.field_totals()
+    fields = [f for f in composition.FIELDS if totals[f]]
+    spread = ", ".join(f"{composition.LABELS[f]} {num(totals[f])} ({100 * totals[f] / comp.total:.1f}%)"
+                       for f in sorted(fields, key=lambda f: -totals[f]))
+    out += [f"Each of the {num(comp.total)} tokens of the capture belongs to exactly one part: the field of the "
+            f"tool its text is in, or the punctuation between tools. Across all tools: {spread}"
+            f"{f', punctuation {num(comp.punctuation)}' if comp.punctuation else ''}.", ""]
+    out += ["| Tool | Tokens | " + " | ".join(composition.LABELS[f].capitalize() for f in fields) + " |",
+            "|---|---:|" + "---:|" * len(fields)]
+    for tool in sorted(comp.tools, key=lambda t: -t.tokens):
+        out.append(f"| {md(tool.name, NAME_LIMIT) or '—'} | {num(tool.tokens)} | "
+                   + " | ".join(num(tool.part(f)) for f in fields) + " |")
+    blank = " | ".join("" for _ in fields)
+    out.append(f"| punctuation between tools | {num(comp.punctuation)} | {blank} |")
+    out.append(f"| **Total** | **{num(comp.total)}** | " + " | ".join(num(totals[f]) for f in fields) + " |")
+    return out + [""]
+
+
+def _shape(row: Row, standing: Standing) -> list[str]:
+    """Shape advice (tool-shape/v1): the tools whose description is at or above the 90th
+    percentile of every description measured here, largest first — or that nothing is."""
+    tools = [t for t in (row.record or {}).get("tools") or [] if isinstance(t, dict)]
+    if row.tokens is None or not tools or standing.p90_description is None:
+        return []
+    p90 = standing.p90_description
+    long = sorted((t for t in tools if (as_int(t.get("descriptionTokens")) or 0) >= p90),
+                  key=lambda t: -(as_int(t.get("descriptionTokens")) or 0))
+    out = ["## Shape advice", ""]
+    comp = standing.composition(row)
+    if comp is not None and comp.total:
+        field_, tokens = max(comp.field_totals().items(), key=lambda item: item[1])
+        out += [f"The largest part of the cost is {composition.LABELS[field_]}: {num(tokens)} of {num(comp.total)} "
+                f"tokens ({100 * tokens / comp.total:.0f}%).", ""]
+    if not long:
+        return out + [f"Nothing unusual: no tool's description reaches the 90th percentile of the descriptions "
+                      f"measured here ({num(p90)} tokens).", ""]
+    names = ", ".join(f"{md(t.get('name'), NAME_LIMIT)} ({num(as_int(t.get('descriptionTokens')))})" for t in long[:10])
+    more = f" and {len(long) - 10} more" if len(long) > 10 else ""
+    return out + [f"{len(long)} of {len(tools)} tool descriptions are at or above the 90th percentile of the "
+                  f"descriptions measured here ({num(p90)} tokens): {names}{more}. A description is read on every "
+                  "request that carries the tool: saying less there costs less everywhere.", ""]
+
+
+def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:
+    category = row.entry.category
+    if not category:
+        return []
+    peers = [r for r in standing.cheaper(row) if r.name != row.name]
+    title = f"## Cheaper servers in {md(category, NAME_LIMIT)}" if row.tokens is not None else \
+        f"## Measured servers in {md(category, NAME_LIMIT)}"
+    if not peers:
+        return [title, "", "None: no ranked server of this category costs less." if row.tokens is not None
+                else "None ranked yet.", ""]
+    lines = []
+    for r in peers:
+        less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None else ""
+        lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, site.server_page(r.name))}): "
+                     f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tool{'' if r.tool_count == 1 else 's'}")
+    return [title, "", *lines, ""]
+
+
+def _table(pairs: list[tuple[str, str]]) -> list[str]:
+    return ["| Field | Value |", "|---|---|", *(f"| {k} | {v} |" for k, v in pairs), ""]
+
+
+def _facts(row: Row, series: Series) -> list[str]:
+    r, entry, iso = row.record, row.entry, row.isolation
+    out = ["### Measurement record", ""]
+    if r is None:
+        pairs = [("Status", row.status), ("Launch command", md(entry.command or entry.url, FIELD_LIMIT))]
+        return out + ["No measurement is on record yet.", ""] + _table(pairs) + _catalog(row)
+    sha = r.get("canonicalSha256")
+    pairs = [
+        ("Status", row.status),
+        ("Tokens (o200k\\_base)", num(row.tokens)),
+        ("Tools", num(row.tool_count)),
+        ("Captured (first taken)", md(r.get("measuredAt"), NAME_LIMIT) or "not on record"),
+        ("Last confirmed", last_confirmed(r, series) or "not since it was captured"),
+        ("Confirmed by a second launch", _confirmed(r)),
+        ("Launch command", md(r.get("launchCommand"), FIELD_LIMIT) or "not on record"),
+        ("Env var names (values never recorded)", md(", ".join(map(str, r.get("envVarNames") or [])), FIELD_LIMIT) or "none"),
+        ("Isolation", md(iso.get("mode"), NAME_LIMIT) or "not on record"),
+        ("Architecture", md(iso.get("arch"), NAME_LIMIT) or "architecture not on record"),
+        ("Operating system", md(iso.get("os"), NAME_LIMIT) or "not on record"),
+        ("Image", md(iso.get("image"), NAME_LIMIT) or "none"),
+        ("Runtimes", _runtimes(iso.get("runtimes"))),
+        ("Protocol revision requested", md(r.get("requestedProtocolVersion"), NAME_LIMIT) or "not on record"),
+        ("Protocol revision negotiated", md(r.get("negotiatedProtocolVersion"), NAME_LIMIT) or "not captured"),
+        ("Server name and version", md(" ".join(one_line(x, NAME_LIMIT) for x in (r.get("serverName"), r.get("serverVersion")) if x)) or "not sent"),
+        ("Canonical SHA-256", f"`{sha}`" if isinstance(sha, str) and _HEX64.match(sha) else "none"),
+        ("Canonical length", f"{num(as_int(r.get('canonicalLength')))} bytes" if as_int(r.get("canonicalLength")) else "none"),
+        ("Budget of the published attempt", f"{num(as_int(r.get('timeoutMs')))} ms" if as_int(r.get("timeoutMs")) else "not on record"),
+        ("Harness version", md(r.get("harnessVersion"), NAME_LIMIT) or "not on record"),
+    ]
+    return out + _table(pairs) + _catalog(row)
+
+
+# --- issue #10: when the capture was taken and last confirmed; unconfirmed single launches --------
+
+def _capture_lines(row: Row, series: Series) -> list[str]:
+    """Under the headline: "Captured …, last confirmed …" and, for a single-launch capture, that it
+    is unconfirmed. ``measuredAt`` is when the capture was first taken; later sweeps that found the
+    same thing are rows of history.csv (methodology, "Two launches")."""
+    r = row.record
+    if r is None:
+        return []
+    captured = md(str(r.get("measuredAt") or "")[:10], NAME_LIMIT) or "an unrecorded date"
+    confirmed = last_confirmed(r, series)
+    out = ["", f"Captured {captured}, last confirmed {confirmed}." if confirmed else
+           f"Captured {captured}; not confirmed by a sweep since."]
+    stale = not_measured_since(r.get("status"), series)
+    if stale is not None:
+        since, sweeps = stale
+        out += ["", f"**Not measured here since {since}** ({sweeps} sweep(s)): the measuring machine failed, not "
+                "the server (see \"Over time\"), so what is shown is the last record the server itself gave, "
+                f"captured {captured}."]
+    if row.tokens is not None and r.get("confirmed") is False:
+        out += ["", "**Unconfirmed:** this number comes from a single launch — the confirming second launch "
+                "failed or was not made — so it is not known to be stable (see the notes)."]
+    return out
+
+
+def last_confirmed(record: dict, series: Series) -> str | None:
+    """The newest history.csv date, on or after the capture's day, whose row has the record's
+    status and number (``None`` when there is none)."""
+    day = str(record.get("measuredAt") or "")[:10]
+    tokens = as_int(record.get("totalTokens"))
+    dates = [h.date for h in (*series.left_out, *series.rows)
+             if h.date >= day and h.status == record.get("status") and h.tokens == tokens]
+    return max(dates) if dates else None
+
+
+def _confirmed(record: dict) -> str:
+    if record.get("status") not in ("measured", "dynamic"):
+        return "—"
+    value = record.get("confirmed")
+    return {True: "yes", False: "**no — unconfirmed (single launch)**"}.get(value, "not on record")
+
+
+def _runtimes(runtimes: object) -> str:
+    if not isinstance(runtimes, dict) or not runtimes:
+        return "not on record"
+    return md(", ".join(f"{k} {v if v is not None else 'absent'}" for k, v in sorted(runtimes.items())), FIELD_LIMIT)
+
+
+def _catalog(row: Row) -> list[str]:
+    e = row.entry
+    pairs = [("Category", md(e.category, NAME_LIMIT) or "—"), ("Package", md(e.package, NAME_LIMIT) or "—"),
+             ("Repository", md(e.repo, FIELD_LIMIT) or "—")]
+    if e.not_applicable:
+        pairs.append(("Declared not applicable", md(e.not_applicable.reason, FIELD_LIMIT)))
+    if e.launch_note:
+        pairs.append(("Launched unlike its documentation", md(e.launch_note, FIELD_LIMIT)))
+    if e.notes:
+        pairs.append(("Catalog note", md(e.notes, FIELD_LIMIT)))
+    return ["### Catalog entry", "", *_table(pairs)]
+
+
+def _verify(row: Row) -> list[str]:
+    if row.record is None or row.record.get("rawToolsCapture") is None:
+        return []
+    return ["### Verify it", "", "Re-derive the number from the record's own capture:", "", "```sh",
+            f"mcp-context-cost verify {site.record(row.name)}", "```", ""]
+
+
+def _session(row: Row) -> list[str]:
+    s = row.session
+    if s is None:
+        return []
+    out = ["## Session-start load", "", f"**{s.label()} tokens** (deferred-load/v1): "
+           f"{num(s.names)} for the tool-name list + "]
+    if s.floor:
+        out[-1] += "instructions not captured in this record, so this is a floor, not a figure."
+    else:
+        out[-1] += f"{num(s.instructions)} for the server's instructions."
+    if row.defers_costlier:
+        out += ["", f"Deferring costs more here: {s.label()} tokens at session start against "
+                f"{num(row.tokens)} for every definition loaded up front."]
+    return out + [""]
+
+
+def _tools(row: Row) -> list[str]:
+    tools = (row.record or {}).get("tools") or []
+    if row.tokens is None:
+        return []
+    out = ["### Per-tool diagnostics", "", "Each tool's JSON counted alone, in server order. They do not add up to "
+           "the headline (tokens merge across the seams between tools); the breakdown above does.", ""]
+    if not tools:
+        return out + ["The server listed no tools.", ""]
+    out += ["| Tool | Tokens | Description tokens | Input schema tokens | Note |", "|---|---:|---:|---:|---|"]
+    for t in tools:
+        t = t if isinstance(t, dict) else {}
+        note = t.get("note") or t.get("divergence")
+        out.append(f"| {md(t.get('name'), NAME_LIMIT) or '—'} | {num(as_int(t.get('tokens')))} | "
+                   f"{num(as_int(t.get('descriptionTokens')))} | {num(as_int(t.get('inputSchemaTokens')))} | "
+                   f"{md(note, FIELD_LIMIT)} |")
+    return out + [""]
+
+
+def _discover(row: Row) -> list[str]:
+    d = (row.record or {}).get("discover")
+    if not isinstance(d, dict):
+        return []
+    supported = d.get("supportedVersions")
+    pairs = [("Revision it answered under", md(d.get("protocolVersion"), NAME_LIMIT) or "not on record"),
+             ("Tokens", num(as_int(d.get("totalTokens")))), ("Tools", num(as_int(d.get("toolCount")))),
+             ("Revisions the server named", md(", ".join(map(str, supported)), FIELD_LIMIT) if isinstance(supported, list) and supported else "none named"),
+             ("Canonical SHA-256", f"`{d['canonicalSha256']}`" if _HEX64.match(str(d.get("canonicalSha256"))) else "none")]
+    return ["## Separate figure: tools listed under the server's own revision", "",
+            "This is **not** the headline. The headline is defined by `initialize` at the revision this "
+            f"harness requests, which the server refused, so the status stays {row.status}. The tools it "
+            "lists when asked under a revision it names are counted the same way and shown here apart.",
+            "", *_table(pairs)]
+
+
+def _notes(row: Row) -> list[str]:
+    if not row.notes:
+        return []
+    return ["### Notes", "", *(f"- {md(n, FIELD_LIMIT * 4)}" for n in row.notes), ""]
+
+
+def _compatibility(row: Row) -> list[str]:
+    """The record's ``compatibility`` line and findings: which strict clients would reject what the
+    server sent (``harness.probe.compatibility``); nothing for a record without one."""
+    compat = (row.record or {}).get("compatibility")
+    if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
+        return []
+    findings = [f for f in compat.get("findings") or [] if isinstance(f, dict)]
+    lines = ["## Compatibility with strict clients", "", md(compat["summary"], FIELD_LIMIT * 2), ""]
+    for finding in findings:
+        who = ", ".join(str(c) for c in finding.get("rejectedBy") or []) or "no official client"
+        lines.append(f"- {md(finding.get('what'), FIELD_LIMIT)} — rejected by: {md(who, NAME_LIMIT)}")
+    checked = md(compat.get("checkedAgainst"), FIELD_LIMIT)
+    return lines + ([""] if findings else []) + ([f"Checked against: {checked}", ""] if checked else [])
+
+
+def _stderr(row: Row) -> list[str]:
+    tail = (row.record or {}).get("stderrTail")
+    if not isinstance(tail, str) or not tail.strip():
+        return []
+    lines = [md(line, 300) for line in tail.splitlines() if line.strip()][-STDERR_LINES:]
+    return ["### Standard error (last lines)", "", *(f"> {line}<br>" for line in lines), ""]
+
+
+def _over_time(row: Row, series: Series, here: str) -> list[str]:
+    out = ["## Over time", ""]
+    if not series.rows and not series.left_out:
+        return out + ["No sweep of this entry is in `history.csv` yet.", ""]
+    out += [f"![{md(row.name)}: context cost over time]({site.link(here, site.trend(row.name))})", ""]
+    out.append(_series_sentence(series))
+    out += ["", "| Date | Tokens | Tools | Status | Isolation |", "|---|---:|---:|---|---|"]
+    for h in reversed(series.rows):
+        out.append(f"| {h.date} | {num(h.tokens)} | {num(h.toolCount)} | {h.status} | {_iso(h)} |")
+    return out + [""]
+
+
+def _iso(h: HistoryRow) -> str:
+    return h.isolation or "not recorded"
+
+
+def _series_sentence(series: Series) -> str:
+    if not series.rows:
+        return "No comparable sweep."
+    where = f"under {series.isolation} isolation" if series.isolation else "none with its isolation on record"
+    text = f"Comparable series: {len(series.rows)} sweep(s), {where}, starting {series.starts}."
+    if series.left_out:
+        kinds = sorted({h.isolation_label for h in series.left_out})
+        first, last = series.left_out[0].date, series.left_out[-1].date
+        span = first if first == last else f"{first} to {last}"
+        text += (f" {len(series.left_out)} earlier row(s) ({span}, measured under {', '.join(kinds)}) are "
+                 "left out: numbers taken under different isolation are not comparable.")
+    if series.unrecorded:
+        text += (f" {series.unrecorded} row(s) have no isolation on record; they still plot, marked "
+                 "\"not recorded\" (hollow points on the chart).")
+    return text
+
+
+def cost_movement(m: Movement) -> str:
+    """The "Cost movement" section (method cost-regression/v1) of ``m.server``'s page, appended
+    after the rest of the page: the most recent movement of the comparable series, its window,
+    how long the cost has held, the mechanism, and the per-tool table with the unattributed
+    remainder — or "breakdown unavailable" and why (:mod:`harness.pages.regressions`)."""
+    here = site.server_page(m.server)
+    out = ["## Cost movement", "",
+           f"Method {regressions.METHOD}; every server: [cost movement]({site.link(here, site.REGRESSIONS_MD)}).", ""]
+    if m.state == regressions.NONE:
+        return "\n".join(out + ["No comparable measurement: nothing to compare.", ""])
+    if m.state == regressions.UNCHANGED:
+        return "\n".join(out + [f"No movement in the comparable series: {num(m.latest.tokens)} tokens, "
+                                f"{num(m.latest.toolCount)} tools, held since {regressions_md.held(m)}.", ""])
+    called = ("It clears both thresholds" if m.emphasised else "It is below the emphasis thresholds")
+    out += [f"Most recent movement: **{regressions_md.change(m, ' tokens')}**, {num(m.before.tokens)} → "
+            f"{num(m.after.tokens)} tokens and {num(m.before.toolCount)} → {num(m.after.toolCount)} tools, between "
+            f"the sweeps of {m.before.date} and {m.after.date}. Mechanism (from the totals): {m.mechanism}. "
+            f"The new cost has held since {regressions_md.held(m)}. {called} "
+            f"({regressions_md.thresholds()}).", ""]
+    if m.breakdown is None:
+        return "\n".join(out + [f"Per tool: {m.unavailable}.", ""])
+    out += ["| Tool | Change | Before | After | Delta | Description Δ | Input schema Δ |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for t in m.breakdown.tools:
+        out.append(f"| {md(t.name, NAME_LIMIT) or '—'} | {t.change} | {num(t.before and t.before[0])} | "
+                   f"{num(t.after and t.after[0])} | {t.delta:+,} | {t.part(1):+,} | {t.part(2):+,} |")
+    out.append(f"| *unattributed* (belongs to no single tool) | | | | {m.breakdown.unattributed:+,} | | |")
+    return "\n".join(out + ["", "Per-tool numbers are each tool's own JSON counted alone; the unattributed "
+                                "remainder is the movement of the total minus their sum, published rather than "
+                                "spread over the tools.", ""])

@@ -1,0 +1,59 @@
+"""Turning any recorded value into one safe line of plain text, and formatting numbers.
+
+Recorded text (server names, tool names, notes, stderr) comes from servers and is hostile by
+assumption. Before any output format escapes it, it is reduced to one printable line here:
+
+* a non-string value (a tool ``name`` may be ``0`` or ``false``) becomes its JSON text;
+* lone surrogates (kept by ``jsparse``) become U+FFFD, so the text encodes as UTF-8;
+* every line break (CR, LF, U+0085, U+2028, U+2029), every other control character, and the
+  invisible characters that reorder or hide text (bidi embeddings and isolates, LRM/RLM, zero-width
+  space, BOM, tag characters: ``harness.util.untrusted.UNSAFE_CHARS``) become a space, then runs
+  of spaces are collapsed (joiners used by emoji and scripts are kept);
+* text longer than ``limit`` characters is cut and ends with ``…``.
+
+Escaping for a format is done by the caller: Markdown with :func:`harness.pages.mdescape.md`,
+HTML and SVG with ``html.escape``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.core.canonical import stringify
+from harness.util import untrusted
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BREAKS = re.compile(f"[{untrusted.UNSAFE_CHARS}]+")  # the one definition of unsafe (issue #9)
+_SPACES = re.compile(" {2,}")
+ELLIPSIS = "…"
+
+
+def one_line(value: object, limit: int | None = None) -> str:
+    """``value`` as one printable line (see module docstring); ``None`` becomes ``""``."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = stringify(value)
+        if value is None:
+            return ""
+    text = _SURROGATE.sub("\ufffd", value)
+    text = _SPACES.sub(" ", _BREAKS.sub(" ", text)).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+    return text
+
+
+def num(value: int | float | None, empty: str = "—") -> str:
+    """An integer count with thousands separators (``2,378``); ``empty`` for ``None``."""
+    if value is None:
+        return empty
+    return f"{int(value):,}"
+
+
+def as_int(value: object) -> int | None:
+    """A recorded count (``jsparse`` yields floats: ``2378.0``) as ``int``; ``None`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return int(value)

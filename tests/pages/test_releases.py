@@ -1,0 +1,144 @@
+"""Cost per release (harness/pages/releases.py): the series rebuilt from the record versions a real
+git repository holds, and the ``releases`` command that writes results/releases.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.core.counting import count_tools
+from harness.pages import releases
+from tests.pages import builders as b
+
+COMMAND = "npx -y @modelcontextprotocol/server-memory"
+
+
+def capture_of(tools: list[str], tokens: int) -> list[dict]:
+    """A tools/list capture of ``tools`` whose counted total is exactly ``tokens``: the first
+    tool's description is padded with words of one token each until the count is met."""
+    capture = [b.tool(n, "", schema={"type": "object"}) for n in tools]
+    words = 0
+    for _ in range(20):
+        capture[0]["description"] = " ".join(["x"] * words)
+        total = count_tools(capture).totalTokens
+        if total == tokens:
+            return capture
+        words += tokens - total
+    raise AssertionError(f"no capture of {tools} counts {tokens} tokens")
+
+
+def version(release: str | None, tokens: int, tools: list[str], day: str, status: str = "measured") -> dict:
+    """Server memory's record of ``release`` measured on ``day``: ``tokens`` over ``tools``,
+    re-derivable from its own capture (or a failure with no number)."""
+    fields = {"resolvedPackage": None if release is None else {"launcher": "npx", "version": release,
+                                                                "name": "@modelcontextprotocol/server-memory"},
+              "launchCommand": COMMAND, "measuredAt": f"{day}T03:00:00.000Z"}
+    if status != "measured":
+        return b.failed("memory", status, ["the server exited before replying"], **fields)
+    return b.measured("memory", capture_of(tools, tokens), **fields)
+
+
+def test_series_rows_between_releases_as_measured():
+    recs = [version("1.4.0", 1000, ["a", "b"], "2026-10-05"),
+            version("1.4.0", 1010, ["a", "b"], "2026-10-12"),  # same release, drift: no row
+            version("1.5.0", 0, [], "2026-10-19", status="startup-failure"),  # a gap, never a zero
+            version("1.5.0", 2214, ["a", "c", "d", "e"], "2026-10-26"),
+            version(None, 9999, ["z"], "2026-11-02"),  # no release said: not placed
+            version("1.5.1", 2100, ["a", "c", "d"], "2026-11-09")]
+    rows = releases.series("memory", recs)
+    assert [r.summary() for r in rows] == ["1.4.0 → 1.5.0: +1,204 tokens, 3 tools added, 1 tool removed",
+                                           "1.5.0 → 1.5.1: −114 tokens, 1 tool removed"]
+    assert (rows[0].tokensBefore, rows[0].toolsAdded, rows[0].toolsRemoved, rows[0].date) == (
+        1010, ("c", "d", "e"), ("b",), "2026-10-26")
+    assert releases.series("memory", recs[:2]) == []
+
+
+def test_release_of_prefers_the_resolved_install_then_the_pin():
+    assert releases.release_of({"resolvedPackage": {"version": "2.0.0"}, "launchCommand": "npx -y p@1.0.0"}) == "2.0.0"
+    assert releases.release_of({"resolvedPackage": None, "launchCommand": "npx -y p@1.0.0 --x"}) == "1.0.0"
+    assert releases.release_of({"launchCommand": "uvx --from p==0.3.1 p"}) == "0.3.1"
+    assert releases.release_of({"launchCommand": "npx -y p@latest"}) is None
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(root)})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "db"
+    (root / "results" / "memory").mkdir(parents=True)
+    (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
+    _git(root, "init", "-q", "-b", "main")
+    for i, (rel, tokens, tools) in enumerate([("1.4.0", 1000, ["a", "b"]), ("1.5.0", 2204, ["a", "b", "c", "d"]),
+                                              ("1.5.0", 2204, ["a", "b", "c", "d"])]):
+        rec = version(rel, tokens, tools, f"2026-10-{5 + 7 * i:02d}")
+        (root / "results" / "memory" / "measurement.json").write_text(json.dumps(rec, indent=1))
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "--allow-empty", "-m", f"sweep {i}")
+    return root
+
+
+def test_rows_from_git_history_and_the_working_tree(repo):
+    committed = releases.rows(repo, ["memory"])
+    assert [r.summary() for r in committed["memory"]] == ["1.4.0 → 1.5.0: +1,204 tokens, 2 tools added"]
+    current = version("1.6.0", 2000, ["a", "b", "c"], "2026-11-02")
+    both = releases.rows(repo, ["memory"], {"memory": current})
+    assert [r.version for r in both["memory"]] == ["1.5.0", "1.6.0"]
+    doc = json.loads(releases.render_json(both))
+    assert doc["method"] == "release-cost/v1" and doc["servers"]["memory"][1]["summary"] == \
+        "1.5.0 → 1.6.0: −204 tokens, 1 tool removed"
+    table = releases.markdown(both["memory"])
+    assert table.splitlines()[2].startswith("| 1\\.5.0 → 1\\.6.0 | 2026-11-02 | 2,000 | −204 |")
+
+
+def test_releases_command_writes_the_file(repo):
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(repo / "servers.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "memory: 1.4.0 → 1.5.0: +1,204 tokens, 2 tools added" in done.stdout
+    assert json.loads((repo / "results" / "releases.json").read_text())["servers"]["memory"][0]["version"] == "1.5.0"
+
+
+def test_releases_command_outside_git_is_one_line(tmp_path):
+    (tmp_path / "servers.yaml").write_text("servers:\n- name: memory\n  command: npx -y x\n")
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(tmp_path / "servers.yaml")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "not inside a git repository" in done.stderr
+
+
+def test_regen_shows_the_rows_on_the_server_page(tmp_path):
+    from harness.pages.records import RecordError
+    from harness.pages.regen import regen
+    from tests.pages.builders import entry, measured, tool, write_catalog, write_record
+
+    root = tmp_path / "db"
+    root.mkdir()
+    write_catalog(root, [entry("memory")])
+    _git(root, "init", "-q", "-b", "main")
+    for i, (rel, tools) in enumerate([("1.4.0", [tool("a"), tool("b")]),
+                                      ("1.5.0", [tool("a"), tool("b"), tool("c", "Does a much longer thing.")])]):
+        write_record(root, measured("memory", tools, resolvedPackage={"launcher": "npx", "name": "memory-mcp",
+                                                                      "version": rel},
+                                    measuredAt=f"2026-10-{5 + 7 * i:02d}T03:00:00.000Z"))
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"sweep {i}")
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(root / "servers.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (row,) = releases.load(root)["memory"]
+    assert row.summary().startswith("1.4.0 → 1.5.0: +") and row.toolsAdded == ("c",)
+    regen(root)
+    page = (root / "docs" / "servers" / "memory.md").read_text()
+    assert "## Cost per release" in page and "| 1\\.4.0 → 1\\.5.0 | 2026-10-12 |" in page
+    assert "<h2>Cost per release</h2>" in (root / "docs" / "servers" / "memory.html").read_text()
+    before = page
+    (root / "results" / "releases.json").write_text('{"servers": {"memory": [{"tokensDelta": "lots"}]}}')
+    with pytest.raises(RecordError, match="results/releases.json: not a release-cost file"):
+        regen(root)
+    assert (root / "docs" / "servers" / "memory.md").read_text() == before

@@ -1,0 +1,70 @@
+"""Server page HTML converted once per content (harness/pages/render_cache.py): same bytes as a
+direct conversion, cold or warm, serial or in worker processes; only changed pages converted again;
+a cache that cannot be used costs time, never a wrong page."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.pages import render_cache, server_html
+
+
+def pages(n: int, extra: str = "") -> dict[str, str]:
+    return {f"docs/servers/s{i:03d}.md": f"# s{i:03d}\n\n| a | b |\n|---|---|\n| {i} | [x](s{i + 1:03d}.md){extra} |\n"
+            for i in range(n)}
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "repo"
+
+
+class Counting:
+    """``server_html.pages`` counting its calls (in-process only: fewer than PARALLEL_FROM pages)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, outputs):
+        self.calls += 1
+        return server_html.pages(outputs)
+
+
+def test_warm_runs_convert_only_what_changed(cache):
+    first = pages(5)
+    direct = server_html.pages(first)
+    convert = Counting()
+    assert render_cache.memo_map(cache, first, convert) == direct and convert.calls == 5
+    assert render_cache.memo_map(cache, first, convert) == direct and convert.calls == 5  # all hits
+    changed = dict(first, **{"docs/servers/s002.md": first["docs/servers/s002.md"] + "\nmore\n"})
+    assert render_cache.memo_map(cache, changed, convert) == server_html.pages(changed) and convert.calls == 6
+    assert len(list(render_cache.folder(cache).iterdir())) == 5  # the old s002 entry was pruned
+
+
+def test_another_renderer_misses(cache, monkeypatch):
+    convert = Counting()
+    render_cache.memo_map(cache, pages(3), convert)
+    monkeypatch.setattr(render_cache, "fingerprint", lambda: "another renderer")
+    render_cache.memo_map(cache, pages(3), convert)
+    assert convert.calls == 6
+
+
+def test_workers_give_the_same_bytes(cache):
+    many = pages(render_cache.PARALLEL_FROM + 6, extra=" *x*")
+    assert render_cache.memo_map(cache, many, server_html.pages) == server_html.pages(many)
+
+
+def test_an_unusable_cache_only_costs_time(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(blocker))
+    assert render_cache.memo_map(tmp_path, pages(3), server_html.pages) == server_html.pages(pages(3))
+
+
+def test_a_damaged_entry_is_converted_again(cache):
+    render_cache.memo_map(cache, pages(2), server_html.pages)
+    for path in render_cache.folder(cache).iterdir():
+        path.write_bytes(b"\xff not json")
+    convert = Counting()
+    assert render_cache.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
