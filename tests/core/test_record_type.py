@@ -1,0 +1,43 @@
+"""The typed record (harness.core.record.Record) names exactly the schema's keys, with the same
+required set, and every committed record type-checks as far as keys go."""
+
+import json
+from pathlib import Path
+from typing import get_args, get_type_hints
+
+from harness.core.record import Attempt, Isolation, Record, ResolvedPackage, Status, ToolRow
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "schemas" / "measurement.schema.json").read_text())
+
+
+def _keys(typed) -> tuple[set[str], set[str]]:
+    return set(get_type_hints(typed)), set(typed.__required_keys__)
+
+
+def test_record_keys_are_the_schemas():
+    keys, required = _keys(Record)
+    assert keys == set(SCHEMA["properties"])
+    assert required == set(SCHEMA["required"])
+
+
+def test_status_values_are_the_schemas():
+    assert set(get_args(Status)) == set(SCHEMA["properties"]["status"]["enum"])
+
+
+def test_nested_rows_are_the_schemas():
+    props = SCHEMA["properties"]
+    for typed, schema in ((ToolRow, props["tools"]["items"]), (Attempt, props["attempts"]["items"]),
+                          (Isolation, props["isolation"]), (ResolvedPackage, props["resolvedPackage"])):
+        keys, required = _keys(typed)
+        assert keys == set(schema["properties"]), typed.__name__
+        assert required == set(schema.get("required", [])), typed.__name__
+
+
+def test_a_committed_record_has_only_known_keys():
+    keys, required = _keys(Record)
+    records = sorted((REPO / "results").glob("*/measurement.json"))
+    assert records
+    for path in records:
+        record = json.loads(path.read_text())
+        assert required <= set(record) <= keys, path
