@@ -1,4 +1,4 @@
-"""Where every published file lives, relative to the repository root, and links between them.
+"""Links between published files (their paths: :mod:`harness.util.published`).
 
     results/leaderboard.md, results/leaderboard.csv     the leaderboard
     docs/servers/<name>.md                              one page per catalog entry
@@ -21,45 +21,11 @@ from __future__ import annotations
 import functools
 import posixpath
 
-LEADERBOARD_MD = "results/leaderboard.md"
-LEADERBOARD_CSV = "results/leaderboard.csv"
-DASHBOARD = "docs/index.html"
-CALCULATOR = "docs/calculator.html"
-METHODOLOGY = "docs/METHODOLOGY.md"
+from harness.util.published import (  # noqa: F401  re-exported: pages address files through site
+    LEADERBOARD_MD, LEADERBOARD_CSV, DASHBOARD, CALCULATOR, METHODOLOGY, SERVER_DIR, SPARK_DIR, TREND_DIR, HISTORY, RESULTS, REGRESSIONS_MD, REGRESSIONS_JSON, CAPTURE_INDEX, TOOL_SHAPE, server_page, server_html, sparkline, trend, record, tool_vectors)
+
 METHODOLOGY_LABEL = "methodology 1.0"
-SERVER_DIR, SPARK_DIR, TREND_DIR = "docs/servers", "docs/sparklines", "docs/trends"
-HISTORY = "history.csv"
-RESULTS = "results"
-REGRESSIONS_MD = "results/regressions.md"
-REGRESSIONS_JSON = "results/regressions.json"
-CAPTURE_INDEX = "results/capture-index.json"
-TOOL_SHAPE = "results/tool-shape.json"
 COST_MOVEMENT_ANCHOR = "cost-movement"  # the "## Cost movement" heading of a server page
-
-
-def server_page(name: str) -> str:
-    return f"{SERVER_DIR}/{name}.md"
-
-
-def server_html(name: str) -> str:
-    """The HTML rendering of :func:`server_page` (issue #15): the dashboard links here."""
-    return f"{SERVER_DIR}/{name}.html"
-
-
-def sparkline(name: str) -> str:
-    return f"{SPARK_DIR}/{name}.svg"
-
-
-def trend(name: str) -> str:
-    return f"{TREND_DIR}/{name}.svg"
-
-
-def record(name: str) -> str:
-    return f"{RESULTS}/{name}/measurement.json"
-
-
-def tool_vectors(name: str) -> str:
-    return f"{RESULTS}/{name}/tool-vectors.json"
 
 
 @functools.lru_cache(maxsize=65536)
