@@ -32,6 +32,9 @@ through ``esc``: the characters ``harness.util.untrusted`` escapes appear as ``\
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
+from typing import Any
 
 from harness.pages import dashboard_assets as assets
 from harness.pages import site
@@ -48,34 +51,13 @@ SERVERS_KEY = {"claude-code": "mcpServers", "claude-desktop": "mcpServers", "cur
 CLAUDE_CHOICES = (("default (nothing set)", {}), ("ENABLE_TOOL_SEARCH=true", {"ENABLE_TOOL_SEARCH": "true"}),
                   ("ENABLE_TOOL_SEARCH=false", {"ENABLE_TOOL_SEARCH": "false"}),
                   ("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1", {"CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1"}))
+# The audit's rules for these clients and choices, written by ``python -m harness.audit.calculator_rules``.
+RULES_FILE = Path(__file__).resolve().parent / "data" / "calculator-rules.json"
 
 
-def rules() -> dict:
-    """The audit's rule data the page needs, taken from the audit package itself."""
-    # Imported here: the audit reads published files, so this is the one place the page layer
-    # reaches up to it — for its rules, never its code paths.
-    from harness.audit import deferral, readers
-    from harness.audit.claude_settings import SHELL, Place
-    from harness.audit.clients import BY_ID
-    from harness.audit.model import READ
-    from harness.audit.records import record_for
-
-    clients = {}
-    for client in CLIENTS:
-        shape, record = BY_ID[client].SHAPE, record_for(client)
-        clients[client] = {
-            "name": BY_ID[client].NAME, "record": record["record"], "statement": record["statement"],
-            "leavesOpen": record.get("leavesOpen", ""), "serversKey": SERVERS_KEY[client],
-            "typeKey": shape.type_key, "typeMap": dict(shape.type_map), "urlKeys": [k for k, _ in shape.url_keys],
-            "command": shape.command, "args": shape.args, "alwaysLoad": shape.always_load,
-            "disabledKey": shape.disabled_key, "enabledKey": shape.enabled_key}
-    postures = []
-    for label, env in CLAUDE_CHOICES:
-        posture = deferral.resolve([Place("shell", SHELL, READ, env=env)] if env else [])
-        postures.append({"label": label, "kind": posture.kind, "reason": posture.reason})
-    return {"clients": clients, "claudePostures": postures, "deferred": deferral.DEFERRED,
-            "upFront": deferral.UP_FRONT, "maxConfigBytes": readers.MAX_CONFIG_BYTES,
-            "maxJsoncBytes": readers.MAX_JSON5_BYTES, "unsafeChars": _js_class(untrusted.UNSAFE_CHARS)}
+def rules() -> dict[str, Any]:
+    """The audit's rule data (``RULES_FILE``) plus the characters ``harness.util.untrusted`` escapes."""
+    return {**json.loads(RULES_FILE.read_text(encoding="utf-8")), "unsafeChars": _js_class(untrusted.UNSAFE_CHARS)}
 
 
 def _js_class(chars: str) -> str:
