@@ -36,7 +36,7 @@ from harness.db.staging import Journal, Staging
 from harness.pages.badge import stage_badges
 from harness.pages.records import RecordError
 from harness.pages.regen import regen
-from harness.pages.site import SERVER_DIR, SPARK_DIR, TREND_DIR
+from harness.util.published import SERVER_DIR, SPARK_DIR, TREND_DIR
 from harness.util.untrusted import escape
 
 

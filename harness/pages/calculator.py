@@ -41,9 +41,9 @@ from harness.pages import site
 from harness.pages.board import Row
 from harness.pages.htmltext import embedded_json
 from harness.pages.text import one_line
-from harness.util import untrusted
+from harness.util import published, untrusted
 
-HERE = site.CALCULATOR
+HERE = published.CALCULATOR
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
 # Where each client's file holds its servers (the key each client module's parse() reads).
 SERVERS_KEY = {"claude-code": "mcpServers", "claude-desktop": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
@@ -70,7 +70,7 @@ def render(rows: list[Row]) -> str:
     """The page text for the board ``rows`` (published order)."""
     servers = []
     for r in rows:
-        item = {"name": one_line(r.name, 200), "status": r.status, "href": site.link(HERE, site.server_html(r.name))}
+        item = {"name": one_line(r.name, 200), "status": r.status, "href": site.link(HERE, published.server_html(r.name))}
         if r.entry.package:
             item["package"] = one_line(r.entry.package, 200)
         if r.entry.url:
@@ -93,7 +93,7 @@ def render(rows: list[Row]) -> str:
         "<title>Setup calculator: what your MCP servers cost each client (mcp-context-cost)</title>",
         f"<style>\n{CSS}\n</style>", "</head>", "<body>", "<main>",
         '<header><h1>What does my MCP setup cost?</h1>',
-        f'<nav><a href="{link(site.DASHBOARD)}">dashboard</a> · <a href="{link(site.METHODOLOGY)}">'
+        f'<nav><a href="{link(published.DASHBOARD)}">dashboard</a> · <a href="{link(published.METHODOLOGY)}">'
         f"{e(site.METHODOLOGY_LABEL)}</a> · <a href=\"{link('docs/AUDIT.md')}\">audit</a></nav>",
         "<p class=\"lede\">Pick servers or paste a client config: each client's cost up front and per request, from "
         "the published measurements and the same rules as <code>mcp-context-cost audit</code>. Nothing you paste "

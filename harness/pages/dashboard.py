@@ -34,8 +34,9 @@ from harness.pages.board import GROUP_LABELS, Row, machine_note
 from harness.pages.htmltext import breakable, embedded_json, shorten
 from harness.pages.series import Series, not_measured_since
 from harness.pages.text import num, one_line
+from harness.util import published
 
-HERE = site.DASHBOARD
+HERE = published.DASHBOARD
 REASON_LIMIT = 110
 CONTEXT = 200_000  # the context window a share is given against
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -67,11 +68,11 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         "<body>",
         "<main>",
         '<header class="top"><h1>What MCP servers cost in context tokens</h1>',
-        f'<nav><a href="{link(site.CALCULATOR)}">Setup calculator</a> · <a href="#how-to-read">How to read this</a> · '
-        f'<a href="{link(site.METHODOLOGY)}">{e(site.METHODOLOGY_LABEL)}</a> · '
-        f'<a href="{link(site.REGRESSIONS_MD)}">cost movement</a> · '
-        f'<a href="{link(site.LEADERBOARD_MD)}">leaderboard</a> (Markdown, '
-        f'<a href="{link(site.LEADERBOARD_CSV)}">CSV</a>)</nav>',
+        f'<nav><a href="{link(published.CALCULATOR)}">Setup calculator</a> · <a href="#how-to-read">How to read this</a> · '
+        f'<a href="{link(published.METHODOLOGY)}">{e(site.METHODOLOGY_LABEL)}</a> · '
+        f'<a href="{link(published.REGRESSIONS_MD)}">cost movement</a> · '
+        f'<a href="{link(published.LEADERBOARD_MD)}">leaderboard</a> (Markdown, '
+        f'<a href="{link(published.LEADERBOARD_CSV)}">CSV</a>)</nav>',
         f'<p class="lede">Tokens a client spends on each server\'s tool definitions before the first call '
         f"(o200k_base, every definition loaded up front). {len(rows)} servers in the catalog.{when}</p></header>",
         '<section id="board" aria-label="Ranking">',
@@ -81,8 +82,8 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         '<div id="table-box"><table id="leaderboard"><thead></thead><tbody></tbody></table></div>',
         '<p><button type="button" id="more" hidden></button></p>',
         f'<noscript><p>The ranking is drawn by a small script. The same table without one: '
-        f'<a href="{link(site.LEADERBOARD_MD)}">leaderboard (Markdown)</a>, '
-        f'<a href="{link(site.LEADERBOARD_CSV)}">CSV</a>.</p></noscript>',
+        f'<a href="{link(published.LEADERBOARD_MD)}">leaderboard (Markdown)</a>, '
+        f'<a href="{link(published.LEADERBOARD_CSV)}">CSV</a>.</p></noscript>',
         "</section>",
         *_how_to_read(),
         *_deferring(rows),
@@ -98,7 +99,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
 
 def _datum(r: Row, series: Series | None) -> dict:
     """One row as the script reads it (short keys: the page carries one per catalog entry)."""
-    d: dict = {"name": one_line(r.name, 200), "href": site.link(HERE, site.server_html(r.name)),
+    d: dict = {"name": one_line(r.name, 200), "href": site.link(HERE, published.server_html(r.name)),
                "status": r.status, "group": r.group}
     if r.entry.category:
         d["category"] = one_line(r.entry.category, 80)
@@ -177,7 +178,7 @@ def _deferring(rows: list[Row]) -> list[str]:
     out = ['<section aria-labelledby="h-defer">', '<h2 id="h-defer">Where deferring costs more</h2>']
     if not costly:
         return out + ["<p>No measured entry has a session-start load above its headline number.</p>", "</section>"]
-    items = "".join(f'<li><a href="{html.escape(site.link(HERE, site.server_html(r.name)))}">{breakable(r.name)}</a>: '
+    items = "".join(f'<li><a href="{html.escape(site.link(HERE, published.server_html(r.name)))}">{breakable(r.name)}</a>: '
                     f"{html.escape(r.session.label())} tokens at session start against {num(r.tokens)} for every "
                     "definition up front</li>" for r in costly)
     return out + [f'<ul id="deferring">{items}</ul>', "</section>"]

@@ -16,16 +16,17 @@ from harness.pages.board import Row, machine_note, status_counts
 from harness.pages.mdescape import md
 from harness.pages.series import Series, not_measured_since
 from harness.pages.text import num
+from harness.util import published
 
 NOTE_LIMIT = 300
 NAME_LIMIT = 80
-HERE = site.LEADERBOARD_MD
+HERE = published.LEADERBOARD_MD
 
 
 def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
     """The file text for ``rows`` (already in published order); ``series``: each entry's comparable
     series (the Trend cell reads "since <date>" for a single point, as on the dashboard)."""
-    methodology = site.link(HERE, site.METHODOLOGY)
+    methodology = site.link(HERE, published.METHODOLOGY)
     out = [
         "# Leaderboard",
         "",
@@ -36,7 +37,7 @@ def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
         "",
         counts_line(rows),
         "",
-        f"What moved since each server's previous cost: [cost movement]({site.link(HERE, site.REGRESSIONS_MD)}).",
+        f"What moved since each server's previous cost: [cost movement]({site.link(HERE, published.REGRESSIONS_MD)}).",
         "",
         *_ranked(rows, series or {}),
         *_deferring(rows),
@@ -53,7 +54,7 @@ def counts_line(rows: list[Row]) -> str:
 
 
 def _server(row: Row) -> str:
-    return f"[{md(row.name, NAME_LIMIT)}]({site.link(HERE, site.server_page(row.name))})"
+    return f"[{md(row.name, NAME_LIMIT)}]({site.link(HERE, published.server_page(row.name))})"
 
 
 def _ranked(rows: list[Row], series: dict[str, Series]) -> list[str]:
@@ -88,7 +89,7 @@ def _trend(r: Row, series: Series | None) -> str:
     points = series.points if series is not None else None
     if points is not None and len(points) == 1:
         return f"since {md(points[0].date)}"
-    return f"![{md(r.name, NAME_LIMIT)} trend]({site.link(HERE, site.sparkline(r.name))})"
+    return f"![{md(r.name, NAME_LIMIT)} trend]({site.link(HERE, published.sparkline(r.name))})"
 
 
 def _deferring(rows: list[Row]) -> list[str]:

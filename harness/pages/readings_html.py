@@ -12,8 +12,9 @@ import html
 from harness.pages import readings, site
 from harness.pages.readings_md import side_label
 from harness.pages.text import num, one_line
+from harness.util import published
 
-HERE = site.DASHBOARD
+HERE = published.DASHBOARD
 NONE = "—"
 # (heading, numeric?) of the reading columns, in order; a row's cells come from _cells.
 _HEADS = (("Mapped", True), ("Claude", True), ("Claude ÷ o200k", True), ("mcp-tokens", True),
@@ -56,6 +57,6 @@ def _cells(r) -> list[tuple[str, str]]:
 
 def _row(r, cells: list[str]) -> str:
     e = html.escape
-    link = e(site.link(HERE, site.server_html(r.name)))
+    link = e(site.link(HERE, published.server_html(r.name)))
     return (f'<tr data-server="{e(r.name)}"><td class="name"><a href="{link}">{e(one_line(r.name, 80))}</a></td>'
             f'<td class="n">{num(r.tokens)}</td>{"".join(cells)}</tr>')

@@ -10,9 +10,10 @@ from __future__ import annotations
 from harness.pages import readings, site
 from harness.pages.mdescape import md
 from harness.pages.text import num
+from harness.util import published
 
 NAME_LIMIT = 80
-HERE = site.LEADERBOARD_MD
+HERE = published.LEADERBOARD_MD
 SIDE_LABELS = {"resources": "resources/list", "resourceTemplates": "resources/templates/list", "prompts": "prompts/list"}
 
 
@@ -32,7 +33,7 @@ def leaderboard_section(rows: list) -> list[str]:
         got = readings.of(r)
         c, x = got.claude, got.cross
         mapped = c.mapped if c else (x.mapped if x else None)
-        link = f"[{md(r.name, NAME_LIMIT)}]({site.link(HERE, site.server_page(r.name))})"
+        link = f"[{md(r.name, NAME_LIMIT)}]({site.link(HERE, published.server_page(r.name))})"
         out.append(f"| {link} | {num(r.tokens)} | {num(mapped)} | {num(c.tokens) if c else '—'} | "
                    f"{_ratio(c)} | {_share(c)} | {readings.percent(x.percent) if x else '—'} | "
                    f"{side_label(got.side)} | {readings.probe_cell(got.probe)} |")

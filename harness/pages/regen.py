@@ -2,7 +2,7 @@
 
 Inputs (repository-relative): ``servers.yaml`` (the catalog: which entries exist), every
 ``results/<name>/measurement.json`` of a catalog entry, ``history.csv``, and each entry's
-``results/<name>/tool-vectors.json``. Outputs: the files listed in :mod:`harness.pages.site` —
+``results/<name>/tool-vectors.json``. Outputs: the files listed in :mod:`harness.util.published` —
 leaderboard (md, csv), one page, sparkline and trend chart per catalog entry, and the dashboard —
 and the history pass of issue #13: each entry's tool vectors with the current record appended
 (:mod:`harness.pages.tool_vectors`; ``backfilled`` vectors from git replace the files' when
@@ -26,9 +26,9 @@ import functools
 from pathlib import Path
 
 from harness.db.catalog import load_catalog
-from harness.util import atomic, untrusted
+from harness.util import atomic, published, untrusted
 from harness.pages import (agreement, calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md,
-                             readings, regressions, regressions_md, releases, render_cache, server_html, server_page, site,
+                             readings, regressions, regressions_md, releases, render_cache, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.board import build_rows
 from harness.db.history import by_server, read_history
@@ -37,7 +37,7 @@ from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
 
 CATALOG = "servers.yaml"
-_OWNED = ((site.SERVER_DIR, ".md"), (site.SERVER_DIR, ".html"), (site.SPARK_DIR, ".svg"), (site.TREND_DIR, ".svg"))
+_OWNED = ((published.SERVER_DIR, ".md"), (published.SERVER_DIR, ".html"), (published.SPARK_DIR, ".svg"), (published.TREND_DIR, ".svg"))
 
 
 def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -> dict[str, str]:
@@ -46,18 +46,18 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     root = Path(repo_root)
     catalog = load_catalog(root / CATALOG)
     names = [e.name for e in catalog.entries]
-    records = load_records(root / site.RESULTS, names)
-    history = by_server(read_history(root / site.HISTORY))
+    records = load_records(root / published.RESULTS, names)
+    history = by_server(read_history(root / published.HISTORY))
     disagreeing = agreement.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
-    outputs = {site.LEADERBOARD_MD: leaderboard_md.render(rows, series),
-               site.LEADERBOARD_CSV: leaderboard_csv.render(rows),
-               site.DASHBOARD: dashboard.render(rows, series, sparks),
-               site.CALCULATOR: calculator.render(rows)}
+    outputs = {published.LEADERBOARD_MD: leaderboard_md.render(rows, series),
+               published.LEADERBOARD_CSV: leaderboard_csv.render(rows),
+               published.DASHBOARD: dashboard.render(rows, series, sparks),
+               published.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
@@ -65,13 +65,13 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         page = server_page.render(row, series[row.name], standing, movements.get(row.name))
         if per_release.get(row.name):
             page += "\n" + releases.section(per_release[row.name])
-        outputs[site.server_page(row.name)] = page
-        outputs[site.sparkline(row.name)] = sparks[row.name]
-        outputs[site.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
+        outputs[published.server_page(row.name)] = page
+        outputs[published.sparkline(row.name)] = sparks[row.name]
+        outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
     # after every section is in: the HTML renders the final Markdown (each page converted once per
     # content; the Markdown holds the composition table the chart is drawn from)
     pages = {path: text for path, text in outputs.items()
-             if path.startswith(site.SERVER_DIR + "/") and path.endswith(".md")}
+             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
     outputs.update(render_cache.memo_map(root, pages, functools.partial(server_html.pages,
                                                                         compositions=standing.compositions)))
     return outputs
@@ -110,8 +110,8 @@ def _history_pass(root: Path, names: list[str], records: dict[str, dict], series
     for name in names:
         try:
             held = backfilled[name] if backfilled is not None else \
-                tool_vectors.read(root / site.tool_vectors(name), name)
-            vectors[name] = tool_vectors.advance(held, records.get(name), site.record(name))
+                tool_vectors.read(root / published.tool_vectors(name), name)
+            vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name))
         except RecordError as exc:
             errors.extend(exc.errors)
     if errors:
@@ -120,11 +120,11 @@ def _history_pass(root: Path, names: list[str], records: dict[str, dict], series
     # Not re-validated at run time (jsonschema would cost seconds at 1,000 breakdowns); the tests
     # check every shape against schemas/regressions.schema.json.
     report = regressions.to_json(regressions.ordered(list(movements.values())))
-    outputs.update({site.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
-    outputs[site.REGRESSIONS_MD] = regressions_md.render(list(movements.values()))
-    outputs[site.REGRESSIONS_JSON] = regressions.render_json(report)
-    outputs[site.CAPTURE_INDEX] = capture_index.text(vectors)
-    outputs[site.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
+    outputs.update({published.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
+    outputs[published.REGRESSIONS_MD] = regressions_md.render(list(movements.values()))
+    outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
+    outputs[published.CAPTURE_INDEX] = capture_index.text(vectors)
+    outputs[published.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
     return movements
 
 

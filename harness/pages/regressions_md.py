@@ -13,8 +13,9 @@ from harness.pages import site
 from harness.pages.mdescape import md
 from harness.pages.regressions import METHOD, MOVED, NONE, PERCENT, TOKENS, UNCHANGED, Movement, ordered
 from harness.pages.text import num
+from harness.util import published
 
-HERE = site.REGRESSIONS_MD
+HERE = published.REGRESSIONS_MD
 NAME_LIMIT = 80
 
 
@@ -45,9 +46,9 @@ def render(movements: list[Movement]) -> str:
            "comparable series are compared — the same-isolation run the trend draws — and a failed sweep is a "
            f"gap, never a drop to zero. **Bold** movements clear both thresholds ({thresholds()}); every "
            f"comparable movement is listed. How it is made: [{site.METHODOLOGY_LABEL}]"
-           f"({site.link(HERE, site.METHODOLOGY)}). Machine-readable: "
-           f"[regressions.json]({site.link(HERE, site.REGRESSIONS_JSON)}). Back to the "
-           f"[leaderboard]({site.link(HERE, site.LEADERBOARD_MD)}).", "",
+           f"({site.link(HERE, published.METHODOLOGY)}). Machine-readable: "
+           f"[regressions.json]({site.link(HERE, published.REGRESSIONS_JSON)}). Back to the "
+           f"[leaderboard]({site.link(HERE, published.LEADERBOARD_MD)}).", "",
            f"**{len(moved)} movement{'s' if len(moved) != 1 else ''}**, "
            f"{sum(m.emphasised for m in moved)} clearing both thresholds.", ""]
     out += _moved(moved)
@@ -57,7 +58,7 @@ def render(movements: list[Movement]) -> str:
 
 
 def _server(m: Movement) -> str:
-    page = site.link(HERE, site.server_page(m.server))
+    page = site.link(HERE, published.server_page(m.server))
     return f"[{md(m.server, NAME_LIMIT)}]({page}#{site.COST_MOVEMENT_ANCHOR})"
 
 

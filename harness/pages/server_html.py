@@ -26,10 +26,11 @@ import re
 
 from markdown_it import MarkdownIt
 
-from harness.pages import composition, site
+from harness.pages import composition
 from harness.pages.composition import Composition
 from harness.pages.htmltext import with_breaks
 from harness.pages.text import one_line
+from harness.util import published
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
 CSS = """
@@ -130,7 +131,7 @@ def render(name: str, markdown: str, comp: Composition | None = None) -> str:
     drawn as a chart in "Where the tokens go")."""
     tokens = _MD.parse(markdown)
     _mark_cell_text(tokens)
-    here = site.server_page(name)
+    here = published.server_page(name)
     for token in tokens:
         for child in token.children or ():
             if child.type == "link_open":
@@ -161,9 +162,9 @@ def render(name: str, markdown: str, comp: Composition | None = None) -> str:
 def pages(outputs: dict[str, str], compositions: dict[str, Composition | None] | None = None) -> dict[str, str]:
     """``{docs/servers/<name>.html: page}`` for every server page among ``outputs``
     (``{repository path: text}``; ``compositions``: each server's, for its chart)."""
-    prefix = site.SERVER_DIR + "/"
+    prefix = published.SERVER_DIR + "/"
     comps = compositions or {}
-    return {site.server_html(path[len(prefix):-len(".md")]):
+    return {published.server_html(path[len(prefix):-len(".md")]):
             render(path[len(prefix):-len(".md")], text, comps.get(path[len(prefix):-len(".md")]))
             for path, text in sorted(outputs.items())
             if path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]}
@@ -174,6 +175,6 @@ def _html_link(here: str, href: str) -> str:
     if "://" in href or href.startswith(("/", "#", "mailto:")) or not href.endswith(".md"):
         return href
     target = posixpath.normpath(posixpath.join(posixpath.dirname(here), href))
-    if posixpath.dirname(target) == site.SERVER_DIR:
+    if posixpath.dirname(target) == published.SERVER_DIR:
         return href[: -len(".md")] + ".html"
     return href

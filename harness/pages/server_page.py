@@ -36,6 +36,7 @@ from harness.pages.mdescape import md
 from harness.pages.regressions import Movement
 from harness.pages.series import Series, not_measured_since
 from harness.pages.text import as_int, num, one_line
+from harness.util import published
 
 NAME_LIMIT = 120
 FIELD_LIMIT = 1000
@@ -83,12 +84,12 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
     """The page text for ``row``, its comparable history ``series``, its place among the other rows
     (``standing``; a page alone when ``None``) and its cost ``movement``."""
     standing = standing or Standing.of([row])
-    here = site.server_page(row.name)
+    here = published.server_page(row.name)
     out = [f"# {md(row.name)}", "", _headline(row, standing), *_capture_lines(row, series), "",
-           f"[dashboard]({site.link(here, site.DASHBOARD)}) · "
-           f"[setup calculator]({site.link(here, site.CALCULATOR)}) · "
-           f"[leaderboard]({site.link(here, site.LEADERBOARD_MD)}) · "
-           f"[{site.METHODOLOGY_LABEL}]({site.link(here, site.METHODOLOGY)})", ""]
+           f"[dashboard]({site.link(here, published.DASHBOARD)}) · "
+           f"[setup calculator]({site.link(here, published.CALCULATOR)}) · "
+           f"[leaderboard]({site.link(here, published.LEADERBOARD_MD)}) · "
+           f"[{site.METHODOLOGY_LABEL}]({site.link(here, published.METHODOLOGY)})", ""]
     out += _install(row)
     out += composition_section(row, standing.composition(row))
     out += _shape(row, standing)
@@ -238,7 +239,7 @@ def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:
     lines = []
     for r in peers:
         less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None else ""
-        lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, site.server_page(r.name))}): "
+        lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, published.server_page(r.name))}): "
                      f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tool{'' if r.tool_count == 1 else 's'}")
     return [title, "", *lines, ""]
 
@@ -344,7 +345,7 @@ def _verify(row: Row) -> list[str]:
     if row.record is None or row.record.get("rawToolsCapture") is None:
         return []
     return ["### Verify it", "", "Re-derive the number from the record's own capture:", "", "```sh",
-            f"mcp-context-cost verify {site.record(row.name)}", "```", ""]
+            f"mcp-context-cost verify {published.record(row.name)}", "```", ""]
 
 
 def _session(row: Row) -> list[str]:
@@ -430,7 +431,7 @@ def _over_time(row: Row, series: Series, here: str) -> list[str]:
     out = ["## Over time", ""]
     if not series.rows and not series.left_out:
         return out + ["No sweep of this entry is in `history.csv` yet.", ""]
-    out += [f"![{md(row.name)}: context cost over time]({site.link(here, site.trend(row.name))})", ""]
+    out += [f"![{md(row.name)}: context cost over time]({site.link(here, published.trend(row.name))})", ""]
     out.append(_series_sentence(series))
     out += ["", "| Date | Tokens | Tools | Status | Isolation |", "|---|---:|---:|---|---|"]
     for h in reversed(series.rows):
@@ -464,9 +465,9 @@ def cost_movement(m: Movement) -> str:
     after the rest of the page: the most recent movement of the comparable series, its window,
     how long the cost has held, the mechanism, and the per-tool table with the unattributed
     remainder — or "breakdown unavailable" and why (:mod:`harness.pages.regressions`)."""
-    here = site.server_page(m.server)
+    here = published.server_page(m.server)
     out = ["## Cost movement", "",
-           f"Method {regressions.METHOD}; every server: [cost movement]({site.link(here, site.REGRESSIONS_MD)}).", ""]
+           f"Method {regressions.METHOD}; every server: [cost movement]({site.link(here, published.REGRESSIONS_MD)}).", ""]
     if m.state == regressions.NONE:
         return "\n".join(out + ["No comparable measurement: nothing to compare.", ""])
     if m.state == regressions.UNCHANGED:
