@@ -23,7 +23,7 @@ from harness.db.sweep import default_concurrency
 from harness.db.targets import target_for
 from harness.probe import capability_probe as cp
 from harness.probe import isolation
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.util.cliargs import positive_int
 from harness.util.untrusted import line
 

@@ -30,7 +30,7 @@ from harness.db.history import NUMBERED
 from harness.db.targets import target_for
 from harness.probe import isolation, mcp_tokens, record
 from harness.probe.measure import measure
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.util.untrusted import line
 
 KIND = "cross-check"

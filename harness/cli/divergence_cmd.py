@@ -25,7 +25,7 @@ from harness.core.projection import mapped_tokens, request_tools
 from harness.db import readings_store
 from harness.db.catalog import CatalogError
 from harness.probe.claude_count import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.util.untrusted import line
 
 KIND = "divergence"

@@ -34,7 +34,7 @@ from harness.db.history import HistoryError
 from harness.db.lock import RepoLock
 from harness.db.staging import Journal, Staging
 from harness.pages.badge import stage_badges
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.regen import regen
 from harness.util.published import SERVER_DIR, SPARK_DIR, TREND_DIR
 from harness.util.untrusted import escape

@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.history import HistoryError
 from harness.pages.backfill import BackfillError, backfill
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.regen import CATALOG, regen
 from harness.util import untrusted
 

@@ -31,7 +31,7 @@ def run(args) -> int:
     from harness.db.catalog import CatalogError, load_catalog
     from harness.pages import releases
     from harness.pages.backfill import BackfillError
-    from harness.pages.records import RecordError, load_records
+    from harness.pages.published_records import RecordError, load_records
     from harness.util import atomic
 
     catalog_path = Path(args.catalog).resolve()

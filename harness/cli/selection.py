@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
-from harness.pages.records import load_records
+from harness.pages.published_records import load_records
 from harness.util.cliargs import positive_int, unknown_names
 
 RESULTS = "results"

@@ -36,7 +36,7 @@ from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import refusal
 from harness.db.history import NUMBERED
 from harness.pages import tool_vectors
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.tool_vectors import VectorHistory
 from harness.util import untrusted
 from harness.util.bounded import MAX_RECORD_BYTES

@@ -23,7 +23,7 @@ from harness.core import side_figures
 from harness.core.projection import selection_share
 from harness.db import readings_store
 from harness.db.history import NUMBERED
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
 
 
@@ -84,7 +84,7 @@ class Readings:
 
 def attach(rows: list, root: Path) -> list:
     """``rows`` with ``readings`` filled from the run files under ``root`` and each record.
-    Raises :class:`harness.pages.records.RecordError` naming an unusable run file (so ``regen``
+    Raises :class:`harness.pages.published_records.RecordError` naming an unusable run file (so ``regen``
     reports it like a bad record and writes nothing)."""
     try:
         files = {kind: {r["server"]: r for r in (readings_store.read(root, kind) or {}).get("rows", [])}

@@ -32,7 +32,7 @@ from harness.pages import (agreement, calculator, capture_index, dashboard, lead
                              svg, tool_shape, tool_vectors)
 from harness.pages.board import build_rows
 from harness.db.history import by_server, read_history
-from harness.pages.records import RecordError, load_records
+from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
 

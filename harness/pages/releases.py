@@ -118,7 +118,7 @@ def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
 def load(root: Path) -> dict[str, list[ReleaseRow]]:
     """The rows of ``<root>/results/releases.json`` (``{}`` when there is none). Raises
     ``RecordError`` naming the file when it cannot be read as what :func:`render_json` writes."""
-    from harness.pages.records import RecordError
+    from harness.pages.published_records import RecordError
     from harness.util import bounded
 
     path = Path(root) / FILE

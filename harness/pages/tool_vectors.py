@@ -53,7 +53,7 @@ from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.db import record_file
 from harness.db.history import ISOLATIONS, NUMBERED
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
 from harness.util import bounded, schemas, untrusted
 

@@ -22,7 +22,7 @@ import pytest
 from harness.db.catalog import load_catalog
 from harness.pages import calculator
 from harness.pages.board import build_rows
-from harness.pages.records import load_records
+from harness.pages.published_records import load_records
 from tests.audit.conftest import report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS, REPO
 from tests.pages.test_dashboard_chromium import Page, browser, chromium  # noqa: F401 - fixtures

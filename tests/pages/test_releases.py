@@ -113,7 +113,7 @@ def test_releases_command_outside_git_is_one_line(tmp_path):
 
 
 def test_regen_shows_the_rows_on_the_server_page(tmp_path):
-    from harness.pages.records import RecordError
+    from harness.pages.published_records import RecordError
     from harness.pages.regen import regen
     from tests.pages.builders import entry, measured, tool, write_catalog, write_record
 

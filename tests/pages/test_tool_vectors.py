@@ -10,7 +10,7 @@ import pytest
 
 from harness.core.counting import count_tools
 from harness.pages import tool_vectors as tv
-from harness.pages.records import RecordError
+from harness.pages.published_records import RecordError
 from harness.pages.regen import regen
 from harness.util import schemas
 from tests.pages import builders as b
