@@ -29,7 +29,7 @@ import html
 from harness.core import bands
 from harness.db import reason
 from harness.pages import dashboard_assets as assets
-from harness.pages import readings_html, site
+from harness.pages import readings, site
 from harness.pages.board import GROUP_LABELS, Row, machine_note
 from harness.pages.htmltext import breakable, embedded_json, shorten
 from harness.pages.series import Series, not_measured_since
@@ -87,7 +87,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
         "</section>",
         *_how_to_read(),
         *_deferring(rows),
-        *readings_html.dashboard_section(rows),
+        *readings.dashboard_section(rows),
         "</main>",
         f'<script type="application/json" id="rows">{embedded_json(document)}</script>',
         f"<script>{assets.SCRIPT}</script>",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 
-from harness.pages import readings_csv
+from harness.pages import readings
 from harness.pages.board import Row
 from harness.pages.text import one_line
 
@@ -25,7 +25,7 @@ COLUMNS = (
     "sessionStartTokens", "sessionStartIsFloor", "sessionStartNamesTokens",
     "sessionStartInstructionsTokens", "deferringCostsMore",
     "isolation", "arch", "measuredAt", "canonicalSha256", "category", "notes",
-    *readings_csv.COLUMNS,
+    *readings.CSV_COLUMNS,
 )
 
 
@@ -65,7 +65,7 @@ def _cells(row: Row) -> dict[str, str]:
         "canonicalSha256": _text(record.get("canonicalSha256")),
         "category": _text(row.entry.category),
         "notes": _text("; ".join(row.notes)),
-        **readings_csv.cells(row),
+        **readings.csv_cells(row),
     }
 
 

@@ -11,7 +11,7 @@ entry with its status and notes (failures are findings); the readings beside the
 
 from __future__ import annotations
 
-from harness.pages import readings_md, site
+from harness.pages import readings, site
 from harness.pages.board import Row, machine_note, status_counts
 from harness.pages.mdescape import md
 from harness.pages.series import Series, not_measured_since
@@ -42,7 +42,7 @@ def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
         *_ranked(rows, series or {}),
         *_deferring(rows),
         *_unmeasured(rows),
-        *readings_md.leaderboard_section(rows),
+        *readings.leaderboard_section(rows),
     ]
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -16,6 +16,7 @@ rows on every regen (:func:`claude_range`, :func:`cross_range`), never written b
 from __future__ import annotations
 
 import dataclasses
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +24,11 @@ from harness.core import side_figures
 from harness.core.projection import selection_share
 from harness.db import readings_store
 from harness.db.history import NUMBERED
+from harness.pages import site
+from harness.pages.mdescape import md
 from harness.pages.published_records import RecordError
-from harness.pages.text import as_int
-
+from harness.pages.text import as_int, num, one_line
+from harness.util import published
 
 @dataclass(frozen=True)
 class Claude:
@@ -189,3 +192,192 @@ def percent(value: float) -> str:
     """``+0.12%`` / ``-1.50%`` / ``0.00%``."""
     text = f"{value:+.2f}%"
     return "0.00%" if text in ("+0.00%", "-0.00%") else text
+
+
+CSV_COLUMNS = ("claudeTokens", "mappedTokens", "claudeModel", "mcpTokens", "mcpTokensPercent",
+           "resourcesPromptsTokens", "resourcesPromptsIsFloor", "capabilityFloorTokens")
+
+
+def csv_cells(row) -> dict[str, str]:
+    """``{column: cell}`` for one row (empty strings where nothing current is on record)."""
+    got = of(row)
+    c, x, s, p = got.claude, got.cross, got.side, got.probe
+    mapped = c.mapped if c else (x.mapped if x else None)
+    return {
+        "claudeTokens": _n(c.tokens if c else None),
+        "mappedTokens": _n(mapped),
+        "claudeModel": c.model if c else "",
+        "mcpTokens": _n(x.cli_tokens if x else None),
+        "mcpTokensPercent": f"{x.percent:.2f}" if x else "",
+        "resourcesPromptsTokens": _n(s.tokens if s else None),
+        "resourcesPromptsIsFloor": ("true" if s.floor else "false") if s else "",
+        "capabilityFloorTokens": _n(p.delta if p else None),
+    }
+
+
+def _n(value: int | None) -> str:
+    return "" if value is None else str(int(value))
+
+
+NAME_LIMIT = 80
+SIDE_LABELS = {"resources": "resources/list", "resourceTemplates": "resources/templates/list", "prompts": "prompts/list"}
+
+
+def leaderboard_section(rows: list) -> list[str]:
+    """The leaderboard's "Beside the headline" section for ``rows`` (published order)."""
+    ranked = [r for r in rows if r.rank is not None]
+    out = ["## Beside the headline", "",
+           "Readings published beside the o200k headline, each versioned on its own; none is added to "
+           "the headline or moves it, a badge or a canonical hash. A figure prints only while the capture "
+           "it was computed from is the published one.", "", *_legend(rows), ""]
+    if not ranked:
+        return out + ["No entry has a measurement yet.", ""]
+    out += ["| Server | Tokens (o200k) | Mapped | Claude | Claude ÷ o200k | Field selection | mcp-tokens | "
+            "Resources & prompts | Capability probe |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in ranked:
+        got = of(r)
+        c, x = got.claude, got.cross
+        mapped = c.mapped if c else (x.mapped if x else None)
+        link = f"[{md(r.name, NAME_LIMIT)}]({site.link(published.LEADERBOARD_MD, published.server_page(r.name))})"
+        out.append(f"| {link} | {num(r.tokens)} | {num(mapped)} | {num(c.tokens) if c else '—'} | "
+                   f"{_ratio(c)} | {_share(c)} | {percent(x.percent) if x else '—'} | "
+                   f"{side_label(got.side)} | {probe_cell(got.probe)} |")
+    return out + [""]
+
+
+def _legend(rows: list) -> list[str]:
+    claude, cross = claude_range(rows), cross_range(rows)
+    models = sorted({of(r).claude.model for r in rows if of(r).claude})
+    span = (f" {across(claude, 'current', lambda v: f'{v:.2f}×', ' the headline')} "
+            f"(model {', '.join(md(m) for m in models)})." if claude else " No current row.")
+    residual = f" {across(cross, 'printed', percent)}." if cross else " No printed row."
+    return [
+        "- **Claude** (tools-delta/v1): tokens the server's tools add to an Anthropic `count_tokens` request "
+        "— the capture projected onto `name`, `description`, `input_schema`, minus the same request with no "
+        "tools. Mapped: the o200k count of that projection; field selection: the share of the "
+        f"headline the projection drops.{span}",
+        "- **mcp-tokens** (cli-cross-check/v1): sd2k/mcp-tokens' tiktoken count (`--model gpt-4o`) against "
+        "ours of the same projection; printed only when the CLI saw the same tool names as our capture."
+        f"{residual}",
+        "- **Resources & prompts** (side-lists/v1): o200k tokens of the canonical `resources/list`, "
+        "`resources/templates/list` and `prompts/list` results of a server that declares them, counted "
+        "apart and added; never part of the headline. `≥` marks a list that did not answer.",
+        "- **Capability probe** (capability-probe/v1): a client declaring roots and elicitation sees more "
+        "tools here, so the headline is a floor.",
+    ]
+
+
+def _ratio(c) -> str:
+    return f"{c.ratio:.2f}×" if c and c.ratio is not None else "—"
+
+
+def _share(c) -> str:
+    return f"{c.share * 100:.1f}%" if c else "—"
+
+
+def side_label(side) -> str:
+    """``"563"`` / ``"≥ 89"`` / ``"—"`` for a row's side figures."""
+    if side is None:
+        return "—"
+    return ("≥ " if side.floor else "") + num(side.tokens)
+
+
+def server_section(row) -> list[str]:
+    """The server page's "Beside the headline" section (empty for a row without a number)."""
+    if row.tokens is None:
+        return []
+    got = of(row)
+    out = ["## Beside the headline", "", "Separate readings, each versioned on its own; none is part of the "
+           "headline number above.", ""]
+    out += _claude_lines(got.claude) + _cross_lines(got.cross) + _side_lines(got.side) + _probe_lines(got.probe)
+    return out + [""]
+
+
+def _claude_lines(c) -> list[str]:
+    if c is None:
+        return ["- **Claude** (tools-delta/v1): no count on record for this capture."]
+    return [f"- **Claude** (tools-delta/v1): **{num(c.tokens)} tokens** added to an Anthropic request "
+            f"(model {md(c.model)}, counted {md(c.date)}) — {_ratio(c)} the o200k headline of "
+            f"{num(c.headline)}. The name/description/input\\_schema projection counts {num(c.mapped)} on "
+            f"o200k: field selection drops {_share(c)} of the headline."]
+
+
+def _cross_lines(x) -> list[str]:
+    if x is None:
+        return ["- **mcp-tokens** (cli-cross-check/v1): no like-for-like comparison on record for this capture."]
+    return [f"- **mcp-tokens** (cli-cross-check/v1): sd2k/mcp-tokens {md(x.release)} counts {num(x.cli_tokens)} "
+            f"against our {num(x.mapped)} for the same projection: {percent(x.percent)} "
+            f"(checked {md(x.date)})."]
+
+
+def _side_lines(side) -> list[str]:
+    if side is None:
+        return ["- **Resources & prompts** (side-lists/v1): none declared, or not listed in this record."]
+    parts = []
+    for key, items, tokens, error in side.parts:
+        label = SIDE_LABELS[key]
+        parts.append(f"`{label}` {num(tokens)} tokens ({num(items)} item(s))" if error is None
+                     else f"`{label}` no figure ({md(error, 200)})")
+    return [f"- **Resources & prompts** (side-lists/v1): **{side_label(side)} tokens**, never added to the "
+            f"headline: {'; '.join(parts)}. Re-derived from the record by `verify`."]
+
+
+def _probe_lines(probe) -> list[str]:
+    if probe is None:
+        return []
+    gained = ", ".join(f"{md(n, NAME_LIMIT)} ({num(t)})" for n, t in probe.gained) or "none"
+    text = (f"- **Capability probe** (capability-probe/v1, {md(probe.date)}): the headline is a **floor** — a "
+            f"client declaring roots and elicitation sees {probe.delta:+,} tokens; tools gained: {gained}")
+    if probe.lost:
+        text += "; lost: " + ", ".join(md(n, NAME_LIMIT) for n, _ in probe.lost)
+    if probe.changed:
+        text += "; changed: " + ", ".join(md(n, NAME_LIMIT) for n, _ in probe.changed)
+    return [text + "."]
+
+
+NONE = "—"
+# (heading, numeric?) of the reading columns, in order; a row's cells come from _cells.
+_HEADS = (("Mapped", True), ("Claude", True), ("Claude ÷ o200k", True), ("mcp-tokens", True),
+          ("Resources &amp; prompts", True), ("Capability probe", False))
+
+
+def dashboard_section(rows: list) -> list[str]:
+    """The section's lines for ``rows`` (published order)."""
+    claude = claude_range(rows)
+    span = (f"{across(claude, 'current', lambda v: f'{v:.2f}×', ' the headline')} (Claude's count)."
+            if claude else "No current Claude row.")
+    ranked = [(r, _cells(r)) for r in rows if r.rank is not None]
+    ranked = [(r, cells) for r, cells in ranked if any(html_ != NONE for _, html_ in cells)]
+    keep = [i for i in range(len(_HEADS)) if any(cells[i][1] != NONE for _, cells in ranked)]
+    out = ['<section aria-labelledby="h-beside">', '<h2 id="h-beside">Beside the headline</h2>',
+           '<p class="muted">Readings versioned on their own, never added to the headline: Claude (tools-delta/v1), '
+           "the mcp-tokens cross-check (cli-cross-check/v1), resources and prompts (side-lists/v1), the capability "
+           f"probe (capability-probe/v1). A figure shows only while its capture is the published one. {html.escape(span)}</p>"]
+    if not ranked:
+        return out + ["<p>No ranked server has a current reading.</p>", "</section>"]
+    numeric = ' class="n"'
+    head = '<tr><th>Server</th><th class="n">Tokens (o200k)</th>' + "".join(
+        f'<th{numeric if _HEADS[i][1] else ""}>{_HEADS[i][0]}</th>' for i in keep) + "</tr>"
+    body = [_row(r, [cells[i][0] for i in keep]) for r, cells in ranked]
+    return out + [f'<table id="beside"><thead>{head}</thead><tbody>', *body, "</tbody></table>", "</section>"]
+
+
+def _cells(r) -> list[tuple[str, str]]:
+    """``(cell HTML, its text)`` per reading column."""
+    e = html.escape
+    got = of(r)
+    c, x, p = got.claude, got.cross, got.probe
+    mapped = c.mapped if c else (x.mapped if x else None)
+    texts = [(num(mapped), "n"), (num(c.tokens) if c else NONE, "n claude"),
+             (f"{c.ratio:.2f}×" if c and c.ratio is not None else NONE, "n"),
+             (e(percent(x.percent)) if x else NONE, "n"), (e(side_label(got.side)), "n"),
+             (e(probe_cell(p)), "")]
+    return [(f'<td class="{cls}">{text}</td>' if cls else f"<td>{text}</td>", text) for text, cls in texts]
+
+
+def _row(r, cells: list[str]) -> str:
+    e = html.escape
+    link = e(site.link(published.DASHBOARD, published.server_html(r.name)))
+    return (f'<tr data-server="{e(r.name)}"><td class="name"><a href="{link}">{e(one_line(r.name, 80))}</a></td>'
+            f'<td class="n">{num(r.tokens)}</td>{"".join(cells)}</tr>')

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.pages import composition, readings_md, regressions, regressions_md, site, tool_shape
+from harness.pages import composition, readings, regressions, regressions_md, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
 from harness.db.history import HistoryRow
 from harness.pages.composition import Composition
@@ -95,7 +95,7 @@ def render(row: Row, series: Series, standing: Standing | None = None, movement:
     out += _shape(row, standing)
     out += _session(row)
     out += _cheaper(row, standing, here)
-    out += readings_md.server_section(row)
+    out += readings.server_section(row)
     out += _discover(row)
     out += _over_time(row, series, here)
     if movement is not None:
