@@ -27,8 +27,8 @@ from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
-from harness.pages import (agreement, calculator, capture_index, dashboard, leaderboard_csv, leaderboard_md,
-                             readings, regressions, regressions_md, releases, render_cache, server_html, server_page,
+from harness.pages import (agreement, calculator, capture_index, dashboard, leaderboard,
+                             readings, regressions, releases, render_cache, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.board import build_rows
 from harness.db.history import by_server, read_history
@@ -54,8 +54,8 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
-    outputs = {published.LEADERBOARD_MD: leaderboard_md.render(rows, series),
-               published.LEADERBOARD_CSV: leaderboard_csv.render(rows),
+    outputs = {published.LEADERBOARD_MD: leaderboard.render_md(rows, series),
+               published.LEADERBOARD_CSV: leaderboard.render_csv(rows),
                published.DASHBOARD: dashboard.render(rows, series, sparks),
                published.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
@@ -121,7 +121,7 @@ def _history_pass(root: Path, names: list[str], records: dict[str, dict], series
     # check every shape against schemas/regressions.schema.json.
     report = regressions.to_json(regressions.ordered(list(movements.values())))
     outputs.update({published.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
-    outputs[published.REGRESSIONS_MD] = regressions_md.render(list(movements.values()))
+    outputs[published.REGRESSIONS_MD] = regressions.render_md(list(movements.values()))
     outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
     outputs[published.CAPTURE_INDEX] = capture_index.text(vectors)
     outputs[published.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.pages import composition, readings, regressions, regressions_md, site, tool_shape
+from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
 from harness.db.history import HistoryRow
 from harness.pages.composition import Composition
@@ -472,13 +472,13 @@ def cost_movement(m: Movement) -> str:
         return "\n".join(out + ["No comparable measurement: nothing to compare.", ""])
     if m.state == regressions.UNCHANGED:
         return "\n".join(out + [f"No movement in the comparable series: {num(m.latest.tokens)} tokens, "
-                                f"{num(m.latest.toolCount)} tools, held since {regressions_md.held(m)}.", ""])
+                                f"{num(m.latest.toolCount)} tools, held since {regressions.held(m)}.", ""])
     called = ("It clears both thresholds" if m.emphasised else "It is below the emphasis thresholds")
-    out += [f"Most recent movement: **{regressions_md.change(m, ' tokens')}**, {num(m.before.tokens)} → "
+    out += [f"Most recent movement: **{regressions.change(m, ' tokens')}**, {num(m.before.tokens)} → "
             f"{num(m.after.tokens)} tokens and {num(m.before.toolCount)} → {num(m.after.toolCount)} tools, between "
             f"the sweeps of {m.before.date} and {m.after.date}. Mechanism (from the totals): {m.mechanism}. "
-            f"The new cost has held since {regressions_md.held(m)}. {called} "
-            f"({regressions_md.thresholds()}).", ""]
+            f"The new cost has held since {regressions.held(m)}. {called} "
+            f"({regressions.thresholds()}).", ""]
     if m.breakdown is None:
         return "\n".join(out + [f"Per tool: {m.unavailable}.", ""])
     out += ["| Tool | Change | Before | After | Delta | Description Δ | Input schema Δ |",

@@ -7,7 +7,7 @@ import io
 
 from harness.core.canonical import stringify
 from harness.core.tokenizer import count
-from harness.pages.leaderboard_csv import COLUMNS
+from harness.pages.leaderboard import COLUMNS
 from tests.pages import builders as b
 from tests.pages import scenario
 

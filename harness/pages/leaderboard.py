@@ -11,11 +11,14 @@ entry with its status and notes (failures are findings); the readings beside the
 
 from __future__ import annotations
 
+import csv
+import io
+
 from harness.pages import readings, site
 from harness.pages.board import Row, machine_note, status_counts
 from harness.pages.mdescape import md
 from harness.pages.series import Series, not_measured_since
-from harness.pages.text import num
+from harness.pages.text import num, one_line
 from harness.util import published
 
 NOTE_LIMIT = 300
@@ -23,7 +26,7 @@ NAME_LIMIT = 80
 HERE = published.LEADERBOARD_MD
 
 
-def render(rows: list[Row], series: dict[str, Series] | None = None) -> str:
+def render_md(rows: list[Row], series: dict[str, Series] | None = None) -> str:
     """The file text for ``rows`` (already in published order); ``series``: each entry's comparable
     series (the Trend cell reads "since <date>" for a single point, as on the dashboard)."""
     methodology = site.link(HERE, published.METHODOLOGY)
@@ -116,3 +119,68 @@ def _unmeasured(rows: list[Row]) -> list[str]:
         notes = md("; ".join(r.notes), NOTE_LIMIT) or "no note recorded"
         out.append(f"| {_server(r)} | {r.status} | {notes} |")
     return out + [""]
+
+
+# Column order of leaderboard.csv. APPEND-ONLY: a new column goes at the end; an existing column is
+# never renamed, moved or removed, so a reader that addresses columns by position keeps working.
+COLUMNS = (
+    "rank", "server", "status", "tokens", "toolCount", "band", "color",
+    "largestTool", "largestToolTokens",
+    "sessionStartTokens", "sessionStartIsFloor", "sessionStartNamesTokens",
+    "sessionStartInstructionsTokens", "deferringCostsMore",
+    "isolation", "arch", "measuredAt", "canonicalSha256", "category", "notes",
+    *readings.CSV_COLUMNS,
+)
+
+
+def render_csv(rows: list[Row]) -> str:
+    """The file text for ``rows`` (header line first)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        cells = _cells(row)
+        writer.writerow([cells[c] for c in COLUMNS])
+    return out.getvalue()
+
+
+def _cells(row: Row) -> dict[str, str]:
+    record = row.record or {}
+    session = row.session
+    numbered = row.tokens is not None
+    return {
+        "rank": _n(row.rank),
+        "server": row.name,
+        "status": row.status,
+        "tokens": _n(row.tokens),
+        "toolCount": _n(row.tool_count),
+        "band": row.band[1] if numbered else "",
+        "color": row.band[0] if numbered else "",
+        "largestTool": _text(row.largest[0]) if row.largest else "",
+        "largestToolTokens": _n(row.largest[1]) if row.largest else "",
+        "sessionStartTokens": _n(session.tokens) if session else "",
+        "sessionStartIsFloor": _bool(session.floor) if session else "",
+        "sessionStartNamesTokens": _n(session.names) if session else "",
+        "sessionStartInstructionsTokens": _n(session.instructions) if session else "",
+        "deferringCostsMore": _bool(row.defers_costlier) if session else "",
+        "isolation": _text(row.isolation.get("mode")),
+        "arch": _text(row.isolation.get("arch")),
+        "measuredAt": _text(record.get("measuredAt")),
+        "canonicalSha256": _text(record.get("canonicalSha256")),
+        "category": _text(row.entry.category),
+        "notes": _text("; ".join(row.notes)),
+        **readings.csv_cells(row),
+    }
+
+
+def _n(value: int | None) -> str:
+    return "" if value is None else str(int(value))
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _text(value: object) -> str:
+    text = one_line(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
