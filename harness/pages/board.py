@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.core import bands
+from harness.core.counting import session_start_load
 from harness.db import reason
 from harness.db.catalog import Catalog, Entry
-from harness.pages import session_load
 from harness.db.history import NUMBERED, STATUSES
-from harness.pages.session_load import SessionLoad
-from harness.pages.text import as_int, one_line
+from harness.pages.text import as_int, num, one_line
 
 NOT_YET_RUN = "not-yet-run"
 NOT_YET_RUN_NOTE = "not swept yet: no measurement on record"
@@ -94,7 +93,7 @@ def _row(entry: Entry, record: dict | None) -> Row:
         return Row(entry, status, record, notes=notes)
     return Row(entry, status, record, tokens=as_int(record["totalTokens"]),
                tool_count=as_int(record["toolCount"]), largest=_largest(record),
-               session=session_load.for_record(record), notes=notes)
+               session=for_record(record), notes=notes)
 
 
 def _largest(record: dict) -> tuple[str, int] | None:
@@ -145,3 +144,38 @@ def group(status: str, record: dict | None = None) -> str:
     if status in MACHINE_STATUSES or (record is not None and reason.is_environment(record)):
         return MACHINE
     return FAILED
+
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class SessionLoad:
+    names: int
+    instructions: int | None  # None: not captured
+    tokens: int  # the figure, or the floor when ``floor``
+    floor: bool
+
+    def label(self) -> str:
+        """``"1,234"`` for a figure, ``"≥ 56"`` for a floor."""
+        return ("≥ " if self.floor else "") + num(self.tokens)
+
+    def exceeds(self, headline: int) -> bool:
+        """Does deferring cost more than loading every definition (``headline`` tokens)?
+        A floor above the headline proves it too."""
+        return self.tokens > headline
+
+
+def for_record(record: dict) -> SessionLoad | None:
+    """The session-start load of a measured/dynamic ``record``; ``None`` when it has no capture."""
+    tools = record.get("rawToolsCapture")
+    if not isinstance(tools, list):
+        return None
+    instructions = record.get("serverInstructions", _ABSENT)
+    if isinstance(instructions, str):
+        load = session_start_load(tools, instructions)
+        return SessionLoad(load.namesTokens, load.instructionsTokens, load.totalTokens, False)
+    load = session_start_load(tools, None)
+    if instructions is None:  # the server sent none: that half is 0
+        return SessionLoad(load.namesTokens, 0, load.namesTokens, False)
+    return SessionLoad(load.namesTokens, None, load.namesTokens, True)  # not captured: a floor

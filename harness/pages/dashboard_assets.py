@@ -5,7 +5,7 @@ failed, not measured here — shown with the page's ``#machine-note`` when it ha
 a search over server, category and tool names, band filters with counts, column headers that sort
 (and a sort menu for narrow screens, where the headers are hidden and each row is a card), and rows
 drawn a page at a time with a "show more" button, so thousands of rows stay fast (bench/dashboard.py). Every text it inserts is escaped;
-names get break opportunities between their parts, as :func:`harness.pages.htmltext.breakable`
+names get break opportunities between their parts, as :func:`harness.pages.text.breakable`
 gives them. It is inlined and allowed by its SHA-256 in the page's Content-Security-Policy, so the
 page still loads nothing from anywhere.
 

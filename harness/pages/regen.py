@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
-from harness.pages import (agreement, calculator, capture_index, dashboard, leaderboard,
+from harness.pages import (calculator, dashboard, leaderboard, published_records,
                              readings, regressions, releases, render_cache, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.board import build_rows
@@ -48,7 +48,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     names = [e.name for e in catalog.entries]
     records = load_records(root / published.RESULTS, names)
     history = by_server(read_history(root / published.HISTORY))
-    disagreeing = agreement.problems(root, records, history)
+    disagreeing = published_records.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
@@ -123,7 +123,7 @@ def _history_pass(root: Path, names: list[str], records: dict[str, dict], series
     outputs.update({published.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
     outputs[published.REGRESSIONS_MD] = regressions.render_md(list(movements.values()))
     outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
-    outputs[published.CAPTURE_INDEX] = capture_index.text(vectors)
+    outputs[published.CAPTURE_INDEX] = tool_vectors.capture_index_text(vectors)
     outputs[published.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
     return movements
 

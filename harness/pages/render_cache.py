@@ -28,7 +28,7 @@ from pathlib import Path
 
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
-_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.htmltext", "harness.pages.text",
+_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.text",
                      "harness.util.published", "harness.util.untrusted")
 
 

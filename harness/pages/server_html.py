@@ -28,7 +28,7 @@ from markdown_it import MarkdownIt
 
 from harness.pages import composition
 from harness.pages.composition import Composition
-from harness.pages.htmltext import with_breaks
+from harness.pages.text import with_breaks
 from harness.pages.text import one_line
 from harness.util import published
 

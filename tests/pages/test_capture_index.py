@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from harness.pages import capture_index
+from harness.pages import tool_vectors
 from harness.pages import tool_vectors as tv
 from harness.util import schemas
 from tests.pages import builders as b
@@ -32,9 +32,9 @@ def test_index_of_vectors():
         "three": fold("three", (C, "2026-02-02", "host")),
         "none": tv.VectorHistory("none"),
     }
-    doc = capture_index.build(vectors)
+    doc = tool_vectors.build_capture_index(vectors)
     schemas.check("capture-index", doc)
-    assert json.loads(capture_index.text(vectors)) == doc
+    assert json.loads(tool_vectors.capture_index_text(vectors)) == doc
     sha = {name: b.measured("x", tools)["canonicalSha256"] for name, tools in (("A", A), ("B", B), ("C", C))}
     assert doc["captures"][sha["A"]] == [{"server": "one", "date": "2026-01-05", "totalTokens": vectors["one"].vectors[0]["totalTokens"],
                                           "toolCount": 1}]  # the first date, though A came back later
@@ -44,5 +44,5 @@ def test_index_of_vectors():
     assert doc["current"]["one"] == {"canonicalSha256": sha["A"], "date": "2026-01-19",
                                      "totalTokens": vectors["one"].vectors[0]["totalTokens"], "toolCount": 1}
     assert set(doc["current"]) == {"one", "two", "three"}
-    empty = capture_index.text({})
+    empty = tool_vectors.capture_index_text({})
     assert json.loads(empty) == {"method": "capture-index/v1", "captures": {}, "current": {}}

@@ -10,7 +10,7 @@ import html
 import pytest
 
 from harness.pages import server_html
-from harness.pages.htmltext import breakable, shorten
+from harness.pages.text import breakable, shorten
 from harness.pages.regen import render_all
 from tests.pages import builders as b
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.core.canonical import stringify
 from harness.core.tokenizer import count
-from harness.pages.session_load import for_record
+from harness.pages.board import for_record
 from tests.pages import builders as b
 
 TOOLS = [b.tool("alpha_tool"), b.tool("beta_tool")]
