@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
+from typing import Any
 
 MEASURED = ("measured", "dynamic")
 
@@ -40,13 +42,13 @@ _PHASE = re.compile(r"\s*\(phase: [^)]*\)\s*$")
 _SPACES = re.compile(r"\s+")
 
 
-def is_environment(record: dict) -> bool:
+def is_environment(record: Mapping[str, Any]) -> bool:
     """True when the record's failure is the measuring machine's, not the server's."""
     evidence = record.get("environmentEvidence")
     return isinstance(evidence, str) and bool(evidence.strip())
 
 
-def reason(record: dict) -> str:
+def reason(record: Mapping[str, Any]) -> str:
     """The one-line reason of a record without a number (``""`` for measured and dynamic ones)."""
     if record.get("status") in MEASURED:
         return ""

@@ -109,6 +109,8 @@ def _repo(root: Path) -> tuple[git.Repo, str]:
         raise BackfillError(f"{repo.working_tree_dir} is a shallow clone: its oldest commits are missing, so the "
                             "vectors would start late; fetch the whole history first (git fetch --unshallow, "
                             "or actions/checkout with fetch-depth: 0)")
+    if repo.working_tree_dir is None:
+        raise BackfillError(f"{root} is in a bare git repository: --backfill needs a checkout")
     relative = Path(root).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
     if any(c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7f for c in relative):
         # git prints such a path quoted however it is configured: no record path would match.

@@ -12,10 +12,13 @@ Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from harness.core import bands
 from harness.core.counting import session_start_load
+from harness.core.record import Record
 from harness.db import reason
 from harness.db.catalog import Catalog, Entry
 from harness.db.history import NUMBERED, STATUSES
@@ -29,7 +32,7 @@ NOT_YET_RUN_NOTE = "not swept yet: no measurement on record"
 class Row:
     entry: Entry
     status: str
-    record: dict | None = None
+    record: Record | None = None
     rank: int | None = None
     tokens: int | None = None
     tool_count: int | None = None
@@ -58,19 +61,25 @@ class Row:
         return self.session is not None and self.tokens is not None and self.session.exceeds(self.tokens)
 
     @property
-    def isolation(self) -> dict:
+    def fields(self) -> Mapping[str, Any]:
+        """The record, or an empty mapping for an entry without one."""
+        return self.record or {}
+
+    @property
+    def isolation(self) -> dict[str, Any]:
         iso = self.record.get("isolation") if self.record else None
-        return iso if isinstance(iso, dict) else {}
+        return dict(iso) if isinstance(iso, dict) else {}
 
 
-def build_rows(catalog: Catalog, records: dict[str, dict]) -> list[Row]:
+def build_rows(catalog: Catalog, records: dict[str, Record]) -> list[Row]:
     """Rows for every entry of ``catalog`` (``records`` maps entry name → parsed record)."""
-    ranked, others = [], []
+    ranked: list[Row] = []
+    others: list[Row] = []
     for entry in catalog.entries:
         record = records.get(entry.name)
         row = _row(entry, record)
         (ranked if row.status in NUMBERED else others).append(row)
-    ranked.sort(key=lambda r: (-r.tokens, r.name))
+    ranked.sort(key=lambda r: (-(r.tokens or 0), r.name))  # ranked rows all have tokens
     others.sort(key=lambda r: (STATUSES.index(r.status), r.name))
     out, rank = [], 0
     for k, r in enumerate(ranked):
@@ -84,7 +93,7 @@ def _with_rank(row: Row, rank: int) -> Row:
     return replace(row, rank=rank)
 
 
-def _row(entry: Entry, record: dict | None) -> Row:
+def _row(entry: Entry, record: Record | None) -> Row:
     if record is None:
         return Row(entry, NOT_YET_RUN, notes=(NOT_YET_RUN_NOTE,))
     status = record["status"]
@@ -96,13 +105,14 @@ def _row(entry: Entry, record: dict | None) -> Row:
                session=for_record(record), notes=notes)
 
 
-def _largest(record: dict) -> tuple[str, int] | None:
+def _largest(record: Record) -> tuple[str, int] | None:
     """The per-tool diagnostic with the most tokens; ties go to the name sorting first."""
     best = None
     for tool in record.get("tools") or []:
-        if not isinstance(tool, dict) or as_int(tool.get("tokens")) is None:
+        tokens = as_int(tool.get("tokens")) if isinstance(tool, dict) else None
+        if tokens is None:
             continue
-        key = (-as_int(tool["tokens"]), one_line(tool.get("name")))
+        key = (-tokens, one_line(tool.get("name")))
         if best is None or key < best:
             best = key
     return None if best is None else (best[1], -best[0])
@@ -136,7 +146,7 @@ RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
 GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
 
 
-def group(status: str, record: dict | None = None) -> str:
+def group(status: str, record: Record | None = None) -> str:
     """The dashboard's group of a status (and its record): ranked (has a number), failed, or not
     measured here."""
     if status in NUMBERED:
@@ -166,7 +176,7 @@ class SessionLoad:
         return self.tokens > headline
 
 
-def for_record(record: dict) -> SessionLoad | None:
+def for_record(record: Record) -> SessionLoad | None:
     """The session-start load of a measured/dynamic ``record``; ``None`` when it has no capture."""
     tools = record.get("rawToolsCapture")
     if not isinstance(tools, list):
@@ -174,6 +184,7 @@ def for_record(record: dict) -> SessionLoad | None:
     instructions = record.get("serverInstructions", _ABSENT)
     if isinstance(instructions, str):
         load = session_start_load(tools, instructions)
+        assert load.totalTokens is not None, "instructions were given"
         return SessionLoad(load.namesTokens, load.instructionsTokens, load.totalTokens, False)
     load = session_start_load(tools, None)
     if instructions is None:  # the server sent none: that half is 0

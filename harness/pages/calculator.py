@@ -48,7 +48,7 @@ CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
 # Where each client's file holds its servers (the key each client module's parse() reads).
 SERVERS_KEY = {"claude-code": "mcpServers", "claude-desktop": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
 # The Claude Code variable choices offered, as (label, {variable: value}).
-CLAUDE_CHOICES = (("default (nothing set)", {}), ("ENABLE_TOOL_SEARCH=true", {"ENABLE_TOOL_SEARCH": "true"}),
+CLAUDE_CHOICES: tuple[tuple[str, dict[str, str]], ...] = (("default (nothing set)", {}), ("ENABLE_TOOL_SEARCH=true", {"ENABLE_TOOL_SEARCH": "true"}),
                   ("ENABLE_TOOL_SEARCH=false", {"ENABLE_TOOL_SEARCH": "false"}),
                   ("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1", {"CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1"}))
 # The audit's rules for these clients and choices, written by ``python -m harness.audit.calculator_rules``.
@@ -68,9 +68,9 @@ def _js_class(chars: str) -> str:
 
 def render(rows: list[Row]) -> str:
     """The page text for the board ``rows`` (published order)."""
-    servers = []
+    servers: list[dict[str, Any]] = []
     for r in rows:
-        item = {"name": one_line(r.name, 200), "status": r.status, "href": site.link(HERE, published.server_html(r.name))}
+        item: dict[str, Any] = {"name": one_line(r.name, 200), "status": r.status, "href": site.link(HERE, published.server_html(r.name))}
         if r.entry.package:
             item["package"] = one_line(r.entry.package, 200)
         if r.entry.url:
@@ -82,7 +82,8 @@ def render(rows: list[Row]) -> str:
             if r.session:
                 item["session"] = [r.session.tokens, r.session.floor]
         servers.append(item)
-    document = {"servers": servers, "rules": rules(), "context": 200_000}
+    rule_data = rules()
+    document = {"servers": servers, "rules": rule_data, "context": 200_000}
     e = html.escape
     link = lambda target: e(site.link(HERE, target))  # noqa: E731
     csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src {script_hash()}"
@@ -106,7 +107,7 @@ def render(rows: list[Row]) -> str:
         '<div id="pick"><label class="stack"><span>Find</span><input type="search" id="find" autocomplete="off" '
         'placeholder="e.g. github, filesystem"></label><ul id="catalog"></ul></div>',
         '<div id="paste" hidden><label class="stack"><span>Client this file is for</span><select id="client">'
-        + "".join(f'<option value="{c}">{e(document["rules"]["clients"][c]["name"])}</option>' for c in CLIENTS)
+        + "".join(f'<option value="{c}">{e(rule_data["clients"][c]["name"])}</option>' for c in CLIENTS)
         + '</select></label><label class="stack"><span>Config (JSON)</span><textarea id="config" rows="12" '
         'spellcheck="false" placeholder=\'{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", '
         '"@modelcontextprotocol/server-filesystem", "/tmp"]}}}\'></textarea></label>'

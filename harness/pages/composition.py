@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 
 from harness.core.canonical import stringify
 from harness.core.tokenizer import get_encoding
@@ -133,7 +135,7 @@ def _name(tool: object) -> str:
     return one_line(name if isinstance(name, str) else stringify(name) or "(unnamed)", 200)
 
 
-def of_record(record: dict | None) -> Composition | None:
+def of_record(record: Mapping[str, Any] | None) -> Composition | None:
     """The composition of a published record's capture, checked against its ``totalTokens``."""
     if not record or as_int(record.get("totalTokens")) is None:
         return None

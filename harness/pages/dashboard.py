@@ -109,7 +109,7 @@ def _datum(r: Row, series: Series | None) -> dict:
             d["largest"] = [one_line(r.largest[0], 120), r.largest[1]]
         if r.session:
             d["session"] = [r.session.tokens, r.session.floor]
-        tools = [one_line(t.get("name"), 120).lower() for t in (r.record or {}).get("tools") or [] if isinstance(t, dict)]
+        tools = [one_line(t.get("name"), 120).lower() for t in r.fields.get("tools") or [] if isinstance(t, dict)]
         if tools:
             d["find"] = " ".join(tools)
         points = series.points if series else ()
@@ -180,5 +180,5 @@ def _deferring(rows: list[Row]) -> list[str]:
         return out + ["<p>No measured entry has a session-start load above its headline number.</p>", "</section>"]
     items = "".join(f'<li><a href="{html.escape(site.link(HERE, published.server_html(r.name)))}">{breakable(r.name)}</a>: '
                     f"{html.escape(r.session.label())} tokens at session start against {num(r.tokens)} for every "
-                    "definition up front</li>" for r in costly)
+                    "definition up front</li>" for r in costly if r.session)
     return out + [f'<ul id="deferring">{items}</ul>', "</section>"]

@@ -104,8 +104,9 @@ def _deferring(rows: list[Row]) -> list[str]:
             "definitions pays more at session start than one that loads them all.", "",
             "| Server | Session start | Headline tokens | Names | Instructions |", "|---|---:|---:|---:|---:|"]
     for r in costly:
-        out.append(f"| {_server(r)} | {r.session.label()} | {num(r.tokens)} | {num(r.session.names)} | "
-                   f"{num(r.session.instructions, 'not captured')} |")
+        if (session := r.session) is not None:
+            out.append(f"| {_server(r)} | {session.label()} | {num(r.tokens)} | {num(session.names)} | "
+                       f"{num(session.instructions, 'not captured')} |")
     return out + [""]
 
 
@@ -145,7 +146,7 @@ def render_csv(rows: list[Row]) -> str:
 
 
 def _cells(row: Row) -> dict[str, str]:
-    record = row.record or {}
+    record = row.fields
     session = row.session
     numbered = row.tokens is not None
     return {

@@ -19,9 +19,11 @@ quietly show as not-yet-run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
+from harness.core.record import Record
 from harness.core.rederive import refusal
 from harness.db import record_file
 from harness.db.history import HistoryRow, NUMBERED, STATUSES, row_for
@@ -40,10 +42,10 @@ def record_path(results_dir: Path, name: str) -> Path:
     return Path(results_dir) / name / "measurement.json"
 
 
-def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
+def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
     """``{name: record}`` for every name in ``names`` that has a record file; names without one are
     absent from the result. Raises :class:`RecordError` for any unreadable or unusable record."""
-    found: dict[str, dict] = {}
+    found: dict[str, Record] = {}
     errors: list[str] = []
     for name in names:
         path = record_path(results_dir, name)
@@ -59,22 +61,20 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
         except WireJSONError as exc:
             errors.append(f"{path}: not JSON: {exc}")
             continue
-        problem = _problem(record, name)
-        forged = None if problem else refusal(record, str(path))
-        if forged:
-            errors.append(forged)
-        elif problem:
+        if not isinstance(record, dict):
+            errors.append(f"{path}: not a JSON object")
+        elif problem := _problem(record, name):
             errors.append(f"{path}: {problem}")
+        elif forged := refusal(record, str(path)):
+            errors.append(forged)
         else:
-            found[name] = record
+            found[name] = cast(Record, record)  # checked for what publishing relies on
     if errors:
         raise RecordError(errors)
     return found
 
 
-def _problem(record: object, name: str) -> str | None:
-    if not isinstance(record, dict):
-        return "not a JSON object"
+def _problem(record: dict, name: str) -> str | None:
     if record.get("server") != name:
         return f"server is {record.get('server')!r}, expected {name!r} (the directory's name)"
     status = record.get("status")
@@ -90,11 +90,11 @@ def _problem(record: object, name: str) -> str | None:
     return None
 
 
-def problems(root: Path, records: dict[str, dict], history: dict[str, list[HistoryRow]]) -> list[str]:
+def problems(root: Path, records: dict[str, Record], history: dict[str, list[HistoryRow]]) -> list[str]:
     """One ``<file>: <problem>`` line per badge or history row that disagrees with its record."""
     out: list[str] = []
     for server, record in sorted(records.items()):
-        status, tokens = record.get("status"), as_int(record.get("totalTokens"))
+        status, tokens = record["status"], as_int(record.get("totalTokens"))
         relative = f"badges/{server}.json"
         expected = stringify(badge_for(status, tokens), indent=2) + "\n"
         try:

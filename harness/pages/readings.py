@@ -25,6 +25,7 @@ from harness.core.projection import selection_share
 from harness.db import readings_store
 from harness.db.history import NUMBERED
 from harness.pages import site
+from harness.pages.board import Row
 from harness.pages.mdescape import md
 from harness.pages.published_records import RecordError
 from harness.pages.text import as_int, num, one_line
@@ -97,9 +98,9 @@ def attach(rows: list, root: Path) -> list:
     return [dataclasses.replace(row, readings=for_row(row, files)) for row in rows]
 
 
-def for_row(row, files: dict[str, dict]) -> Readings:
+def for_row(row: Row, files: dict[str, dict]) -> Readings:
     """The current readings of one row (``files``: kind → server → run-file row)."""
-    record = row.record or {}
+    record = row.fields
     if record.get("status") not in NUMBERED:
         return Readings()
     sha = record.get("canonicalSha256")
@@ -112,7 +113,7 @@ def for_row(row, files: dict[str, dict]) -> Readings:
 def _claude(d: dict | None, sha) -> Claude | None:
     if not d or d.get("canonicalSha256") != sha or as_int(d.get("claudeTokens")) is None:
         return None
-    return Claude(as_int(d["claudeTokens"]), as_int(d["mappedTokens"]), as_int(d["totalTokens"]), d["model"], d["countedAt"])
+    return Claude(_count(d["claudeTokens"]), _count(d["mappedTokens"]), _count(d["totalTokens"]), d["model"], d["countedAt"])
 
 
 def _cross(c: dict | None, sha) -> Cross | None:
@@ -121,19 +122,26 @@ def _cross(c: dict | None, sha) -> Cross | None:
     cli = c["cli"]
     if sorted(cli["toolNames"]) != sorted(c["toolNames"]):  # like for like, or silence
         return None
-    return Cross(as_int(cli["toolsTokens"]), as_int(c["mappedTokens"]), c["release"], c["checkedAt"])
+    return Cross(_count(cli["toolsTokens"]), _count(c["mappedTokens"]), c["release"], c["checkedAt"])
 
 
 def _probe(p: dict | None, sha) -> Probe | None:
     if not p or p["withoutCapabilities"].get("canonicalSha256") != sha:
         return None
-    tools = lambda key: tuple((t["name"], as_int(t["tokens"])) for t in p[key])  # noqa: E731
-    return Probe(tools("gained"), tools("lost"), tools("changed"), as_int(p["deltaTokens"]), p["probedAt"])
+    tools = lambda key: tuple((t["name"], _count(t["tokens"])) for t in p[key])  # noqa: E731
+    return Probe(tools("gained"), tools("lost"), tools("changed"), _count(p["deltaTokens"]), p["probedAt"])
+
+
+def _count(value: object) -> int:
+    """A count of a run file row (its schema requires one, checked when the file is read)."""
+    count = as_int(value)
+    assert count is not None, f"not a count: {value!r}"
+    return count
 
 
 def _side(side: object) -> Side | None:
     summed = side_figures.total(side)
-    if summed is None:
+    if summed is None or not isinstance(side, dict):
         return None
     parts = []
     for key, *_ in side_figures.LISTS:
@@ -163,13 +171,13 @@ def of(row) -> Readings:
 
 def claude_range(rows: list) -> tuple[float, float, int] | None:
     """``(lowest, highest, servers)`` of Claude ÷ o200k over the current Claude rows."""
-    ratios = [r for r in (of(row).claude.ratio for row in rows if of(row).claude) if r is not None]
+    ratios = [c.ratio for c in (of(row).claude for row in rows) if c and c.ratio is not None]
     return (min(ratios), max(ratios), len(ratios)) if ratios else None
 
 
 def cross_range(rows: list) -> tuple[float, float, int] | None:
     """``(lowest, highest, servers)`` of the printed cross-check percentages."""
-    values = [of(row).cross.percent for row in rows if of(row).cross]
+    values = [x.percent for x in (of(row).cross for row in rows) if x]
     return (min(values), max(values), len(values)) if values else None
 
 
@@ -248,7 +256,7 @@ def leaderboard_section(rows: list) -> list[str]:
 
 def _legend(rows: list) -> list[str]:
     claude, cross = claude_range(rows), cross_range(rows)
-    models = sorted({of(r).claude.model for r in rows if of(r).claude})
+    models = sorted({c.model for c in (of(r).claude for r in rows) if c})
     span = (f" {across(claude, 'current', lambda v: f'{v:.2f}×', ' the headline')} "
             f"(model {', '.join(md(m) for m in models)})." if claude else " No current row.")
     residual = f" {across(cross, 'printed', percent)}." if cross else " No printed row."

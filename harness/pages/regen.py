@@ -25,6 +25,7 @@ import gc
 import functools
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
@@ -77,7 +78,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     return outputs
 
 
-def _history(root: Path, names: list[str], records: dict[str, dict], series: dict[str, Series],
+def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
              outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
     """The history pass (issue #13): append each entry's current record to its tool vectors, then
     derive cost movement, the capture index and the tool shape from them in the same pass. Adds
@@ -103,7 +104,7 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _history_pass(root: Path, names: list[str], records: dict[str, dict], series: dict[str, Series],
+def _history_pass(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
                   outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
     vectors: dict[str, VectorHistory] = {}
     errors: list[str] = []

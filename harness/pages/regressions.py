@@ -28,6 +28,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 from harness.db.history import HistoryRow
@@ -97,31 +99,46 @@ class Movement:
         return self.series.points[-1] if self.series.points else None
 
     @property
+    def window(self) -> tuple[HistoryRow, HistoryRow]:
+        """``(before, after)`` of a moved series."""
+        assert self.before is not None and self.after is not None, "only a moved series has a window"
+        return self.before, self.after
+
+    @property
     def held_days(self) -> int | None:
-        if self.held_since is None:
+        if self.held_since is None or self.latest is None:
             return None
         return (dt.date.fromisoformat(self.latest.date) - dt.date.fromisoformat(self.held_since)).days
 
     @property
     def delta(self) -> int | None:
-        return None if self.state != MOVED else self.after.tokens - self.before.tokens
+        if self.state != MOVED:
+            return None
+        before, after = counts(self.window[0]), counts(self.window[1])
+        return after[0] - before[0]
 
     @property
     def percent(self) -> float | None:
         """Signed percentage of the earlier cost (``None`` unmoved, or from zero)."""
-        if self.state != MOVED or self.before.tokens == 0:
+        if self.delta is None or counts(self.window[0])[0] == 0:
             return None
-        return 100 * self.delta / self.before.tokens
+        return 100 * self.delta / counts(self.window[0])[0]
 
     @property
     def emphasised(self) -> bool:
-        return self.state == MOVED and clears(self.before.tokens, self.delta)
+        return self.delta is not None and clears(counts(self.window[0])[0], self.delta)
 
     @property
     def mechanism(self) -> str | None:
-        if self.state != MOVED:
+        if self.delta is None:
             return None
-        return mechanism(self.delta, self.after.toolCount - self.before.toolCount)
+        return mechanism(self.delta, counts(self.window[1])[1] - counts(self.window[0])[1])
+
+
+def counts(row: HistoryRow | None) -> tuple[int, int]:
+    """``(tokens, toolCount)`` of a point of a comparable series, which is always measured."""
+    assert row is not None and row.tokens is not None and row.toolCount is not None, "not a measured point"
+    return row.tokens, row.toolCount
 
 
 def clears(before: int, delta: int) -> bool:
@@ -173,7 +190,7 @@ def _breakdown(vectors: VectorHistory, before: HistoryRow, after: HistoryRow) ->
                   f"{missing} measurement")
 
 
-def attribute(old: dict, new: dict) -> Breakdown:
+def attribute(old: Mapping[str, Any], new: Mapping[str, Any]) -> Breakdown:
     """Per-tool changes from vector ``old`` to vector ``new`` (see module docstring)."""
     before, after = _keyed(old["tools"]), _keyed(new["tools"])
     moves = []
@@ -210,7 +227,7 @@ def _entry(m: Movement) -> dict:
         "server": m.server, "state": m.state,
         "series": {"isolation": m.series.isolation, "starts": m.series.starts},
         "latest": _point(m.latest), "before": _point(m.before), "after": _point(m.after),
-        "window": None if m.state != MOVED else {"from": m.before.date, "to": m.after.date},
+        "window": None if m.state != MOVED else {"from": m.window[0].date, "to": m.window[1].date},
         "heldSince": m.held_since, "heldSweeps": m.held_sweeps, "heldDays": m.held_days,
         "delta": m.delta, "percent": None if percent is None else round(percent, 2),
         "emphasised": m.emphasised, "mechanism": m.mechanism,
@@ -297,9 +314,10 @@ def _moved(moved: list[Movement]) -> list[str]:
             "|---|---|---:|---:|---:|---|---|---|"]
     for m in moved:
         bold = "**" if m.emphasised else ""
-        out.append(f"| {bold}{_server(m)}{bold} | {m.before.date} → {m.after.date} | "
-                   f"{num(m.before.tokens)} → {num(m.after.tokens)} | {bold}{change(m)}{bold} | "
-                   f"{num(m.before.toolCount)} → {num(m.after.toolCount)} | {m.mechanism} | {held(m)} | "
+        before, after = m.window
+        out.append(f"| {bold}{_server(m)}{bold} | {before.date} → {after.date} | "
+                   f"{num(before.tokens)} → {num(after.tokens)} | {bold}{change(m)}{bold} | "
+                   f"{num(before.toolCount)} → {num(after.toolCount)} | {m.mechanism} | {held(m)} | "
                    f"{_per_tool(m)} |")
     return out + [""]
 
@@ -317,7 +335,8 @@ def _unchanged(items: list[Movement]) -> list[str]:
         return out + ["Every comparable series has moved at least once.", ""]
     out += ["| Server | Tokens | Tools | Held since |", "|---|---:|---:|---|"]
     for m in items:
-        out.append(f"| {_server(m)} | {num(m.latest.tokens)} | {num(m.latest.toolCount)} | {held(m)} |")
+        latest = m.latest
+        out.append(f"| {_server(m)} | {num(latest.tokens if latest else None)} | {num(latest.toolCount if latest else None)} | {held(m)} |")
     return out + [""]
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.db.history import NUMBERED
 from harness.pages.text import as_int, num
@@ -68,7 +70,7 @@ def release_of(record: dict) -> str | None:
     return match.group(1) if match else None
 
 
-def measured(record: dict) -> Measured | None:
+def measured(record: Mapping[str, Any]) -> Measured | None:
     """The record as a measured release, or ``None`` (a failure, or no release said)."""
     version, tokens = release_of(record), as_int(record.get("totalTokens"))  # a committed record parses 2378.0
     if record.get("status") not in NUMBERED or version is None or tokens is None:
@@ -77,7 +79,7 @@ def measured(record: dict) -> Measured | None:
     return Measured(version, str(record.get("measuredAt") or "")[:10], tokens, tools)
 
 
-def series(name: str, records: list[dict]) -> list[ReleaseRow]:
+def series(name: str, records: list[Mapping[str, Any]]) -> list[ReleaseRow]:
     """The release moves in ``records`` (one server's, oldest first)."""
     out: list[ReleaseRow] = []
     last: Measured | None = None
@@ -93,12 +95,12 @@ def series(name: str, records: list[dict]) -> list[ReleaseRow]:
     return out
 
 
-def rows(root: Path, names: list[str], current: dict[str, dict] | None = None) -> dict[str, list[ReleaseRow]]:
+def rows(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, list[ReleaseRow]]:
     """``{name: release rows}`` from the git history of ``root`` (see module doc); ``current``:
     each name's working-tree record, appended last when it is not the newest committed one."""
     from harness.pages.backfill import record_versions
 
-    versions: dict[str, list[dict]] = {name: [] for name in names}
+    versions: dict[str, list[Mapping[str, Any]]] = {name: [] for name in names}
     for name, record, _ in record_versions(root, names):
         versions[name].append(record)
     for name, record in (current or {}).items():
@@ -138,7 +140,8 @@ def _row(item: dict) -> ReleaseRow:
             raise ValueError(f"{key} is not a whole number")
     for key in ("toolsAdded", "toolsRemoved"):
         fields[key] = tuple(str(t) for t in fields[key])
-    return ReleaseRow(**{k: (v if k.startswith(("tokens", "tools")) else str(v)) for k, v in fields.items()})
+    values: dict[str, Any] = {k: (v if k.startswith(("tokens", "tools")) else str(v)) for k, v in fields.items()}
+    return ReleaseRow(**values)
 
 
 def section(rows_: list[ReleaseRow]) -> str:

@@ -40,6 +40,12 @@ class Series:
         return tuple(r for r in self.rows if r.tokens is not None)
 
     @cached_property
+    def token_range(self) -> tuple[int, int] | None:
+        """``(lowest, highest)`` tokens of the points (``None`` without points)."""
+        tokens = [r.tokens for r in self.rows if r.tokens is not None]
+        return (min(tokens), max(tokens)) if tokens else None
+
+    @cached_property
     def unrecorded(self) -> int:
         """How many kept rows have no isolation on record."""
         return sum(1 for r in self.rows if r.isolation is None)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any
 
 from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
@@ -77,7 +79,9 @@ class Standing:
 
     def cheaper(self, row: Row) -> list[Row]:
         peers = self.by_category.get(row.entry.category or "", [])
-        return [r for r in peers if r.tokens < row.tokens][:CHEAPER] if row.tokens is not None else peers[:CHEAPER]
+        if row.tokens is None:
+            return peers[:CHEAPER]
+        return [r for r in peers if r.tokens is not None and r.tokens < row.tokens][:CHEAPER]
 
 
 def render(row: Row, series: Series, standing: Standing | None = None, movement: Movement | None = None) -> str:
@@ -152,7 +156,7 @@ def _install(row: Row) -> list[str]:
         about.append(f"- Package: {md(e.package, NAME_LIMIT)}")
     if e.repo:
         about.append(f"- Repository: <{md(e.repo, FIELD_LIMIT)}>" if _plain_url(e.repo) else f"- Repository: {md(e.repo, FIELD_LIMIT)}")
-    server = " ".join(one_line(x, NAME_LIMIT) for x in ((row.record or {}).get("serverName"), (row.record or {}).get("serverVersion")) if x)
+    server = " ".join(one_line(x, NAME_LIMIT) for x in (row.fields.get("serverName"), row.fields.get("serverVersion")) if x)
     if server:
         about.append(f"- Names itself: {md(server)}")
     if about:
@@ -161,7 +165,7 @@ def _install(row: Row) -> list[str]:
         out += ["Run it as the catalog does (add it to your client's MCP configuration):", "", "```sh", one_line(e.command, FIELD_LIMIT), "```", ""]
     elif e.url:
         out += [f"A remote server: {md(e.url, FIELD_LIMIT)} (Streamable HTTP).", ""]
-    names = (row.record or {}).get("envVarNames") or []
+    names = row.fields.get("envVarNames") or []
     if names:
         out += [f"Environment variables it reads: {md(', '.join(map(str, names)), FIELD_LIMIT)}.", ""]
     if e.notes:
@@ -204,7 +208,7 @@ def composition_section(row: Row, comp: Composition | None) -> list[str]:
 def _shape(row: Row, standing: Standing) -> list[str]:
     """Shape advice (tool-shape/v1): the tools whose description is at or above the 90th
     percentile of every description measured here, largest first — or that nothing is."""
-    tools = [t for t in (row.record or {}).get("tools") or [] if isinstance(t, dict)]
+    tools = [t for t in row.fields.get("tools") or [] if isinstance(t, dict)]
     if row.tokens is None or not tools or standing.p90_description is None:
         return []
     p90 = standing.p90_description
@@ -238,7 +242,7 @@ def _cheaper(row: Row, standing: Standing, here: str) -> list[str]:
                 else "None ranked yet.", ""]
     lines = []
     for r in peers:
-        less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None else ""
+        less = f", {num(row.tokens - r.tokens)} fewer" if row.tokens is not None and r.tokens is not None else ""
         lines.append(f"- [{md(r.name, NAME_LIMIT)}]({site.link(here, published.server_page(r.name))}): "
                      f"{num(r.tokens)} tokens{less}, {num(r.tool_count)} tool{'' if r.tool_count == 1 else 's'}")
     return [title, "", *lines, ""]
@@ -305,7 +309,7 @@ def _capture_lines(row: Row, series: Series) -> list[str]:
     return out
 
 
-def last_confirmed(record: dict, series: Series) -> str | None:
+def last_confirmed(record: Mapping[str, Any], series: Series) -> str | None:
     """The newest history.csv date, on or after the capture's day, whose row has the record's
     status and number (``None`` when there is none)."""
     day = str(record.get("measuredAt") or "")[:10]
@@ -315,11 +319,12 @@ def last_confirmed(record: dict, series: Series) -> str | None:
     return max(dates) if dates else None
 
 
-def _confirmed(record: dict) -> str:
+def _confirmed(record: Mapping[str, Any]) -> str:
     if record.get("status") not in ("measured", "dynamic"):
         return "—"
     value = record.get("confirmed")
-    return {True: "yes", False: "**no — unconfirmed (single launch)**"}.get(value, "not on record")
+    labels: dict[object, str] = {True: "yes", False: "**no — unconfirmed (single launch)**"}
+    return labels.get(value, "not on record")
 
 
 def _runtimes(runtimes: object) -> str:
@@ -365,7 +370,7 @@ def _session(row: Row) -> list[str]:
 
 
 def _tools(row: Row) -> list[str]:
-    tools = (row.record or {}).get("tools") or []
+    tools = row.fields.get("tools") or []
     if row.tokens is None:
         return []
     out = ["### Per-tool diagnostics", "", "Each tool's JSON counted alone, in server order. They do not add up to "
@@ -383,7 +388,7 @@ def _tools(row: Row) -> list[str]:
 
 
 def _discover(row: Row) -> list[str]:
-    d = (row.record or {}).get("discover")
+    d = row.fields.get("discover")
     if not isinstance(d, dict):
         return []
     supported = d.get("supportedVersions")
@@ -407,7 +412,7 @@ def _notes(row: Row) -> list[str]:
 def _compatibility(row: Row) -> list[str]:
     """The record's ``compatibility`` line and findings: which strict clients would reject what the
     server sent (``harness.probe.compatibility``); nothing for a record without one."""
-    compat = (row.record or {}).get("compatibility")
+    compat = row.fields.get("compatibility")
     if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
         return []
     findings = [f for f in compat.get("findings") or [] if isinstance(f, dict)]
@@ -420,7 +425,7 @@ def _compatibility(row: Row) -> list[str]:
 
 
 def _stderr(row: Row) -> list[str]:
-    tail = (row.record or {}).get("stderrTail")
+    tail = row.fields.get("stderrTail")
     if not isinstance(tail, str) or not tail.strip():
         return []
     lines = [md(line, 300) for line in tail.splitlines() if line.strip()][-STDERR_LINES:]
@@ -471,12 +476,14 @@ def cost_movement(m: Movement) -> str:
     if m.state == regressions.NONE:
         return "\n".join(out + ["No comparable measurement: nothing to compare.", ""])
     if m.state == regressions.UNCHANGED:
-        return "\n".join(out + [f"No movement in the comparable series: {num(m.latest.tokens)} tokens, "
-                                f"{num(m.latest.toolCount)} tools, held since {regressions.held(m)}.", ""])
+        latest = m.latest
+        return "\n".join(out + [f"No movement in the comparable series: {num(latest.tokens if latest else None)} tokens, "
+                                f"{num(latest.toolCount if latest else None)} tools, held since {regressions.held(m)}.", ""])
     called = ("It clears both thresholds" if m.emphasised else "It is below the emphasis thresholds")
-    out += [f"Most recent movement: **{regressions.change(m, ' tokens')}**, {num(m.before.tokens)} → "
-            f"{num(m.after.tokens)} tokens and {num(m.before.toolCount)} → {num(m.after.toolCount)} tools, between "
-            f"the sweeps of {m.before.date} and {m.after.date}. Mechanism (from the totals): {m.mechanism}. "
+    before, after = m.window
+    out += [f"Most recent movement: **{regressions.change(m, ' tokens')}**, {num(before.tokens)} → "
+            f"{num(after.tokens)} tokens and {num(before.toolCount)} → {num(after.toolCount)} tools, between "
+            f"the sweeps of {before.date} and {after.date}. Mechanism (from the totals): {m.mechanism}. "
             f"The new cost has held since {regressions.held(m)}. {called} "
             f"({regressions.thresholds()}).", ""]
     if m.breakdown is None:

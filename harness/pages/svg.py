@@ -35,9 +35,9 @@ def describe(name: str, series: Series) -> tuple[str, str]:
     """``(title, desc)`` texts for a server's trend picture."""
     points = series.points
     title = f"{name}: context cost over time"
-    if not points:
+    if series.token_range is None:
         return title, "No comparable measurement with a number is on record."
-    low, high = min(p.tokens for p in points), max(p.tokens for p in points)
+    low, high = series.token_range
     where = f"under {series.isolation} isolation" if series.isolation else "isolation not recorded"
     desc = (f"{len(points)} measurement(s) {where}, {points[0].date} to {points[-1].date}; "
             f"range {num(low)} to {num(high)} tokens; latest {num(points[-1].tokens)} tokens.")
@@ -52,12 +52,12 @@ def describe(name: str, series: Series) -> tuple[str, str]:
 def _layout(series: Series, x0: float, x1: float, y0: float, y1: float):
     """Segments of ``(x, y, recorded)`` points, split at rows without a number."""
     rows = series.rows
-    points = series.points
-    if not points:
+    if series.token_range is None:
         return []
     first, last = _day(rows[0].date), _day(rows[-1].date)
-    low, high = min(p.tokens for p in points), max(p.tokens for p in points)
-    segments, current = [], []
+    low, high = series.token_range
+    segments: list[list[tuple[float, float, bool]]] = []
+    current: list[tuple[float, float, bool]] = []
     for row in rows:
         if row.tokens is None:
             if current:
@@ -103,8 +103,8 @@ def trend_chart(name: str, series: Series) -> str:
     x0, x1, y0, y1 = 78.0, 620.0, 20.0, 180.0
     body = [f'<rect x="{_f(x0)}" y="{_f(y0)}" width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" fill="none" stroke="#dddddd"/>']
     points = series.points
-    if points:
-        low, high = min(p.tokens for p in points), max(p.tokens for p in points)
+    if series.token_range is not None:
+        low, high = series.token_range
         if high == low:  # a flat series is drawn mid-height
             body.append(_text(x0 - 6, (y0 + y1) / 2 + 4, num(high), "end"))
         else:

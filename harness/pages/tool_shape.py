@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from harness.db.history import NUMBERED
 from harness.pages.text import as_int
@@ -58,7 +60,7 @@ def percentile_of(points: list[int], value: int) -> int | None:
     return p if p >= 0 else None
 
 
-def complete_tools(records: dict[str, dict]) -> list[dict]:
+def complete_tools(records: Mapping[str, Mapping[str, Any]]) -> list[dict]:
     """Every complete per-tool diagnostic of the ``measured``/``dynamic`` records, as
     ``{tokens, descriptionTokens, inputSchemaTokens}`` ints, in server-name then server order."""
     out = []
@@ -75,7 +77,7 @@ def complete_tools(records: dict[str, dict]) -> list[dict]:
     return out
 
 
-def build(records: dict[str, dict]) -> dict:
+def build(records: Mapping[str, Mapping[str, Any]]) -> dict:
     """The tool-shape document for the catalog's ``records`` (name → parsed record)."""
     tools = complete_tools(records)
     servers = sum(1 for r in records.values() if r.get("status") in NUMBERED)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +56,7 @@ from harness.db import record_file
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
-from harness.util import bounded, schemas, untrusted
+from harness.util import schemas, untrusted
 
 METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
@@ -153,18 +154,18 @@ def wire(vector: dict) -> dict:
     return {**vector, "tools": [[t[k] for k in TOOL_FIELDS] for t in vector["tools"]]}
 
 
-def key(vector_or_record_fields: dict) -> tuple:
+def key(vector_or_record_fields: Mapping[str, Any]) -> tuple:
     """What de-duplication compares: ``(canonicalSha256, isolation)``."""
     return vector_or_record_fields["canonicalSha256"], vector_or_record_fields["isolation"]
 
 
-def record_key(record: dict) -> tuple:
+def record_key(record: Mapping[str, Any]) -> tuple:
     """``(canonicalSha256, isolation mode or None)`` of a parsed record."""
     iso = record.get("isolation")
     return record.get("canonicalSha256"), iso.get("mode") if isinstance(iso, dict) else None
 
 
-def vector_of(record: dict, where: str, known: dict[str, dict] | None = None) -> dict:
+def vector_of(record: Mapping[str, Any], where: str, known: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
     """The vector of a ``measured``/``dynamic`` record. ``known`` maps a canonicalSha256 already
     counted to its vector: same bytes, same counts, so its per-tool list is reused instead of
     re-tokenized (when the totals agree too).
@@ -178,7 +179,7 @@ def vector_of(record: dict, where: str, known: dict[str, dict] | None = None) ->
     seen = (known or {}).get(sha)
     same = seen is not None and (seen["totalTokens"], seen["toolCount"]) == \
         (as_int(record.get("totalTokens")), as_int(record.get("toolCount")))
-    tools = seen["tools"] if same else None
+    tools = seen["tools"] if seen is not None and same else None
     if tools is None:
         counts = count_tools(record["rawToolsCapture"])
         if counts.canonicalSha256 != sha or counts.totalTokens != as_int(record.get("totalTokens")):
@@ -193,7 +194,7 @@ def vector_of(record: dict, where: str, known: dict[str, dict] | None = None) ->
             "toolCount": as_int(record["toolCount"]), "tools": tools}
 
 
-def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHistory:
+def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str) -> VectorHistory:
     """``history`` after a sweep published ``record``: one vector appended when the record is
     ``measured``/``dynamic`` and its ``(canonicalSha256, isolation)`` differs from the newest
     vector's; unchanged otherwise. Trims to :data:`MAX_VECTORS`. Raises as :func:`vector_of`, and
@@ -214,13 +215,13 @@ def advance(history: VectorHistory, record: dict | None, where: str) -> VectorHi
     known = {v.fields["canonicalSha256"]: v for v in history.vectors if rows is None or v["tools"] == rows}
     vector = vector_of(record, where, known)
     on_file = wire(vector)
-    document = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
+    document: dict[str, Any] = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
     if not schemas.validator("tool-vectors").is_valid(document):  # the quick answer; the errors only if needed
         schemas.check("tool-vectors", document, where=where)
     return VectorHistory(history.server, (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:])
 
 
-def _rows(record: dict) -> list[dict] | None:
+def _rows(record: Mapping[str, Any]) -> list[dict] | None:
     """The record's per-tool rows in a vector's shape (``None`` when it has none to compare)."""
     rows = record.get("tools")
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
