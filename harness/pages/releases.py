@@ -61,7 +61,7 @@ class ReleaseRow:
         return f"{self.previous} → {self.version}: {', '.join(parts)}"
 
 
-def release_of(record: dict) -> str | None:
+def release_of(record: Mapping[str, Any]) -> str | None:
     """The release a record measured, or ``None`` when it does not say."""
     resolved = record.get("resolvedPackage")
     if isinstance(resolved, dict) and isinstance(resolved.get("version"), str) and resolved["version"]:
