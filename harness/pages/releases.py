@@ -21,7 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.db.history import NUMBERED
+from harness.pages.backfill import record_versions
+from harness.pages.mdescape import md
+from harness.pages.published_records import RecordError
 from harness.pages.text import as_int, num
+from harness.util import bounded
 
 METHOD = "release-cost/v1"
 FILE = "results/releases.json"
@@ -98,8 +102,6 @@ def series(name: str, records: list[Mapping[str, Any]]) -> list[ReleaseRow]:
 def rows(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, list[ReleaseRow]]:
     """``{name: release rows}`` from the git history of ``root`` (see module doc); ``current``:
     each name's working-tree record, appended last when it is not the newest committed one."""
-    from harness.pages.backfill import record_versions
-
     versions: dict[str, list[Mapping[str, Any]]] = {name: [] for name in names}
     for name, record, _ in record_versions(root, names):
         versions[name].append(record)
@@ -120,8 +122,6 @@ def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
 def load(root: Path) -> dict[str, list[ReleaseRow]]:
     """The rows of ``<root>/results/releases.json`` (``{}`` when there is none). Raises
     ``RecordError`` naming the file when it cannot be read as what :func:`render_json` writes."""
-    from harness.pages.published_records import RecordError
-    from harness.util import bounded
 
     path = Path(root) / FILE
     try:
@@ -152,7 +152,6 @@ def section(rows_: list[ReleaseRow]) -> str:
 
 def markdown(rows_: list[ReleaseRow]) -> str:
     """A minimal Markdown table of one server's rows, newest first ('' when there are none)."""
-    from harness.pages.mdescape import md
 
     if not rows_:
         return ""

@@ -26,13 +26,14 @@ Recorded text goes through ``mdescape.md``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from harness.db import reason
+from harness.db.history import HistoryRow
 from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
-from harness.db.history import HistoryRow
 from harness.pages.composition import Composition
 from harness.pages.mdescape import md
 from harness.pages.regressions import Movement
@@ -139,7 +140,6 @@ def share(tokens: int) -> str:
 
 
 def _why(row: Row) -> str:
-    from harness.db import reason  # noqa: PLC0415 - only pages without a number need it
     text = reason.reason(row.record) if row.record else "; ".join(row.notes)
     return md(text, 300)
 
