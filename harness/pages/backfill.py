@@ -1,28 +1,7 @@
-"""``regen --backfill``: rebuild every catalog entry's tool vectors from the repository's own git
-history (issue #13, "Tool vectors").
+"""``regen --backfill``: rebuild every entry's tool vectors from the repository's git history.
 
-Every past commit of ``results/<server>/measurement.json`` holds a full capture, so the vectors a
-forward run would have appended can be recomputed from the first commit on: the first-parent
-history of the checked-out branch is walked oldest first (one ``git log --raw`` through
-gitpython, then each changed blob read from the object database), and each version of each record
-goes through :func:`harness.pages.tool_vectors.advance` exactly as a sweep's regen would have
-passed it. The working tree's record (what the next regen appends) comes last, in
-:mod:`harness.pages.regen`.
-
-The result depends on the commits alone — not on the vectors already on file, the clock or the
-machine — so a backfill is idempotent and deterministic, and equal to the forward vectors of a
-history in which every publishing commit ran regen. A version that cannot be read, is not this
-server's record, or whose capture does not re-derive its published numbers is skipped and reported
-(``Backfill.skipped``); history is what it is. So is a version that is no file's bytes (a symlink or
-a submodule committed at that path: its object is never read as a record) or one larger than
-``harness.util.bounded.MAX_RECORD_BYTES`` (the bound every record reader keeps; its size is read from
-the object's header, its bytes never are).
-
-Raises :class:`BackfillError` when ``root`` is not inside a git repository, or the clone is shallow
-(its first commits are missing, so the vectors would silently start late: fetch the full history,
-e.g. ``actions/checkout`` with ``fetch-depth: 0``), or ``root``'s path inside the repository holds a
-character git always prints quoted (a quote, a backslash, a control character), so that no version
-would be found. Any other path works: non-ASCII is read unquoted, glob characters literally.
+Public: :func:`backfill`, :func:`record_versions`, :class:`BackfillError`. Rules: docs/PAGES.md,
+"Tool vectors and backfill".
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""shields.io endpoint badges (``badges/<server>.json``).
-
-Shape: shields' endpoint schema — ``schemaVersion``, ``label``, ``message``, ``color`` and nothing
-shields would reject. Message ``2,378 tokens``; colour from the spec's bands; a server without a
-number gets its status as the message, in lightgrey.
+"""shields.io endpoint badges (``badges/<server>.json``): :func:`badge_for`, :func:`write_badge`,
+:func:`stage_badges`. Colours: docs/METHODOLOGY.md, "Colour bands".
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""The leaderboard's rows: one per catalog entry, exactly one status each (methodology, "Failure
-taxonomy — no silent drops").
-
-An entry with a record takes the record's status; an entry without one is ``not-yet-run``.
-Measured and dynamic rows are ranked by ``totalTokens``, largest first, listed by name within a
-tie; rows of equal cost share a rank (competition ranking: 1, 2, 2, 4) — a page saying "#57" for
-a server that costs exactly what "#56" costs would rank one above the other for its name;
-every other row follows, grouped in the taxonomy's order of statuses, then by name.
-
-Shape: :func:`build_rows` returns a list of :class:`Row` in published order.
+"""The leaderboard's rows, one per catalog entry, in published order: :func:`build_rows`, :class:`Row`,
+and a record's session-start load (:func:`for_record`). Order: docs/PAGES.md, "Leaderboard".
 """
 
 from __future__ import annotations

@@ -1,32 +1,7 @@
-"""``docs/calculator.html``: the setup calculator — what a set of MCP servers costs each client.
+"""``docs/calculator.html``: what a set of MCP servers costs each client, computed in the browser.
 
-Pick servers from the catalog or paste a client config (Claude Code, Claude Desktop, Cursor, VS
-Code); the page says, per client, what a session loads up front and what every request carries,
-computed in the browser from the published records only. Nothing leaves the page: the
-Content-Security-Policy allows no request at all, and the script reads only the pasted text and the
-JSON embedded here.
-
-The numbers follow the audit's rules (``mcp-context-cost audit``), and the rule data comes from the
-audit itself when the page is rendered, so the two cannot drift:
-
-* a session's total is the sum of its servers' ``totalTokens``; a server without a published number
-  (or an entry naming no catalog server) makes it a floor, printed ``≥`` (``harness.audit.figures``);
-* which keys a config holds its servers under, and how an entry's transport is read, are each
-  client module's ``SHAPE`` (``harness.audit.clients``);
-* what each client is on record as doing is ``harness/audit/data/client-records.json``;
-* Claude Code's posture for each choice of its variables is ``harness.audit.deferral.resolve`` run
-  on that choice; a deferring Claude Code session loads the servers' session-start load
-  (deferred-load/v1: tool names plus instructions, :mod:`harness.pages.session_load`) up front,
-  an ``alwaysLoad`` server in full, and every request's tools array still carries the whole total.
-
-Entries are matched to catalog servers by package (an argument naming it, version stripped), by
-URL, then by name, in tables without a prototype (a name like ``constructor`` matches nothing). The
-page is rendered from the board rows in one pass (linear in rows).
-
-A pasted config is untrusted and read within the audit's own bounds (``harness.audit.readers``):
-strict JSON up to ``MAX_CONFIG_BYTES``, comments and trailing commas (outside strings) only up to
-``MAX_JSON5_BYTES``. The totals count every entry; at most 500 rows are drawn. Pasted text is shown
-through ``esc``: the characters ``harness.util.untrusted`` escapes appear as ``\\uXXXX``.
+Public: :func:`render`, :data:`RULES_FILE` (the audit's rules it renders from). Rules: docs/PAGES.md,
+"Dashboard, calculator, server pages".
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """Where a server's tokens go: the headline split per tool and per field, parts summing exactly to it.
 
-Per-tool diagnostics count each tool's JSON alone, so they do not add up to the headline (tokens
-merge across seams). This module tokenizes the canonical string ``stringify(rawToolsCapture)``
-once and gives every token to the part of the text its first character lies in:
-
-* inside a tool object, the field whose ``"key":value`` text holds it — ``name``, ``description``,
-  ``inputSchema``, ``outputSchema``, ``annotations``; any other key, and the tool's own braces and
-  commas, go to ``other`` (a tool that is not an object is ``other`` whole);
-* outside every tool (the array's ``[``, the commas between tools, ``]``), to ``punctuation``.
-
-So ``sum(every tool's parts) + punctuation == totalTokens`` by construction, and each part is a
-count of real tokens of the published capture, not an estimate. A capture whose token count is not
-the record's ``totalTokens`` gets no composition (``None``): nothing is shown that would not add up.
+Public: :func:`of_record`, :func:`compose`, :class:`Composition`. Rule: docs/PAGES.md, "Dashboard,
+calculator, server pages".
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""``docs/index.html``: the dashboard (GitHub Pages root) — the ranking first.
+"""``docs/index.html``: the dashboard, the ranking first (:func:`render`).
 
-One self-contained file: inline CSS, one inline script allowed by its hash
-(:mod:`harness.pages.dashboard_assets`), the rows as one embedded JSON document
-(``<script type="application/json" id="rows">``, never executed), no external request (the
-Content-Security-Policy says so to the browser too), relative links only.
-
-The first screen is the ranking: a search box (server, category or tool name), three groups —
-ranked servers, servers that failed, servers not measured on the measuring machine (which says
-nothing about the server; with that group a sentence says so when a row is ``not-measured-here``)
-— band filters with counts, and a sort menu; the table is drawn from the JSON by the script, a
-page of rows at a time, so thousands of rows stay fast. Columns carry information or are left out:
-the trend appears only when some server has two comparable points, the session-start column only
-when some record has one. Statuses are chips; a record kept while the machine could not measure
-the server again says since when under its name. Below 720 px each row is a card, so a 390 px
-screen never scrolls sideways. Without JavaScript the page says where the same table is as
-Markdown and CSV.
-
-Below the ranking: how to read it, the rows where deferring costs more, and the readings beside
-the headline. All recorded text is reduced to one line (:func:`harness.pages.text.one_line`);
-the JSON is written with ``<``, ``>``, ``&`` as ``\\u`` escapes, the script inserts text only
-escaped. Same inputs → same bytes; the page grows linearly with the rows.
+Rules: docs/PAGES.md, "Dashboard, calculator, server pages".
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""The dashboard's style sheet, band palette and one script.
+"""The dashboard's style sheet, band palette (ColorBrewer RdYlGn, 5 classes) and its one script.
 
-The script draws the ranking from the page's embedded JSON (``#rows``): a group switch (ranked,
-failed, not measured here — shown with the page's ``#machine-note`` when it has one) with counts,
-a search over server, category and tool names, band filters with counts, column headers that sort
-(and a sort menu for narrow screens, where the headers are hidden and each row is a card), and rows
-drawn a page at a time with a "show more" button, so thousands of rows stay fast (bench/dashboard.py). Every text it inserts is escaped;
-names get break opportunities between their parts, as :func:`harness.pages.text.breakable`
-gives them. It is inlined and allowed by its SHA-256 in the page's Content-Security-Policy, so the
-page still loads nothing from anywhere.
-
-Band colours: the badges keep the shields colour names (``harness.core.bands``); on the page each
-band gets a swatch from a palette whose neighbours differ in lightness as well as hue (ColorBrewer
-RdYlGn, 5 classes), outlined in the text colour so even the palest swatch stands out from the
-background, and always next to its label.
+Public: :data:`CSS`, :data:`SCRIPT`, :func:`hash_of`, :func:`band_class`.
 """
 
 from __future__ import annotations

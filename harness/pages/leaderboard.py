@@ -1,12 +1,6 @@
-"""``results/leaderboard.md``: every catalog entry with exactly one status (methodology, "Failure
-taxonomy — no silent drops"), generated from the records and the catalog.
+"""``results/leaderboard.md`` and ``results/leaderboard.csv``: :func:`render_md`, :func:`render_csv`.
 
-Sections: status counts (every status); measured/dynamic rows ranked by tokens with tool
-count, largest tool, session-start load (``≥`` = floor) and band; every row where deferring costs
-more than loading everything (session-start load above the headline, both figures); every other
-entry with its status and notes (failures are findings); the readings beside the headline
-(:mod:`harness.pages.readings_md`: Claude, mcp-tokens, resources & prompts, capability probe). All recorded text goes through
-``harness.pages.mdescape.md``.
+Rules: docs/PAGES.md, "Leaderboard".
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Reading the published records (``results/<name>/measurement.json``) for the catalog's entries.
+"""The published records of the catalog's entries, read and checked: :func:`load_records`,
+:func:`problems` (badges and history rows that disagree), :class:`RecordError`.
 
-Each record is parsed with ``harness.core.jsparse.parse`` (JavaScript ``JSON.parse`` semantics, so
-counts arrive as floats) and checked only for what publishing relies on — not against today's
-full schema, because a record written by an older harness legitimately lacks fields added since
-(``serverInstructions``, ``isolation.arch``, ``negotiatedProtocolVersion``) and must still publish,
-saying what is not on record.
-
-Relied on: an object whose ``server`` is the directory's name and whose ``status`` is one of the
-statuses; for ``measured``/``dynamic``, a whole ``totalTokens``, ``toolCount`` and a list
-``rawToolsCapture`` from which totalTokens, toolCount, canonicalLength and canonicalSha256 (and
-the side figures) re-derive (``harness.core.rederive.refusal``: an edited number is refused by
-name, never published). Anything else raises :class:`RecordError` listing every bad file: a record
-that cannot be read (a symbolic link, not a regular file — a FIFO or a device would block or never
-end — or larger than ``harness.util.bounded.MAX_RECORD_BYTES``) is a fault to fix, never an entry to
-quietly show as not-yet-run.
+Rules: docs/PAGES.md, "Reading the published records".
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""The readings published beside the headline, per leaderboard row (issue #14): the Claude
-divergence (tools-delta/v1), the mcp-tokens cross-check (cli-cross-check/v1), the capability probe
-(capability-probe/v1) and the resources/prompts side figures (side-lists/v1).
+"""The readings beside the headline per row (Claude, mcp-tokens, capability probe, side figures) and
+their Markdown, CSV and HTML: :func:`attach`, :func:`of`, :func:`leaderboard_section`,
+:func:`server_section`, :func:`dashboard_section`, :func:`csv_cells`.
 
-One staleness rule for the three run files (spec "Claude divergence", "CLI cross-check"): a row
-prints only while the capture it was computed from is still the published one — its
-``canonicalSha256`` equals the record's. A stale row stays in its file as data and prints nothing
-anywhere (leaderboard, CSV, dashboard, server page). On top of that, a Claude row prints only with
-a count (not an error row), and a cross-check row only when the CLI saw the same tool names our
-capture holds. Side figures come from the record itself, so they are never stale.
-
-Aggregates (the Claude ratio range, the cross-check residual range) are derived from the current
-rows on every regen (:func:`claude_range`, :func:`cross_range`), never written by hand.
+Rules: docs/PAGES.md, "Readings beside the headline".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""Regenerate everything published from what is on disk: ``regen(repo_root) -> list[Path]``.
+"""Regenerate everything published from what is on disk: :func:`regen`, :func:`render_all`.
 
-Inputs (repository-relative): ``servers.yaml`` (the catalog: which entries exist), every
-``results/<name>/measurement.json`` of a catalog entry, ``history.csv``, and each entry's
-``results/<name>/tool-vectors.json``. Outputs: the files listed in :mod:`harness.util.published` —
-leaderboard (md, csv), one page, sparkline and trend chart per catalog entry, and the dashboard —
-and the history pass of issue #13: each entry's tool vectors with the current record appended
-(:mod:`harness.pages.tool_vectors`; ``backfilled`` vectors from git replace the files' when
-given), cost movement (``results/regressions.md``/``.json`` and each page's "Cost movement"
-section), ``results/capture-index.json`` and ``results/tool-shape.json``. Server pages,
-sparklines and trend charts of names no longer in the catalog are removed.
-
-Every output is computed before anything is written, so bad input (``CatalogError``,
-``RecordError``, ``HistoryError``) leaves the published files exactly as they were. Files are then
-written by :func:`harness.util.atomic.write_many`: each atomically (old bytes or new, never a
-mix — the guarantee of ``harness.util.atomic``), all staged and flushed to disk with one sync
-before any is renamed into place; a file whose bytes are already right is left untouched. Same inputs → byte-identical outputs: nothing depends on the clock, the machine or
-dictionary order (methodology, "Trends over time"; issue #5, determinism).
+Rules: docs/PAGES.md, "Regen".
 """
 
 from __future__ import annotations

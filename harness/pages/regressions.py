@@ -1,26 +1,7 @@
-"""Cost movement (method cost-regression/v1; methodology, "Cost movement"): each server's most
-recent movement — the change that produced the cost it carries today.
+"""Cost movement (cost-regression/v1): :func:`movement` per server, ``results/regressions.json``
+(:func:`to_json`) and ``results/regressions.md`` (:func:`render_md`).
 
-What may be compared: only the points of the comparable series (:func:`harness.pages.series.
-comparable`, the same-isolation run the trend already draws). A failed sweep has no number, so it is
-a gap and never a drop to zero.
-
-Which pair: walking back from the newest point through the trailing run of identical measurements
-(same ``tokens`` and ``toolCount``) to the first point with today's numbers (``after``); the point
-before it is ``before``. The window is ``before.date → after.date``; the new cost has held since
-``after.date``, for ``held_sweeps`` points through the newest. A series whose every point is
-identical is *unchanged*; one without points has *no comparable measurement*.
-
-What is claimed: the mechanism from totals alone — tools up and tokens up: more tools; both down:
-fewer tools; same count, tokens up/down: heavier/lighter tools; count and cost opposite (or count
-moving with no token change): mixed. Per-tool attribution when the tool vectors
-(:mod:`harness.pages.tool_vectors`) hold both sides: every tool whose numbers changed, matched by
-name (and occurrence, for a repeated name), and the remainder that belongs to no single tool
-published as unattributed, never distributed. Otherwise "breakdown unavailable", with why.
-
-What is called out: a movement is emphasised only when it clears both thresholds — at least 5 % of
-the earlier cost and at least 25 tokens (integer arithmetic, so the edges are exact). Every movement
-is listed either way.
+Rules: docs/METHODOLOGY.md, "Cost movement".
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Cost per release: what each new release of a server's package changed, from the records git holds.
+"""Cost per release, from the records git holds: :func:`rows`, :func:`render_json`
+(``results/releases.json``), :func:`section`.
 
-Every committed version of ``results/<name>/measurement.json`` says which release it measured
-(``resolvedPackage.version``: the install the launcher resolved; else the exact pin in its
-``launchCommand``) and what it cost. Walking them oldest first (:func:`harness.pages.backfill.record_versions`)
-and keeping the last measured or dynamic record of each release gives one row per move to another
-release — ``1.4.0 → 1.5.0: +1,204 tokens, 3 tools added`` — between consecutive releases as they
-were measured (a failure in between is a gap, never a zero). The working tree's record comes last.
-
-:func:`rows` is that series for the pages to use; :func:`render_json` writes
-``results/releases.json`` and :func:`markdown` a minimal table. Deterministic: same commits, same bytes.
+Rules: docs/PAGES.md, "Tool vectors and backfill".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Pure, costly page conversions done once per distinct input: a content-addressed memo on disk,
-and the misses spread over the machine's cores.
+"""A content-addressed disk memo of the server pages' HTML, misses spread over the cores: :func:`memo_map`.
 
-``regen`` turns each server page's Markdown into HTML (:mod:`harness.pages.server_html`), which
-is most of its time at a thousand entries. The HTML is a function of the page's path and Markdown
-text alone, so a result is stored under ``sha256(fingerprint, path, markdown)`` in the user's cache
-(:func:`folder`: outside the repository, whose working tree stays as the commits left it), and a later
-run reuses it: a warm
-``regen`` converts only the pages whose Markdown changed. ``fingerprint`` covers the converter's own
-source files and the markdown-it version, so a change to how pages are rendered misses every entry
-instead of reusing stale HTML. Entries the current run did not use are removed, so the cache holds
-one copy of the site at most. Any cache problem (unreadable, unwritable folder) only costs time:
-the page is converted again. Outputs are byte-identical with or without the cache.
+Rules: docs/PAGES.md, "Regen".
 """
 
 from __future__ import annotations

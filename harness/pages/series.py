@@ -1,18 +1,6 @@
-"""The comparable trend of one server: the run of sweeps ending at the newest one that were all
-measured under the same isolation (methodology, "Trends over time — same conditions, or no line").
+"""The comparable trend of one server: :func:`comparable` gives a :class:`Series`.
 
-Rule. Only rows with a number decide it (issue #10): a failure contributes no point, so it can
-neither set nor end a comparable run. The series' isolation is that of the newest *measured* row
-whose isolation is on record. Walking back from the newest row, the first measured row recorded
-under another isolation ends the walk, and it and everything older are left out; failures after
-it are kept as gaps whatever their isolation, except those before the run's first point that were
-recorded under another isolation (they end the older run, not begin this one). A not-recorded row is not evidence of a
-difference, so it never ends the series; it plots and is marked. With no measured row's isolation
-on record, every row plots.
-
-Shape: :class:`Series` — ``rows`` (oldest first, failures included: they are gaps, never zeros),
-``isolation`` (``None`` when nothing is on record), ``starts`` (date of the first kept row),
-``left_out`` (the older rows dropped, oldest first).
+Rule: docs/METHODOLOGY.md, "Trends over time".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""``docs/servers/<name>.html``: a server page as HTML, rendered from its Markdown (issue #15).
+"""``docs/servers/<name>.html``: a server page rendered from its Markdown: :func:`pages`, :func:`render`.
 
-GitHub Pages serves ``.md`` files as raw text, so every server page is also published as HTML next
-to it, and the dashboard links there. The HTML is the Markdown page rendered with markdown-it-py
-(CommonMark plus tables) — nothing is written twice, so any section added to
-:mod:`harness.pages.server_page` appears here as it is. Same Markdown → same bytes.
-
-Safety: recorded text in the Markdown is already inert (``mdescape.md`` escapes ``<``, ``>``,
-``&`` and Markdown punctuation). As a second line, the only raw HTML let through is ``<br>`` (the
-page's own line breaks in the stderr quote); any other raw HTML renders as visible text, link
-targets pass markdown-it's URL check, and the page's Content-Security-Policy allows no script and
-nothing from another origin. Links to sibling server pages (``other.md``) point at their HTML.
-Wide tables scroll inside their own box, so the page itself never scrolls sideways; cell text
-breaks only between words and a name's parts.
-
-The one part drawn here rather than in the Markdown: the chart of "Where the tokens go" (stacked
-bars per tool and field from :mod:`harness.pages.composition`, every segment carrying its
-``data-tokens``), placed between that section's sentence and its table, which holds the same numbers.
+Rules: docs/PAGES.md, "Dashboard, calculator, server pages".
 """
 
 from __future__ import annotations

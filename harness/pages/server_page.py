@@ -1,26 +1,6 @@
-"""``docs/servers/<name>.md``: one page per catalog entry (methodology, "Reproduce it" — each
-measured server has a detail page; "Which machine a number applies to"; "Which revision a record
-was taken under"; "Trends over time").
+"""``docs/servers/<name>.md``: one page per catalog entry: :func:`render`, :func:`cost_movement`.
 
-The page leads with what a reader came for and ends with what a checker needs:
-
-1. the cost — tokens, band, rank among the ranked servers ("#12 of 70"), share of a 200k context,
-   tool count — or, without a number, whether the server failed or was not measured here, and why;
-2. what the server is and how to install it (the catalog's command, package, repository);
-3. where the tokens go (:mod:`harness.pages.composition`): per tool and per field, parts that
-   sum exactly to the headline;
-4. shape advice (the largest part of the cost; descriptions at or above the 90th percentile of
-   every description measured, tool-shape/v1; the session-start load and whether deferring costs
-   more), cheaper servers of the same category, the readings beside the headline, the ``discover``
-   figure of a protocol-mismatch record;
-5. history: "Over time" from ``history.csv`` (only the comparable series,
-   :mod:`harness.pages.series`) and "Cost movement" (:func:`cost_movement`, issue #13);
-6. provenance: the record's facts (launch command, isolation and architecture — "architecture not on
-   record" when ``isolation.arch`` is absent —, protocol revisions requested and negotiated — "not
-   captured" when ``negotiatedProtocolVersion`` is absent —, canonical hash), the verify command,
-   the standalone per-tool diagnostics, notes and the stderr tail of a failure.
-
-Recorded text goes through ``mdescape.md``.
+It leads with the cost and ends with what a checker needs (docs/METHODOLOGY.md, "Reproduce it").
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Trend pictures as static SVG: a sparkline (120×24) and a trend chart (640×220).
+"""Trend pictures as static SVG: :func:`sparkline` (120×24) and :func:`trend_chart` (640×220).
 
-Both are drawn from a :class:`harness.pages.series.Series` — only the comparable run (methodology,
-"Trends over time") — and read without JavaScript: each carries ``<title>`` and ``<desc>`` text
-saying what it shows in words. Failed sweeps are gaps in the line, never zeros; points whose
-isolation is not on record are hollow circles. Output is deterministic: coordinates are printed with
-two decimals, x is proportional to days since the first point, y spans the plotted minimum to
-maximum (a flat series is drawn mid-height). Text is escaped with ``html.escape``.
+Rules: docs/PAGES.md, "Dashboard, calculator, server pages".
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Turning any recorded value into one safe line of plain text, and formatting numbers.
+"""Recorded values as one safe line (:func:`one_line`), HTML helpers and number formatting.
 
-Recorded text (server names, tool names, notes, stderr) comes from servers and is hostile by
-assumption. Before any output format escapes it, it is reduced to one printable line here:
-
-* a non-string value (a tool ``name`` may be ``0`` or ``false``) becomes its JSON text;
-* lone surrogates (kept by ``jsparse``) become U+FFFD, so the text encodes as UTF-8;
-* every line break (CR, LF, U+0085, U+2028, U+2029), every other control character, and the
-  invisible characters that reorder or hide text (bidi embeddings and isolates, LRM/RLM, zero-width
-  space, BOM, tag characters: ``harness.util.untrusted.UNSAFE_CHARS``) become a space, then runs
-  of spaces are collapsed (joiners used by emoji and scripts are kept);
-* text longer than ``limit`` characters is cut and ends with ``…``.
-
-Escaping for a format is done by the caller: Markdown with :func:`harness.pages.mdescape.md`,
-HTML and SVG with ``html.escape``.
+Rules: docs/PAGES.md, "Text".
 """
 
 from __future__ import annotations

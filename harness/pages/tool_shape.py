@@ -1,26 +1,6 @@
-"""``results/tool-shape.json`` (method tool-shape/v1): where a tool's size sits among every tool
-measured here (methodology, "Tool shape").
+"""``results/tool-shape.json`` (tool-shape/v1): :func:`build`, :func:`percentile_of`, :func:`nearest_rank`.
 
-The baseline is three nearest-rank quantile tables of 101 points each (p0 … p100) — whole-tool
-tokens, description tokens and input-schema tokens — over all complete tool measurements: every
-per-tool diagnostic (``tokens``, ``descriptionTokens``, ``inputSchemaTokens``, from
-``harness.core.counting``) of every catalog entry whose record is ``measured`` or ``dynamic``. A
-tool missing any of the three whole numbers is not complete and is left out (a valid record has all
-three). Regenerated from the same records as the leaderboard and published whole, so every
-percentile claim can be re-read off the file.
-
-Nearest rank (the definition used throughout): for ``n`` sorted values and ``p`` in 0…100, the
-p-th point is the value at rank ``max(1, ceil(p · n / 100))`` (1-based), so p0 is the minimum and
-p100 the maximum. A value ``x`` is *at the p-th percentile* for the largest ``p`` with
-``table[p] ≤ x`` (:func:`percentile_of`). No number here touches ``totalTokens``, a badge or a
-canonical hash.
-
-Document shape (``schemas/tool-shape.schema.json``)::
-
-    {"method": "tool-shape/v1", "quantile": "nearest-rank", "servers": 65, "tools": 1234,
-     "metrics": {"tokens": [101 ints] | null, "descriptionTokens": [...], "inputSchemaTokens": [...]}}
-
-A table is ``null`` when no complete tool was measured.
+Rules: docs/METHODOLOGY.md, "Tool shape".
 """
 
 from __future__ import annotations

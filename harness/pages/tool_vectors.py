@@ -1,44 +1,8 @@
-"""``results/<server>/tool-vectors.json``: a short, hash-deduplicated history of one server's
-per-tool token vectors (methodology, "Cost movement", method cost-regression/v1; issue #13).
+"""Per-tool token vectors (``results/<server>/tool-vectors.json``) and the capture index.
 
-``measurement.json`` holds only the newest capture, so per-tool attribution of a movement needs the
-older side from somewhere: every regen appends the vector of the server's current record when it is
-``measured`` or ``dynamic`` and its ``(canonicalSha256, isolation)`` differs from the newest vector
-on file (consecutive de-duplication: A → B → A keeps three vectors, so the newest vector is always
-the current capture). Failures append nothing — they are gaps, never zeros.
-
-A vector, as read (:class:`Vector`, a mapping)::
-
-    {"date": "2026-11-30",              UTC day of the record's measuredAt
-     "canonicalSha256": "…", "isolation": "sandbox" | "host" | "docker" | null (not on record),
-     "status": "measured" | "dynamic", "totalTokens": 486, "toolCount": 2,
-     "tools": [{"name": "…", "tokens": 1, "descriptionTokens": 1, "inputSchemaTokens": 1}, …]}
-
-In the file each tool is the array ``[name, tokens, descriptionTokens, inputSchemaTokens]`` (a
-third of the bytes of the object form, at up to 104 vectors per server).
-
-Per-tool numbers are ``harness.core.counting.count_tools`` of the record's own ``rawToolsCapture``
-(a non-string name is kept as its JSON text, as the record does); the capture must re-derive the
-record's ``canonicalSha256`` and ``totalTokens``, else :class:`CaptureMismatch`.
-
-Bound: at most :data:`MAX_VECTORS` (104 — two years of a server that changes every weekly sweep)
-vectors per server; appending past it drops the oldest. Older changes then read "breakdown
-unavailable", and their captures "unidentified" in the capture index — an absence of a record, not a
-claim.
-
-File format (``schemas/tool-vectors.schema.json``): a JSON object written one vector per line, so an
-append adds one line and unchanged vectors are never re-serialized::
-
-    {"method":"cost-regression/v1","server":"<name>","bound":104,"vectors":[
-    {…oldest…},
-    {…newest…}
-    ]}
-
-Every vector is validated against the schema before it is written. Reading checks the same rules
-by hand (the validator costs too much per vector at 100,000 vectors; the tests check the two agree)
-and raises ``RecordError`` naming the file and line: a vector's scalar fields when the file is read,
-its per-tool list when that is first used (a regen reads every vector but uses the tools of at most
-two per server), so a damaged list is reported the first time anything depends on it.
+Public: :func:`read`, :func:`advance`, :func:`at`, :func:`build_capture_index`,
+:func:`capture_index_text`. Rules: docs/PAGES.md, "Tool vectors and backfill"; docs/METHODOLOGY.md,
+"Capture index".
 """
 
 from __future__ import annotations
