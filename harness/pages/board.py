@@ -31,7 +31,7 @@ class Row:
     largest: tuple[str, int] | None = None  # (tool name as one line, tokens)
     session: SessionLoad | None = None
     notes: tuple[str, ...] = field(default=())
-    readings: object = None  # publish.readings.Readings: figures beside the headline (issue #14)
+    readings: object = None  # readings.Readings: figures beside the headline
 
     @property
     def name(self) -> str:

@@ -82,7 +82,7 @@ def _status(r: Row, series: Series | None) -> str:
 
 def _trend(r: Row, series: Series | None) -> str:
     """The sparkline once there are two comparable points; a lone dot is no trend, so one point
-    reads "since <date>" (issue #15, as the dashboard's ``_trend``)."""
+    reads "since <date>" (as the dashboard's ``_trend``)."""
     points = series.points if series is not None else None
     if points is not None and len(points) == 1:
         return f"since {md(points[0].date)}"

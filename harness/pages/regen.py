@@ -37,7 +37,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
-    rows = readings.attach(build_rows(catalog, records), root)  # beside the headline (issue #14)
+    rows = readings.attach(build_rows(catalog, records), root)  # beside the headline
     series = {name: comparable(history.get(name, [])) for name in names}
     sparks = {name: svg.sparkline(name, series[name]) for name in names}
     outputs = {published.LEADERBOARD_MD: leaderboard.render_md(rows, series),
@@ -65,7 +65,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
              outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
-    """The history pass (issue #13): append each entry's current record to its tool vectors, then
+    """The history pass: append each entry's current record to its tool vectors, then
     derive cost movement, the capture index and the tool shape from them in the same pass. Adds
     the files to ``outputs``; returns each entry's movement (for its page). Raises ``RecordError``
     listing every unreadable vectors file or capture that does not re-derive."""
@@ -127,7 +127,7 @@ def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -
 
 def _published(relative, text: str) -> str:
     """The bytes a published file gets: JSON with every character a terminal or editor would act on
-    written as a ``\\uXXXX`` escape (``untrusted.json_text``, issue #9: no raw control character in
+    written as a ``\\uXXXX`` escape (``untrusted.json_text``, no raw control character in
     a published file; the parsed value is unchanged). Markdown, HTML, SVG and CSV escape their own
     text as they are rendered."""
     return untrusted.json_text(text) if str(relative).endswith(".json") else text

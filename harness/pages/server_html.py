@@ -66,7 +66,7 @@ def _markdown() -> MarkdownIt:
 def _mark_cell_text(tokens) -> None:
     """Text inside table cells renders with break opportunities between a name's parts (``_``,
     ``-``, case boundaries): cells never cut a word in the middle, and a row too wide for the screen
-    scrolls in its box instead (issue #15, "tool names wrap mid-word")."""
+    scrolls in its box instead ("tool names wrap mid-word")."""
     in_cell = False
     for token in tokens:
         if token.type in ("th_open", "td_open"):

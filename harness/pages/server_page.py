@@ -264,7 +264,7 @@ def _facts(row: Row, series: Series) -> list[str]:
     return out + _table(pairs) + _catalog(row)
 
 
-# --- issue #10: when the capture was taken and last confirmed; unconfirmed single launches --------
+# --- when the capture was taken and last confirmed; unconfirmed single launches --------
 
 def _capture_lines(row: Row, series: Series) -> list[str]:
     """Under the headline: "Captured …, last confirmed …" and, for a single-launch capture, that it

@@ -108,7 +108,7 @@ def trend_chart(name: str, series: Series) -> str:
         body += ([_text(x0, y1 + 20, first, "start"), _text(x1, y1 + 20, last, "end")] if first != last
                  else [_text((x0 + x1) / 2, y1 + 20, first, "middle")])
         body.append(_text(x0 - 6, y0 - 6, "tokens", "end"))
-        if len(points) == 1:  # a lone dot is no trend (issue #15): say so, as the pages do
+        if len(points) == 1:  # a lone dot is no trend: say so, as the pages do
             body.append(_text((x0 + x1) / 2, y0 + 20, f"one comparable point so far ({points[0].date}): "
                                                       "a trend needs a second sweep", "middle"))
         body += _marks(_layout(series, x0 + 6, x1 - 6, y0 + 8, y1 - 8), 3.0, all_points=True)

@@ -13,7 +13,7 @@ from harness.core.canonical import stringify
 from harness.util import untrusted
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_BREAKS = re.compile(f"[{untrusted.UNSAFE_CHARS}]+")  # the one definition of unsafe (issue #9)
+_BREAKS = re.compile(f"[{untrusted.UNSAFE_CHARS}]+")  # the one definition of unsafe
 _SPACES = re.compile(" {2,}")
 ELLIPSIS = "…"
 

@@ -1,4 +1,4 @@
-"""Building a real git repository through a sequence of real sweeps (issue #13 acceptance): fixture
+"""Building a real git repository through a sequence of real sweeps: fixture
 servers (``tests/fixtures/servers/tool_list.py``) whose tools are fixed byte for byte by the test,
 so every count is known before the sweep measures it.
 

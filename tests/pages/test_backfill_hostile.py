@@ -1,4 +1,4 @@
-"""``regen --backfill`` over a hostile history (harness/pages/backfill.py; issue #13 review).
+"""``regen --backfill`` over a hostile history (harness/pages/backfill.py).
 
 Every past version of ``results/<name>/measurement.json`` is input someone else wrote. A version
 that is no record — a symlink or a submodule committed at the path, a blob larger than a record may

@@ -1,4 +1,4 @@
-"""``regen --backfill`` on this repository's own history (issue #13 acceptance): it runs, reads every
+"""``regen --backfill`` on this repository's own history: it runs, reads every
 commit of every record, and two runs (in separate processes, different hash seeds) write identical
 bytes; a forward regen afterwards changes nothing. Also: a shallow clone and a non-repository are
 refused with a named problem, and nothing is written."""

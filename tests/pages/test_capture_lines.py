@@ -1,5 +1,5 @@
 """A server page says when its record's capture was first taken and when a sweep last confirmed
-it, and marks a single-launch capture unconfirmed (issue #10; methodology, "Two launches").
+it, and marks a single-launch capture unconfirmed (methodology, "Two launches").
 
 ``measuredAt`` is the first capture; confirmations are history.csv rows on or after that day with
 the record's status and number.

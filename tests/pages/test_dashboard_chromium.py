@@ -349,7 +349,7 @@ _CELL_WORDS = """() => {
 def test_server_page_tables_wrap_words_only_between_their_parts(open_page, width):
     """A server page's tables (measurement, tools, history) never cut a word or a tool name in the
     middle at either width: names break at ``_``, ``-`` and case boundaries, headers between words
-    (issue #15, "tool names wrap mid-word"; found on the HTML server pages at 390 px)."""
+    ("tool names wrap mid-word"; found on the HTML server pages at 390 px)."""
     for name in ("lima-long-names", "alpha"):
         page = open_page(f"docs/servers/{name}.html", width=width)
         words = page.page.evaluate(_CELL_WORDS)

@@ -1,4 +1,4 @@
-"""Same records and history → byte-identical published files (issue #5, 6)."""
+"""Same records and history → byte-identical published files."""
 
 from __future__ import annotations
 

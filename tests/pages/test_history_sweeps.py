@@ -1,4 +1,4 @@
-"""Acceptance of issue #13 on a real git repository built by real sweeps: fixture servers whose
+"""Tool vectors and cost movement on a real git repository built by real sweeps: fixture servers whose
 tools grow, shrink, get heavier and lighter, move both ways at once, fail and recover, and sit at
 the edges of the 5 % / 25-token emphasis; then the isolation change (sandbox) in its own test.
 

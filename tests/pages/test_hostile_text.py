@@ -1,5 +1,5 @@
 """Hostile recorded text (pipes, backticks, HTML, newlines, lone surrogates, 10k-character
-strings) cannot break a generated table or inject markup (issue #5, Markdown safety)."""
+strings) cannot break a generated table or inject markup (Markdown safety)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from harness.pages.text import one_line
 from tests.pages import builders as b
 
 EVIL = "a|b`c`<script>alert(1)</script>\n| x | y |\n# heading [link](javascript:alert(1)) *em* $x$ ~~s~~ \\|"
-# What the catalog accepts in an identifier-like field (one line, at most 64 characters: issue #9).
+# What the catalog accepts in an identifier-like field (one line, at most 64 characters).
 EVIL_LINE = "a|b`c`<script>alert(1)</script>| x |[l](javascript:x)*e*~~s~~\\|"
 LONG = "long|" * 2000  # 10,000 characters with pipes
 TOOLS = [
@@ -60,7 +60,7 @@ def _generated(root: Path, suffix: str) -> list[Path]:
 
 def test_markdown_tables_keep_their_column_count(hostile):
     files = _generated(hostile, ".md")
-    assert len(files) == 5  # + results/regressions.md (issue #13)
+    assert len(files) == 5  # + results/regressions.md
     for path in files:
         text = path.read_text(encoding="utf-8")
         for table in b.md_tables(text):

@@ -1,4 +1,4 @@
-"""results/leaderboard.csv and results/leaderboard.md from the standard scenario (issue #5, 1 and 4)."""
+"""results/leaderboard.csv and results/leaderboard.md from the standard scenario."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_no_records_at_all_every_entry_not_yet_run(tmp_path):
 
 
 def test_a_one_point_trend_reads_since_its_date_here_as_on_the_dashboard(tmp_path):
-    """A lone dot is no trend (issue #15): the leaderboard says "since <date>" for a server with one
+    """A lone dot is no trend: the leaderboard says "since <date>" for a server with one
     comparable point, as the dashboard does, and keeps the sparkline for two or more."""
     from harness.pages.regen import regen
 

@@ -52,7 +52,7 @@ def test_failed_rows_belong_but_do_not_plot():
 
 
 def test_only_measured_rows_decide_the_run():
-    """Issue #10: a failure contributes no point, so under another isolation it neither ends nor
+    """A failure contributes no point, so under another isolation it neither ends nor
     starts a comparable run; it stays as a gap."""
     assert kept("h D h") == (["01", "02", "03"], "host", 0)
     assert kept("h S D h") == (["01", "02", "03", "04"], "host", 0)

@@ -1,5 +1,5 @@
 """HTML server pages (harness/pages/server_html.py) and the dashboard's HTML text helpers
-(harness/pages/htmltext.py), issue #15: the HTML is the Markdown page rendered, so a section
+(harness/pages/text.py): the HTML is the Markdown page rendered, so a section
 added to the Markdown appears in the HTML; nothing but ``<br>`` passes as raw HTML; links to
 sibling server pages point at their HTML; names get break opportunities, reasons stay short."""
 

@@ -1,4 +1,4 @@
-"""docs/servers/<name>.md from the standard scenario (issue #5, 2): the lead (cost, band, rank,
+"""docs/servers/<name>.md from the standard scenario: the lead (cost, band, rank,
 share; failed or not measured here), install, the per-field breakdown summing to the headline,
 cheaper servers of the category, facts under Provenance, verify command, tools, the discover
 figure, notes and the Over time series boundaries."""

@@ -58,7 +58,7 @@ def test_text_escaped():
 
 def test_a_single_point_chart_says_it_is_no_trend_yet():
     """One comparable point is a lone dot: the chart says so in words and labels its one date once
-    (as the dashboard and leaderboard read "since <date>"; issue #15)."""
+    (as the dashboard and leaderboard read "since <date>")."""
     one = trend_chart("s", series((5, "host")))
     texts = [t.text for t in ET.fromstring(one).iter(f"{NS}text")]
     assert "one comparable point so far (2026-01-01): a trend needs a second sweep" in texts

@@ -1,4 +1,4 @@
-"""results/<server>/tool-vectors.json (harness/pages/tool_vectors.py; issue #13): what is appended
+"""results/<server>/tool-vectors.json (harness/pages/tool_vectors.py): what is appended
 and when, the bound, re-derivation from the capture, and the reader agreeing with the schema."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``unreachable`` status (issue #11, item 7) through publishing: counted on the leaderboard and
+"""The ``unreachable`` status through publishing: counted on the leaderboard and
 the dashboard, listed after remote-auth-wall and before not-yet-run, badged lightgrey, written to
 history.csv, and named on the methodology page."""
 
