@@ -55,10 +55,8 @@ def backfill(root: Path, names: list[str]) -> Backfill:
 
 
 def record_versions(root: Path, names: list[str], tally: Backfill | None = None):
-    """Yield ``(name, record, where)`` for every committed version of ``results/<name>/measurement.json``
-    (``names``: the catalog), oldest first along the first-parent history; ``where`` is
-    ``"<path> at <commit>"``. Versions that are not records are skipped; ``tally`` (when given) counts
-    the commits and versions read and collects a line per skipped version."""
+    """Yield ``(name, record, "<path> at <commit>")`` for each committed version of each record, oldest
+    first along the first-parent history; ``tally`` counts what was read and skipped."""
     tally = tally if tally is not None else Backfill({})
     repo, prefix = _repo(Path(root))
     if not repo.head.is_valid():

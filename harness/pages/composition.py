@@ -46,9 +46,7 @@ class Composition:
 
 
 def _tool_pieces(tool: object) -> tuple[str, list[tuple[int, int]]]:
-    """``(stringify(tool), [(offset, field index), …])``: where each field's ``"key":value`` starts
-    (UTF-8 byte offsets inside the tool's text; the field runs to the next mark). Mirrors SerializeJSONObject
-    for objects whose keys are not array indices; anything else is one ``other`` piece."""
+    """``(stringify(tool), [(UTF-8 offset, field index), …])``: where each field's ``"key":value`` starts."""
     if not isinstance(tool, dict) or any(type(k) is not str or k[:1].isdigit() for k in tool):
         text = stringify(tool)
         return ("null" if text is None else text), [(0, _OTHER)]

@@ -144,9 +144,7 @@ def _side(side: object) -> Side | None:
 
 
 def probe_cell(probe: Probe | None) -> str:
-    """The capability probe's cell, worded once for the leaderboard and the dashboard:
-    ``floor: 2 more tools, +197 tokens`` (with ``, 1 lost`` / ``, 1 changed`` when there are such
-    tools); ``"—"`` without a current probe row."""
+    """The capability probe's cell (``floor: 2 more tools, +197 tokens``); ``"—"`` without a current row."""
     if probe is None:
         return "—"
     gained = len(probe.gained)
@@ -174,10 +172,7 @@ def cross_range(rows: list) -> tuple[float, float, int] | None:
 
 
 def across(span: tuple[float, float, int], kind: str, show, unit: str = "") -> str:
-    """A range from :func:`claude_range` / :func:`cross_range` as a sentence without its full stop:
-    ``Across the 3 current rows it ranges from 0.16× to 1.44× the headline``, or ``On the 1 current
-    row it is 0.72× the headline`` (one value is no range). ``show`` formats a value; without
-    ``unit`` the values follow a colon (``Across the 2 printed rows: +0.10% to +0.78%``)."""
+    """A range from :func:`claude_range` / :func:`cross_range` as a sentence without its full stop."""
     low, high, rows = span
     if rows == 1 or low == high:
         where = f"On the {rows} {kind} row{'' if rows == 1 else 's'}"

@@ -65,21 +65,16 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
              outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
-    """The history pass: append each entry's current record to its tool vectors, then
-    derive cost movement, the capture index and the tool shape from them in the same pass. Adds
-    the files to ``outputs``; returns each entry's movement (for its page). Raises ``RecordError``
-    listing every unreadable vectors file or capture that does not re-derive."""
+    """Append each entry's current record to its tool vectors and derive cost movement, the capture
+    index and the tool shape into ``outputs``; returns each entry's movement. Raises ``RecordError``."""
     with _no_cyclic_gc():
         return _history_pass(root, names, records, series, outputs, backfilled)
 
 
 @contextlib.contextmanager
 def _no_cyclic_gc():
-    """Cyclic garbage collection paused for the history pass. It allocates a few objects per tool
-    vector (100,000 vectors at 1,000 servers) and frees none until it returns, so the collector
-    would rescan that growing heap hundreds of times for nothing: measured with bench/regen.py, a
-    quarter of the pass's time. Nothing in the pass forms reference cycles; refcounting frees
-    everything when it returns, and the previous state is restored."""
+    """Cyclic garbage collection paused: the history pass allocates many objects and forms no cycles
+    (a quarter of its time otherwise, bench/regen.py)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -126,10 +121,7 @@ def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -
 
 
 def _published(relative, text: str) -> str:
-    """The bytes a published file gets: JSON with every character a terminal or editor would act on
-    written as a ``\\uXXXX`` escape (``untrusted.json_text``, no raw control character in
-    a published file; the parsed value is unchanged). Markdown, HTML, SVG and CSV escape their own
-    text as they are rendered."""
+    """The bytes a published file gets: JSON through ``untrusted.json_text``; other formats escape as rendered."""
     return untrusted.json_text(text) if str(relative).endswith(".json") else text
 
 

@@ -48,9 +48,8 @@ def _key(path: str, text: str) -> str:
 
 
 def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, str]:
-    """The union of ``convert({path: text})`` over ``inputs`` (``{repository path: text}``), each
-    item's result read from the cache under ``root`` when there, else converted (in worker
-    processes when there are many) and stored. ``convert`` must be pure and module-level."""
+    """The union of ``convert({path: text})`` over ``inputs``, each read from the cache under ``root`` or
+    converted and stored. ``convert`` must be pure and module-level."""
     where = folder(root)
     keys = {path: _key(path, text) for path, text in inputs.items()}
     found: dict[str, dict[str, str]] = {}

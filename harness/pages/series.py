@@ -58,9 +58,8 @@ NOT_MEASURED_HERE = "not-measured-here"
 
 
 def not_measured_since(status: object, series: Series) -> tuple[str, int] | None:
-    """``(first date, sweeps)`` of the unbroken run of ``not-measured-here`` history rows that ends
-    with the newest row, when the published record's ``status`` is not that status itself (a record
-    kept over that many sweeps the machine could not make); ``None`` otherwise."""
+    """``(first date, sweeps)`` of the trailing run of ``not-measured-here`` rows when the record's own
+    status is another; ``None`` otherwise."""
     if status == NOT_MEASURED_HERE:
         return None
     rows = sorted((*series.left_out, *series.rows), key=lambda h: h.date)

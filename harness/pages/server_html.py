@@ -64,9 +64,7 @@ def _markdown() -> MarkdownIt:
 
 
 def _mark_cell_text(tokens) -> None:
-    """Text inside table cells renders with break opportunities between a name's parts (``_``,
-    ``-``, case boundaries): cells never cut a word in the middle, and a row too wide for the screen
-    scrolls in its box instead ("tool names wrap mid-word")."""
+    """Table cell text with break opportunities between a name's parts, never inside a word."""
     in_cell = False
     for token in tokens:
         if token.type in ("th_open", "td_open"):

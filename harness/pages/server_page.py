@@ -267,9 +267,7 @@ def _facts(row: Row, series: Series) -> list[str]:
 # --- when the capture was taken and last confirmed; unconfirmed single launches --------
 
 def _capture_lines(row: Row, series: Series) -> list[str]:
-    """Under the headline: "Captured …, last confirmed …" and, for a single-launch capture, that it
-    is unconfirmed. ``measuredAt`` is when the capture was first taken; later sweeps that found the
-    same thing are rows of history.csv (methodology, "Two launches")."""
+    """"Captured …, last confirmed …" under the headline, and whether a single-launch capture is unconfirmed."""
     r = row.record
     if r is None:
         return []
@@ -446,10 +444,7 @@ def _series_sentence(series: Series) -> str:
 
 
 def cost_movement(m: Movement) -> str:
-    """The "Cost movement" section (method cost-regression/v1) of ``m.server``'s page, appended
-    after the rest of the page: the most recent movement of the comparable series, its window,
-    how long the cost has held, the mechanism, and the per-tool table with the unattributed
-    remainder — or "breakdown unavailable" and why (:mod:`harness.pages.regressions`)."""
+    """The page's "Cost movement" section for movement ``m``."""
     here = published.server_page(m.server)
     out = ["## Cost movement", "",
            f"Method {regressions.METHOD}; every server: [cost movement]({site.link(here, published.REGRESSIONS_MD)}).", ""]

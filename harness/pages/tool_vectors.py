@@ -36,11 +36,8 @@ class CaptureMismatch(RecordError):
 
 
 class Vector(Mapping):
-    """One vector, read as the mapping above. The scalar fields are checked when the file is read;
-    the per-tool list is parsed and checked on first use (attribution, reuse) — a regen reads
-    every vector of every server but uses the tools of two per server at most. The vector's text
-    is ``source[start:stop]`` (kept verbatim, never copied until needed); ``where`` names it in
-    errors."""
+    """One vector as a mapping: scalar fields checked when read, the tool list parsed and checked on
+    first use; its text is ``source[start:stop]``, ``where`` names it in errors."""
 
     __slots__ = ("fields", "where", "_tools", "_source", "_start", "_stop", "_tools_at")
 
@@ -51,9 +48,7 @@ class Vector(Mapping):
 
     @classmethod
     def of(cls, vector: dict, on_file: dict | None = None) -> Vector:
-        """A new vector from its dict (and its :func:`wire` form, when already made), serialized
-        once, as ``JSON.stringify`` would, with the characters it leaves raw that a terminal acts on
-        (C1, bidi controls: a tool name is a server's text) as ``\\uXXXX`` (``untrusted.json_text``)."""
+        """A new vector from its dict (and its :func:`wire` form, when made), serialized once."""
         line = untrusted.json_text(stringify(on_file if on_file is not None else wire(vector)))
         return cls({k: vector[k] for k in FIELDS[:-1]}, line, 0, len(line), tools=vector["tools"])
 
@@ -130,12 +125,8 @@ def record_key(record: Mapping[str, Any]) -> tuple:
 
 
 def vector_of(record: Mapping[str, Any], where: str, known: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
-    """The vector of a ``measured``/``dynamic`` record. ``known`` maps a canonicalSha256 already
-    counted to its vector: same bytes, same counts, so its per-tool list is reused instead of
-    re-tokenized (when the totals agree too).
-
-    Raises :class:`RecordError` for a record without a usable date, :class:`CaptureMismatch` when
-    the capture does not re-derive the record's canonicalSha256 and totalTokens."""
+    """The vector of a ``measured``/``dynamic`` record, reusing the tool list of a ``known`` vector of
+    the same capture and totals. Raises :class:`RecordError` (no date), :class:`CaptureMismatch`."""
     sha, isolation = record_key(record)
     day = str(record.get("measuredAt") or "")[:10]
     if not _DATE.match(day):
@@ -159,10 +150,8 @@ def vector_of(record: Mapping[str, Any], where: str, known: Mapping[str, Mapping
 
 
 def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str) -> VectorHistory:
-    """``history`` after a sweep published ``record``: one vector appended when the record is
-    ``measured``/``dynamic`` and its ``(canonicalSha256, isolation)`` differs from the newest
-    vector's; unchanged otherwise. Trims to :data:`MAX_VECTORS`. Raises as :func:`vector_of`, and
-    ``SchemaViolation`` for a vector the schema rejects."""
+    """``history`` with ``record``'s vector appended when it is a new capture, trimmed to
+    :data:`MAX_VECTORS`. Raises as :func:`vector_of`, and ``SchemaViolation``."""
     if record is None or record.get("status") not in NUMBERED:
         return history
     newest = history.newest
@@ -194,10 +183,8 @@ def _rows(record: Mapping[str, Any]) -> list[dict] | None:
 
 
 def read(path, server: str) -> VectorHistory:
-    """The vectors on file at ``path`` (empty when the file does not exist). Raises
-    :class:`RecordError` naming the file (and line) for anything not in the format above, or not a
-    regular file of at most ``harness.util.bounded.MAX_RECORD_BYTES`` bytes; a
-    vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
+    """The vectors on file at ``path`` (empty when there is none). Raises :class:`RecordError` naming
+    the file and line."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
         text = record_file.read_bytes(record_file.database_root(path), Path(path)).decode("utf-8")
     except FileNotFoundError:
@@ -292,9 +279,8 @@ def _tools_problem(tools: object) -> str | None:
 
 def at(history: VectorHistory, date: str, tokens: int | None, tool_count: int | None,
        isolation: str | None) -> Vector | None:
-    """The vector in force on ``date``: the newest one (in file order) dated on or before it — and
-    only when it carries the given totals (and ``isolation``, when that is on record); else
-    ``None`` (the vectors do not reach back that far, or do not describe that measurement)."""
+    """The newest vector dated on or before ``date`` that carries the given totals (and isolation, when
+    on record); ``None`` otherwise."""
     for vector in reversed(history.vectors):
         if vector["date"] <= date:
             same = vector["totalTokens"] == tokens and vector["toolCount"] == tool_count
@@ -306,10 +292,7 @@ CAPTURE_INDEX_METHOD = "capture-index/v1"
 
 
 def _collect(vectors: dict[str, VectorHistory]) -> tuple[dict[str, dict[str, dict]], dict[str, dict]]:
-    """``(first, current)``: sha → {server: scalar fields of the first vector with it}, and server →
-    its current entry. Captures are in the order first seen (servers by name, each oldest first):
-    deterministic without sorting 100,000 hashes. Only the vectors' scalar fields are read; their
-    per-tool lists never are."""
+    """``(sha → {server: first vector's scalar fields}, server → current entry)``, in first-seen order."""
     first: dict[str, dict[str, dict]] = {}
     current: dict[str, dict] = {}
     for server in sorted(vectors):
@@ -348,12 +331,8 @@ def build_capture_index(vectors: dict[str, VectorHistory]) -> dict:
 
 
 def capture_index_text(vectors: dict[str, VectorHistory]) -> str:
-    """The file text of :func:`build_capture_index`'s document, one capture (and one current entry) per line,
-    formatted straight from the vectors: every value is a slug, a date, a hex digest or a whole
-    number — nothing that needs escaping. It is not re-validated here (jsonschema costs ~0.3 ms per
-    capture, seconds at 100,000); the tests check it against ``schemas/capture-index.schema.json``
-    and that it parses to :func:`build_capture_index`'s document, and readers (:mod:`harness.audit.published`)
-    validate what they read."""
+    """:func:`build_capture_index`'s document as file text, one capture per line. Not validated here
+    (too slow at 100,000 captures): the tests check it against its schema."""
     first, current = _collect(vectors)
     captures = ",\n".join(
         f'"{sha}":[' + ",".join(f'{{"server":"{s}","date":"{by_server[s]["date"]}","totalTokens":'
