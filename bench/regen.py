@@ -14,7 +14,7 @@ holds the full bound of vectors (12 tools each) and every entry has a per-tool b
 cold run also appends one vector per measured entry (re-deriving its capture). Target: regen stays
 under 2x the baseline at 1,000 entries x 156 weeks.
 
-Each server page's HTML is converted once per content (``harness.pages.render_cache``): "cold"
+Each server page's HTML is converted once per content (``harness.pages.server_html``): "cold"
 starts with that cache empty; "warm" is a second run with nothing changed; "one change" is a run
 after one server got a new history row (its page, the leaderboard and the dashboard change), which
 should cost about what "warm" does — work proportional to what changed.
@@ -47,7 +47,7 @@ from harness.core import tokenizer  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
 from harness.probe.record import serialize  # noqa: E402
 from harness.pages import regen as regen_module  # noqa: E402
-from harness.pages import render_cache, tool_vectors  # noqa: E402
+from harness.pages import server_html, tool_vectors  # noqa: E402
 from harness.pages.regen import regen  # noqa: E402
 
 WEEKS = 156
@@ -140,7 +140,7 @@ def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
     before this run's appends, the history as built."""
     import shutil
 
-    shutil.rmtree(render_cache.folder(root), ignore_errors=True)
+    shutil.rmtree(server_html.folder(root), ignore_errors=True)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:
         path = root / folder

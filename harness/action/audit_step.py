@@ -68,6 +68,6 @@ def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextI
 
 
 def _plain(text: str) -> str:
-    from harness.pages.mdescape import md
+    from harness.pages.text import md
 
     return md(text, 500)

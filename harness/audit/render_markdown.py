@@ -1,12 +1,12 @@
 """The report as GitHub Markdown, for a pull-request comment or a job summary.
 
-Every value passes through ``harness.pages.mdescape.md`` — the one Markdown escaping function of
+Every value passes through ``harness.pages.text.md`` — the one Markdown escaping function of
 the project — so nothing a config or a server holds can break a table or inject markup.
 """
 
 from __future__ import annotations
 
-from harness.pages.mdescape import md
+from harness.pages.text import md
 
 
 def render(report: dict) -> str:

@@ -14,8 +14,7 @@ from typing import Any
 from harness.pages import dashboard_assets as assets
 from harness.pages import site
 from harness.pages.board import Row
-from harness.pages.text import embedded_json
-from harness.pages.text import one_line
+from harness.pages.text import embedded_json, one_line
 from harness.util import published, untrusted
 
 HERE = published.CALCULATOR

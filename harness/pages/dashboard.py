@@ -12,9 +12,8 @@ from harness.db import reason
 from harness.pages import dashboard_assets as assets
 from harness.pages import readings, site
 from harness.pages.board import GROUP_LABELS, Row, machine_note
-from harness.pages.text import breakable, embedded_json, shorten
+from harness.pages.text import breakable, embedded_json, num, one_line, shorten
 from harness.pages.series import Series, not_measured_since
-from harness.pages.text import num, one_line
 from harness.util import published
 
 HERE = published.DASHBOARD

@@ -10,9 +10,8 @@ import io
 
 from harness.pages import readings, site
 from harness.pages.board import Row, machine_note, status_counts
-from harness.pages.mdescape import md
+from harness.pages.text import md, num, one_line
 from harness.pages.series import Series, not_measured_since
-from harness.pages.text import num, one_line
 from harness.util import published
 
 NOTE_LIMIT = 300

@@ -18,9 +18,8 @@ from harness.db import readings_store
 from harness.db.history import NUMBERED
 from harness.pages import site
 from harness.pages.board import Row
-from harness.pages.mdescape import md
+from harness.pages.text import as_int, md, num, one_line
 from harness.pages.published_records import RecordError
-from harness.pages.text import as_int, num, one_line
 from harness.util import published
 
 @dataclass(frozen=True)

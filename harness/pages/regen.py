@@ -14,7 +14,7 @@ from harness.core.record import Record
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
-                             readings, regressions, releases, render_cache, server_html, server_page,
+                             readings, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.board import build_rows
 from harness.db.history import by_server, read_history
@@ -58,7 +58,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     # content; the Markdown holds the composition table the chart is drawn from)
     pages = {path: text for path, text in outputs.items()
              if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
-    outputs.update(render_cache.memo_map(root, pages, functools.partial(server_html.pages,
+    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
                                                                         compositions=standing.compositions)))
     return outputs
 

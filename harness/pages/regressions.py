@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from harness.db.history import HistoryRow
 from harness.pages import site
-from harness.pages.mdescape import md
+from harness.pages.text import md, num
 from harness.pages.series import Series
-from harness.pages.text import num
 from harness.pages.tool_vectors import VectorHistory, at
 from harness.util import published
 

@@ -15,9 +15,8 @@ from typing import Any
 
 from harness.db.history import NUMBERED
 from harness.pages.backfill import record_versions
-from harness.pages.mdescape import md
+from harness.pages.text import as_int, md, num
 from harness.pages.published_records import RecordError
-from harness.pages.text import as_int, num
 from harness.util import bounded
 
 METHOD = "release-cost/v1"

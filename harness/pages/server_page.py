@@ -15,10 +15,9 @@ from harness.db.history import HistoryRow
 from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
 from harness.pages.composition import Composition
-from harness.pages.mdescape import md
+from harness.pages.text import as_int, md, num, one_line
 from harness.pages.regressions import Movement
 from harness.pages.series import Series, not_measured_since
-from harness.pages.text import as_int, num, one_line
 from harness.util import published
 
 NAME_LIMIT = 120

@@ -1,4 +1,5 @@
-"""Recorded values as one safe line (:func:`one_line`), HTML helpers and number formatting.
+"""Recorded values as one safe line (:func:`one_line`), escaped for Markdown (:func:`md`) and HTML,
+and numbers formatted.
 
 Rules: docs/PAGES.md, "Text".
 """
@@ -82,3 +83,17 @@ def embedded_json(document: object) -> str:
     ``<``, ``>`` or ``&`` (nothing can close the element), nothing a terminal or editor acts on."""
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     return untrusted.json_text(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+_TABLE = {ord(c): "\\" + c for c in "\\`*_[]()!|~#$"} | {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
+_LIST_START = re.compile(r"^(\d{1,9})([.)])")
+
+
+def md(value: object, limit: int | None = None) -> str:
+    """``value`` as Markdown-inert text on one line (see module docstring)."""
+    if isinstance(value, str):
+        value = untrusted.escape(value, spaces=True)
+    text = one_line(value, limit).translate(_TABLE)
+    if text[:1] in ("-", "+"):
+        return "\\" + text
+    return _LIST_START.sub(r"\1\\\2", text, count=1)

@@ -1,4 +1,4 @@
-"""results/capture-index.json (harness/pages/capture_index.py; capture-index/v1): every capture the
+"""results/capture-index.json (harness/pages/tool_vectors.py; capture-index/v1): every capture the
 vectors hold, by hash, with its first date per server; each server's current capture and since
 when; the published text parses to exactly the document and matches its schema."""
 

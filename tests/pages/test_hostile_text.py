@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from harness.pages.mdescape import md
+from harness.pages.text import md, one_line
 from harness.pages.regen import regen
-from harness.pages.text import one_line
 from tests.pages import builders as b
 
 EVIL = "a|b`c`<script>alert(1)</script>\n| x | y |\n# heading [link](javascript:alert(1)) *em* $x$ ~~s~~ \\|"

@@ -1,4 +1,4 @@
-"""Server page HTML converted once per content (harness/pages/render_cache.py): same bytes as a
+"""Server page HTML converted once per content (harness/pages/server_html.py): same bytes as a
 direct conversion, cold or warm, serial or in worker processes; only changed pages converted again;
 a cache that cannot be used costs time, never a wrong page."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.pages import render_cache, server_html
+from harness.pages import server_html
 
 
 def pages(n: int, extra: str = "") -> dict[str, str]:
@@ -35,36 +35,36 @@ def test_warm_runs_convert_only_what_changed(cache):
     first = pages(5)
     direct = server_html.pages(first)
     convert = Counting()
-    assert render_cache.memo_map(cache, first, convert) == direct and convert.calls == 5
-    assert render_cache.memo_map(cache, first, convert) == direct and convert.calls == 5  # all hits
+    assert server_html.memo_map(cache, first, convert) == direct and convert.calls == 5
+    assert server_html.memo_map(cache, first, convert) == direct and convert.calls == 5  # all hits
     changed = dict(first, **{"docs/servers/s002.md": first["docs/servers/s002.md"] + "\nmore\n"})
-    assert render_cache.memo_map(cache, changed, convert) == server_html.pages(changed) and convert.calls == 6
-    assert len(list(render_cache.folder(cache).iterdir())) == 5  # the old s002 entry was pruned
+    assert server_html.memo_map(cache, changed, convert) == server_html.pages(changed) and convert.calls == 6
+    assert len(list(server_html.folder(cache).iterdir())) == 5  # the old s002 entry was pruned
 
 
 def test_another_renderer_misses(cache, monkeypatch):
     convert = Counting()
-    render_cache.memo_map(cache, pages(3), convert)
-    monkeypatch.setattr(render_cache, "fingerprint", lambda: "another renderer")
-    render_cache.memo_map(cache, pages(3), convert)
+    server_html.memo_map(cache, pages(3), convert)
+    monkeypatch.setattr(server_html, "fingerprint", lambda: "another renderer")
+    server_html.memo_map(cache, pages(3), convert)
     assert convert.calls == 6
 
 
 def test_workers_give_the_same_bytes(cache):
-    many = pages(render_cache.PARALLEL_FROM + 6, extra=" *x*")
-    assert render_cache.memo_map(cache, many, server_html.pages) == server_html.pages(many)
+    many = pages(server_html.PARALLEL_FROM + 6, extra=" *x*")
+    assert server_html.memo_map(cache, many, server_html.pages) == server_html.pages(many)
 
 
 def test_an_unusable_cache_only_costs_time(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(blocker))
-    assert render_cache.memo_map(tmp_path, pages(3), server_html.pages) == server_html.pages(pages(3))
+    assert server_html.memo_map(tmp_path, pages(3), server_html.pages) == server_html.pages(pages(3))
 
 
 def test_a_damaged_entry_is_converted_again(cache):
-    render_cache.memo_map(cache, pages(2), server_html.pages)
-    for path in render_cache.folder(cache).iterdir():
+    server_html.memo_map(cache, pages(2), server_html.pages)
+    for path in server_html.folder(cache).iterdir():
         path.write_bytes(b"\xff not json")
     convert = Counting()
-    assert render_cache.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
+    assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2

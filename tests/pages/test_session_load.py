@@ -1,4 +1,4 @@
-"""Session-start load of a record (harness/pages/session_load.py; deferred-load/v1)."""
+"""Session-start load of a record (harness/pages/board.py; deferred-load/v1)."""
 
 from __future__ import annotations
 
