@@ -1,19 +1,12 @@
-"""The canonical form: JavaScript ``JSON.stringify`` over Python values.
-
-The canonical string of a tools array is ``JSON.stringify(tools)`` (methodology, "What the number
-is", step 2); its UTF-8 bytes are what is hashed and tokenized. ``stringify`` reproduces it byte
-for byte for the values ``harness.core.jsparse.parse`` returns, and for values built in Python.
-
-Strings go through the stdlib's C string encoder (``json.encoder.encode_basestring``), which
-escapes exactly what ECMA-262 QuoteJSONString escapes except surrogates; those are fixed in one
-pass over the finished text. Numbers and object key order are done here. Compact output is built
-recursively, one call per container (fast); subtrees deeper than ``_RECURSION_DEPTH`` and indented
-output use an explicit stack, so nesting depth is limited by memory only.
+"""The canonical form: ``stringify`` is JavaScript's ``JSON.stringify``, ``canonical_bytes`` its UTF-8
+(docs/METHODOLOGY.md, 'What the number is').
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from typing import Any
 from json.encoder import encode_basestring as _quote
 
 from harness.core.jsnumber import number_to_string
@@ -26,7 +19,7 @@ _ARRAY_INDEX_MAX = 4294967294  # 2**32 - 2: ECMA-262 "array index"
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
 
-def _fix_surrogate(match: re.Match) -> str:
+def _fix_surrogate(match: re.Match[str]) -> str:
     text = match.group()
     if len(text) == 2:  # a high+low pair held as two code points: JavaScript sees one character
         return chr(0x10000 + ((ord(text[0]) - 0xD800) << 10) + (ord(text[1]) - 0xDC00))
@@ -34,7 +27,7 @@ def _fix_surrogate(match: re.Match) -> str:
 
 
 def _is_array_index(key: str) -> bool:
-    """True for canonical decimal strings of 0 .. 2**32-2 ("0", "10"; not "01", "4294967295")."""
+    """True for canonical decimal strings of 0 .. 2**32-2 ("0", "10"; not "01")."""
     return (
         key.isascii()
         and key.isdigit()
@@ -43,9 +36,8 @@ def _is_array_index(key: str) -> bool:
     )
 
 
-def _items(obj: dict):
-    """Own-property order (ECMA-262 OrdinaryOwnPropertyKeys): array indices ascending, then the
-    other keys in insertion order. Returns an iterable of (key, value) pairs."""
+def _items(obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    """``obj``'s pairs in OrdinaryOwnPropertyKeys order: array indices ascending, then insertion order."""
     index_keys = None
     for key in obj:
         if type(key) is not str:
@@ -62,7 +54,7 @@ def _items(obj: dict):
     return [(key, obj[key]) for key in ordered]
 
 
-def _number(value) -> str:
+def _number(value: float) -> str:
     if type(value) is int:
         try:
             value = float(value)
@@ -73,8 +65,8 @@ def _number(value) -> str:
     return number_to_string(value)
 
 
-def _scalar(value) -> str:
-    """Text of a non-container value, or raise TypeError."""
+def _scalar(value: object) -> str:
+    """Text of a non-container value; TypeError for any other type."""
     if value is None:
         return "null"
     if value is True:
@@ -88,12 +80,12 @@ def _scalar(value) -> str:
     raise TypeError(f"cannot serialize {type(value).__name__} as JSON: {value!r}")
 
 
-def _serialize_iterative(value, gap: str) -> str:
-    """Any depth (explicit stack), any ``gap``; returns text before the surrogate fix-up."""
+def _serialize_iterative(value: Any, gap: str) -> str:
+    """Any depth (explicit stack), any ``gap``; text before the surrogate fix-up."""
     parts: list[str] = []
     out = parts.append
     # Each frame: [iterator, is_object, id of container]; ``active`` guards against cycles.
-    stack: list = []
+    stack: list[tuple[Iterator[Any], bool, int]] = []
     active: set[int] = set()
     item_sep = ","
     key_sep = ":" if not gap else ": "
@@ -106,8 +98,8 @@ def _serialize_iterative(value, gap: str) -> str:
             out(_float_text(value))
         elif t is dict or t is list or isinstance(value, (dict, list)):
             is_object = isinstance(value, dict)
-            members = iter(_items(value) if is_object else value)
-            first = next(members, _END)
+            members: Iterator[Any] = iter(_items(value) if is_object else value)
+            first: Any = next(members, _END)
             if first is _END:
                 out("{}" if is_object else "[]")
             else:
@@ -131,7 +123,7 @@ def _serialize_iterative(value, gap: str) -> str:
         # Advance to the next member, closing every container that has run out.
         while stack:
             members, is_object, ident = stack[-1]
-            nxt = next(members, _END)
+            nxt: Any = next(members, _END)
             if nxt is _END:
                 stack.pop()
                 active.discard(ident)
@@ -165,7 +157,7 @@ def _float_text(value: float) -> str:
     return _number(value)
 
 
-def _value_text(value, depth: int, keys: dict) -> str:
+def _value_text(value: Any, depth: int, keys: dict[str, str]) -> str:
     t = type(value)
     if t is str:
         return _quote(value)
@@ -182,10 +174,10 @@ def _value_text(value, depth: int, keys: dict) -> str:
     return _scalar(value)
 
 
-def _list_text(lst: list, depth: int, keys: dict) -> str:
+def _list_text(lst: list[Any], depth: int, keys: dict[str, str]) -> str:
     if depth > _RECURSION_DEPTH:
         return _serialize_iterative(lst, "")
-    parts = []
+    parts: list[str] = []
     out = parts.append
     for value in lst:
         t = type(value)
@@ -200,10 +192,10 @@ def _list_text(lst: list, depth: int, keys: dict) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def _dict_text(obj: dict, depth: int, keys: dict) -> str:
+def _dict_text(obj: dict[str, Any], depth: int, keys: dict[str, str]) -> str:
     if depth > _RECURSION_DEPTH:
         return _serialize_iterative(obj, "")
-    parts = []
+    parts: list[str] = []
     out = parts.append
     for key, value in obj.items():
         quoted = keys.get(key)
@@ -231,7 +223,7 @@ def _dict_text(obj: dict, depth: int, keys: dict) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _dict_reordered_text(obj: dict, depth: int, keys: dict) -> str:
+def _dict_reordered_text(obj: dict[str, Any], depth: int, keys: dict[str, str]) -> str:
     return "{" + ",".join(
         _quote(key) + ":" + _value_text(value, depth, keys) for key, value in _items(obj)
     ) + "}"
@@ -240,31 +232,11 @@ def _dict_reordered_text(obj: dict, depth: int, keys: dict) -> str:
 _END = object()
 
 
-def stringify(value, indent: int | None = None) -> str:
-    """Return JavaScript's ``JSON.stringify(value)`` (or ``JSON.stringify(value, null, indent)``).
+def stringify(value: object, indent: int | None = None) -> str:
+    """JavaScript's ``JSON.stringify(value)``, or ``JSON.stringify(value, null, indent)``.
 
-    Shapes accepted: ``dict`` (``str`` keys only), ``list``, ``str``, ``float``, ``int`` (held as
-    a double, as JavaScript would: ``float(int)``; too large for a double → ``null``), ``bool``,
-    ``None``. Output is a ``str`` of well-formed Unicode (no surrogate code points left), so it
-    always encodes to UTF-8.
-
-    Rules (ECMA-262 "JSON.stringify", "SerializeJSONProperty", "SerializeJSONObject",
-    "SerializeJSONArray"):
-
-    * object keys in "OrdinaryOwnPropertyKeys" order: array-index keys ("0" … "4294967294" in
-      canonical decimal form) first in ascending numeric order, then the rest in insertion order;
-    * numbers by "Number::toString" (``harness.core.jsnumber.number_to_string``); NaN and
-      ±Infinity serialize as ``null``;
-    * strings by "QuoteJSONString": ``\\"``, ``\\\\``, ``\\b \\f \\n \\r \\t``, other code units
-      below U+0020 as ``\\u00xx`` (lowercase hex), lone surrogates as ``\\udxxx`` (lowercase, the
-      ES2019 well-formed rule); everything else raw, including ``/``, U+007F and U+2028/U+2029.
-      A high+low surrogate pair stored as two code points is one character to JavaScript and is
-      emitted as that character;
-    * ``indent``: ``None`` or < 1 means no whitespace; otherwise ``min(indent, 10)`` spaces per
-      level, ``": "`` after keys, and empty containers still print as ``[]`` / ``{}``.
-
-    Raises ``TypeError`` for any other type (or a non-``str`` key) and ``ValueError`` for a cyclic
-    structure (where JavaScript throws a TypeError).
+    Accepts dict (str keys), list, str, float, int (as a double; beyond one: ``null``), bool, None; the
+    result holds no surrogates. TypeError for other types, ValueError for a cycle.
     """
     gap = ""
     if indent is not None:
@@ -283,7 +255,6 @@ def stringify(value, indent: int | None = None) -> str:
     return text
 
 
-def canonical_bytes(value) -> bytes:
-    """UTF-8 bytes of ``stringify(value)`` — the bytes that are hashed (canonicalSha256), measured
-    (canonicalLength) and tokenized. Same accepted shapes and errors as ``stringify``."""
+def canonical_bytes(value: object) -> bytes:
+    """UTF-8 of ``stringify(value)``: the bytes hashed, measured and tokenized."""
     return stringify(value).encode("utf-8")

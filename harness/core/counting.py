@@ -1,21 +1,7 @@
-"""Counting a tools array: the headline number, its canonical hash, and per-tool diagnostics.
+"""Counting a tools array: ``count_tools`` (total, hash, per-tool rows) and ``session_start_load``.
 
-Rule source: spec/methodology.txt, "What the number is" (totals) and "Session-start load"
-(method deferred-load/v1); per-tool numbers follow shared/conformance/README.md.
-
-Values are what ``harness.core.jsparse.parse`` returns (dict, list, str, float, bool, None).
-Per-tool reads follow the JavaScript reference: property reads on a non-object yield
-``undefined``, ``name ?? "(unnamed)"`` keeps ``0``/``false``/``""`` as they are, and a
-description/inputSchema is counted only when JavaScript-truthy (missing, ``null``, ``""``,
-``0``, ``-0``, ``NaN`` and ``false`` count 0; ``{}`` and ``[]`` are truthy and counted).
-
-Deliberate divergences — per-tool numbers where the JavaScript reference throws instead of
-producing any (totals are never affected; each such tool carries a ``divergence`` note):
-
-* a truthy non-string ``description`` (e.g. ``7``): js-tiktoken throws ``text.substring is not a
-  function``; here ``descriptionTokens`` = tokens of ``stringify(description)``;
-* a ``null`` element: the reference throws reading ``name`` of null; here it is treated like any
-  other primitive element: name ``"(unnamed)"``, 0/0, ``tokens`` = tokens of ``"null"``.
+Per-tool reads follow the JavaScript reference, including where it throws (docs/METHODOLOGY.md,
+'What the number is', 'Session-start load', 'Known divergences').
 """
 
 from __future__ import annotations
@@ -24,6 +10,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from harness.core.canonical import stringify
 from harness.core.spans import count_many, count_spans
@@ -35,7 +22,7 @@ _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # what JSON.stringif
 
 
 def js_truthy(value: object) -> bool:
-    """JavaScript ToBoolean for parsed JSON values (``_MISSING`` stands for ``undefined``)."""
+    """JavaScript ToBoolean of a parsed JSON value (``_MISSING`` is ``undefined``)."""
     if value is None or value is _MISSING or value is False:
         return False
     if value is True:
@@ -49,12 +36,7 @@ def js_truthy(value: object) -> bool:
 
 @dataclass(frozen=True)
 class ToolCount:
-    """Per-tool diagnostic (tokens; not summed into the total — tokens merge across seams).
-
-    ``name`` is the tool's ``name`` value as parsed (usually ``str``; ``"(unnamed)"`` when missing
-    or null; ``0``/``false`` kept as is). ``divergence`` is ``None`` unless the JavaScript
-    reference has no number for this tool (see module docstring); then it says why.
-    """
+    """One tool's diagnostic row; ``divergence`` says why the JavaScript reference has none."""
 
     name: object
     tokens: int
@@ -62,8 +44,7 @@ class ToolCount:
     inputSchemaTokens: int
     divergence: str | None = None
 
-    def to_json(self) -> dict:
-        """``{name, tokens, descriptionTokens, inputSchemaTokens}`` (+ ``divergence`` if set)."""
+    def to_json(self) -> dict[str, Any]:
         out = {"name": self.name, "tokens": self.tokens,
                "descriptionTokens": self.descriptionTokens,
                "inputSchemaTokens": self.inputSchemaTokens}
@@ -74,12 +55,7 @@ class ToolCount:
 
 @dataclass(frozen=True)
 class ToolsCount:
-    """The measurement of one tools array.
-
-    ``totalTokens``: o200k_base tokens of the canonical string ``stringify(tools)``;
-    ``canonicalSha256``: SHA-256 hex of its UTF-8 bytes; ``canonicalLength``: that byte count;
-    ``toolCount``: ``len(tools)``; ``tools``: per-element :class:`ToolCount`, in order.
-    """
+    """The measurement of one tools array (field names as in the record)."""
 
     totalTokens: int
     canonicalSha256: str
@@ -87,8 +63,7 @@ class ToolsCount:
     toolCount: int
     tools: tuple[ToolCount, ...]
 
-    def to_json(self) -> dict:
-        """Dict with exactly ``totalTokens, canonicalSha256, canonicalLength, toolCount, tools``."""
+    def to_json(self) -> dict[str, Any]:
         return {"totalTokens": self.totalTokens, "canonicalSha256": self.canonicalSha256,
                 "canonicalLength": self.canonicalLength, "toolCount": self.toolCount,
                 "tools": [t.to_json() for t in self.tools]}
@@ -104,13 +79,8 @@ def _json_text(value: object) -> str:
 
 
 def _tool_text(tool: object) -> tuple[str, dict[str, tuple[int, int]]]:
-    """``(stringify(tool), {key: (start, end) of its value's text})``.
-
-    For an object whose keys cannot be array indices (no key starts with a digit), the text is
-    composed as SerializeJSONObject does — ``{`` + ``,``-joined ``"key":value`` + ``}`` in
-    insertion order, skipping undefined — so each value is serialized once and its position is
-    known. Otherwise (arrays indices reorder keys; non-objects) it is ``stringify(tool)`` and the
-    position map is empty.
+    """``(stringify(tool), {key: (start, end) of its value's text})``; the map is empty for
+    non-objects and objects whose keys may be array indices.
     """
     if not isinstance(tool, dict) or any(type(k) is not str or k[:1].isdigit() for k in tool):
         return _json_text(tool), {}
@@ -129,7 +99,7 @@ def _tool_text(tool: object) -> tuple[str, dict[str, tuple[int, int]]]:
     return "{" + ",".join(pieces) + "}", where
 
 
-def _locate(part: str, where: dict, key: str, text: str, quoted: bool) -> int:
+def _locate(part: str, where: dict[str, tuple[int, int]], key: str, text: str, quoted: bool) -> int:
     """Offset of ``text`` inside ``part`` (the field's own position when known), or -1."""
     if key in where:
         s, e = where[key]
@@ -140,16 +110,11 @@ def _locate(part: str, where: dict, key: str, text: str, quoted: bool) -> int:
     return part.find(text)
 
 
-def count_tools(tools: list) -> ToolsCount:
-    """Count a parsed tools array (the concatenated ``tools`` of every tools/list page).
+def count_tools(tools: list[Any]) -> ToolsCount:
+    """Count a parsed tools array (every tools/list page's ``tools`` concatenated).
 
-    The canonical string is ``"[" + ",".join(stringify(t) for t in tools) + "]"``, which is what
-    ``JSON.stringify(tools)`` produces for an array (ECMA-262 SerializeJSONArray, no indent), so
-    each element is serialized once. Every per-tool string that occurs verbatim in the canonical
-    string (the tool, its schema, an escape-free description) is counted as a span of it with
-    :func:`spans.count_spans` (exact; shares the tokenization); the rest directly.
-    Raises ``TypeError`` if ``tools`` is not a list (or holds values stringify rejects) and
-    :class:`harness.core.tokenizer.TokenizerUnavailable` when no tokenizer source works.
+    Per-tool strings found verbatim in the canonical text are counted as spans of it (exact).
+    TypeError for a non-list or a value stringify rejects; TokenizerUnavailable.
     """
     if not isinstance(tools, list):
         raise TypeError(f"tools must be a list, got {type(tools).__name__}")
@@ -157,20 +122,21 @@ def count_tools(tools: list) -> ToolsCount:
     canonical = "[" + ",".join(part for part, _ in serialized) + "]"
     spans: list[tuple[int, int]] = []
     direct: list[str] = []
-    rows = []
+    Ref = tuple[str, int] | None  # ("span" | "direct", index), or None for a field counted 0
+    rows: list[tuple[object, list[Ref], str | None]] = []
     start = 1
     for tool, (part, where) in zip(tools, serialized):
         name = _get(tool, "name")
         name = UNNAMED if name is None or name is _MISSING else name
         desc, schema, note = _get(tool, "description"), _get(tool, "inputSchema"), None
-        refs = [("span", len(spans))]
+        refs: list[Ref] = [("span", len(spans))]
         spans.append((start, start + len(part)))
         for key, value in (("description", desc), ("inputSchema", schema)):
             if not js_truthy(value):
                 refs.append(None)
                 continue
             raw = key == "description" and isinstance(value, str)
-            if raw:
+            if isinstance(value, str) and raw:
                 text = value  # counted as the string itself, not its JSON
             elif key in where:
                 s, e = where[key]
@@ -194,10 +160,10 @@ def count_tools(tools: list) -> ToolsCount:
     total, span_counts = count_spans(canonical, spans)
     counts = {"span": span_counts, "direct": count_many(direct) if direct else []}
 
-    def value(ref) -> int:
+    def tokens(ref: Ref) -> int:
         return 0 if ref is None else counts[ref[0]][ref[1]]
 
-    per_tool = tuple(ToolCount(name, value(tok), value(d), value(sch), note)
+    per_tool = tuple(ToolCount(name, tokens(tok), tokens(d), tokens(sch), note)
                      for name, (tok, d, sch), note in rows)
     encoded = canonical.encode("utf-8")
     return ToolsCount(total, hashlib.sha256(encoded).hexdigest(), len(encoded),
@@ -206,32 +172,21 @@ def count_tools(tools: list) -> ToolsCount:
 
 @dataclass(frozen=True)
 class SessionStartLoad:
-    """Session-start load (deferred-load/v1), in tokens.
-
-    ``namesTokens``: tokens of ``stringify([tool.name, …])``; ``instructionsTokens``: tokens of
-    the server's instructions string, ``None`` when the server sent none (or it was not captured);
-    ``totalTokens``: the sum of the two, ``None`` when instructions are missing — the names half
-    alone is then a floor, published marked ≥, never as a figure.
-    """
+    """Session-start load in tokens; ``totalTokens`` is ``None`` when the instructions are unknown."""
 
     namesTokens: int
     instructionsTokens: int | None
     totalTokens: int | None
 
-    def to_json(self) -> dict:
-        """``{namesTokens, instructionsTokens, totalTokens}`` (``None`` values kept as null)."""
+    def to_json(self) -> dict[str, Any]:
         return {"namesTokens": self.namesTokens, "instructionsTokens": self.instructionsTokens,
                 "totalTokens": self.totalTokens}
 
 
-def session_start_load(tools: list, instructions: str | None) -> SessionStartLoad:
-    """Count the session-start load of a server (spec "Session-start load", deferred-load/v1).
+def session_start_load(tools: list[Any], instructions: str | None) -> SessionStartLoad:
+    """Tokens of ``JSON.stringify(tools.map(t => t.name))`` and of ``instructions``, counted apart.
 
-    Names half: ``JSON.stringify(tools.map(t => t.name))`` — a missing name (or a non-object
-    element) is ``undefined`` and serializes as ``null``, as in JavaScript. Instructions half:
-    the string counted as ordinary text. The halves are counted separately and summed (never
-    tokenized joined). Raises ``TypeError`` if ``tools`` is not a list or ``instructions`` is
-    neither ``str`` nor ``None``; :class:`TokenizerUnavailable` as :func:`count`.
+    TypeError for a non-list ``tools`` or non-str ``instructions``.
     """
     if not isinstance(tools, list):
         raise TypeError(f"tools must be a list, got {type(tools).__name__}")

@@ -1,10 +1,5 @@
-"""ECMAScript Number::toString(10) for Python floats.
-
-The canonical form prints every number the way JavaScript's ``JSON.stringify`` does, which is
-``Number::toString`` with radix 10 (ECMA-262, "Number::toString (x, radix)", and
-"SerializeJSONProperty" step for finite Numbers). Python's ``repr(float)`` already produces the
-shortest decimal digits that round-trip to the same double — the digits ECMA-262 asks for — so
-only the layout (where the decimal point goes, when to use an exponent) is done here.
+"""``number_to_string``: ECMAScript Number::toString(10) for Python floats (the numbers of the canonical
+form). ``repr(float)`` already gives the shortest round-trip digits; only the layout is done here.
 """
 
 from __future__ import annotations
@@ -15,13 +10,7 @@ __all__ = ["number_to_string"]
 
 
 def _digits_and_exponent(x: float) -> tuple[str, int]:
-    """Split a finite, positive, non-zero double into ``(digits, n)``.
-
-    ``digits`` is the shortest round-trip decimal significand without leading or trailing zeros
-    (``k = len(digits)``) and ``n`` is the decimal exponent such that
-    ``x == int(digits) * 10 ** (n - k)`` — the ``s``, ``k`` and ``n`` of ECMA-262 Number::toString
-    step 5.
-    """
+    """``(digits, n)`` of a finite positive double: ECMA-262 Number::toString's ``s`` and ``n``."""
     text = repr(x)
     mantissa, _, exp = text.partition("e")
     exponent = int(exp) if exp else 0
@@ -35,20 +24,10 @@ def _digits_and_exponent(x: float) -> tuple[str, int]:
 
 
 def number_to_string(x: float) -> str:
-    """Return the ECMAScript ``Number::toString(x, 10)`` text of a finite double.
+    """ECMAScript ``Number::toString(x, 10)`` of a finite double (an int is taken as a double).
 
-    Shape: ``x`` is a Python ``float`` (an ``int`` is converted with ``float(x)`` first, as
-    JavaScript would hold it as a double); the result is ASCII text such as ``"1"``,
-    ``"0.000001"``, ``"1e-7"``, ``"1e+21"``, ``"1.23e-18"``, ``"5e-324"``. Both zeros print ``"0"``.
-
-    Rule source: ECMA-262 "Number::toString (x, radix)" — shortest round-trip digits ``s`` of
-    length ``k`` with decimal exponent ``n``; plain digits when ``k <= n <= 21``, a decimal point
-    inside the digits when ``0 < n <= 21``, a ``0.000…`` prefix when ``-6 < n <= 0``, otherwise
-    exponent form ``d[.ddd]e±N``.
-
-    Raises ``ValueError`` for NaN and ±Infinity: those are not JSON numbers, and
-    ``JSON.stringify`` (``harness.core.canonical.stringify``) prints ``null`` for them instead.
-    Raises ``OverflowError`` for an ``int`` too large to be a double.
+    ValueError for NaN and ±Infinity (JSON.stringify prints ``null``); OverflowError for an int beyond
+    any double.
     """
     x = float(x)
     if x != x or x in (math.inf, -math.inf):

@@ -1,8 +1,5 @@
-"""Counting many strings at once: the per-tool diagnostics share one tokenization of the
-canonical string (``count_spans``), and independent texts may be counted on threads
-(``count_many``). Every count equals ``harness.core.tokenizer.count`` of the same text; the
-argument for ``count_spans`` being exact is in its docstring and is checked by property tests
-against direct counting (tests/core/test_tokenizer.py).
+"""Counting many strings at once: ``count_spans`` shares one tokenization between a text and its
+spans, ``count_many`` may use threads. Every count equals ``tokenizer.count`` of the same text.
 """
 
 from __future__ import annotations
@@ -24,9 +21,7 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def _pool_size() -> int:
-    """Threads for count_many: ``$MCP_CONTEXT_COST_THREADS`` (default 1, i.e. none). Opt-in: on
-    the 2-vCPU machine this was written on, per-segment GIL hand-offs cost more CPU than the
-    overlap saved; on an idle many-core machine it can lower wall time."""
+    """Threads for ``count_many``: ``$MCP_CONTEXT_COST_THREADS``, default 1."""
     raw = os.environ.get(THREADS_ENV, "")
     return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
@@ -40,13 +35,7 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def count_many(texts: Sequence[str]) -> list[int]:
-    """``[count(t) for t in texts]`` (tokens), computed on several threads when worthwhile.
-
-    tiktoken releases the GIL while encoding, so with ``$MCP_CONTEXT_COST_THREADS`` above 1,
-    texts totalling at least ``PARALLEL_MIN_CHARS`` are split into balanced bins (longest first)
-    counted concurrently; each count is the same ``tokenizer.length`` call as :func:`count`, so
-    results never depend on the split. Raises :class:`TokenizerUnavailable`, :class:`Uncountable`.
-    """
+    """``[count(t) for t in texts]``, on several threads when opted in and worthwhile."""
     enc = get_encoding()
     workers = min(_pool_size(), len(texts))
     if workers < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
@@ -85,28 +74,21 @@ _O200K_PAT = (  # the pre-tokenizer pattern the count_spans argument is about (t
 
 
 def _splittable(enc: tiktoken.Encoding) -> bool:
-    """True when ``enc`` cuts pieces with exactly the pattern count_spans' argument is about."""
+    """True when ``enc`` uses the pre-tokenizer pattern the hard-boundary argument is about."""
     return getattr(enc, "_pat_str", None) == _O200K_PAT
 
 
+# Why count_spans is exact. tiktoken counts a string as the sum of the BPE lengths of the pieces its
+# pre-tokenizer cuts. Call h a hard boundary when text[h-1] is an ASCII letter/digit and text[h] one of
+# " , : } ]. No alternative of the o200k pattern matches across such a pair, and none looks past it (the
+# only lookaround is (?!\S) after whitespace), so every hard boundary is a piece boundary in any string
+# holding the pair: a string's count is the sum of its parts' counts cut there. Each span is cut at its
+# first and last inner hard boundary; the middle is shared segments of text, the two ends are counted
+# alone. Checked against direct counting by property tests (tests/core/test_tokenizer.py).
 def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[int]]:
-    """``(count(text), [count(text[s:t]) for (s, t) in spans])`` in tokens, sharing the work.
+    """``(count(text), [count(text[s:t]) for s, t in spans])``, exact, sharing the work.
 
-    Exact, not an estimate. tiktoken counts a string as the sum, over the pieces its
-    pre-tokenizer regex cuts, of each piece's BPE length. Call ``h`` a *hard boundary* when
-    ``text[h-1]`` is an ASCII letter or digit and ``text[h]`` is one of ``" , : } ]``. No
-    alternative of the o200k pattern matches a string containing such a pair (letter pieces hold
-    letters/marks plus an optional leading non-letter and a ``'s``-style suffix; digit pieces hold
-    digits; the punctuation piece excludes letters and digits; the rest is whitespace), and no
-    alternative decides anything by looking past ``text[h]`` from before ``h`` or behind ``h``
-    (the only lookaround is ``(?!\\S)`` after whitespace). So every hard boundary is a piece
-    boundary in every string containing the pair, and the pieces between two of them do not
-    depend on anything outside: **the count of a string equals the sum of the counts of its parts
-    cut at hard boundaries.** Each span is cut at its first and last inner hard boundary; the
-    middle is a run of shared segments of ``text``, the two ends are counted on their own, and
-    ``text`` itself is the sum of all segments. A span without an inner hard boundary, or an
-    encoding whose pattern is not o200k's, is counted directly. Raises ``ValueError`` for a span
-    outside ``text`` and :class:`TokenizerUnavailable`.
+    ValueError for a span outside ``text``; TokenizerUnavailable.
     """
     enc = get_encoding()
     for s, t in spans:
@@ -121,10 +103,10 @@ def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[
     rev = text[::-1] if spans else ""  # the last boundary of a span is the first one in reverse
     for s, t in spans:
         first = _HARD.search(text, s, t)
-        if first is None:
+        last = _HARD_REV.search(rev, size - t, size - s)
+        if first is None or last is None:  # the same pairs read both ways: both found or neither
             inner.append(None)
             continue
-        last = _HARD_REV.search(rev, size - t, size - s)
         h1, h2 = first.end(), size - 1 - last.start()
         inner.append((h1, h2))
         cuts.update((h1, h2))
@@ -133,11 +115,11 @@ def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[
     texts = [text[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
     nseg = len(texts)
     slot: dict[str, int] = {}
-    ends: list[tuple[int, int] | int] = []
+    ends: list[tuple[int, int]] = []  # slots of the span's two ends (the same slot when uncut)
     for (s, t), cut in zip(spans, inner):
         pieces = [text[s:t]] if cut is None else [text[s:cut[0]], text[cut[1]:t]]
         idx = [slot.setdefault(p, nseg + len(slot)) for p in pieces]
-        ends.append(idx[0] if cut is None else (idx[0], idx[1]))
+        ends.append((idx[0], idx[-1]))
     texts.extend(slot)  # dict keeps insertion order == assigned slot numbers
     counts = count_many(texts)
     prefix = [0]
@@ -146,7 +128,7 @@ def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[
     out = []
     for cut, end in zip(inner, ends):
         if cut is None:
-            out.append(counts[end])
+            out.append(counts[end[0]])
         else:
             out.append(counts[end[0]] + prefix[at[cut[1]]] - prefix[at[cut[0]]] + counts[end[1]])
     return prefix[-1], out
