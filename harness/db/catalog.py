@@ -1,25 +1,5 @@
-"""The server catalog: ``servers.yaml`` loaded, validated and turned into dataclasses.
-
-Shape (``schemas/servers.schema.json``, JSON Schema draft 2020-12)::
-
-    reference: memory        # optional; re-measured every week (methodology, "How often a row
-                             # gets a new point")
-    cycleWeeks: 3            # optional, default 3
-    servers:
-      - name: fetch          # unique slug
-        command: uvx --with "mcp<2" mcp-server-fetch   # or url: https://...
-        ...
-
-``load_catalog(path)`` returns a :class:`Catalog` or raises :class:`CatalogError`. Bad input never
-escapes as a traceback: a YAML syntax error, a schema violation, a duplicate name or key, a
-``reference`` naming no entry, or a command ``shlex`` cannot split all become lines of one
-``CatalogError``, every problem at once, each naming the file and line, the entry by 1-based index
-and name, the field, what was expected and what was found::
-
-    servers.yaml:57: entry #12 (name: "fetch"): field "timeoutSeconds": expected a number between 1 and 600, got "fast"
-
-``notApplicable`` carries the declared reason and the text the failure must contain before a run is
-published as not-applicable (methodology, "Failure taxonomy").
+"""The server catalog: ``load_catalog`` reads ``servers.yaml`` into a ``Catalog`` of ``Entry``, or raises
+``CatalogError`` listing every problem with file, line, entry and field (docs/CATALOG.md).
 """
 from __future__ import annotations
 
@@ -28,12 +8,14 @@ import json
 import math
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 from pathlib import Path
 
 import jsonschema
 import yaml
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.db import entry_rules
 from harness.db.entry_rules import show as _show
@@ -70,15 +52,14 @@ _SIZE_KINDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": 
 
 
 class CatalogError(ValueError):
-    """A catalog that cannot be used. ``errors`` holds one human-readable line per problem;
-    ``str(error)`` is those lines joined by newlines."""
+    """A catalog that cannot be used; ``errors`` holds one line per problem."""
 
     def __init__(self, errors: list[str]):
         self.errors = list(errors)
         super().__init__("\n".join(self.errors))
 
 
-# What a person who installed the command and ran it elsewhere needs to read (issue #15, input errors).
+# What a person who installed the command and ran it elsewhere needs to read.
 NOT_FOUND = ("no such file. The catalog is servers.yaml at the root of a clone of the mcp-context-cost "
              "repository: run there, or point --catalog / --root at it; measure --command or --url needs no catalog.")
 
@@ -90,9 +71,7 @@ class NotApplicable:
 
 @dataclass(frozen=True)
 class Entry:
-    """One catalog entry. Exactly one of ``command`` / ``url`` is set; ``env`` and ``headers``
-    are names only (values are supplied elsewhere and never recorded); ``timeout_seconds`` is in
-    seconds, ``None`` meaning the harness default."""
+    """One catalog entry: exactly one of ``command``/``url``; ``env`` and ``headers`` are names only."""
 
     name: str
     command: str | None = None
@@ -110,7 +89,7 @@ class Entry:
     launch_note: str | None = None  # why the command differs from the one the package documents
 
     def argv(self) -> list[str]:
-        """``shlex.split(command)``; raises ``ValueError`` for a url entry (nothing to launch)."""
+        """``shlex.split(command)``; ValueError for a url entry."""
         if self.command is None:
             raise ValueError(f"entry {self.name!r} is a url entry and has no command")
         return shlex.split(self.command)
@@ -141,10 +120,10 @@ class _Reporter:
 
     @property
     def lines(self) -> list[str]:
-        """Every message so far, in file order (stable for messages on the same line)."""
+        """Every message so far, in file order."""
         return [text for _, text in sorted(self._found, key=lambda pair: pair[0])]
 
-    def _node_at(self, path) -> object:
+    def _node_at(self, path: list[str | int]) -> Node | None:
         node = self.root
         for step in path:
             if isinstance(node, MappingNode) and isinstance(step, str):
@@ -159,9 +138,9 @@ class _Reporter:
         return node
 
     def add(self, path: list, message: str, line: int | None = None, entry: object = None) -> None:
-        """Record ``message`` about the value at ``path`` (jsonschema-style keys/indices);
-        ``line`` (1-based) overrides the line found by walking the YAML node tree; ``entry`` is the
-        entry's (possibly half-composed) node when the tree is not complete."""
+        """Record ``message`` about the value at ``path`` (``line`` and ``entry`` when the tree lacks
+        them).
+        """
         self.flagged.add(tuple(path))
         node = self._node_at(path)
         if line is None and node is not None:
@@ -176,7 +155,6 @@ class _Reporter:
 
 
 def _entry_name(node: object) -> str | None:
-    """The scalar ``name`` of an entry node, cut for display; ``None`` when there is none."""
     if isinstance(node, MappingNode):
         for key, value in node.value:
             if (isinstance(key, ScalarNode) and key.value == "name" and isinstance(value, ScalarNode)
@@ -189,11 +167,12 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
     path = list(error.absolute_path)
     in_entry = len(path) >= 2 and path[0] == "servers"
     field_path = path[2:] if in_entry else path
-    kind, inst = error.validator, error.instance
+    kind, inst = error.validator, cast(Any, error.instance)  # Unset only for errors not raised by validation
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
     if in_entry and not field_path and not isinstance(inst, dict) and kind != "type":
         return  # an entry that is not a mapping: its type error says all there is to say
     if kind == "additionalProperties":
-        known = list(error.schema.get("properties", {}))
+        known = list(schema.get("properties", {}))
         for extra in sorted((k for k in inst if k not in known), key=str):
             near = difflib.get_close_matches(str(extra), known, n=1)
             hint = f' (did you mean "{near[0]}"?)' if near else f" (known fields: {', '.join(known)})"
@@ -206,7 +185,7 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
         rep.add(path, msg + ": give exactly one")
         return
     if kind == "required":
-        for missing in error.validator_value:
+        for missing in cast(list[str], error.validator_value):  # the schema's "required" list
             if missing not in inst:
                 field = ".".join(map(str, field_path + [missing]))
                 rep.add(path, f'field "{field}": required but missing')
@@ -223,7 +202,7 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
     label = f'field "{".".join(str(p) for p in field_path if isinstance(p, str))}"'
     if items:
         label += f" item #{items[0] + 1}"
-    if kind in _SIZE_KINDS:  # a length bound (issue #9, kind 5): say which, not the whole value
+    if kind in _SIZE_KINDS:  # a length bound: say which, not the whole value
         size = len(inst) if isinstance(inst, (str, list, dict)) else 0
         unit = _SIZE_KINDS[kind]
         rep.add(path, f"{label}: at most {error.validator_value} {unit} allowed, got {size}")
@@ -235,11 +214,10 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
 
 
 def _semantic_checks(doc: dict, rep: _Reporter) -> None:
-    """Checks JSON Schema cannot express: unique names, splittable commands, a real reference,
-    full-match names (a schema ``pattern`` is searched, and Python's ``$`` matches before a final
-    newline), refused environment names, characters no string may hold.
-    Tolerates entries the schema already rejected (they are skipped, not crashed on)."""
-    servers = doc.get("servers") if isinstance(doc.get("servers"), list) else []
+    """What JSON Schema cannot say (unique names, splittable commands, a real reference, full-match
+    names, refused env names); skips entries the schema rejected.
+    """
+    servers = got if isinstance(got := doc.get("servers"), list) else []
     first: dict[str, int] = {}
     for i, item in enumerate(servers):
         if not isinstance(item, dict):
@@ -288,18 +266,13 @@ def _entry(item: dict) -> Entry:
 
 
 def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
-    """The catalog JSON Schema as a dict (default: the repository's ``schemas/`` file)."""
-    with open(schema_path or SCHEMA_PATH, encoding="utf-8") as fh:
-        return json.load(fh)
+    source = Path(schema_path) if schema_path else SCHEMA_PATH
+    return json.loads(source.read_text(encoding="utf-8"))
 
 
 def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None = None) -> Catalog:
-    """Read, validate and return the catalog at ``path``.
-
-    Raises :class:`CatalogError` listing every problem found (see module docstring); nothing
-    else for bad input. ``OSError`` while reading becomes a ``CatalogError`` too. Bounded
-    (``BOUNDS``): a regular file of at most 1 MiB, nesting at most 32 deep, at most 200,000 nodes
-    with aliases expanded, numbers of at most 32 characters (issue #9, kind 5).
+    """Read, validate and return the catalog at ``path``; CatalogError for any bad input (bounded by
+    ``BOUNDS``), OSError included.
     """
     label = untrusted.escape(os.fspath(path))
     try:
@@ -336,8 +309,7 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
 
 
 def _parse(text: str, label: str):
-    """``(root node, loader, document)`` of the catalog text; raises ``CatalogError`` for a YAML
-    syntax error or a bound crossed (naming the entry and field where the node is known)."""
+    """``(root node, loader, document)``; CatalogError for a syntax error or a bound crossed."""
     loader = None
     try:
         root, loader = yamlsafe.compose(text, BOUNDS)
@@ -367,7 +339,6 @@ def _parse(text: str, label: str):
 
 
 def _limit_lines(exc: yamlsafe.YAMLLimitError, label: str) -> list[str]:
-    """One line for a bound crossed, naming the entry and field when the path reaches one."""
     path = list(exc.path)
     rep = _Reporter(label, exc.root if isinstance(exc.root, MappingNode) else None)
     entry = exc.parents[2] if len(exc.parents) > 2 else None
@@ -381,7 +352,6 @@ def _limit_lines(exc: yamlsafe.YAMLLimitError, label: str) -> list[str]:
 
 
 def _order(error: jsonschema.ValidationError) -> tuple:
-    """A stable order for schema errors (the report is finally sorted by line)."""
     path = list(error.absolute_path)
     index = path[1] if len(path) >= 2 and isinstance(path[1], int) else -1
     return (index, [str(p) for p in path[2:]], error.validator)

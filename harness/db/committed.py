@@ -1,8 +1,4 @@
-"""The committed state: files as they are at ``HEAD``, read through gitpython.
-
-The harness-fault guard compares a sweep against what is committed, not against the working tree
-(issue #4), so an uncommitted or half-published tree can never vouch for itself.
-"""
+"""Files as committed at HEAD: the harness-fault guard compares with these, never the working tree."""
 
 from __future__ import annotations
 
@@ -14,7 +10,6 @@ from harness.core.jsparse import WireJSONError, parse
 
 
 def repo_at(root: Path) -> git.Repo | None:
-    """The git repository at ``root``, or ``None`` when ``root`` is not one."""
     try:
         return git.Repo(root)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -22,7 +17,7 @@ def repo_at(root: Path) -> git.Repo | None:
 
 
 def head_text(repo: git.Repo | None, relative: str) -> str | None:
-    """Text of ``relative`` at HEAD, or ``None`` (no repo, no commit yet, or no such file)."""
+    """Text of ``relative`` at HEAD, or None."""
     if repo is None or not repo.head.is_valid():
         return None
     try:
@@ -33,7 +28,7 @@ def head_text(repo: git.Repo | None, relative: str) -> str | None:
 
 
 def head_record(repo: git.Repo | None, server: str) -> dict | None:
-    """The committed ``results/<server>/measurement.json`` parsed, or ``None``."""
+    """The committed record of ``server``, or None."""
     text = head_text(repo, f"results/{server}/measurement.json")
     if text is None:
         return None

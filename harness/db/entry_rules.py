@@ -1,10 +1,5 @@
-"""What the strings and environment names of a catalog entry may hold (issue #9, kinds 4 and 5).
-
-Checked after the JSON Schema, for what a schema cannot say: every string is valid Unicode without
-control or bidirectional characters (free text may hold tabs and line breaks); declared ``env``
-names and ``setEnv`` names are full-match names and none of the names
-``harness.probe.envnames`` refuses; header names are full-match token names. Each problem is one
-call of ``add(path, message)`` (``catalog._Reporter.add``), naming the field.
+"""Checks on a catalog entry's strings and environment names that its JSON Schema cannot express
+(docs/SECURITY.md, 'Bounded input'). Each problem is one ``add(path, message)`` call.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ HEADERS_RULE = "a list of distinct HTTP header names"
 
 
 def show(value: object) -> str:
-    """A short, one-line, escaped rendering of a value for an error message. Bounded work: only
-    the first items of a large list or mapping are looked at."""
+    """A short, one-line, escaped rendering of a value for an error message (bounded work)."""
     try:
         text = json.dumps(_clip(value), ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
@@ -49,9 +43,9 @@ def _clip(value: object, depth: int = 0) -> object:
 
 
 def check_strings(item: dict, path: list, add, flagged: set) -> None:
-    """Every string of an entry (values, list items, mapping keys and values) is valid Unicode
-    without control or bidirectional characters; free-text fields may hold tabs and line breaks.
-    Paths in ``flagged`` (the schema already named them) are not reported twice."""
+    """Every string of an entry is valid Unicode without control or bidi characters (tabs and line
+    breaks in free text); ``flagged`` paths are not reported twice.
+    """
     for field, value in item.items():
         if not isinstance(field, str):
             continue
@@ -64,7 +58,6 @@ def check_strings(item: dict, path: list, add, flagged: set) -> None:
 
 
 def _strings(field: str, value: object):
-    """``(label, text, path)`` for each string in one field's value (one level of list/mapping)."""
     if isinstance(value, str):
         yield f'field "{field}"', value, [field]
     elif isinstance(value, list):
@@ -81,10 +74,9 @@ def _strings(field: str, value: object):
 
 
 def check_env_names(item: dict, path: list, add, flagged: set) -> None:
-    """Declared ``env`` names and ``setEnv`` names: full-match names, none of the refused ones
-    (``harness.probe.envnames``), headers full-match header names."""
-    declared = item.get("env") if isinstance(item.get("env"), list) else []
-    fixed = list(item.get("setEnv")) if isinstance(item.get("setEnv"), dict) else []
+    """``env`` and ``setEnv`` names: full-match, none refused by ``probe.envnames``; header names too."""
+    declared = got if isinstance(got := item.get("env"), list) else []
+    fixed = list(got) if isinstance(got := item.get("setEnv"), dict) else []
     for label, name, where in ([(f'field "env" item #{n + 1}', v, ["env", n]) for n, v in enumerate(declared)]
                                + [(f'field "setEnv.{untrusted.escape(k)}"', k, ["setEnv", k]) for k in fixed]):
         if not isinstance(name, str) or tuple(path + where) in flagged:
@@ -93,7 +85,7 @@ def check_env_names(item: dict, path: list, add, flagged: set) -> None:
             add(path + where, f"{label}: expected {ENV_RULE}, got {show(name)}")
         elif (refused := envnames.refusal(name)) is not None:
             add(path + where, f"{label}: {show(name)} is refused: it {refused}")
-    headers = item.get("headers") if isinstance(item.get("headers"), list) else []
+    headers = got if isinstance(got := item.get("headers"), list) else []
     for n, header in enumerate(headers):
         if isinstance(header, str) and tuple(path + ["headers", n]) not in flagged \
                 and not (HEADER_NAME.fullmatch(header) and len(header) <= 128):

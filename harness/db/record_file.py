@@ -1,7 +1,4 @@
-"""Reading one file of a database (a repository's ``results/``, a shard's folder): never through a
-symbolic link, a regular file only, bounded in bytes — the rules the publisher writes by
-(``harness.db.confine``). A committed link would make a reader publish, or quote, whatever file it
-points at."""
+"""Reading a database file: never through a link, a regular file only, bounded in bytes."""
 
 from __future__ import annotations
 
@@ -12,16 +9,15 @@ from harness.util import bounded
 
 
 def database_root(path: Path) -> Path:
-    """The database folder of ``<root>/results/<name>/<file>``: ``<root>`` (the file's own folder
-    for a path not that deep)."""
+    """``<root>`` of ``<root>/results/<name>/<file>`` (the file's folder for a shallower path)."""
     path = Path(path)
     return path.parents[2] if len(path.parents) > 2 else path.parent
 
 
 def read_bytes(base: Path, path: Path, max_bytes: int = bounded.MAX_RECORD_BYTES) -> bytes:
-    """The bytes of ``path`` (inside the database folder ``base``). Raises ``OSError`` naming the
-    link when ``path`` or a folder between ``base`` and it is a symbolic link, or when it is not a
-    regular file; ``bounded.TooLarge`` over ``max_bytes``; ``FileNotFoundError`` when absent."""
+    """The bytes of ``path`` inside ``base``; OSError through a link or for a non-regular file,
+    ``bounded.TooLarge``, FileNotFoundError.
+    """
     try:
         relative = Path(path).relative_to(base).as_posix()
     except ValueError:

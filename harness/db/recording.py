@@ -1,7 +1,4 @@
-"""What a checked sweep records in the database: its ``history.csv`` rows (staged, idempotent per
-day) and the commit message that summarizes it. Runs only after every record validated and the
-harness-fault guard did not fire; files are staged and moved into place through the journal.
-"""
+"""What a checked sweep records: its ``history.csv`` rows (``stage_history``) and its commit message."""
 
 from __future__ import annotations
 
@@ -16,12 +13,9 @@ from harness.util import schemas
 
 
 def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
-    """Stage ``history.csv`` with one row per swept server for ``date`` (idempotent per day).
-
-    Returns ``(staged paths, problems)``: a malformed line already in the file is kept verbatim
-    (at the end) and reported as a problem naming its line, never a reason to stop (issue #10).
-    Raises ``HistoryError`` when the file as a whole is unusable (checked before measuring by
-    :func:`check_history`)."""
+    """Stage ``history.csv`` with this sweep's rows; ``(staged paths, problems)``. Bad lines already
+    there are kept and reported; HistoryError when the file is unusable.
+    """
     rows = [history.row_for(date.isoformat(), _typed(rec)) for _, rec in sorted(records.items())]
     for row in rows:
         schemas.check("history", row, where=f"history.csv row {row['date']},{row['server']}")
@@ -36,13 +30,12 @@ def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: 
 
 
 def check_history(root: Path) -> None:
-    """Raise ``HistoryError`` when ``history.csv`` cannot take new rows at all (unreadable, not
-    UTF-8, a wrong header) — checked before anything is measured."""
+    """HistoryError when ``history.csv`` cannot take rows; checked before measuring."""
     history.check_usable(root / "history.csv")
 
 
 def newest_dates(root: Path) -> dict[str, str]:
-    """server → the newest date (YYYY-MM-DD) it has a valid row for in ``history.csv``."""
+    """server → the newest date it has a valid history row for."""
     rows, _ = history.read_lenient(root / "history.csv")
     newest: dict[str, str] = {}
     for row in rows:
@@ -51,7 +44,7 @@ def newest_dates(root: Path) -> dict[str, str]:
 
 
 def commit_message(records: dict[str, dict], repo, date: dt.date, guard_reason: str) -> str:
-    """``sweep YYYY-MM-DD: N servers`` + counts by status + the biggest token movements vs HEAD."""
+    """``sweep YYYY-MM-DD: N servers``, counts by status and the biggest movements against HEAD."""
     counts = Counter(rec["status"] for rec in records.values())
     lines = [f"sweep {date.isoformat()}: {len(records)} server(s) — "
              + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))]

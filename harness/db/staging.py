@@ -1,19 +1,6 @@
-"""The staging area and the publish journal: how a sweep's files reach the working tree whole, and
-how an interrupted publish is finished by the next run (issue #4; issue #10, "Interrupted publishes").
-
-A sweep writes every new file under ``.staging/<run>/`` first (mirroring the repository paths).
-Publishing then writes ``.staging/<run>/JOURNAL`` atomically — the files to move, the commit message
-(or none) — and works through its steps, recording each in the journal before doing it::
-
-    promoting   records and badges renamed over their targets
-    history     history.csv renamed over its target
-    regen       pages regenerated from what is now on disk
-    commit      the journal's files plus the regenerated ones committed (``--commit`` only)
-
-A rename is atomic and each step is idempotent, so a run killed at any moment is finished by the
-next one, which repeats the journal's steps from the start: remaining renames, regen, commit. The
-journal is deleted only after the whole publish it describes is complete — never on an error or an
-interrupt. A run killed before its journal exists published nothing; its staging is discarded.
+"""The staging area and the publish journal: ``Staging``, ``Journal``, ``interrupted``. Each step is
+recorded before it is done, so the next run finishes an interrupted publish (docs/OPERATIONS.md,
+'Setting up and sweeping').
 """
 
 from __future__ import annotations
@@ -35,36 +22,34 @@ STEPS = ("promoting", "history", "regen", "commit", "done")
 
 
 class JournalError(ValueError):
-    """A journal that cannot be read; ``str()`` names the file."""
+    """A journal that cannot be read; the message names the file."""
 
 
 class Staging:
-    """One run's staging directory under ``root/.staging/<run>`` (or ``directory``, for a shard)."""
+    """One run's staging directory, ``root/.staging/<run>`` (or ``directory``, for a shard)."""
 
     def __init__(self, root: Path, run: str, directory: Path | None = None):
         self.root = Path(root)
         self.dir = Path(directory) if directory is not None else self.root / STAGING_DIR / run
 
     def path(self, relative: str) -> Path:
-        """Where the staged copy of repository path ``relative`` lives."""
         return self.dir / relative
 
     def write_text(self, relative: str, text: str) -> Path:
-        """Stage ``text`` for repository path ``relative`` (atomic within the staging dir)."""
         return atomic.write_text(self.path(relative), text)
 
     def staged(self) -> list[str]:
-        """Repository-relative paths of every staged file, sorted."""
+        """Repository paths of every staged file, sorted."""
         if not self.dir.exists():
             return []
         return sorted(str(p.relative_to(self.dir)) for p in self.dir.rglob("*") if p.is_file() and p.name != JOURNAL
                       and not p.name.endswith(".tmp"))
 
     def begin(self, files: list[str], history: list[str], message: str | None) -> "Journal":
-        """Write the journal (before anything is moved): from here on the publish is finished by
-        whoever runs next, whatever happens to this process."""
+        """Write the journal before anything moves: from here on the next run finishes the publish."""
         journal = Journal(self.dir, sorted(files), sorted(history), message)
-        journal.digests = {r: _sha256(self.path(r)) for r in journal.files + journal.history if self.path(r).is_file()}
+        journal.digests = {r: digest for r in journal.files + journal.history
+                           if self.path(r).is_file() and (digest := _sha256(self.path(r))) is not None}
         journal.save()
         return journal
 
@@ -72,8 +57,7 @@ class Staging:
         return (self.dir / JOURNAL).exists()
 
     def discard(self) -> None:
-        """Delete this staging directory (only ever one without a journal: see ``Journal.finish``).
-        Nothing is deleted when a link stands on the way (``.staging`` -> elsewhere: harness.db.confine)."""
+        """Delete this staging directory (never through a link)."""
         if self.dir.is_relative_to(self.root) and confine.link_on_path(self.root, str(self.dir.relative_to(self.root))):
             return
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -81,7 +65,7 @@ class Staging:
 
 @dataclass
 class Journal:
-    """What one publish moves and commits, and the step it has reached (``STEPS``)."""
+    """What one publish moves and commits, and the step it has reached."""
 
     run_dir: Path
     files: list[str]
@@ -93,9 +77,7 @@ class Journal:
     digests: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the staged bytes
 
     def altered(self, root: Path) -> list[str]:
-        """The journal's files whose bytes in the working tree are no longer the ones it staged
-        (edited by hand after a crash: committing them would carry what this publish did not make).
-        A journal written before digests were recorded has none to compare."""
+        """The journal's files whose working-tree bytes are no longer those it staged."""
         return sorted(r for r, digest in self.digests.items() if _sha256(Path(root) / r) != digest)
 
     @property
@@ -107,7 +89,7 @@ class Journal:
         atomic.write_text(self.run_dir / JOURNAL, json.dumps(data, indent=1) + "\n")
 
     def advance(self, step: str, **fields) -> None:
-        """Record that the publish has reached ``step`` (one of ``STEPS``), with any new fields."""
+        """Record that the publish reached ``step``, with any new fields."""
         assert step in STEPS, step
         self.step = step
         for key, value in fields.items():
@@ -115,12 +97,9 @@ class Journal:
         self.save()
 
     def promote(self, root: Path, relatives: list[str]) -> int:
-        """Rename each staged file of ``relatives`` over its target; returns how many moved (a file
-        already moved before an interruption is absent from staging and skipped).
-
-        Raises ``harness.db.confine.Unsafe`` — before anything of it moves — for a path outside the
-        publish scope, a staged copy that is not a regular file, or a symbolic link on the way to
-        either (the rename would land outside the repository, or carry an outside file in)."""
+        """Rename each staged file of ``relatives`` over its target; how many moved. ``confine.Unsafe``
+        before anything moves.
+        """
         for relative in relatives:
             _check_move(self.run_dir, Path(root), relative)
         moved = 0
@@ -134,11 +113,10 @@ class Journal:
         return moved
 
     def pending(self) -> int:
-        """Staged files not yet moved."""
         return sum(1 for r in self.files + self.history if (self.run_dir / r).exists())
 
     def finish(self) -> None:
-        """The publish is complete: remove what is left of the run, the journal last."""
+        """Remove what is left of the run, the journal last."""
         for path in sorted(self.run_dir.rglob("*"), reverse=True):
             if path.name == JOURNAL and path.parent == self.run_dir:
                 continue
@@ -151,8 +129,9 @@ class Journal:
 
 
 def read_journal(run_dir: Path) -> Journal:
-    """The journal of ``run_dir``. A journal of the first format (a bare list of paths) reads as
-    a publish of those files without a commit. Raises :class:`JournalError`."""
+    """The journal of ``run_dir`` (a bare list of paths reads as a publish without a commit);
+    JournalError.
+    """
     path = Path(run_dir) / JOURNAL
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -181,9 +160,7 @@ def read_journal(run_dir: Path) -> Journal:
 
 
 def interrupted(root: Path) -> tuple[list[Journal], list[Path], list[str]]:
-    """What interrupted runs left under ``root/.staging``, oldest run name first: journals to
-    finish, staging directories without a journal (nothing of them was published: to discard),
-    and one problem line per unreadable journal (its directory is left for a human)."""
+    """``(journals to finish, staging dirs without one, problems)`` under ``root/.staging``."""
     base = Path(root) / STAGING_DIR
     journals, unjournaled, problems = [], [], []
     if base.is_symlink():  # never glob (and empty) what a link points at
@@ -207,7 +184,6 @@ def _sha256(path: Path) -> str | None:
 
 
 def _check_move(run_dir: Path, root: Path, relative: str) -> None:
-    """Raise ``confine.Unsafe`` unless staged ``relative`` may be renamed over its target."""
     if not confine.in_scope(relative):
         raise confine.Unsafe(f"{escape(relative)}: not a published path; the publish stops before moving anything more")
     for base, label in ((run_dir, "staged copy"), (root, "target")):
