@@ -1,14 +1,6 @@
-"""``mcp-context-cost import``: propose catalog entries from the MCP registry's ``server.json``
-format, package lists and npm/PyPI names; launch each once, triage it, and append the accepted
-ones to ``servers.yaml`` (``harness.db.importer``).
-
-    mcp-context-cost import registry-page.json
-    mcp-context-cost import 'https://registry.modelcontextprotocol.io/v0/servers?limit=100'
-    mcp-context-cost import candidates.tsv --report import-report.json
-    mcp-context-cost import --npm @scope/pkg@1.2.3 --pypi some-mcp==0.4.0 --dry-run
-
-Exit codes: 0 done (whatever the outcomes), 2 bad input (an unreadable source, a bad catalog, the
-catalog's file not editable as text).
+"""``mcp-context-cost import``: propose catalog entries from registry pages, package lists and names,
+triage them and append the accepted ones to ``servers.yaml`` (docs/CATALOG.md). Exit 0 done, 2 bad
+input.
 """
 
 from __future__ import annotations
@@ -109,7 +101,7 @@ def importer_yaml(entry: dict) -> str:
 
 
 def markdown(rows: list[dict], date: dt.date) -> str:
-    """The outcomes as a Markdown table, every cell through the untrusted-text path."""
+    """The outcomes as a Markdown table, every cell escaped."""
     from harness.pages.mdescape import md
 
     lines = [f"Catalog import of {date.isoformat()}: each candidate launched once here and triaged.", "",

@@ -1,25 +1,6 @@
-"""``mcp-context-cost measure``: measure one server and write its record and badge.
-
-    mcp-context-cost measure --server memory                  # an entry of servers.yaml
-    mcp-context-cost measure --command "npx -y pkg" --name pkg [--env API_KEY ...] [--out DIR]
-    mcp-context-cost measure --url https://host/mcp --name remote [--header Authorization]
-
-Where the files go (issue #10, "Commit scope"):
-
-* ``--server NAME`` measures a catalog entry exactly as the sweep does (declared env names get
-  dummy values, the same isolation) and publishes through the sweep's own path
-  (``harness.cli.publisher``): the publish lock, the journal, the rule that a record is rewritten
-  only when what it asserts changed, its ``history.csv`` row and the regenerated pages — into the
-  repository holding ``--catalog``. Nothing is committed.
-* ``--command``/``--url`` is ad hoc: it writes ``<out>/results/<name>/measurement.json`` and
-  ``<out>/badges/<name>.json``, ``<out>`` being ``--out DIR`` or the gitignored
-  ``.mcp-context-cost/``, never the database's ``results/`` and ``badges/``. A ``--name`` that is a
-  catalog entry with another launch is refused.
-
-Prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog, a program not on PATH,
-a --url that is not http(s), a refused name or folder, the publish lock held by another run), 70
-for a bug in the harness (one line naming the server; see ``harness.cli.main``).
+"""``mcp-context-cost measure``: measure one server. ``--server NAME`` publishes a catalog entry as a
+sweep does; ``--command``/``--url`` write to ``--out`` (default ``.mcp-context-cost/``), never the
+database. Exit 0 a number, 3 a status without one, 2 bad input, 70 a harness bug.
 """
 
 from __future__ import annotations
@@ -87,7 +68,7 @@ def register(sub) -> None:
 
 
 def _add_changed(p) -> None:
-    """``--changed`` / ``--index`` (issue #13): join the capture to the published capture index."""
+    """``--changed`` / ``--index``: join the capture to the published capture index."""
     p.add_argument("--changed", action="store_true",
                    help="after measuring, join the capture by canonicalSha256 to the published capture index: "
                         "behind (with the tokens moving to current would add or save), current, or unidentified")
@@ -97,8 +78,7 @@ def _add_changed(p) -> None:
 
 
 def report_changed(args, rec: dict) -> None:
-    """Print the ``--changed`` line: the join's state, or why there is none (a named problem). The
-    local index is the database's (``<catalog's folder>/results/capture-index.json``)."""
+    """Print the ``--changed`` line: the join's state, or the named problem."""
     from harness.audit import changed, published
     from harness.util.untrusted import escape
 
@@ -114,8 +94,7 @@ def report_changed(args, rec: dict) -> None:
 
 
 def _database(args) -> Path:
-    """The repository whose ``results/capture-index.json`` ``--changed`` reads: the one holding the
-    ad-hoc ``--results`` folder when one is given, else the one holding ``--catalog``."""
+    """The repository whose capture index ``--changed`` reads (``--results``'s, else ``--catalog``'s)."""
     return Path(args.results).resolve().parent if args.results else Path(args.catalog).resolve().parent
 
 
@@ -126,7 +105,7 @@ def run(args) -> int:
         return measure_entry(args)
     # Only reading the input can be bad input (exit 2). An exception from measuring or recording is
     # a bug in the harness and reaches ``harness.cli.main`` (exit 70): an IndexError is a
-    # LookupError, and once was reported here as bad input (issue #11, item 6).
+    # LookupError too, so the try below holds only the reading.
     try:
         target = _target(args)
         results, badges = _ad_hoc_dirs(args)
@@ -154,10 +133,9 @@ def run(args) -> int:
 
 
 def _ad_hoc_dirs(args) -> tuple[Path, Path]:
-    """``(results, badges)`` folders of an ad-hoc run. Raises ``ValueError`` when the record's folder
-    or the badges folder — links followed — is in the published paths of the database (the
-    repository holding ``--catalog``): ``results/``, ``badges/``, ``docs/servers/`` … are written
-    only by the catalog path (issue #10, "Commit scope")."""
+    """``(results, badges)`` of an ad-hoc run; ValueError when either (links followed) is a
+    published path of the database.
+    """
     out = Path(args.out or AD_HOC_DIR)
     results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
     catalog = Path(args.catalog)
@@ -172,8 +150,7 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
 
 
 def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
-    """Raise ``ValueError`` when ``target.name`` is a catalog entry launched differently: its
-    record would read as that entry's."""
+    """ValueError when ``target.name`` is a catalog entry launched differently."""
     from harness.db.catalog import CatalogError, load_catalog
 
     if not catalog_path.is_file():
@@ -213,7 +190,7 @@ def _target(args) -> Target:
 
 
 def _check_flags(args) -> None:
-    """Bounded, validated flags (issue #9, kind 5); raises ``ValueError`` naming the first bad one."""
+    """ValueError naming the first flag out of bounds."""
     if not names.is_result_name(args.name):
         raise ValueError(f"--name {escape(repr(args.name[:80]))} is not a valid slug: expected {names.RESULT_RULE}")
     for flag, text in (("--command", args.command), ("--url", args.url)):
@@ -228,9 +205,7 @@ def _check_flags(args) -> None:
 
 
 def require_program(target: Target, mode: str, what: str) -> None:
-    """A launch command whose program is not on the child's PATH (or not executable) is bad input,
-    reported before anything is launched (issue #15). Raises ``ValueError``. In ``docker`` mode the
-    program is looked up inside the container, so nothing is checked here."""
+    """ValueError when the program is not on the child's PATH (not checked in docker mode)."""
     if target.command is None or mode == "docker":
         return
     path = environment.child_env()["PATH"]
@@ -241,8 +216,7 @@ def require_program(target: Target, mode: str, what: str) -> None:
 
 
 def summary(rec: dict, path: Path, badge_path: Path) -> str:
-    """A few human lines: status, number, tools, where the files went. Each line passes through
-    ``untrusted.line`` (tool names, notes and paths are untrusted text)."""
+    """A few escaped lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"

@@ -1,14 +1,6 @@
-"""``mcp-context-cost measure --server NAME``: one catalog entry, measured and published the way a
-sweep does it (issue #10, "one path for every published measurement").
-
-The entry is measured by the sweep's own code (``harness.db.sweep``: declared env names get dummy
-values, the resolved isolation, the rule that a record is rewritten only when what it asserts
-changed) and published through ``harness.cli.publisher`` into the repository holding ``--catalog``:
-under the publish lock, through the journal, with its ``history.csv`` row and the regenerated
-pages. Nothing is committed — a later ``sweep --commit`` refuses while these changes are pending,
-so a bot commit never carries them. ``--timeout`` and ``--single`` are honoured and the record says
-so (``timeoutMs``, ``confirmed``); the ad-hoc options (``--name``, ``--env``, ``--out`` …) are refused.
-The harness-fault guard is not run: it needs at least five servers to fire.
+"""``measure --server NAME``: one catalog entry measured by the sweep's code and published through
+``publisher`` (lock, journal, history row, pages), never committed; the harness-fault guard is
+not run.
 """
 
 from __future__ import annotations
@@ -42,7 +34,7 @@ AD_HOC_OPTIONS = ("name", "env", "header", "needs_git", "out", "results", "badge
 
 
 def measure_entry(args) -> int:
-    """Run ``measure --server`` (see module doc); returns the exit code."""
+    """Run ``measure --server``; returns the exit code."""
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
     try:  # bad input is found before the lock is taken or anything is written
@@ -70,8 +62,7 @@ def measure_entry(args) -> int:
 
 
 def _refuse_ad_hoc_options(args, root: Path) -> None:
-    """Raise ``ValueError`` for options that describe an ad-hoc launch or output. ``--results`` and
-    ``--badges`` naming the database's own folders are allowed: they say what ``--server`` does."""
+    """ValueError for ad-hoc options (``--results``/``--badges`` naming the database's own are fine)."""
     given = [o for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
     given = [o for o in given if not (o in ("results", "badges") and Path(getattr(args, o)).resolve() == root / o)]
     if given:
@@ -82,8 +73,9 @@ def _refuse_ad_hoc_options(args, root: Path) -> None:
 
 
 def _entry(catalog_path: Path, args):
-    """The catalog entry (``--timeout`` applied), its launcher checked before anything is launched.
-    Raises ``CatalogError``, ``LookupError`` (no such entry) or ``ValueError`` (no such program)."""
+    """The catalog entry with ``--timeout`` applied and its program checked; CatalogError,
+    LookupError, ValueError.
+    """
     catalog = load_catalog(catalog_path)
     entry = catalog.get(args.server)
     if entry is None:

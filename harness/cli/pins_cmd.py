@@ -1,12 +1,5 @@
-"""``mcp-context-cost pins``: each catalog entry's pinned release against the newest on its
-registry; ``--update`` moves the pins in ``servers.yaml`` in place (``harness.db.pins``).
-
-    mcp-context-cost pins                 # report: entry, pinned, newest
-    mcp-context-cost pins --update        # rewrite the commands whose pin is behind
-
-Exit codes: 0 done (with ``--update``: whether or not anything moved), 1 without ``--update`` when
-a pin is behind (a check a workflow can gate on), 2 bad input (a bad catalog, an unknown --only
-name, the catalog not editable as text).
+"""``mcp-context-cost pins [--update]``: each entry's pin against the newest release; ``--update``
+rewrites them in ``servers.yaml``. Exit 0 done, 1 a pin behind (without ``--update``), 2 bad input.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""The one path by which a measurement reaches the database (issue #10): ``sweep`` (and
-``sweep --merge``) and ``measure --server`` all publish through here.
-
-    with publisher.session(root, commit=True, wait=False, say=print) as run:   # lock, recover, checks
-        ... measure into a Staging ...
-        outcome = run.publish(stage, result, date, message)                      # journal, steps, commit
-
-``session`` takes the repository lock (``harness.db.lock``; a second publisher exits 2 naming the
-holder, or waits), removes temporary files a killed run left, finishes every interrupted publish
-that has a journal (its remaining renames, regen, and its commit when it was a committing run) and
-discards staging that never got one. For a committing run it then refuses — before anything is
-measured — when the published paths hold changes nobody committed (:class:`Refused`, naming them),
-and when ``history.csv`` could not take a row at all.
-
-``publish`` stages badges and history, writes the journal, and works through its steps (see
-``harness.db.staging``): promote records and badges, promote history.csv, regenerate the pages,
-commit exactly the journal's files plus the pages regen changed. Bad committed data met on the way
-— a malformed history line, an unreadable record of another server that stops regen — is reported
-per file (``Outcome.problems``) and never stops the rest from being published.
+"""The one path by which a measurement reaches the database (``sweep``, ``sweep --merge``,
+``measure --server``): ``session`` locks, recovers and checks; ``Session.publish`` runs the
+journal's steps (docs/OPERATIONS.md, 'Setting up and sweeping').
 """
 
 from __future__ import annotations
@@ -44,7 +28,7 @@ PAGE_FOLDERS = (SERVER_DIR, SPARK_DIR, TREND_DIR)  # where regen removes the pag
 
 
 class Refused(Exception):
-    """The run must not go on; ``code`` is the exit code, ``str()`` says why."""
+    """The run must not go on; ``code`` is the exit code."""
 
     def __init__(self, code: int, message: str):
         super().__init__(message)
@@ -53,9 +37,7 @@ class Refused(Exception):
 
 @dataclass
 class Outcome:
-    """What one publish did: ``files`` (records, badges, history.csv moved into place),
-    ``regenerated`` (pages regen changed), ``commit`` (its sha, or ``None``) and ``problems``
-    (bad committed data met on the way, one line per file or line)."""
+    """What one publish did: ``files`` moved, pages ``regenerated``, ``commit`` sha, ``problems``."""
 
     files: list[str] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)
@@ -64,15 +46,16 @@ class Outcome:
 
 
 class Session:
-    """A held publish lock on one repository (see module doc)."""
+    """A held publish lock on one repository."""
 
     def __init__(self, root: Path, say):
         self.root, self.say = Path(root), say
 
     def publish(self, stage: Staging, records: dict[str, dict], history_records: dict[str, dict],
                 staged: list[str], date: dt.date, message: str | None) -> Outcome:
-        """Publish ``staged`` records plus the badges of ``records`` and the history rows of
-        ``history_records``; commit with ``message`` unless it is ``None``."""
+        """Publish ``staged`` records with their badges and history rows; commit unless ``message``
+        is None.
+        """
         files = sorted(staged + stage_badges(records, self.root, stage))
         history, problems = recording.stage_history(history_records, self.root, stage, date)
         journal = stage.begin(files, history, message)
@@ -83,9 +66,9 @@ class Session:
 
 @contextlib.contextmanager
 def session(root: Path, *, commit: bool, wait: bool = False, say=print):
-    """Hold the lock, recover, and check a committing run's preconditions (see module doc).
-
-    Raises ``harness.db.lock.LockHeld``, ``harness.db.commit.NotARepository`` or :class:`Refused`."""
+    """Hold the lock, recover, and refuse a committing run over uncommitted changes; LockHeld,
+    NotARepository, Refused.
+    """
     root = Path(root)
     _refuse_obstacles(root, "nothing was measured")  # before the lock: without a repository it lives in .staging
     with RepoLock(root, wait=wait, on_wait=lambda holder: say(f"waiting for the publish lock, held by {holder}")):
@@ -104,7 +87,7 @@ def session(root: Path, *, commit: bool, wait: bool = False, say=print):
 
 
 def recover(root: Path) -> list[str]:
-    """Finish or discard what interrupted runs left (see module doc); one human line per item."""
+    """Finish or discard what interrupted runs left; one line per item."""
     root = Path(root)
     lines = [f"removed a temporary file left by an interrupted run: {escape(p)}" for p in sweep_temp_files(root)]
     journals, unjournaled, problems = staging.interrupted(root)
@@ -124,10 +107,7 @@ def recover(root: Path) -> list[str]:
 
 
 def finish(root: Path, journal: Journal) -> Outcome:
-    """Work through ``journal``'s steps from the first (each is idempotent), then delete it.
-
-    Raises :class:`Refused` (the journal stays) while a symbolic link stands where the database is
-    written, or when the journal names a path outside the published folders."""
+    """Work through ``journal``'s steps (each idempotent), then delete it; Refused keeps the journal."""
     root = Path(root)
     _refuse_obstacles(root, f"publish {escape(journal.run)} stopped; its journal stays for the next run")
     try:
@@ -155,9 +135,7 @@ def _steps(root: Path, journal: Journal) -> Outcome:
 
 
 def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[str]:
-    """The paths regen changed: its outputs that differ from HEAD, and the pages regen removed
-    (deleted from a folder of per-entry pages: ``harness.pages.regen`` removes stale ones there and
-    nowhere else — a record deleted by hand is not regen's). Anything else is not this publish's."""
+    """The paths regen changed: outputs differing from HEAD and the per-entry pages it removed."""
     repo = require_repo(root)
     changed = changed_paths(repo, sorted(set(PAGE_FOLDERS) | set(outputs)))
     wanted = set(outputs)
@@ -166,11 +144,9 @@ def regenerated(root: Path, outputs: list[str], published: list[str]) -> list[st
 
 
 def _refuse_stray(root: Path, journal: Journal, own: list[str]) -> None:
-    """Raise :class:`Refused` (the journal stays, its files published, nothing committed) when the
-    published paths or the catalog hold changes this publish did not make. The pages were drawn from
-    them, so a commit of the pages alone would say what no commit holds — a record deleted by hand
-    after a crash once went out as pages without that server. (Checked before measuring too, but a
-    recovery runs first, and a sweep measures for minutes.)"""
+    """Refused (journal kept, nothing committed) when published paths or the catalog hold changes
+    this publish did not make: its pages were drawn from them.
+    """
     dirty = set(dirty_published(root)) | set(dirty_inputs(root))
     stray = sorted(dirty - set(own) | dirty & set(journal.altered(root)))  # its own files, edited since
     if stray:
@@ -180,9 +156,7 @@ def _refuse_stray(root: Path, journal: Journal, own: list[str]) -> None:
 
 
 def _regen(root: Path) -> tuple[list[str], list[str]]:
-    """Regenerate the pages; ``(outputs written, problems)``. Bad data on disk (an unreadable record,
-    a malformed history line, a broken catalog) leaves every page as it was and is reported per
-    file: the records, badges and history already published stay published."""
+    """Regenerate the pages; ``(outputs, problems)``: bad data leaves every page as it was."""
     try:
         written = regen(root)
     except (CatalogError, RecordError, HistoryError) as exc:
@@ -191,9 +165,7 @@ def _regen(root: Path) -> tuple[list[str], list[str]]:
 
 
 def _refuse_obstacles(root: Path, consequence: str) -> None:
-    """Raise :class:`Refused` (2) while a symbolic link (or a folder, fifo … where a file goes) stands
-    where the database is written (``harness.db.confine``): a rename, a regen or a discard would act
-    outside the repository, or fail halfway and again at every recovery."""
+    """Refused (2) while something stands where the database is written (``confine``)."""
     try:
         confine.refuse_obstacles(root)
         confine.refuse_tracked_staging(root)

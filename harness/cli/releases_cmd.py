@@ -1,9 +1,5 @@
-"""``mcp-context-cost releases``: cost per release of each catalog entry, rebuilt from the records
-git holds (``harness.pages.releases``), written to ``results/releases.json``.
-
-    mcp-context-cost releases            # write results/releases.json, print one line per move
-
-Exit codes: 0 done, 2 bad input (a bad catalog, not a git repository or a shallow clone).
+"""``mcp-context-cost releases``: cost per release of each entry, rebuilt from git, written to
+``results/releases.json``. Exit 0 done, 2 bad input (bad catalog, no repository, shallow clone).
 """
 
 from __future__ import annotations

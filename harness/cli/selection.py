@@ -1,6 +1,5 @@
-"""Which catalog entries a beside-the-headline command works on (``divergence``, ``cross-check``,
-``capability-probe``; issue #14): ``--only a,b`` or ``--top N`` (the N largest published
-headlines), else every entry the command can use. Shared so the three read their choices alike.
+"""Which entries a beside-the-headline command works on: ``--only a,b``, ``--top N`` (largest published
+headlines), else all (``divergence``, ``cross-check``, ``capability-probe``).
 """
 
 from __future__ import annotations
@@ -25,22 +24,20 @@ def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
 
 
 def load(args) -> tuple[Catalog, dict[str, dict]]:
-    """The catalog and every published record of its entries. Raises ``CatalogError`` /
-    ``RecordError`` (bad input: the caller exits 2)."""
+    """The catalog and every published record of its entries; CatalogError, RecordError."""
     catalog = load_catalog(Path(args.root) / args.catalog)
     return catalog, load_records(Path(args.root) / RESULTS, [e.name for e in catalog.entries])
 
 
 def numbered(records: dict[str, dict]) -> dict[str, dict]:
-    """The records that carry a headline number (measured or dynamic)."""
+    """The records with a headline number (measured or dynamic)."""
     return {name: r for name, r in records.items() if r.get("status") in NUMBERED}
 
 
 def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[str, dict] | None = None) -> list[str]:
-    """Entry names in catalog order: ``--only`` (each must be in the catalog — and in ``pool``
-    when one is given), ``--top N`` by the published headline of ``records`` (default ``pool``;
-    ties by name), else all of ``pool`` (or the whole catalog). Raises ``LookupError`` naming
-    what is missing."""
+    """Entry names in catalog order by ``--only``, ``--top N`` (ties by name) or all of ``pool``;
+    LookupError naming what is missing.
+    """
     names = [e.name for e in catalog.entries]
     usable = [n for n in names if pool is None or n in pool]
     if args.only:

@@ -1,18 +1,6 @@
-"""``mcp-context-cost sweep``: the main job — measure today's slice, check, publish, commit.
-
-    mcp-context-cost sweep [--date D] [--only a,b] [--all] [--concurrency N] [--commit] [--root DIR]
-    mcp-context-cost sweep --shard K/N --out DIR [...]      # measure one part, publish nothing
-    mcp-context-cost sweep --merge DIR [DIR ...] [--commit]  # validate, guard, publish the parts
-
-Order (issues #4, #10): take the repository's publish lock (a second sweep exits 2 naming the
-holder, or waits with ``--wait``); finish anything an interrupted publish left; load the catalog (a
-bad catalog measures nothing); with ``--commit``, refuse when the published paths hold uncommitted
-changes; measure into the staging area; validate; run the harness-fault guard against HEAD over
-everything the sweep would publish (history rows of a back-dated sweep included); only then publish
-through ``harness.cli.publisher`` (records, badges, history, regenerated pages, and with
-``--commit`` one commit of exactly those paths). ``--shard`` takes no lock and publishes nothing.
-Exit codes: 0 published (or nothing to publish), 1 harness fault or invalid record (nothing
-published), 2 bad input, a refused precondition, or the lock held by another run.
+"""``mcp-context-cost sweep [--shard K/N --out DIR | --merge DIR ...] [--commit]``: measure today's
+slice, validate, run the harness-fault guard, publish, commit (docs/OPERATIONS.md, 'Setting up and
+sweeping'). Exit 0 published, 1 harness fault or invalid record, 2 bad input or refused.
 """
 
 from __future__ import annotations
@@ -112,9 +100,7 @@ def run(args, measurer=None) -> int:
 
 
 def _future(date: dt.date, what: str) -> str | None:
-    """The error for a sweep date after tomorrow (UTC; a day of slack for time zones), else None. A
-    record stamped in the future is never replaced by a real sweep before that day (a newer
-    published record is kept), so one mistyped year would freeze every record it touched."""
+    """The error for a date after tomorrow (UTC): a future record would never be replaced."""
     latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)
     if date <= latest:
         return None
@@ -171,8 +157,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
 
 
 def _refuse_published_out(out: Path, root: Path, entries) -> None:
-    """Raise ``ShardError`` when a shard's records would land — links followed — in a database's
-    published paths (``--out .`` wrote straight into results/, no lock, journal or history row)."""
+    """ShardError when a shard's records would land (links followed) in a published path."""
     if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
         raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
                                 "folders without a journal")
@@ -222,7 +207,7 @@ def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> 
 
 def _check_publish(root, result, stage, date, args, run_) -> int:
     repo = repo_at(root)
-    fresh = result.history_records()  # the guard judges every row it would publish (issue #10)
+    fresh = result.history_records()  # the guard judges every row it would publish
     verdict = guard.check({s: head_record(repo, s) for s in fresh}, fresh)
     print(verdict.reason, file=sys.stderr)
     if verdict.fault:
