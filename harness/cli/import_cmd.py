@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.util import atomic, untrusted
+from harness.util import atomic, published, untrusted
 from harness.util.cliargs import seconds
 
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("sources", nargs="*", metavar="FILE|URL", help="server.json / registry list (file or URL) or TSV")
     p.add_argument("--npm", action="append", default=[], metavar="NAME[@VERSION]", help="an npm package (repeatable)")
     p.add_argument("--pypi", action="append", default=[], metavar="NAME[==VERSION]", help="a PyPI package (repeatable)")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog to append to (default: servers.yaml)")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog to append to (default: servers.yaml)")
     p.add_argument("--metadata", metavar="DIR", help="read package metadata recorded under DIR instead of the registries")
     p.add_argument("--record-metadata", metavar="DIR", help="also write each registry answer under DIR (fixtures)")
     p.add_argument("--limit", type=int, default=0, help="propose at most N new entries (0: no limit)")

@@ -17,7 +17,7 @@ from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.pages.badge import badge_for, write_badge
-from harness.util import names, untrusted, urls
+from harness.util import names, published, untrusted, urls
 from harness.util.cliargs import seconds
 from harness.util.untrusted import escape
 
@@ -51,7 +51,7 @@ def register(sub) -> None:
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
     p.add_argument("--timeout", type=seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
-    p.add_argument("--catalog", default="servers.yaml",
+    p.add_argument("--catalog", default=published.CATALOG,
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
     p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
                                  "refused when they land, links followed, in the published folders of the repository holding --catalog")
@@ -137,7 +137,7 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
     published path of the database.
     """
     out = Path(args.out or AD_HOC_DIR)
-    results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
+    results, badges = Path(args.results or out / published.RESULTS), Path(args.badges or out / published.BADGES)
     catalog = Path(args.catalog)
     databases = [catalog.resolve().parent] if catalog.is_file() else []
     for given in (results / args.name, badges):

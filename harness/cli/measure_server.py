@@ -25,7 +25,7 @@ from harness.db.sweep import sweep
 from harness.db.targets import target_for
 from harness.probe import isolation, record
 from harness.probe.measure import measure
-from harness.util import untrusted
+from harness.util import published, untrusted
 from harness.util.cliargs import did_you_mean
 from harness.util.schemas import SchemaViolation
 
@@ -55,7 +55,7 @@ def measure_entry(args) -> int:
     if kept:
         print(f"note: the published record already says this (captured {rec['measuredAt']}); it is kept as it is, "
               "and today's confirmation is its history.csv row", file=sys.stderr)
-    print(summary(rec, root / "results" / entry.name / "measurement.json", root / "badges" / f"{entry.name}.json"))
+    print(summary(rec, root / published.record(entry.name), root / published.badge(entry.name)))
     if getattr(args, "changed", False) or getattr(args, "index", None):
         report_changed(args, rec)
     return 0 if rec["status"] in record.MEASURED_STATUSES else 3
@@ -64,7 +64,7 @@ def measure_entry(args) -> int:
 def _refuse_ad_hoc_options(args, root: Path) -> None:
     """ValueError for ad-hoc options (``--results``/``--badges`` naming the database's own are fine)."""
     given = [o for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
-    given = [o for o in given if not (o in ("results", "badges") and Path(getattr(args, o)).resolve() == root / o)]
+    given = [o for o in given if not (o in (published.RESULTS, published.BADGES) and Path(getattr(args, o)).resolve() == root / o)]
     if given:
         flags = ", ".join(f"--{o.replace('_', '-')}" for o in given)
         raise ValueError(f"{flags} {'applies' if len(given) == 1 else 'apply'} to --command/--url only; --server "

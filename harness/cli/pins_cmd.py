@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.util import untrusted
+from harness.util import published, untrusted
 
 
 def register(sub) -> None:
@@ -17,7 +17,7 @@ def register(sub) -> None:
                                    "uvx pkg@1.2.3, uvx --from pkg==1.2.3), ask its registry for the newest release "
                                    "(npm dist-tags.latest, PyPI info.version). With --update, rewrite only those "
                                    "versions in servers.yaml, every other byte unchanged.")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog file (default: servers.yaml)")
     p.add_argument("--update", action="store_true", help="write the newest releases into the catalog")
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="these entries only (repeatable)")
     p.add_argument("--metadata", metavar="DIR", help="read package metadata recorded under DIR instead of the registries")

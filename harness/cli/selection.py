@@ -10,9 +10,8 @@ from pathlib import Path
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.pages.records import load_records
+from harness.util import published
 from harness.util.cliargs import positive_int, unknown_names
-
-RESULTS = "results"
 
 
 def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
@@ -20,13 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
     which.add_argument("--only", help="comma-separated catalog entry names")
     which.add_argument("--top", type=positive_int, metavar="N", help=top_help)
     parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
-    parser.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+    parser.add_argument("--catalog", default=published.CATALOG, help="catalog path relative to --root")
 
 
 def load(args) -> tuple[Catalog, dict[str, dict]]:
     """The catalog and every published record of its entries; CatalogError, RecordError."""
     catalog = load_catalog(Path(args.root) / args.catalog)
-    return catalog, load_records(Path(args.root) / RESULTS, [e.name for e in catalog.entries])
+    return catalog, load_records(Path(args.root) / published.RESULTS, [e.name for e in catalog.entries])
 
 
 def numbered(records: dict[str, dict]) -> dict[str, dict]:

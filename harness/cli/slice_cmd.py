@@ -10,7 +10,7 @@ import sys
 
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.rotation import slice_for, week_index, week_label
-from harness.util import untrusted
+from harness.util import published, untrusted
 from harness.util.cliargs import iso_date
 
 
@@ -46,7 +46,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "writes nothing, commits nothing. Exit codes: 0 printed; 2 a bad --date or catalog.")
     parser.add_argument("--date", type=iso_date, default=None,
                         help="any day of the week to show, YYYY-MM-DD (default: today, UTC)")
-    parser.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
+    parser.add_argument("--catalog", default=published.CATALOG, help="catalog file (default: servers.yaml)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     parser.set_defaults(func=run)
     return parser

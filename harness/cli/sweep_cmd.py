@@ -22,7 +22,7 @@ from harness.db.sweep import SweepResult, default_concurrency, stage_record, swe
 from harness.probe import isolation
 from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
-from harness.util import untrusted
+from harness.util import published, untrusted
 
 
 def register(sub) -> None:
@@ -52,7 +52,7 @@ def register(sub) -> None:
                         "anything is measured, while published paths hold uncommitted changes; without it they are "
                         "written but nothing is committed")
     p.add_argument("--root", default=".", help="repository root (default: .)")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
     p.add_argument("--out", help="output directory of a --shard run (refused inside the published folders)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
@@ -161,7 +161,7 @@ def _refuse_published_out(out: Path, root: Path, entries) -> None:
     if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
         raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
                                 "folders without a journal")
-    for folder in [out / "results", *(out / "results" / e.name for e in entries)]:
+    for folder in [out / published.RESULTS, *(out / published.RESULTS / e.name for e in entries)]:
         owner = confine.published_owner(folder, [root])
         if owner is not None:
             raise shards.ShardError(f"--out {out}: {folder} is inside the database's published {owner}; a shard "

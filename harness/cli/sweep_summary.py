@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from harness.db import reason
-from harness.db.commit import PUBLISHED
+from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.db.progress import is_terminal
 from harness.probe.status import STATUSES
 from harness.util.untrusted import escape, line as safe_line
@@ -121,11 +121,11 @@ def closing_line(root: Path, written: list[str], commit: bool, sha: str | None, 
 
 def describe_written(written: list[str]) -> str:
     """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths."""
-    records = sum(1 for p in written if p.endswith("/measurement.json"))
-    badges = sum(1 for p in written if p.startswith("badges/"))
+    records = sum(1 for p in written if p.endswith("/" + RECORD_FILE))
+    badges = sum(1 for p in written if p.startswith(BADGES + "/"))
     parts = [f"{records} record{'s' if records != 1 else ''}"] if records else []
     parts += [f"{badges} badge{'s' if badges != 1 else ''}"] if badges else []
-    parts += ["history.csv"] if "history.csv" in written else []
+    parts += [HISTORY] if HISTORY in written else []
     if not parts:
         return "regenerated the pages; no record, badge or history row changed"
     return "wrote " + ", ".join(parts) + " and the pages"

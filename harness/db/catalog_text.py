@@ -10,6 +10,8 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from harness.util import published
+
 WIDTH = 100  # the catalog's folding width (what yaml.safe_dump was given when the file was written)
 
 
@@ -66,7 +68,7 @@ def write_checked(path: Path, text: str) -> None:
     from harness.util import atomic
 
     with tempfile.TemporaryDirectory() as tmp:
-        trial = Path(tmp) / "servers.yaml"
+        trial = Path(tmp) / published.CATALOG
         trial.write_text(text, encoding="utf-8")
         load_catalog(trial)
     atomic.write_text(path, text)

@@ -10,17 +10,17 @@ from pathlib import Path
 import git
 
 from harness.util.untrusted import escape
+from harness.util import published
 
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
-PUBLISHED = ("results", "badges", "history.csv", "docs/index.html", "docs/calculator.html", "docs/servers",
-             "docs/sparklines", "docs/trends")
+PUBLISHED = published.PUBLISHED
 # Not published, but what the pages are drawn from besides the published files (harness.pages.regen).
-INPUTS = ("servers.yaml",)
+INPUTS = (published.CATALOG,)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 # Where the atomic writer's temporaries can appear: the published folders, and beside the
 # published files of the root and of docs/.
-_TEMP_TREES = ("results", "badges", "docs/servers", "docs/sparklines", "docs/trends")
+_TEMP_TREES = (published.RESULTS, published.BADGES, published.SERVER_DIR, published.SPARK_DIR, published.TREND_DIR)
 _TEMP_FLAT = (".", "docs")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import git
 
 from harness.core.jsparse import WireJSONError, parse
+from harness.util import published
 
 
 def repo_at(root: Path) -> git.Repo | None:
@@ -29,7 +30,7 @@ def head_text(repo: git.Repo | None, relative: str) -> str | None:
 
 def head_record(repo: git.Repo | None, server: str) -> dict | None:
     """The committed record of ``server``, or None."""
-    text = head_text(repo, f"results/{server}/measurement.json")
+    text = head_text(repo, published.record(server))
     if text is None:
         return None
     try:

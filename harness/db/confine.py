@@ -10,7 +10,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from harness.db.commit import PUBLISHED
-from harness.util import names
+from harness.util import names, published
 from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
@@ -18,7 +18,8 @@ STAGING_DIR = ".staging"
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Folders whose own link would redirect a write into a published path beneath them.
 _PARENTS = ("docs",)
-_FOLDERS = ("results", "badges", "docs/servers", "docs/sparklines", "docs/trends", STAGING_DIR)
+_FOLDERS = (published.RESULTS, published.BADGES, published.SERVER_DIR, published.SPARK_DIR, published.TREND_DIR,
+            STAGING_DIR)
 _FILE_SUFFIXES = (".json", ".md", ".csv", ".svg", ".html")
 REFUSAL = "paths where the database is written that a publish cannot write safely"
 
@@ -67,7 +68,7 @@ def _walk(root: Path, start: Path) -> list[tuple[str, str]]:
                 found.append((relative, "a folder named like a file the publisher writes"))
             elif not path.is_dir() and not path.is_file():
                 found.append((relative, "not a regular file (a fifo, socket or device)"))
-            elif path.is_file() and folder == str(root / "results") and names.is_catalog_name(name):
+            elif path.is_file() and folder == str(root / published.RESULTS) and names.is_catalog_name(name):
                 found.append((relative, "a file where the publisher needs a folder (results/<name>/)"))
     return found
 

@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 from harness.db import package_meta
 from harness.db.catalog import Catalog, Entry
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
-from harness.util import bounded, names, untrusted
+from harness.util import bounded, names, published, untrusted
 
 LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
 OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN)
@@ -298,7 +298,7 @@ def _refused(entry: dict) -> str | None:
     from harness.db.catalog_text import dump_entry
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "servers.yaml"
+        path = Path(tmp) / published.CATALOG
         path.write_text("servers:\n" + dump_entry(entry), encoding="utf-8")
         try:
             load_catalog(path)

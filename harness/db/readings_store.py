@@ -12,10 +12,10 @@ from pathlib import Path
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.db import record_file
-from harness.util import atomic, schemas, untrusted
+from harness.util import atomic, published, schemas, untrusted
 
-FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
-         "capability-probe": "results/capability-probe.json"}
+FILES = {"divergence": published.DIVERGENCE, "cross-check": published.CROSS_CHECK,
+         "capability-probe": published.CAPABILITY_PROBE}
 
 
 class ReadingsError(ValueError):

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.db import history
 from harness.db.committed import head_record
 from harness.db.staging import Staging
-from harness.util import schemas
+from harness.util import published, schemas
 
 
 def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
@@ -19,24 +19,24 @@ def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: 
     rows = [history.row_for(date.isoformat(), _typed(rec)) for _, rec in sorted(records.items())]
     for row in rows:
         schemas.check("history", row, where=f"history.csv row {row['date']},{row['server']}")
-    existing, bad = history.read_lenient(root / "history.csv")  # valid by the reader's own rules
+    existing, bad = history.read_lenient(root / published.HISTORY)  # valid by the reader's own rules
     merged = history.merge([row.to_json() for row in existing], rows)
     text = history.render(merged, bad, validate=False)
     problems = [f"{line.problem} (kept as it is; fix it by hand)" for line in bad]
-    if _read_text(root / "history.csv") == text:
+    if _read_text(root / published.HISTORY) == text:
         return [], problems
-    staging.write_text("history.csv", text)
-    return ["history.csv"], problems
+    staging.write_text(published.HISTORY, text)
+    return [published.HISTORY], problems
 
 
 def check_history(root: Path) -> None:
     """HistoryError when ``history.csv`` cannot take rows; checked before measuring."""
-    history.check_usable(root / "history.csv")
+    history.check_usable(root / published.HISTORY)
 
 
 def newest_dates(root: Path) -> dict[str, str]:
     """server → the newest date it has a valid history row for."""
-    rows, _ = history.read_lenient(root / "history.csv")
+    rows, _ = history.read_lenient(root / published.HISTORY)
     newest: dict[str, str] = {}
     for row in rows:
         newest[row.server] = max(newest.get(row.server, ""), row.date)

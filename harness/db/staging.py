@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.db import confine
-from harness.util import atomic
+from harness.util import atomic, published
 from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
@@ -138,7 +138,7 @@ def read_journal(run_dir: Path) -> Journal:
     except (OSError, ValueError) as exc:
         raise JournalError(f"{path}: unreadable journal ({exc})") from None
     if isinstance(data, list):
-        data = {"files": [r for r in data if r != "history.csv"], "history": [r for r in data if r == "history.csv"],
+        data = {"files": [r for r in data if r != published.HISTORY], "history": [r for r in data if r == published.HISTORY],
                 "message": None}
     if not isinstance(data, dict):
         raise JournalError(f"{path}: expected an object")
@@ -150,7 +150,7 @@ def read_journal(run_dir: Path) -> Journal:
         raise JournalError(f"{path}: missing or malformed field ({escape(exc)})") from None
     bad = [r for r in journal.files + journal.regenerated if not confine.in_scope(r)]
     bad += [r for r, d in journal.digests.items() if r not in journal.files + journal.history or not isinstance(d, str)]
-    bad += [r for r in journal.history if r != "history.csv"]
+    bad += [r for r in journal.history if r != published.HISTORY]
     if bad:
         shown = ", ".join(escape(repr(r))[:120] for r in bad[:5])
         raise JournalError(f"{path}: paths outside the published folders: {shown}")

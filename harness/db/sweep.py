@@ -19,7 +19,7 @@ from harness.db.targets import target_for
 from harness.probe import install, internal, isolation, record, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
-from harness.util import schemas
+from harness.util import published, schemas
 
 
 
@@ -100,7 +100,7 @@ def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result:
 def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool,
            newest: dict[str, str]) -> None:
     server = rec["server"]
-    relative = f"results/{server}/measurement.json"
+    relative = published.record(server)
     current = None if always else _read(root / relative)
     published_day = max(str((current or {}).get("measuredAt", ""))[:10], newest.get(server, ""))
     if current is not None and published_day > date.isoformat():  # never overwrite a newer measurement

@@ -14,6 +14,15 @@ REGRESSIONS_MD = "results/regressions.md"
 REGRESSIONS_JSON = "results/regressions.json"
 CAPTURE_INDEX = "results/capture-index.json"
 TOOL_SHAPE = "results/tool-shape.json"
+BADGES = "badges"
+CATALOG = "servers.yaml"  # not published: the input every page is drawn from
+RECORD_FILE = "measurement.json"
+DIVERGENCE = "results/divergence.json"
+CROSS_CHECK = "results/cross-check.json"
+CAPABILITY_PROBE = "results/capability-probe.json"
+RELEASES = "results/releases.json"
+# Everything a publish writes, and all a bot commit may carry (hand-written docs/*.md never).
+PUBLISHED = (RESULTS, BADGES, HISTORY, DASHBOARD, CALCULATOR, SERVER_DIR, SPARK_DIR, TREND_DIR)
 
 
 def server_page(name: str) -> str:
@@ -33,7 +42,11 @@ def trend(name: str) -> str:
 
 
 def record(name: str) -> str:
-    return f"{RESULTS}/{name}/measurement.json"
+    return f"{RESULTS}/{name}/{RECORD_FILE}"
+
+
+def badge(name: str) -> str:
+    return f"{BADGES}/{name}.json"
 
 
 def tool_vectors(name: str) -> str:
