@@ -9,8 +9,9 @@ from pathlib import Path
 
 import git
 
-from harness.util.untrusted import escape
+from harness.db.confine import Unsafe, in_scope
 from harness.util import published
+from harness.util.untrusted import escape
 
 BOT = git.Actor("mcp-context-cost-bot", "mcp-context-cost-bot@users.noreply.github.com")
 # Only what a publish writes: hand-written docs (docs/*.md) never ride along in a bot commit.
@@ -56,8 +57,6 @@ def commit_paths(root: Path, message: str, paths: list[str]) -> str | None:
     """Commit exactly ``paths`` as the bot; the new sha, or None when none changed. ``confine.Unsafe``
     for a path outside ``PUBLISHED``.
     """
-    from harness.db.confine import Unsafe, in_scope  # confine reads PUBLISHED from here
-
     outside = [p for p in paths if not in_scope(p)]
     if outside:  # a bot commit never carries a path a publish does not own (servers.yaml, .git/…)
         raise Unsafe("not published paths, never committed by a publish: "

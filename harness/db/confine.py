@@ -1,6 +1,6 @@
-"""Where the database may be written: only published paths, never through a link, only the
-publisher's own journals (``obstacles``, ``in_scope``, ``tracked_staging``, ``published_owner``;
-docs/OPERATIONS.md, 'Setting up and sweeping').
+"""Where the database may be written and read: only published paths, never through a link, only the
+publisher's own journals (``obstacles``, ``in_scope``, ``tracked_staging``, ``published_owner``,
+``read_bytes``; docs/OPERATIONS.md, 'Setting up and sweeping').
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from harness.db.commit import PUBLISHED
-from harness.util import names, published
+from harness.util import bounded, names, published
+from harness.util.published import PUBLISHED
 from harness.util.untrusted import escape
 
 STAGING_DIR = ".staging"
@@ -133,3 +133,23 @@ def _link(link: Path) -> str:
         return f"a symbolic link (-> {os.readlink(link)}); a publish never writes through one"
     except OSError:
         return "a symbolic link; a publish never writes through one"
+
+
+def database_root(path: Path) -> Path:
+    """``<root>`` of ``<root>/results/<name>/<file>`` (the file's folder for a shallower path)."""
+    path = Path(path)
+    return path.parents[2] if len(path.parents) > 2 else path.parent
+
+
+def read_bytes(base: Path, path: Path, max_bytes: int = bounded.MAX_RECORD_BYTES) -> bytes:
+    """The bytes of ``path`` inside ``base``; OSError through a link or for a non-regular file,
+    ``bounded.TooLarge``, FileNotFoundError.
+    """
+    try:
+        relative = Path(path).relative_to(base).as_posix()
+    except ValueError:
+        relative = None
+    link = link_on_path(Path(base), relative) if relative else (str(path) if Path(path).is_symlink() else None)
+    if link is not None:
+        raise OSError(f"{link} is a symbolic link; a database reader never reads through one")
+    return bounded.read_regular(path, max_bytes)

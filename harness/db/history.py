@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.db import record_file
+from harness.db import confine
 from harness.util import atomic, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
@@ -80,7 +80,7 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
     """``(valid rows, bad lines)`` of ``path``; HistoryError only when no row could be added to it."""
     path = Path(path)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(path.parent, path).decode("utf-8")
+        text = confine.read_bytes(path.parent, path).decode("utf-8")
     except FileNotFoundError:
         return [], []
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

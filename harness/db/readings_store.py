@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.db import record_file
+from harness.db import confine
 from harness.util import atomic, published, schemas, untrusted
 
 FILES = {"divergence": published.DIVERGENCE, "cross-check": published.CROSS_CHECK,
@@ -30,7 +30,7 @@ def read(root: Path, kind: str) -> dict | None:
     """The schema-valid run file of ``kind``, or None; ReadingsError."""
     path = path_for(root, kind)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(Path(root), path).decode("utf-8")
+        text = confine.read_bytes(Path(root), path).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.jsparse import parse
-from harness.db import reason, record_file
+from harness.db import confine, reason
 from harness.db.catalog import Entry
 from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
@@ -174,7 +174,7 @@ def _stamp(date: dt.date) -> dt.datetime:
 
 def _read(path: Path) -> dict | None:
     try:
-        value = parse(record_file.read_bytes(record_file.database_root(path), path).decode("utf-8"))
+        value = parse(confine.read_bytes(confine.database_root(path), path).decode("utf-8"))
     except (OSError, ValueError):  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         return None
     return value if isinstance(value, dict) else None

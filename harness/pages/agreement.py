@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.core.canonical import stringify
-from harness.db import record_file
+from harness.db import confine
 from harness.db.history import HistoryRow, row_for
 from harness.pages.badge import MAX_BADGE_BYTES, badge_for
 from harness.pages.text import as_int
@@ -22,7 +22,7 @@ def problems(root: Path, records: dict[str, dict], history: dict[str, list[Histo
         relative = f"badges/{server}.json"
         expected = stringify(badge_for(status, tokens), indent=2) + "\n"
         try:
-            committed = record_file.read_bytes(Path(root), Path(root) / relative, MAX_BADGE_BYTES).decode("utf-8")
+            committed = confine.read_bytes(Path(root), Path(root) / relative, MAX_BADGE_BYTES).decode("utf-8")
         except FileNotFoundError:
             committed = None
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

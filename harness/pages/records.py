@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import refusal
-from harness.db import record_file
+from harness.db import confine
 from harness.db.history import NUMBERED, STATUSES
 from harness.pages.text import as_int
 
@@ -47,7 +47,7 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, dict]:
     for name in names:
         path = record_path(results_dir, name)
         try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-            text = record_file.read_bytes(Path(results_dir).parent, path).decode("utf-8")
+            text = confine.read_bytes(Path(results_dir).parent, path).decode("utf-8")
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
-from harness.db import record_file
+from harness.db import confine
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.pages.records import RecordError
 from harness.pages.text import as_int
@@ -234,7 +234,7 @@ def read(path, server: str) -> VectorHistory:
     regular file of at most ``harness.util.bounded.MAX_RECORD_BYTES`` bytes; a
     vector's per-tool list is checked when it is first used (see :class:`Vector`)."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(record_file.database_root(path), Path(path)).decode("utf-8")
+        text = confine.read_bytes(confine.database_root(path), Path(path)).decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
