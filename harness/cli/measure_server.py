@@ -1,5 +1,5 @@
 """``measure --server NAME``: one catalog entry measured by the sweep's code and published through
-``publisher`` (lock, journal, history row, pages), never committed; the harness-fault guard is
+``db.publish`` (lock, journal, history row, pages), never committed; the harness-fault guard is
 not run.
 """
 
@@ -13,14 +13,13 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cli import publisher
 from harness.cli.measure_cmd import report_changed, require_program, summary
+from harness.cli.sweep_cmd import PAGES
 from harness.core.tokenizer import TokenizerUnavailable
-from harness.db import recording
+from harness.db import publish
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.lock import LockHeld
 from harness.db.progress import Progress
-from harness.db.staging import Staging
 from harness.db.sweep import sweep
 from harness.db.targets import target_for
 from harness.probe import isolation, record
@@ -44,9 +43,9 @@ def measure_entry(args) -> int:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     try:
-        with publisher.session(root, commit=False, wait=args.wait, say=_say) as run_:
+        with publish.session(root, PAGES, commit=False, wait=args.wait, say=_say) as run_:
             rec, kept = _measure_and_publish(root, entry, args, run_)
-    except (LockHeld, publisher.Refused, TokenizerUnavailable) as exc:
+    except (LockHeld, publish.Refused, TokenizerUnavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "code", 2)
     except SchemaViolation as exc:
@@ -90,10 +89,10 @@ def _measure_and_publish(root: Path, entry, args, run_) -> tuple[dict, bool]:
     date = dt.datetime.now(dt.timezone.utc).date()
     mode = isolation.resolve_mode(args.isolation)
     measurer = functools.partial(measure, isolation=mode, pass_declared_values=False, dual=not args.single)
-    stage = Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
+    stage = publish.Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
     try:
         result = asyncio.run(sweep([entry], root, stage, date, concurrency=1, progress=Progress(), isolation_mode=mode,
-                                   measurer=measurer, newest=recording.newest_dates(root)))
+                                   measurer=measurer, newest=publish.newest_dates(root)))
         outcome = run_.publish(stage, result.records, result.history_records(), result.staged, date, None)
     finally:
         if not stage.has_journal():

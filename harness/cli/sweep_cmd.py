@@ -11,18 +11,25 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cli import publisher, sweep_summary
-from harness.db import confine, guard, recording, rotation, shards, staging
+from harness.cli import sweep_summary
+from harness.db import confine, guard, publish, rotation, shards
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository
 from harness.db.committed import head_record, repo_at
 from harness.db.lock import LockHeld
 from harness.db.progress import Progress
+from harness.db.history import HistoryError
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
+from harness.pages.badge import stage_badges
+from harness.pages.records import RecordError
+from harness.pages.regen import regen
 from harness.probe import isolation
+from harness.util import published, untrusted
 from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
-from harness.util import published, untrusted
+
+# What a publish asks of the pages (they sit above db, so they are handed down).
+PAGES = publish.PageSteps(stage_badges, regen, (CatalogError, RecordError, HistoryError))
 
 
 def register(sub) -> None:
@@ -79,18 +86,18 @@ def run(args, measurer=None) -> int:
             print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
             return 2
     try:
-        with publisher.session(root, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
+        with publish.session(root, PAGES, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
             if getattr(args, "merge", None):
                 return _merge(root, args, run_)
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
                   f"concurrency {args.concurrency}", file=sys.stderr)
-            stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")
+            stage = publish.Staging(root, f"{date.isoformat()}-{os.getpid()}")
             try:
                 return _measure_check_publish(root, entries, stage, date, args, measurer, run_)
             finally:
                 if not stage.has_journal():  # a journaled publish is finished by whoever runs next
                     stage.discard()
-    except (NotARepository, LockHeld, publisher.Refused) as exc:
+    except (NotARepository, LockHeld, publish.Refused) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "code", 2)
     except OSError as exc:
@@ -146,7 +153,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     out = Path(args.out).resolve()
     print(f"shard {k}/{n}: {len(entries)} server(s) into {out}", file=sys.stderr)
     try:
-        result = _measure(root, entries, staging.Staging(root, "", directory=out), date, args, measurer, True)
+        result = _measure(root, entries, publish.Staging(root, "", directory=out), date, args, measurer, True)
     except SchemaViolation as exc:
         print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
@@ -158,8 +165,8 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
 
 def _refuse_published_out(out: Path, root: Path, entries) -> None:
     """ShardError when a shard's records would land (links followed) in a published path."""
-    if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
-        raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
+    if out.resolve().is_relative_to((root / publish.STAGING_DIR).resolve()):
+        raise shards.ShardError(f"--out {out}: inside {publish.STAGING_DIR}/, which every publish empties of "
                                 "folders without a journal")
     for folder in [out / published.RESULTS, *(out / published.RESULTS / e.name for e in entries)]:
         owner = confine.published_owner(folder, [root])
@@ -184,9 +191,9 @@ def _merge(root: Path, args, run_) -> int:
     if (future := _future(date, "the shards' date")) is not None:
         print(future.replace("nothing was measured", "nothing published"), file=sys.stderr)
         return 2
-    stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
+    stage = publish.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
-    newest = recording.newest_dates(root)
+    newest = publish.newest_dates(root)
     try:
         for _, rec in sorted(records.items()):
             stage_record(rec, root, stage, date, result, newest)
@@ -198,7 +205,7 @@ def _merge(root: Path, args, run_) -> int:
 
 def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> int:
     try:
-        result = _measure(root, entries, stage, date, args, measurer, newest=recording.newest_dates(root))
+        result = _measure(root, entries, stage, date, args, measurer, newest=publish.newest_dates(root))
     except SchemaViolation as exc:
         print("error: a record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
@@ -214,7 +221,7 @@ def _check_publish(root, result, stage, date, args, run_) -> int:
         sweep_summary.show(result, date, last="nothing was published: results, badges and history are as committed",
                            stream=sys.stderr)  # a diagnosis: stdout stays for what was published
         return 1
-    message = recording.commit_message(result.records, repo, date, verdict.reason) if args.commit else None
+    message = publish.commit_message(result.records, repo, date, verdict.reason) if args.commit else None
     try:
         outcome = run_.publish(stage, result.records, fresh, result.staged, date, message)
     except SchemaViolation as exc:

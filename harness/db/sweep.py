@@ -14,7 +14,7 @@ from harness.db import confine, reason
 from harness.db.catalog import Entry
 from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
-from harness.db.staging import Staging
+from harness.db.publish import Staging
 from harness.db.targets import target_for
 from harness.probe import install, internal, isolation, record, side_lists
 from harness.probe import measure as measuring
