@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from harness import __version__
+from harness.probe.dumpable import not_dumpable
 from harness.util import urls
+from harness.util.untrusted import line, lines
 
 
 COMMAND_MODULES = (
@@ -26,8 +29,6 @@ COMMAND_MODULES = (
 
 
 def _commands(names=COMMAND_MODULES):
-    import importlib
-
     modules = []
     for name in names:
         try:
@@ -71,13 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     Common to every command: 2 bad input, 130 interrupted, ``internal.EXIT_CODE`` (70) for a harness
     bug, reported on one line naming the server.
     """
-    from harness.probe.dumpable import not_dumpable
-
     not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     if (problem := _shown_setting_problem()) is not None:
-        from harness.util.untrusted import line
         print(line(f"error: {problem}"), file=sys.stderr)
         return 2
     try:
@@ -94,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _shown_setting_problem() -> str | None:
     """What is wrong with ``sandbox.SHOWN_VARIABLE``, checked before any launch would fail on it."""
-    from harness.probe import sandbox
+    from harness.probe import sandbox  # probe's heavier modules load only when needed: --help imports this module
 
     for folder in sandbox.shown_dirs(()):
         try:
@@ -106,8 +104,7 @@ def _shown_setting_problem() -> str | None:
 
 
 def _internal_error(exc: Exception, args) -> int:
-    from harness.probe import internal
-    from harness.util.untrusted import line, lines
+    from harness.probe import internal  # only for a harness bug
 
     detail = internal.traceback_text(exc)
     if detail:

@@ -5,21 +5,35 @@ database. Exit 0 a number, 3 a status without one, 2 bad input, 70 a harness bug
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import dataclasses
+import datetime as dt
+import functools
+import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
+from harness.db.catalog import CatalogError, Entry, load_catalog
+from harness.db.lock import LockHeld
+from harness.db.targets import target_for
 from harness.probe import environment, envnames, isolation, record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
-from harness.probe.measure import measure_sync
+from harness.probe.measure import measure, measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.pages.badge import badge_for, write_badge
 from harness.util import names, published, untrusted, urls
-from harness.util.cliargs import seconds
+from harness.util.cliargs import did_you_mean, seconds
+from harness.util.schemas import SchemaViolation
 from harness.util.untrusted import escape
+
+if TYPE_CHECKING:  # imported by --server alone (measure_entry)
+    from harness.db import publish
 
 AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
@@ -77,7 +91,7 @@ def _add_changed(p) -> None:
                         "when it exists, else the published repository's raw URL)")
 
 
-def report_changed(args, rec: dict) -> None:
+def report_changed(args: argparse.Namespace, rec: dict[str, Any]) -> None:
     """Print the ``--changed`` line: the join's state, or the named problem."""
     from harness.audit import changed, published
     from harness.util.untrusted import escape
@@ -100,8 +114,6 @@ def _database(args) -> Path:
 
 def run(args) -> int:
     if args.server:
-        from harness.cli.measure_server import measure_entry
-
         return measure_entry(args)
     # Only reading the input can be bad input (exit 2). An exception from measuring or recording is
     # a bug in the harness and reaches ``harness.cli.main`` (exit 70): an IndexError is a
@@ -151,8 +163,6 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
 
 def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
     """ValueError when ``target.name`` is a catalog entry launched differently."""
-    from harness.db.catalog import CatalogError, load_catalog
-
     if not catalog_path.is_file():
         return
     try:
@@ -215,7 +225,7 @@ def require_program(target: Target, mode: str, what: str) -> None:
         raise ValueError(f"{what}: {exc} (nothing was launched)") from None
 
 
-def summary(rec: dict, path: Path, badge_path: Path) -> str:
+def summary(rec: dict[str, Any], path: Path, badge_path: Path) -> str:
     """A few escaped lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
@@ -229,3 +239,92 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
     lines.append(f"  record: {path}")
     lines.append(f"  badge:  {badge_path}")
     return "\n".join(untrusted.line(line) for line in lines)
+
+
+# The options that describe an ad-hoc launch; a catalog entry declares its own.
+AD_HOC_OPTIONS = ("name", "env", "header", "needs_git", "out", "results", "badges")
+
+
+def measure_entry(args) -> int:
+    """Run ``measure --server``: the entry measured by the sweep's code and published through
+    ``db.publish`` (never committed; the harness-fault guard needs more servers); the exit code.
+    """
+    # Only --server needs the sweep and the publish transaction: a plain measure does not pay for them.
+    from harness.cli.sweep_cmd import PAGES
+    from harness.db import publish
+
+    catalog_path = Path(args.catalog).resolve()
+    root = catalog_path.parent
+    try:  # bad input is found before the lock is taken or anything is written
+        entry = _entry(catalog_path, args)
+        _refuse_ad_hoc_options(args, root)
+    except (CatalogError, LookupError, ValueError) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return 2
+    try:
+        with publish.session(root, PAGES, commit=False, wait=args.wait, say=_say) as run_:
+            rec, kept = _measure_and_publish(root, entry, args, run_)
+    except (LockHeld, publish.Refused, TokenizerUnavailable) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return getattr(exc, "code", 2)
+    except SchemaViolation as exc:
+        print("error: the record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
+        return 1
+    if kept:
+        print(f"note: the published record already says this (captured {rec['measuredAt']}); it is kept as it is, "
+              "and today's confirmation is its history.csv row", file=sys.stderr)
+    print(summary(rec, root / published.record(entry.name), root / published.badge(entry.name)))
+    if getattr(args, "changed", False) or getattr(args, "index", None):
+        report_changed(args, rec)
+    return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+
+
+def _refuse_ad_hoc_options(args, root: Path) -> None:
+    """ValueError for ad-hoc options (``--results``/``--badges`` naming the database's own are fine)."""
+    given = [o for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
+    given = [o for o in given if not (o in (published.RESULTS, published.BADGES) and Path(getattr(args, o)).resolve() == root / o)]
+    if given:
+        flags = ", ".join(f"--{o.replace('_', '-')}" for o in given)
+        raise ValueError(f"{flags} {'applies' if len(given) == 1 else 'apply'} to --command/--url only; --server "
+                         "measures the entry as the catalog declares it and publishes into the repository holding "
+                         "--catalog")
+
+
+def _entry(catalog_path: Path, args: argparse.Namespace) -> Entry:
+    """The catalog entry with ``--timeout`` applied and its program checked; CatalogError,
+    LookupError, ValueError.
+    """
+    catalog = load_catalog(catalog_path)
+    entry = catalog.get(args.server)
+    if entry is None:
+        hint = did_you_mean(args.server, (e.name for e in catalog.entries))
+        raise LookupError(f"no entry named {args.server!r} in {args.catalog}{hint}")
+    entry = dataclasses.replace(entry, timeout_seconds=args.timeout) if args.timeout else entry
+    require_program(target_for(entry), isolation.resolve_mode(args.isolation), f"entry {args.server!r}")
+    return entry
+
+
+def _measure_and_publish(root: Path, entry: Entry, args: argparse.Namespace,
+                         run_: publish.Session) -> tuple[dict[str, Any], bool]:
+    from harness.db import publish  # as in measure_entry
+    from harness.db.progress import Progress
+    from harness.db.sweep import sweep
+
+    date = dt.datetime.now(dt.timezone.utc).date()
+    mode = isolation.resolve_mode(args.isolation)
+    measurer = functools.partial(measure, isolation=mode, pass_declared_values=False, dual=not args.single)
+    stage = publish.Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
+    try:
+        result = asyncio.run(sweep([entry], root, stage, date, concurrency=1, progress=Progress(), isolation_mode=mode,
+                                   measurer=measurer, newest=publish.newest_dates(root)))
+        outcome = run_.publish(stage, result.records, result.history_records(), result.staged, date, None)
+    finally:
+        if not stage.has_journal():
+            stage.discard()
+    for problem in outcome.problems:
+        print(untrusted.line(f"problem: {problem}"), file=sys.stderr)
+    return result.records[entry.name], entry.name in result.unchanged
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)

@@ -68,7 +68,7 @@ _provenance: Provenance | None = None
 def pinned() -> tuple[str, str]:
     """``(url, sha256)`` tiktoken_ext pins for o200k_base (known values if unreadable)."""
     try:
-        from tiktoken_ext import openai_public
+        from tiktoken_ext import openai_public  # tiktoken's plugin namespace: read only when provisioning
 
         consts = [c for c in openai_public.o200k_base.__code__.co_consts if isinstance(c, str)]
         urls = [c for c in consts if c.endswith("/o200k_base.tiktoken")]
@@ -84,7 +84,7 @@ def cache_dir() -> Path:
     """Our tiktoken-layout cache: ``$MCP_CONTEXT_COST_CACHE/tiktoken`` or the user cache dir."""
     root = os.environ.get(CACHE_ENV)
     if not root:
-        import platformdirs
+        import platformdirs  # only without $MCP_CONTEXT_COST_CACHE
 
         root = platformdirs.user_cache_dir("mcp-context-cost")
     return Path(root) / "tiktoken"
@@ -112,7 +112,7 @@ def _tiktoken_cache_file(url: str) -> Path:
 
 def _load_via_tiktoken_cache(directory: Path) -> tiktoken.Encoding:
     """The Encoding from tiktoken_ext's constructor reading ``directory`` (caller holds ``_lock``)."""
-    from tiktoken_ext import openai_public
+    from tiktoken_ext import openai_public  # tiktoken's plugin namespace: read only when provisioning
 
     saved = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
@@ -166,7 +166,7 @@ def _fetch_npm_tarball() -> tuple[bytes, str]:
                 raise RuntimeError(
                     f"`npm pack {spec}` exited {proc.returncode}: {tail or 'no output'}")
             return tarballs[0].read_bytes(), "npm pack"
-    import requests
+    import requests  # only when no npm is on PATH; costs ~0.1 s to import
 
     registry = (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
                 or NPM_DEFAULT_REGISTRY)

@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from harness.util import published
+from harness.db.catalog import load_catalog
+from harness.util import atomic, published
 
 WIDTH = 100  # the catalog's folding width (what yaml.safe_dump was given when the file was written)
 
@@ -64,9 +65,6 @@ def replace_field(text: str, name: str, field: str, value: str) -> str:
 
 def write_checked(path: Path, text: str) -> None:
     """Write ``text`` over the catalog at ``path`` only if it loads as a valid catalog; CatalogError."""
-    from harness.db.catalog import load_catalog
-    from harness.util import atomic
-
     with tempfile.TemporaryDirectory() as tmp:
         trial = Path(tmp) / published.CATALOG
         trial.write_text(text, encoding="utf-8")

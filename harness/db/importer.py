@@ -12,16 +12,22 @@ import json
 import re
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
 from harness.db import package_meta
-from harness.db.catalog import Catalog, Entry
+from harness.db.catalog import Catalog, CatalogError, Entry, load_catalog
+from harness.db.catalog_text import dump_entry
+from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
+from harness.db.targets import target_for
+from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import measure as measuring
 from harness.util import bounded, names, published, untrusted
 
 LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
@@ -292,11 +298,6 @@ def propose(candidates: list[Candidate], catalog: Catalog, src) -> list[Proposal
 
 def _refused(entry: dict) -> str | None:
     """Why the catalog loader would refuse ``entry``, or None."""
-    import tempfile
-
-    from harness.db.catalog import CatalogError, load_catalog
-    from harness.db.catalog_text import dump_entry
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / published.CATALOG
         path.write_text("servers:\n" + dump_entry(entry), encoding="utf-8")
@@ -396,11 +397,6 @@ def _url_entry(cand: Candidate, taken: set[str]) -> dict:
 async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency: int = 2,
                  timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS, say=lambda line: None) -> None:
     """Launch each proposal with an entry once, as a sweep would, and set its outcome."""
-    from harness.db.launch_gate import LaunchGate
-    from harness.db.targets import target_for
-    from harness.probe import internal, isolation, record, resolve, side_lists
-    from harness.probe import measure as measuring
-
     gate = LaunchGate(max(1, concurrency))
     admitted = asyncio.Semaphore(max(1, concurrency))
     iso = isolation.describe(isolation_mode)
@@ -433,10 +429,8 @@ def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
 
 def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
     """``(outcome, evidence)`` for a triage launch's record."""
-    from harness.probe import record as records
-
     status = rec["status"]
-    if status in records.MEASURED_STATUSES:
+    if status in record.MEASURED_STATUSES:
         return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":
