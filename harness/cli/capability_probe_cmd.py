@@ -55,7 +55,7 @@ def run(args) -> int:
     path = readings_store.write(args.root, KIND, doc)
     _print(doc, pairs, path)
     if not args.no_regen:
-        from harness.pages.regen import regen
+        from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it
 
         regen(args.root)
     return 0

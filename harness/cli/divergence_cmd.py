@@ -59,7 +59,7 @@ def run(args, counter_factory=ClaudeCounter) -> int:
     path = readings_store.write(args.root, KIND, {"method": METHOD, "rows": merged})
     _print(rows, path)
     if not args.no_regen:
-        from harness.pages.regen import regen
+        from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it
 
         regen(args.root)
     return 0

@@ -41,6 +41,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db import catalog_text, importer, package_meta
     from harness.db.catalog import CatalogError, load_catalog
     from harness.probe import isolation
@@ -95,14 +96,14 @@ def run(args) -> int:
 
 
 def importer_yaml(entry: dict) -> str:
-    from harness.db.catalog_text import dump_entry
+    from harness.db.catalog_text import dump_entry  # as in run
 
     return dump_entry(entry).rstrip("\n")
 
 
 def markdown(rows: list[dict], date: dt.date) -> str:
     """The outcomes as a Markdown table, every cell escaped."""
-    from harness.pages.mdescape import md
+    from harness.pages.mdescape import md  # as in run
 
     lines = [f"Catalog import of {date.isoformat()}: each candidate launched once here and triaged.", "",
              "| package | registry | outcome | added | evidence |", "| --- | --- | --- | --- | --- |"]

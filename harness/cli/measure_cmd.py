@@ -93,15 +93,15 @@ def _add_changed(p) -> None:
 
 def report_changed(args: argparse.Namespace, rec: dict[str, Any]) -> None:
     """Print the ``--changed`` line: the join's state, or the named problem."""
-    from harness.audit import changed, published
-    from harness.util.untrusted import escape
+    from harness.audit import changed  # only with --changed: audit's modules stay unloaded otherwise
+    from harness.audit.published import Unavailable
 
     if not rec.get("canonicalSha256"):
         print(f"changed: no capture to join (status {rec['status']})")
         return
     try:
         index = changed.load_index(args.index, root=None if args.index else _database(args))
-    except published.Unavailable as exc:
+    except Unavailable as exc:
         print(f"changed: {escape(exc)}")
         return
     print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")

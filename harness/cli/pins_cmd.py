@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.util import published, untrusted
+from harness.util.cliargs import unknown_names
 
 
 def register(sub) -> None:
@@ -26,9 +27,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db import catalog_text, package_meta, pins
     from harness.db.catalog import CatalogError, load_catalog
-    from harness.util.cliargs import unknown_names
 
     path = Path(args.catalog)
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.util import published, untrusted
+from harness.util import atomic, published, untrusted
 
 
 def register(sub) -> None:
@@ -24,11 +24,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db.catalog import CatalogError, load_catalog
     from harness.pages import releases
     from harness.pages.backfill import BackfillError
     from harness.pages.records import RecordError, load_records
-    from harness.util import atomic
 
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent

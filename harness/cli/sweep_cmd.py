@@ -11,8 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cli import sweep_summary
-from harness.db import confine, guard, publish, rotation, shards
+from harness.db import confine, guard, publish, rotation, shards, sweep_summary
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository
 from harness.db.committed import head_record, repo_at

@@ -11,6 +11,7 @@ import sys
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
 from harness.core.tokenizer import Uncountable
+from harness.db.reason import decisive
 from harness.util import bounded, untrusted
 from harness.util.urls import masked, shown_source
 from harness.util.cliargs import seconds
@@ -47,9 +48,7 @@ def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_byte
         raise OSError(f"cannot fetch: {exc}") from None
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        if source.startswith(("http://", "https://")):
-            from harness.db.reason import decisive  # the line a person acts on, not the exception chain
-
+        if source.startswith(("http://", "https://")):  # the line a person acts on, not the exception chain
             raise OSError(f"cannot fetch: {decisive(why)}") from None
         raise OSError(f"cannot read: {why}") from None
     return data.decode("utf-8", errors="replace")

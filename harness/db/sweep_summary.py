@@ -10,10 +10,12 @@ from collections import Counter
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+import git
+
 from harness.db import reason
-from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.db.progress import is_terminal
 from harness.probe.status import STATUSES
+from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.util.untrusted import escape, line as safe_line
 
 NUMBERED = ("measured", "dynamic")
@@ -23,7 +25,7 @@ def show(result, date, *, root: Path | None = None, written: list[str] | None = 
          sha: str | None = None, last: str | None = None, stream=None) -> None:
     """Print the summary of ``result`` for ``date``; ``last`` replaces the computed last line."""
     stream = stream or sys.stdout
-    from rich.console import Console
+    from rich.console import Console  # rich loads only where a summary is printed (as in db.progress)
 
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
     # a server the machine could not measure is shown by that record; its published one stays as it was
@@ -138,8 +140,6 @@ def _git(root: Path) -> str:
 
 def _changes(root: Path) -> tuple[Counter[str], Counter[str]] | None:
     """``(tracked changes, untracked files)`` per published path, or None outside a repository."""
-    import git
-
     try:
         repo = git.Repo(root)
         output = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *PUBLISHED)
