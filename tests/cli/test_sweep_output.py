@@ -1,4 +1,4 @@
-"""What ``sweep`` prints (issue #15, "Sweep output"), captured from real sweeps of fixture servers in
+"""What ``sweep`` prints, captured from real sweeps of fixture servers in
 real git repositories: measured, failed (the server's own failure and one of the measuring
 machine's network) and unchanged entries in one run.
 

@@ -1,5 +1,5 @@
 """Run ``mcp-context-cost`` in this process, pausing it at one publish step, so a test can interrupt a
-real sweep exactly there (issue #10, "SIGINT and SIGKILL at each publish step").
+real sweep exactly there.
 
     python -m tests.db.stop_at STEP RELEASE sweep --root REPO --commit ...
 

@@ -1,4 +1,4 @@
-"""Where a publish may write (issue #10, reviewed as an attacker): never through a symbolic link,
+"""Where a publish may write: never through a symbolic link,
 never outside the published folders, and ad-hoc outputs never inside them (harness.db.confine).
 
 Kinds, each with several variants, in real git repositories:

@@ -1,4 +1,4 @@
-"""Crash safety of a sweep (issue #4, "Publish and commit"): an interruption at any moment leaves
+"""Crash safety of a sweep: an interruption at any moment leaves
 the published files old or new — never a mixture once recovered, never a truncated file — and the
 next sweep recovers without manual cleanup.
 

@@ -1,4 +1,4 @@
-"""A sweep counts launches, not entries (issue #16, item 2): every launch and every package
+"""A sweep counts launches, not entries: every launch and every package
 resolution takes a slot of one gate, so ``--concurrency N`` means N launches at once however
 many launches each measurement makes."""
 
