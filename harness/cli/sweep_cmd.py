@@ -13,8 +13,7 @@ from pathlib import Path
 
 from harness.db import confine, guard, publish, rotation, shards, sweep_summary
 from harness.db.catalog import CatalogError, load_catalog
-from harness.db.commit import NotARepository
-from harness.db.committed import head_record, repo_at
+from harness.db.commit import NotARepository, head_record, repo_at
 from harness.db.lock import LockHeld
 from harness.db.progress import Progress
 from harness.db.history import HistoryError

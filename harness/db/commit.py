@@ -1,5 +1,7 @@
-"""One bot commit per publish holding exactly the paths it wrote: ``dirty_published``,
-``commit_paths``, ``sweep_temp_files`` (docs/OPERATIONS.md, 'Setting up and sweeping').
+"""The repository's git side: one bot commit per publish holding exactly the paths it wrote
+(``dirty_published``, ``commit_paths``, ``sweep_temp_files``), and files as committed at HEAD
+(``head_record``: the harness-fault guard compares with these, never the working tree;
+docs/OPERATIONS.md, 'Setting up and sweeping').
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import git
 
+from harness.core.jsparse import WireJSONError, parse
 from harness.db.confine import Unsafe, in_scope
 from harness.util import published
 from harness.util.untrusted import escape
@@ -106,3 +109,33 @@ def _clear_stale_lock(repo: git.Repo) -> None:
     for lock in locks:
         if lock.exists():
             lock.unlink()
+
+
+def repo_at(root: Path) -> git.Repo | None:
+    try:
+        return git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+
+
+def head_text(repo: git.Repo | None, relative: str) -> str | None:
+    """Text of ``relative`` at HEAD, or None."""
+    if repo is None or not repo.head.is_valid():
+        return None
+    try:
+        blob = repo.head.commit.tree / relative
+    except KeyError:
+        return None
+    return blob.data_stream.read().decode("utf-8", errors="replace")
+
+
+def head_record(repo: git.Repo | None, server: str) -> dict | None:
+    """The committed record of ``server``, or None."""
+    text = head_text(repo, published.record(server))
+    if text is None:
+        return None
+    try:
+        value = parse(text)
+    except WireJSONError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -23,9 +23,8 @@ from typing import Any
 import git
 
 from harness.db import confine, history
-from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs, dirty_published, require_repo,
-                               sweep_temp_files)
-from harness.db.committed import head_record
+from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs, dirty_published, head_record,
+                               require_repo, sweep_temp_files)
 from harness.db.history import HistoryError
 from harness.db.lock import RepoLock
 from harness.util import atomic, published, schemas
