@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.core import spans, tokenizer  # noqa: E402
+from harness.core import counting, tokenizer  # noqa: E402
 from harness.core.canonical import stringify  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
@@ -88,14 +88,14 @@ def main() -> int:
     size = sum(len(_dumps(c).encode()) for c in captures)
     print(f"{len(captures)} published captures, {size / 1e6:.2f} MB canonical, {args.reps} reps, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, "
-          f"threads={spans._pool_size()}; o200k_base from {prov.source}")
+          f"threads={counting._pool_size()}; o200k_base from {prov.source}")
     for name, label, _ in runs:
         print(f"  {label:36s} wall best {min(wall[name]) * 1e3:7.1f} ms"
               f"  median {statistics.median(wall[name]) * 1e3:7.1f} ms"
               f"   cpu best {min(cpu[name]) * 1e3:7.1f} ms")
     # Single-threaded, process CPU time is the work itself and ignores other load on the machine;
     # with threads it sums them, so wall time is the fair measure then.
-    threaded = spans._pool_size() > 1
+    threaded = counting._pool_size() > 1
     for name, what in (("headline", "canonical+totalTokens (like for like)"),
                        ("ours", "count_tools incl. per-tool diagnostics")):
         best = min(wall[name]) / min(wall["floor"])

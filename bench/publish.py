@@ -5,7 +5,7 @@ committed to a real git repository.
 Timed, in one sitting, against the baseline (the ratios' denominator): one history row per server
 added by hand, then ``regen`` — which rewrites every page, as after any sweep of a new date:
 
-1. preconditions — ``publisher.session(commit=True)`` entered and left: the repository lock, the
+1. preconditions — ``publish.session(commit=True)`` entered and left: the repository lock, the
    temp-file sweep of the published folders, the scan for interrupted journals, the dirty-tree
    check (``git status`` over the published paths) and the history check;
 2. a whole no-change re-sweep's publish — every record kept, one new history row per server —
@@ -33,10 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.cli import publisher  # noqa: E402
+from harness.cli.sweep_cmd import PAGES  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
 from harness.db import history  # noqa: E402
-from harness.db.staging import Staging  # noqa: E402
+from harness.db import publish  # noqa: E402
+from harness.db.publish import Staging  # noqa: E402
 from harness.pages.badge import badge_for, write_badge  # noqa: E402
 from harness.pages.regen import regen  # noqa: E402
 
@@ -70,7 +71,7 @@ def _records(root: Path) -> dict[str, dict]:
 def one_publish(root: Path, date: dt.date) -> float:
     records = _records(root)
     started = time.perf_counter()
-    with publisher.session(root, commit=True, say=lambda line: None) as run:
+    with publish.session(root, PAGES, commit=True, say=lambda line: None) as run:
         stage = Staging(root, f"bench-{date.isoformat()}")
         outcome = run.publish(stage, records, records, [], date, f"bench sweep {date.isoformat()}")
     elapsed = time.perf_counter() - started
@@ -80,7 +81,7 @@ def one_publish(root: Path, date: dt.date) -> float:
 
 def preconditions(root: Path) -> float:
     started = time.perf_counter()
-    with publisher.session(root, commit=True, say=lambda line: None):
+    with publish.session(root, PAGES, commit=True, say=lambda line: None):
         pass
     return time.perf_counter() - started
 

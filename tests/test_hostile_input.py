@@ -1,4 +1,4 @@
-"""Catalog, record and command input that used to crash or exhaust the harness (issue #9, kind 5).
+"""Catalog, record and command input that used to crash or exhaust the harness.
 
 Every bad input runs the real command as a subprocess under a memory limit (``RLIMIT_AS``) and a
 timeout, and must end in exit 2 (the Action: exit 1, its documented failure code) with exactly one

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from harness import __version__
+from harness.probe.dumpable import not_dumpable
 from harness.util import urls
+from harness.util.untrusted import line, lines
 
 
 COMMAND_MODULES = (
@@ -26,8 +29,6 @@ COMMAND_MODULES = (
 
 
 def _commands(names=COMMAND_MODULES):
-    import importlib
-
     modules = []
     for name in names:
         try:
@@ -39,9 +40,9 @@ def _commands(names=COMMAND_MODULES):
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with ``command`` (the subcommand about to run) only the module that
-    registers it is imported, when it can be told by name (``<command>_cmd``, ``-`` as ``_``): a
-    ``measure`` does not pay for importing the sweep's and the publisher's modules (issue #16)."""
+    """The whole command line; with ``command`` known, only the module registering it is imported
+    (``measure`` does not pay for the sweep's imports).
+    """
     module = command.replace("-", "_") + "_cmd" if command and not command.startswith("-") else None
     only = tuple(name for name in COMMAND_MODULES if name.rsplit(".", 1)[1] == module)
     if only:
@@ -52,7 +53,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _parser(names) -> tuple[argparse.ArgumentParser, set[str]]:
-    """The parser with the commands of modules ``names``, and those commands' names."""
     parser = argparse.ArgumentParser(
         prog="mcp-context-cost",
         description="What an MCP server costs in context tokens (o200k_base), measured exactly. "
@@ -67,19 +67,15 @@ def _parser(names) -> tuple[argparse.ArgumentParser, set[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code.
+    """Entry point of the console script; returns the exit code.
 
-    Exit codes common to every command: 2 bad input (argparse and each command's own checks),
-    130 interrupted, and ``harness.probe.internal.EXIT_CODE`` (70) for an unexpected exception —
-    a bug in the harness, reported on one line naming the server (issue #11, item 6).
+    Common to every command: 2 bad input, 130 interrupted, ``internal.EXIT_CODE`` (70) for a harness
+    bug, reported on one line naming the server.
     """
-    from harness.probe.dumpable import not_dumpable
-
     not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     if (problem := _shown_setting_problem()) is not None:
-        from harness.util.untrusted import line
         print(line(f"error: {problem}"), file=sys.stderr)
         return 2
     try:
@@ -95,10 +91,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _shown_setting_problem() -> str | None:
-    """What is wrong with the folders the person shows every sandboxed launch (the harness's own
-    setting, ``sandbox.SHOWN_VARIABLE``), before anything is launched: otherwise every launch of the
-    run would fail on it, one recorded startup failure at a time."""
-    from harness.probe import sandbox
+    """What is wrong with ``sandbox.SHOWN_VARIABLE``, checked before any launch would fail on it."""
+    from harness.probe import sandbox  # probe's heavier modules load only when needed: --help imports this module
 
     for folder in sandbox.shown_dirs(()):
         try:
@@ -110,8 +104,7 @@ def _shown_setting_problem() -> str | None:
 
 
 def _internal_error(exc: Exception, args) -> int:
-    from harness.probe import internal
-    from harness.util.untrusted import line, lines
+    from harness.probe import internal  # only for a harness bug
 
     detail = internal.traceback_text(exc)
     if detail:
@@ -121,7 +114,7 @@ def _internal_error(exc: Exception, args) -> int:
 
 
 def _subject(args) -> str | None:
-    """The server the command was working on, for the internal-error line (``None``: no one server)."""
+    """The server the command was working on, for the internal-error line."""
     for name in ("server", "name", "url"):
         value = getattr(args, name, None)
         if isinstance(value, str) and value:

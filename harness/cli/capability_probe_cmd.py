@@ -1,13 +1,6 @@
-"""``mcp-context-cost capability-probe [--only a,b | --top N]``: does a client that declares more
-see more tools? (spec "What the client declares"; capability-probe/v1; issue #14)
-
-Each chosen entry (default: the whole catalog) is captured twice under the sweep's isolation —
-declaring nothing, then roots and elicitation (``harness.probe.capability_probe``) — and the
-servers whose tool set differs are recorded in ``results/capability-probe.json`` with the tools
-gained, lost or changed and their tokens; their headline is then marked a floor on the pages.
-Servers probed again with no difference leave the file. No measurement record is touched.
-
-Exit codes: 0 written; 2 bad input (nothing written).
+"""``mcp-context-cost capability-probe [--only a,b | --top N]``: does a client that declares more see
+more tools? Writes ``results/capability-probe.json``; no record is touched (docs/METHODOLOGY.md,
+'What the client declares, and the capability probe'). Exit 0 written, 2 bad input.
 """
 
 from __future__ import annotations
@@ -62,7 +55,7 @@ def run(args) -> int:
     path = readings_store.write(args.root, KIND, doc)
     _print(doc, pairs, path)
     if not args.no_regen:
-        from harness.pages.regen import regen
+        from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it
 
         regen(args.root)
     return 0

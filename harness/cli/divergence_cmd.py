@@ -1,16 +1,6 @@
-"""``mcp-context-cost divergence [--only a,b | --top N]``: the Claude divergence (spec "Claude
-divergence", method tools-delta/v1; issue #14).
-
-For each chosen server with a published number: project its capture onto name / description /
-input_schema, count the projection with o200k_base (``mappedTokens``), and ask Anthropic's
-count_tokens endpoint (official ``anthropic`` SDK, pinned model ``claude_count.MODEL``) for the same
-minimal request with and without those tools; the difference is ``claudeTokens``. Rows are merged
-into ``results/divergence.json`` (each names the model, the date and the canonicalSha256 it was
-computed from) and the pages are regenerated.
-
-Exit codes: 0 written (a row the endpoint refused is written as an error row and printed);
-1 the request without tools could not be counted (nothing written); 2 bad input or
-``ANTHROPIC_API_KEY`` missing (nothing written). The key is never printed or recorded.
+"""``mcp-context-cost divergence [--only a,b | --top N]``: the Claude divergence, merged into
+``results/divergence.json`` (docs/METHODOLOGY.md, 'Claude divergence'). Exit 0 written, 1 the
+request without tools could not be counted, 2 bad input or no ``ANTHROPIC_API_KEY``.
 """
 
 from __future__ import annotations
@@ -69,23 +59,20 @@ def run(args, counter_factory=ClaudeCounter) -> int:
     path = readings_store.write(args.root, KIND, {"method": METHOD, "rows": merged})
     _print(rows, path)
     if not args.no_regen:
-        from harness.pages.regen import regen
+        from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it
 
         regen(args.root)
     return 0
 
 
 def count_rows(counter, chosen: list[tuple[str, dict]], date: str) -> list[dict]:
-    """One row per ``(name, record)``. The request without tools is counted once, first (raises
-    :class:`CountFailed` when it cannot be: no row would mean anything); a server whose request
-    fails becomes an error row."""
+    """One row per ``(name, record)``; CountFailed when the request without tools cannot be counted."""
     without = counter.input_tokens()
     return [count_row(name, record, counter, without, date) for name, record in chosen]
 
 
 def count_row(name: str, record: dict, counter, without: int, date: str) -> dict:
-    """The divergence row of one published ``record`` (see the schema); ``without`` is the
-    count of the request with no tools."""
+    """The divergence row of one published ``record``; ``without`` counts the request with no tools."""
     tools = record["rawToolsCapture"]
     row = {"server": name, "model": counter.model, "countedAt": date,
            "canonicalSha256": hashlib.sha256(stringify(tools).encode("utf-8")).hexdigest(),

@@ -1,14 +1,6 @@
-"""``mcp-context-cost import``: propose catalog entries from the MCP registry's ``server.json``
-format, package lists and npm/PyPI names; launch each once, triage it, and append the accepted
-ones to ``servers.yaml`` (``harness.db.importer``).
-
-    mcp-context-cost import registry-page.json
-    mcp-context-cost import 'https://registry.modelcontextprotocol.io/v0/servers?limit=100'
-    mcp-context-cost import candidates.tsv --report import-report.json
-    mcp-context-cost import --npm @scope/pkg@1.2.3 --pypi some-mcp==0.4.0 --dry-run
-
-Exit codes: 0 done (whatever the outcomes), 2 bad input (an unreadable source, a bad catalog, the
-catalog's file not editable as text).
+"""``mcp-context-cost import``: propose catalog entries from registry pages, package lists and names,
+triage them and append the accepted ones to ``servers.yaml`` (docs/CATALOG.md). Exit 0 done, 2 bad
+input.
 """
 
 from __future__ import annotations
@@ -19,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.util import atomic, untrusted
+from harness.util import atomic, published, untrusted
 from harness.util.cliargs import seconds
 
 
@@ -34,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("sources", nargs="*", metavar="FILE|URL", help="server.json / registry list (file or URL) or TSV")
     p.add_argument("--npm", action="append", default=[], metavar="NAME[@VERSION]", help="an npm package (repeatable)")
     p.add_argument("--pypi", action="append", default=[], metavar="NAME[==VERSION]", help="a PyPI package (repeatable)")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog to append to (default: servers.yaml)")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog to append to (default: servers.yaml)")
     p.add_argument("--metadata", metavar="DIR", help="read package metadata recorded under DIR instead of the registries")
     p.add_argument("--record-metadata", metavar="DIR", help="also write each registry answer under DIR (fixtures)")
     p.add_argument("--limit", type=int, default=0, help="propose at most N new entries (0: no limit)")
@@ -49,6 +41,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db import catalog_text, importer, package_meta
     from harness.db.catalog import CatalogError, load_catalog
     from harness.probe import isolation
@@ -103,7 +96,7 @@ def run(args) -> int:
 
 
 def importer_yaml(entry: dict) -> str:
-    from harness.db.catalog_text import dump_entry
+    from harness.db.catalog_text import dump_entry  # as in run
 
     return dump_entry(entry).rstrip("\n")
 

@@ -1,44 +1,39 @@
-"""``mcp-context-cost measure``: measure one server and write its record and badge.
-
-    mcp-context-cost measure --server memory                  # an entry of servers.yaml
-    mcp-context-cost measure --command "npx -y pkg" --name pkg [--env API_KEY ...] [--out DIR]
-    mcp-context-cost measure --url https://host/mcp --name remote [--header Authorization]
-
-Where the files go (issue #10, "Commit scope"):
-
-* ``--server NAME`` measures a catalog entry exactly as the sweep does (declared env names get
-  dummy values, the same isolation) and publishes through the sweep's own path
-  (``harness.cli.publisher``): the publish lock, the journal, the rule that a record is rewritten
-  only when what it asserts changed, its ``history.csv`` row and the regenerated pages — into the
-  repository holding ``--catalog``. Nothing is committed.
-* ``--command``/``--url`` is ad hoc: it writes ``<out>/results/<name>/measurement.json`` and
-  ``<out>/badges/<name>.json``, ``<out>`` being ``--out DIR`` or the gitignored
-  ``.mcp-context-cost/``, never the database's ``results/`` and ``badges/``. A ``--name`` that is a
-  catalog entry with another launch is refused.
-
-Prints a summary. Exit code 0 when the server was measured (measured or dynamic), 3 when a status
-without a number was recorded, 2 for bad input (unknown server, bad catalog, a program not on PATH,
-a --url that is not http(s), a refused name or folder, the publish lock held by another run), 70
-for a bug in the harness (one line naming the server; see ``harness.cli.main``).
+"""``mcp-context-cost measure``: measure one server. ``--server NAME`` publishes a catalog entry as a
+sweep does; ``--command``/``--url`` write to ``--out`` (default ``.mcp-context-cost/``), never the
+database. Exit 0 a number, 3 a status without one, 2 bad input, 70 a harness bug.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import dataclasses
+import datetime as dt
+import functools
+import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
+from harness.db.catalog import CatalogError, Entry, load_catalog
+from harness.db.lock import LockHeld
+from harness.db.targets import target_for
 from harness.probe import environment, envnames, isolation, record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
-from harness.probe.measure import measure_sync
+from harness.probe.measure import measure, measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
 from harness.probe.target import Target
 from harness.pages.badge import badge_for, write_badge
-from harness.util import names, untrusted, urls
-from harness.util.cliargs import seconds
+from harness.util import names, published, untrusted, urls
+from harness.util.cliargs import did_you_mean, seconds
+from harness.util.schemas import SchemaViolation
 from harness.util.untrusted import escape
+
+if TYPE_CHECKING:  # imported by --server alone (measure_entry)
+    from harness.db import publish
 
 AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
@@ -70,7 +65,7 @@ def register(sub) -> None:
                    help="header name for --url; its value is read from env MCP_HEADER_<NAME>")
     p.add_argument("--timeout", type=seconds, help="first attempt's budget in seconds, 1-600 (default 60)")
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
-    p.add_argument("--catalog", default="servers.yaml",
+    p.add_argument("--catalog", default=published.CATALOG,
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
     p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
                                  "refused when they land, links followed, in the published folders of the repository holding --catalog")
@@ -87,7 +82,7 @@ def register(sub) -> None:
 
 
 def _add_changed(p) -> None:
-    """``--changed`` / ``--index`` (issue #13): join the capture to the published capture index."""
+    """``--changed`` / ``--index``: join the capture to the published capture index."""
     p.add_argument("--changed", action="store_true",
                    help="after measuring, join the capture by canonicalSha256 to the published capture index: "
                         "behind (with the tokens moving to current would add or save), current, or unidentified")
@@ -96,37 +91,33 @@ def _add_changed(p) -> None:
                         "when it exists, else the published repository's raw URL)")
 
 
-def report_changed(args, rec: dict) -> None:
-    """Print the ``--changed`` line: the join's state, or why there is none (a named problem). The
-    local index is the database's (``<catalog's folder>/results/capture-index.json``)."""
-    from harness.audit import changed, published
-    from harness.util.untrusted import escape
+def report_changed(args: argparse.Namespace, rec: dict[str, Any]) -> None:
+    """Print the ``--changed`` line: the join's state, or the named problem."""
+    from harness.audit import changed  # only with --changed: audit's modules stay unloaded otherwise
+    from harness.audit.published import Unavailable
 
     if not rec.get("canonicalSha256"):
         print(f"changed: no capture to join (status {rec['status']})")
         return
     try:
         index = changed.load_index(args.index, root=None if args.index else _database(args))
-    except published.Unavailable as exc:
+    except Unavailable as exc:
         print(f"changed: {escape(exc)}")
         return
     print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
 
 
 def _database(args) -> Path:
-    """The repository whose ``results/capture-index.json`` ``--changed`` reads: the one holding the
-    ad-hoc ``--results`` folder when one is given, else the one holding ``--catalog``."""
+    """The repository whose capture index ``--changed`` reads (``--results``'s, else ``--catalog``'s)."""
     return Path(args.results).resolve().parent if args.results else Path(args.catalog).resolve().parent
 
 
 def run(args) -> int:
     if args.server:
-        from harness.cli.measure_server import measure_entry
-
         return measure_entry(args)
     # Only reading the input can be bad input (exit 2). An exception from measuring or recording is
     # a bug in the harness and reaches ``harness.cli.main`` (exit 70): an IndexError is a
-    # LookupError, and once was reported here as bad input (issue #11, item 6).
+    # LookupError too, so the try below holds only the reading.
     try:
         target = _target(args)
         results, badges = _ad_hoc_dirs(args)
@@ -154,12 +145,11 @@ def run(args) -> int:
 
 
 def _ad_hoc_dirs(args) -> tuple[Path, Path]:
-    """``(results, badges)`` folders of an ad-hoc run. Raises ``ValueError`` when the record's folder
-    or the badges folder — links followed — is in the published paths of the database (the
-    repository holding ``--catalog``): ``results/``, ``badges/``, ``docs/servers/`` … are written
-    only by the catalog path (issue #10, "Commit scope")."""
+    """``(results, badges)`` of an ad-hoc run; ValueError when either (links followed) is a
+    published path of the database.
+    """
     out = Path(args.out or AD_HOC_DIR)
-    results, badges = Path(args.results or out / "results"), Path(args.badges or out / "badges")
+    results, badges = Path(args.results or out / published.RESULTS), Path(args.badges or out / published.BADGES)
     catalog = Path(args.catalog)
     databases = [catalog.resolve().parent] if catalog.is_file() else []
     for given in (results / args.name, badges):
@@ -172,10 +162,7 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
 
 
 def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
-    """Raise ``ValueError`` when ``target.name`` is a catalog entry launched differently: its
-    record would read as that entry's."""
-    from harness.db.catalog import CatalogError, load_catalog
-
+    """ValueError when ``target.name`` is a catalog entry launched differently."""
     if not catalog_path.is_file():
         return
     try:
@@ -213,7 +200,7 @@ def _target(args) -> Target:
 
 
 def _check_flags(args) -> None:
-    """Bounded, validated flags (issue #9, kind 5); raises ``ValueError`` naming the first bad one."""
+    """ValueError naming the first flag out of bounds."""
     if not names.is_result_name(args.name):
         raise ValueError(f"--name {escape(repr(args.name[:80]))} is not a valid slug: expected {names.RESULT_RULE}")
     for flag, text in (("--command", args.command), ("--url", args.url)):
@@ -228,9 +215,7 @@ def _check_flags(args) -> None:
 
 
 def require_program(target: Target, mode: str, what: str) -> None:
-    """A launch command whose program is not on the child's PATH (or not executable) is bad input,
-    reported before anything is launched (issue #15). Raises ``ValueError``. In ``docker`` mode the
-    program is looked up inside the container, so nothing is checked here."""
+    """ValueError when the program is not on the child's PATH (not checked in docker mode)."""
     if target.command is None or mode == "docker":
         return
     path = environment.child_env()["PATH"]
@@ -240,9 +225,8 @@ def require_program(target: Target, mode: str, what: str) -> None:
         raise ValueError(f"{what}: {exc} (nothing was launched)") from None
 
 
-def summary(rec: dict, path: Path, badge_path: Path) -> str:
-    """A few human lines: status, number, tools, where the files went. Each line passes through
-    ``untrusted.line`` (tool names, notes and paths are untrusted text)."""
+def summary(rec: dict[str, Any], path: Path, badge_path: Path) -> str:
+    """A few escaped lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
@@ -255,3 +239,92 @@ def summary(rec: dict, path: Path, badge_path: Path) -> str:
     lines.append(f"  record: {path}")
     lines.append(f"  badge:  {badge_path}")
     return "\n".join(untrusted.line(line) for line in lines)
+
+
+# The options that describe an ad-hoc launch; a catalog entry declares its own.
+AD_HOC_OPTIONS = ("name", "env", "header", "needs_git", "out", "results", "badges")
+
+
+def measure_entry(args) -> int:
+    """Run ``measure --server``: the entry measured by the sweep's code and published through
+    ``db.publish`` (never committed; the harness-fault guard needs more servers); the exit code.
+    """
+    # Only --server needs the sweep and the publish transaction: a plain measure does not pay for them.
+    from harness.cli.sweep_cmd import PAGES
+    from harness.db import publish
+
+    catalog_path = Path(args.catalog).resolve()
+    root = catalog_path.parent
+    try:  # bad input is found before the lock is taken or anything is written
+        entry = _entry(catalog_path, args)
+        _refuse_ad_hoc_options(args, root)
+    except (CatalogError, LookupError, ValueError) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return 2
+    try:
+        with publish.session(root, PAGES, commit=False, wait=args.wait, say=_say) as run_:
+            rec, kept = _measure_and_publish(root, entry, args, run_)
+    except (LockHeld, publish.Refused, TokenizerUnavailable) as exc:
+        print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
+        return getattr(exc, "code", 2)
+    except SchemaViolation as exc:
+        print("error: the record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
+        return 1
+    if kept:
+        print(f"note: the published record already says this (captured {rec['measuredAt']}); it is kept as it is, "
+              "and today's confirmation is its history.csv row", file=sys.stderr)
+    print(summary(rec, root / published.record(entry.name), root / published.badge(entry.name)))
+    if getattr(args, "changed", False) or getattr(args, "index", None):
+        report_changed(args, rec)
+    return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+
+
+def _refuse_ad_hoc_options(args, root: Path) -> None:
+    """ValueError for ad-hoc options (``--results``/``--badges`` naming the database's own are fine)."""
+    given = [o for o in AD_HOC_OPTIONS if getattr(args, o, None) not in (None, False, [])]
+    given = [o for o in given if not (o in (published.RESULTS, published.BADGES) and Path(getattr(args, o)).resolve() == root / o)]
+    if given:
+        flags = ", ".join(f"--{o.replace('_', '-')}" for o in given)
+        raise ValueError(f"{flags} {'applies' if len(given) == 1 else 'apply'} to --command/--url only; --server "
+                         "measures the entry as the catalog declares it and publishes into the repository holding "
+                         "--catalog")
+
+
+def _entry(catalog_path: Path, args: argparse.Namespace) -> Entry:
+    """The catalog entry with ``--timeout`` applied and its program checked; CatalogError,
+    LookupError, ValueError.
+    """
+    catalog = load_catalog(catalog_path)
+    entry = catalog.get(args.server)
+    if entry is None:
+        hint = did_you_mean(args.server, (e.name for e in catalog.entries))
+        raise LookupError(f"no entry named {args.server!r} in {args.catalog}{hint}")
+    entry = dataclasses.replace(entry, timeout_seconds=args.timeout) if args.timeout else entry
+    require_program(target_for(entry), isolation.resolve_mode(args.isolation), f"entry {args.server!r}")
+    return entry
+
+
+def _measure_and_publish(root: Path, entry: Entry, args: argparse.Namespace,
+                         run_: publish.Session) -> tuple[dict[str, Any], bool]:
+    from harness.db import publish  # as in measure_entry
+    from harness.db.progress import Progress
+    from harness.db.sweep import sweep
+
+    date = dt.datetime.now(dt.timezone.utc).date()
+    mode = isolation.resolve_mode(args.isolation)
+    measurer = functools.partial(measure, isolation=mode, pass_declared_values=False, dual=not args.single)
+    stage = publish.Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
+    try:
+        result = asyncio.run(sweep([entry], root, stage, date, concurrency=1, progress=Progress(), isolation_mode=mode,
+                                   measurer=measurer, newest=publish.newest_dates(root)))
+        outcome = run_.publish(stage, result.records, result.history_records(), result.staged, date, None)
+    finally:
+        if not stage.has_journal():
+            stage.discard()
+    for problem in outcome.problems:
+        print(untrusted.line(f"problem: {problem}"), file=sys.stderr)
+    return result.records[entry.name], entry.name in result.unchanged
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)

@@ -1,12 +1,5 @@
-"""``mcp-context-cost pins``: each catalog entry's pinned release against the newest on its
-registry; ``--update`` moves the pins in ``servers.yaml`` in place (``harness.db.pins``).
-
-    mcp-context-cost pins                 # report: entry, pinned, newest
-    mcp-context-cost pins --update        # rewrite the commands whose pin is behind
-
-Exit codes: 0 done (with ``--update``: whether or not anything moved), 1 without ``--update`` when
-a pin is behind (a check a workflow can gate on), 2 bad input (a bad catalog, an unknown --only
-name, the catalog not editable as text).
+"""``mcp-context-cost pins [--update]``: each entry's pin against the newest release; ``--update``
+rewrites them in ``servers.yaml``. Exit 0 done, 1 a pin behind (without ``--update``), 2 bad input.
 """
 
 from __future__ import annotations
@@ -14,7 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.util import untrusted
+from harness.util import published, untrusted
+from harness.util.cliargs import unknown_names
 
 
 def register(sub) -> None:
@@ -24,7 +18,7 @@ def register(sub) -> None:
                                    "uvx pkg@1.2.3, uvx --from pkg==1.2.3), ask its registry for the newest release "
                                    "(npm dist-tags.latest, PyPI info.version). With --update, rewrite only those "
                                    "versions in servers.yaml, every other byte unchanged.")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog file (default: servers.yaml)")
     p.add_argument("--update", action="store_true", help="write the newest releases into the catalog")
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="these entries only (repeatable)")
     p.add_argument("--metadata", metavar="DIR", help="read package metadata recorded under DIR instead of the registries")
@@ -33,9 +27,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db import catalog_text, package_meta, pins
     from harness.db.catalog import CatalogError, load_catalog
-    from harness.util.cliargs import unknown_names
 
     path = Path(args.catalog)
     try:

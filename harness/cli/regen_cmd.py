@@ -1,15 +1,6 @@
-"""``mcp-context-cost regen [--root .] [--backfill]``: rewrite the leaderboard, server pages, trend
-pictures, dashboard, cost movement, capture index and tool shape from the records, the catalog,
-history.csv and the tool vectors (see :mod:`harness.pages.regen`).
-
-``--backfill`` first rebuilds every catalog entry's ``results/<name>/tool-vectors.json`` from the
-git history of its ``measurement.json`` (:mod:`harness.pages.backfill`; issue #13): idempotent and
-deterministic, so running it twice writes the same bytes.
-
-Exit 0 after writing (prints how many files are published and where the leaderboard is; with
-``--backfill`` also how many commits and record versions were read and every version skipped); 2
-when an input cannot be used (catalog, a record, a tool-vectors file, history.csv, or a history
-that cannot be walked), with every problem on stderr and nothing written.
+"""``mcp-context-cost regen [--root .] [--backfill]``: rewrite every generated page from the records,
+the catalog and history.csv; ``--backfill`` first rebuilds the tool vectors from git. Exit 0
+written, 2 an input cannot be used (nothing written).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""``mcp-context-cost releases``: cost per release of each catalog entry, rebuilt from the records
-git holds (``harness.pages.releases``), written to ``results/releases.json``.
-
-    mcp-context-cost releases            # write results/releases.json, print one line per move
-
-Exit codes: 0 done, 2 bad input (a bad catalog, not a git repository or a shallow clone).
+"""``mcp-context-cost releases``: cost per release of each entry, rebuilt from git, written to
+``results/releases.json``. Exit 0 done, 2 bad input (bad catalog, no repository, shallow clone).
 """
 
 from __future__ import annotations
@@ -11,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.util import untrusted
+from harness.util import atomic, published, untrusted
 
 
 def register(sub) -> None:
@@ -21,29 +17,29 @@ def register(sub) -> None:
                                    "first, and write one row per move to another release of the package (tokens "
                                    "before and after, tools added and removed) to results/releases.json. Nothing is "
                                    "committed.")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml); the repository "
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog file (default: servers.yaml); the repository "
                                                              "holding it is read")
     p.add_argument("--out", help="output file (default: results/releases.json beside the catalog)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    # Imported when the command runs: --help imports every command module.
     from harness.db.catalog import CatalogError, load_catalog
     from harness.pages import releases
     from harness.pages.backfill import BackfillError
     from harness.pages.published_records import RecordError, load_records
-    from harness.util import atomic
 
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
     try:
         names = [e.name for e in load_catalog(catalog_path).entries]
-        current = load_records(root / "results", names)
+        current = load_records(root / published.RESULTS, names)
         by_server = releases.rows(root, names, current)
     except (CatalogError, BackfillError, RecordError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else root / "results" / "releases.json"
+    out = Path(args.out) if args.out else root / published.RELEASES
     atomic.write_text(out, untrusted.json_text(releases.render_json(by_server)))
     moves = [row for name in sorted(by_server) for row in by_server[name]]
     for row in moves:

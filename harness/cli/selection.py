@@ -1,6 +1,5 @@
-"""Which catalog entries a beside-the-headline command works on (``divergence``, ``cross-check``,
-``capability-probe``; issue #14): ``--only a,b`` or ``--top N`` (the N largest published
-headlines), else every entry the command can use. Shared so the three read their choices alike.
+"""Which entries a beside-the-headline command works on: ``--only a,b``, ``--top N`` (largest published
+headlines), else all (``divergence``, ``cross-check``, ``capability-probe``).
 """
 
 from __future__ import annotations
@@ -11,9 +10,8 @@ from pathlib import Path
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.pages.published_records import load_records
+from harness.util import published
 from harness.util.cliargs import positive_int, unknown_names
-
-RESULTS = "results"
 
 
 def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
@@ -21,26 +19,24 @@ def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
     which.add_argument("--only", help="comma-separated catalog entry names")
     which.add_argument("--top", type=positive_int, metavar="N", help=top_help)
     parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
-    parser.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+    parser.add_argument("--catalog", default=published.CATALOG, help="catalog path relative to --root")
 
 
 def load(args) -> tuple[Catalog, dict[str, dict]]:
-    """The catalog and every published record of its entries. Raises ``CatalogError`` /
-    ``RecordError`` (bad input: the caller exits 2)."""
+    """The catalog and every published record of its entries; CatalogError, RecordError."""
     catalog = load_catalog(Path(args.root) / args.catalog)
-    return catalog, load_records(Path(args.root) / RESULTS, [e.name for e in catalog.entries])
+    return catalog, load_records(Path(args.root) / published.RESULTS, [e.name for e in catalog.entries])
 
 
 def numbered(records: dict[str, dict]) -> dict[str, dict]:
-    """The records that carry a headline number (measured or dynamic)."""
+    """The records with a headline number (measured or dynamic)."""
     return {name: r for name, r in records.items() if r.get("status") in NUMBERED}
 
 
 def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[str, dict] | None = None) -> list[str]:
-    """Entry names in catalog order: ``--only`` (each must be in the catalog — and in ``pool``
-    when one is given), ``--top N`` by the published headline of ``records`` (default ``pool``;
-    ties by name), else all of ``pool`` (or the whole catalog). Raises ``LookupError`` naming
-    what is missing."""
+    """Entry names in catalog order by ``--only``, ``--top N`` (ties by name) or all of ``pool``;
+    LookupError naming what is missing.
+    """
     names = [e.name for e in catalog.entries]
     usable = [n for n in names if pool is None or n in pool]
     if args.only:

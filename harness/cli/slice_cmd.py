@@ -1,18 +1,5 @@
-"""``mcp-context-cost slice``: print the servers the weekly sweep re-measures for a date.
-
-Usage::
-
-    mcp-context-cost slice [--date YYYY-MM-DD] [--catalog servers.yaml] [--json]
-
-Text output: a ``#`` header line naming the UTC ISO week and its position in the cycle, then one
-server name per line in catalog order. ``--json`` prints one object instead::
-
-    {"week": "2026-W49", "weekIndex": 2970, "position": 0, "cycleWeeks": 3,
-     "reference": "memory", "servers": ["filesystem", ...]}
-
-The date defaults to today in UTC. Exit codes: 0 on success; 2 when the catalog is unusable (the
-``CatalogError`` lines go to stderr) or ``--date`` is malformed (argparse's own error).
-Methodology section: "How often a row gets a new point".
+"""``mcp-context-cost slice [--date D] [--json]``: the servers the weekly sweep re-measures for a date
+(docs/METHODOLOGY.md, 'Trends over time'). Exit 0, 2 bad catalog or date.
 """
 from __future__ import annotations
 
@@ -23,13 +10,12 @@ import sys
 
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.rotation import slice_for, week_index, week_label
-from harness.util import untrusted
+from harness.util import published, untrusted
 from harness.util.cliargs import iso_date
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the slice for ``args.date`` (a ``date`` or ``None`` for today, UTC) from
-    ``args.catalog``; return the exit code."""
+    """Print the slice for ``args.date`` (None: today, UTC); returns the exit code."""
     when = args.date or _dt.datetime.now(_dt.timezone.utc).date()
     try:
         catalog = load_catalog(args.catalog)
@@ -54,21 +40,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add the ``slice`` subcommand to an ``argparse`` subparsers object; sets ``func``."""
     parser = subparsers.add_parser(
         "slice", help="list the servers this week's rotation re-measures (reads only)",
         description="Print the servers the weekly sweep re-measures for a date (UTC ISO week). Reads only: "
                     "writes nothing, commits nothing. Exit codes: 0 printed; 2 a bad --date or catalog.")
     parser.add_argument("--date", type=iso_date, default=None,
                         help="any day of the week to show, YYYY-MM-DD (default: today, UTC)")
-    parser.add_argument("--catalog", default="servers.yaml", help="catalog file (default: servers.yaml)")
+    parser.add_argument("--catalog", default=published.CATALOG, help="catalog file (default: servers.yaml)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     parser.set_defaults(func=run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry point: ``python -m harness.cli.slice_cmd [options]``."""
+    """``python -m harness.cli.slice_cmd``."""
     parser = argparse.ArgumentParser(prog="mcp-context-cost")
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)

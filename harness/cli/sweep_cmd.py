@@ -1,18 +1,6 @@
-"""``mcp-context-cost sweep``: the main job — measure today's slice, check, publish, commit.
-
-    mcp-context-cost sweep [--date D] [--only a,b] [--all] [--concurrency N] [--commit] [--root DIR]
-    mcp-context-cost sweep --shard K/N --out DIR [...]      # measure one part, publish nothing
-    mcp-context-cost sweep --merge DIR [DIR ...] [--commit]  # validate, guard, publish the parts
-
-Order (issues #4, #10): take the repository's publish lock (a second sweep exits 2 naming the
-holder, or waits with ``--wait``); finish anything an interrupted publish left; load the catalog (a
-bad catalog measures nothing); with ``--commit``, refuse when the published paths hold uncommitted
-changes; measure into the staging area; validate; run the harness-fault guard against HEAD over
-everything the sweep would publish (history rows of a back-dated sweep included); only then publish
-through ``harness.cli.publisher`` (records, badges, history, regenerated pages, and with
-``--commit`` one commit of exactly those paths). ``--shard`` takes no lock and publishes nothing.
-Exit codes: 0 published (or nothing to publish), 1 harness fault or invalid record (nothing
-published), 2 bad input, a refused precondition, or the lock held by another run.
+"""``mcp-context-cost sweep [--shard K/N --out DIR | --merge DIR ...] [--commit]``: measure today's
+slice, validate, run the harness-fault guard, publish, commit (docs/OPERATIONS.md, 'Setting up and
+sweeping'). Exit 0 published, 1 harness fault or invalid record, 2 bad input or refused.
 """
 
 from __future__ import annotations
@@ -23,18 +11,23 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cli import publisher, sweep_summary
-from harness.db import confine, guard, recording, rotation, shards, staging
+from harness.db import confine, guard, publish, rotation, shards, sweep_summary
 from harness.db.catalog import CatalogError, load_catalog
-from harness.db.commit import NotARepository
-from harness.db.committed import head_record, repo_at
+from harness.db.commit import NotARepository, head_record, repo_at
 from harness.db.lock import LockHeld
 from harness.db.progress import Progress
+from harness.db.history import HistoryError
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
+from harness.pages.badge import stage_badges
+from harness.pages.published_records import RecordError
+from harness.pages.regen import regen
 from harness.probe import isolation
+from harness.util import published, untrusted
 from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
-from harness.util import untrusted
+
+# What a publish asks of the pages (they sit above db, so they are handed down).
+PAGES = publish.PageSteps(stage_badges, regen, (CatalogError, RecordError, HistoryError))
 
 
 def register(sub) -> None:
@@ -64,7 +57,7 @@ def register(sub) -> None:
                         "anything is measured, while published paths hold uncommitted changes; without it they are "
                         "written but nothing is committed")
     p.add_argument("--root", default=".", help="repository root (default: .)")
-    p.add_argument("--catalog", default="servers.yaml", help="catalog path relative to --root")
+    p.add_argument("--catalog", default=published.CATALOG, help="catalog path relative to --root")
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
     p.add_argument("--out", help="output directory of a --shard run (refused inside the published folders)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
@@ -91,18 +84,18 @@ def run(args, measurer=None) -> int:
             print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
             return 2
     try:
-        with publisher.session(root, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
+        with publish.session(root, PAGES, commit=args.commit, wait=getattr(args, "wait", False), say=_say) as run_:
             if getattr(args, "merge", None):
                 return _merge(root, args, run_)
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
                   f"concurrency {args.concurrency}", file=sys.stderr)
-            stage = staging.Staging(root, f"{date.isoformat()}-{os.getpid()}")
+            stage = publish.Staging(root, f"{date.isoformat()}-{os.getpid()}")
             try:
                 return _measure_check_publish(root, entries, stage, date, args, measurer, run_)
             finally:
                 if not stage.has_journal():  # a journaled publish is finished by whoever runs next
                     stage.discard()
-    except (NotARepository, LockHeld, publisher.Refused) as exc:
+    except (NotARepository, LockHeld, publish.Refused) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "code", 2)
     except OSError as exc:
@@ -112,9 +105,7 @@ def run(args, measurer=None) -> int:
 
 
 def _future(date: dt.date, what: str) -> str | None:
-    """The error for a sweep date after tomorrow (UTC; a day of slack for time zones), else None. A
-    record stamped in the future is never replaced by a real sweep before that day (a newer
-    published record is kept), so one mistyped year would freeze every record it touched."""
+    """The error for a date after tomorrow (UTC): a future record would never be replaced."""
     latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)
     if date <= latest:
         return None
@@ -160,7 +151,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     out = Path(args.out).resolve()
     print(f"shard {k}/{n}: {len(entries)} server(s) into {out}", file=sys.stderr)
     try:
-        result = _measure(root, entries, staging.Staging(root, "", directory=out), date, args, measurer, True)
+        result = _measure(root, entries, publish.Staging(root, "", directory=out), date, args, measurer, True)
     except SchemaViolation as exc:
         print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
@@ -171,12 +162,11 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
 
 
 def _refuse_published_out(out: Path, root: Path, entries) -> None:
-    """Raise ``ShardError`` when a shard's records would land — links followed — in a database's
-    published paths (``--out .`` wrote straight into results/, no lock, journal or history row)."""
-    if out.resolve().is_relative_to((root / staging.STAGING_DIR).resolve()):
-        raise shards.ShardError(f"--out {out}: inside {staging.STAGING_DIR}/, which every publish empties of "
+    """ShardError when a shard's records would land (links followed) in a published path."""
+    if out.resolve().is_relative_to((root / publish.STAGING_DIR).resolve()):
+        raise shards.ShardError(f"--out {out}: inside {publish.STAGING_DIR}/, which every publish empties of "
                                 "folders without a journal")
-    for folder in [out / "results", *(out / "results" / e.name for e in entries)]:
+    for folder in [out / published.RESULTS, *(out / published.RESULTS / e.name for e in entries)]:
         owner = confine.published_owner(folder, [root])
         if owner is not None:
             raise shards.ShardError(f"--out {out}: {folder} is inside the database's published {owner}; a shard "
@@ -199,9 +189,9 @@ def _merge(root: Path, args, run_) -> int:
     if (future := _future(date, "the shards' date")) is not None:
         print(future.replace("nothing was measured", "nothing published"), file=sys.stderr)
         return 2
-    stage = staging.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
+    stage = publish.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
-    newest = recording.newest_dates(root)
+    newest = publish.newest_dates(root)
     try:
         for _, rec in sorted(records.items()):
             stage_record(rec, root, stage, date, result, newest)
@@ -213,7 +203,7 @@ def _merge(root: Path, args, run_) -> int:
 
 def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> int:
     try:
-        result = _measure(root, entries, stage, date, args, measurer, newest=recording.newest_dates(root))
+        result = _measure(root, entries, stage, date, args, measurer, newest=publish.newest_dates(root))
     except SchemaViolation as exc:
         print("error: a record failed validation; nothing published:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
@@ -222,14 +212,14 @@ def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> 
 
 def _check_publish(root, result, stage, date, args, run_) -> int:
     repo = repo_at(root)
-    fresh = result.history_records()  # the guard judges every row it would publish (issue #10)
+    fresh = result.history_records()  # the guard judges every row it would publish
     verdict = guard.check({s: head_record(repo, s) for s in fresh}, fresh)
     print(verdict.reason, file=sys.stderr)
     if verdict.fault:
         sweep_summary.show(result, date, last="nothing was published: results, badges and history are as committed",
                            stream=sys.stderr)  # a diagnosis: stdout stays for what was published
         return 1
-    message = recording.commit_message(result.records, repo, date, verdict.reason) if args.commit else None
+    message = publish.commit_message(result.records, repo, date, verdict.reason) if args.commit else None
     try:
         outcome = run_.publish(stage, result.records, fresh, result.staged, date, message)
     except SchemaViolation as exc:

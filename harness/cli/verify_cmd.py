@@ -1,14 +1,6 @@
-"""``mcp-context-cost verify PATH_OR_URL [--json]``: re-derive a published record's numbers.
-
-Exit codes: 0 every number matches; 1 a mismatch (the message names the field); 2 the input is
-unreadable or not a record with a capture.
-
-Input is bounded (issue #9, kind 5): a path must be a regular file (a FIFO is refused without
-blocking, a device without being read) of at most ``MAX_RECORD_BYTES``; a URL is fetched under one
-overall deadline (``--timeout``, default 30 s: connecting, headers and body together) and at most
-``MAX_RECORD_BYTES`` (128 MiB) of body. A URL is printed through ``harness.util.urls`` (userinfo and
-credential-named query values masked), and a capture the tokenizer cannot count is exit 2 with the
-reason, not a mismatch.
+"""``mcp-context-cost verify PATH_OR_URL [--json]``: re-derive a published record's numbers, input
+bounded (docs/SECURITY.md, 'Bounded input'). Exit 0 all match, 1 a mismatch, 2 unreadable or no
+capture.
 """
 
 from __future__ import annotations
@@ -19,6 +11,7 @@ import sys
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
 from harness.core.tokenizer import Uncountable
+from harness.db.reason import decisive
 from harness.util import bounded, untrusted
 from harness.util.urls import masked, shown_source
 from harness.util.cliargs import seconds
@@ -43,9 +36,9 @@ def register(sub) -> None:
 
 
 def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_bytes: int = MAX_RECORD_BYTES) -> str:
-    """The text at ``source``: an http(s) URL fetched within ``timeout`` seconds overall, or a
-    regular file; at most ``max_bytes`` bytes either way, decoded as UTF-8 (invalid bytes
-    replaced). Raises ``OSError`` (``ValueError`` for the size) naming what went wrong."""
+    """The text at ``source`` (URL within ``timeout`` or regular file, at most ``max_bytes``);
+    OSError, ValueError for the size.
+    """
     try:
         if source.startswith(("http://", "https://")):
             data = bounded.fetch(source, timeout, max_bytes)
@@ -55,9 +48,7 @@ def read_source(source: str, timeout: float = DEFAULT_DEADLINE_SECONDS, max_byte
         raise OSError(f"cannot fetch: {exc}") from None
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        if source.startswith(("http://", "https://")):
-            from harness.db.reason import decisive  # the line a person acts on, not the exception chain
-
+        if source.startswith(("http://", "https://")):  # the line a person acts on, not the exception chain
             raise OSError(f"cannot fetch: {decisive(why)}") from None
         raise OSError(f"cannot read: {why}") from None
     return data.decode("utf-8", errors="replace")
@@ -88,8 +79,7 @@ def run(args) -> int:
 
 
 def figure_lines(derived: dict) -> list[str]:
-    """One line per re-derived figure, aligned, within 100 columns: the headline's fields first,
-    then each side list under its own name (``sideLists.resources:``), its fields indented."""
+    """One aligned line per re-derived figure, headline fields first, then each side list."""
     groups: dict[str, dict] = {}
     for field, value in derived.items():
         group, _, name = field.rpartition(".")

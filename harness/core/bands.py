@@ -1,12 +1,4 @@
-"""Colour bands for a token count (methodology, "Color bands", frozen 2026-08-16, v1.0).
-
-    tokens            colour
-    < 1,000           brightgreen
-    1,000 – 4,999     green
-    5,000 – 14,999    yellow
-    15,000 – 29,999   orange
-    ≥ 30,000          red
-"""
+"""Colour bands for a token count: ``color_for``, ``band_for`` (docs/METHODOLOGY.md, 'Colour bands')."""
 
 from __future__ import annotations
 
@@ -16,7 +8,7 @@ NOT_MEASURED_COLOR = "lightgrey"
 
 
 def color_for(tokens: int | None) -> str:
-    """The shields colour name for ``tokens`` (an int ≥ 0), or ``lightgrey`` for ``None``."""
+    """The shields colour for ``tokens``; ``lightgrey`` for ``None``."""
     return band_for(tokens)[0]
 
 

@@ -1,24 +1,64 @@
-"""The canonical form: JavaScript ``JSON.stringify`` over Python values.
-
-The canonical string of a tools array is ``JSON.stringify(tools)`` (methodology, "What the number
-is", step 2); its UTF-8 bytes are what is hashed and tokenized. ``stringify`` reproduces it byte
-for byte for the values ``harness.core.jsparse.parse`` returns, and for values built in Python.
-
-Strings go through the stdlib's C string encoder (``json.encoder.encode_basestring``), which
-escapes exactly what ECMA-262 QuoteJSONString escapes except surrogates; those are fixed in one
-pass over the finished text. Numbers and object key order are done here. Compact output is built
-recursively, one call per container (fast); subtrees deeper than ``_RECURSION_DEPTH`` and indented
-output use an explicit stack, so nesting depth is limited by memory only.
+"""The canonical form: ``stringify`` is JavaScript's ``JSON.stringify``, ``canonical_bytes`` its UTF-8,
+``number_to_string`` its Number::toString (``repr(float)`` gives the digits; the layout is done here)
+(docs/METHODOLOGY.md, 'What the number is').
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring as _quote
+from typing import Any
 
-from harness.core.jsnumber import number_to_string
 
-__all__ = ["canonical_bytes", "stringify"]
+__all__ = ["canonical_bytes", "number_to_string", "stringify"]
+
+def _digits_and_exponent(x: float) -> tuple[str, int]:
+    """``(digits, n)`` of a finite positive double: ECMA-262 Number::toString's ``s`` and ``n``."""
+    text = repr(x)
+    mantissa, _, exp = text.partition("e")
+    exponent = int(exp) if exp else 0
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    n = len(whole) + exponent
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    return digits, n
+
+
+def number_to_string(x: float) -> str:
+    """ECMAScript ``Number::toString(x, 10)`` of a finite double (an int is taken as a double).
+
+    ValueError for NaN and ±Infinity (JSON.stringify prints ``null``); OverflowError for an int beyond
+    any double.
+    """
+    x = float(x)
+    if x != x or x in (math.inf, -math.inf):
+        raise ValueError(f"{x!r} is not a finite number; JSON.stringify prints null for it")
+    if x == 0.0:
+        return "0"  # Number::toString step 2: +0 and -0 both print "0"
+    if x < 0:
+        return "-" + number_to_string(-x)
+    # Fast path: below 2**53 an integral double's shortest digits are its exact integer digits.
+    # (Above it they are not: 2**60 prints "1152921504606847000", not "...846976".)
+    if x < 9007199254740992.0 and x.is_integer():
+        return str(int(x))
+    digits, n = _digits_and_exponent(x)
+    k = len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    sign = "+" if e > 0 else "-"
+    if k == 1:
+        return f"{digits}e{sign}{abs(e)}"
+    return f"{digits[0]}.{digits[1:]}e{sign}{abs(e)}"
+
 
 _INF = float("inf")
 _TWO53 = 9007199254740992.0
@@ -26,7 +66,7 @@ _ARRAY_INDEX_MAX = 4294967294  # 2**32 - 2: ECMA-262 "array index"
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
 
-def _fix_surrogate(match: re.Match) -> str:
+def _fix_surrogate(match: re.Match[str]) -> str:
     text = match.group()
     if len(text) == 2:  # a high+low pair held as two code points: JavaScript sees one character
         return chr(0x10000 + ((ord(text[0]) - 0xD800) << 10) + (ord(text[1]) - 0xDC00))
@@ -34,7 +74,7 @@ def _fix_surrogate(match: re.Match) -> str:
 
 
 def _is_array_index(key: str) -> bool:
-    """True for canonical decimal strings of 0 .. 2**32-2 ("0", "10"; not "01", "4294967295")."""
+    """True for canonical decimal strings of 0 .. 2**32-2 ("0", "10"; not "01")."""
     return (
         key.isascii()
         and key.isdigit()
@@ -43,9 +83,8 @@ def _is_array_index(key: str) -> bool:
     )
 
 
-def _items(obj: dict):
-    """Own-property order (ECMA-262 OrdinaryOwnPropertyKeys): array indices ascending, then the
-    other keys in insertion order. Returns an iterable of (key, value) pairs."""
+def _items(obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    """``obj``'s pairs in OrdinaryOwnPropertyKeys order: array indices ascending, then insertion order."""
     index_keys = None
     for key in obj:
         if type(key) is not str:
@@ -62,7 +101,7 @@ def _items(obj: dict):
     return [(key, obj[key]) for key in ordered]
 
 
-def _number(value) -> str:
+def _number(value: float) -> str:
     if type(value) is int:
         try:
             value = float(value)
@@ -73,8 +112,8 @@ def _number(value) -> str:
     return number_to_string(value)
 
 
-def _scalar(value) -> str:
-    """Text of a non-container value, or raise TypeError."""
+def _scalar(value: object) -> str:
+    """Text of a non-container value; TypeError for any other type."""
     if value is None:
         return "null"
     if value is True:
@@ -88,12 +127,12 @@ def _scalar(value) -> str:
     raise TypeError(f"cannot serialize {type(value).__name__} as JSON: {value!r}")
 
 
-def _serialize_iterative(value, gap: str) -> str:
-    """Any depth (explicit stack), any ``gap``; returns text before the surrogate fix-up."""
+def _serialize_iterative(value: Any, gap: str) -> str:
+    """Any depth (explicit stack), any ``gap``; text before the surrogate fix-up."""
     parts: list[str] = []
     out = parts.append
     # Each frame: [iterator, is_object, id of container]; ``active`` guards against cycles.
-    stack: list = []
+    stack: list[tuple[Iterator[Any], bool, int]] = []
     active: set[int] = set()
     item_sep = ","
     key_sep = ":" if not gap else ": "
@@ -106,8 +145,8 @@ def _serialize_iterative(value, gap: str) -> str:
             out(_float_text(value))
         elif t is dict or t is list or isinstance(value, (dict, list)):
             is_object = isinstance(value, dict)
-            members = iter(_items(value) if is_object else value)
-            first = next(members, _END)
+            members: Iterator[Any] = iter(_items(value) if is_object else value)
+            first: Any = next(members, _END)
             if first is _END:
                 out("{}" if is_object else "[]")
             else:
@@ -131,7 +170,7 @@ def _serialize_iterative(value, gap: str) -> str:
         # Advance to the next member, closing every container that has run out.
         while stack:
             members, is_object, ident = stack[-1]
-            nxt = next(members, _END)
+            nxt: Any = next(members, _END)
             if nxt is _END:
                 stack.pop()
                 active.discard(ident)
@@ -165,7 +204,7 @@ def _float_text(value: float) -> str:
     return _number(value)
 
 
-def _value_text(value, depth: int, keys: dict) -> str:
+def _value_text(value: Any, depth: int, keys: dict[str, str]) -> str:
     t = type(value)
     if t is str:
         return _quote(value)
@@ -182,10 +221,10 @@ def _value_text(value, depth: int, keys: dict) -> str:
     return _scalar(value)
 
 
-def _list_text(lst: list, depth: int, keys: dict) -> str:
+def _list_text(lst: list[Any], depth: int, keys: dict[str, str]) -> str:
     if depth > _RECURSION_DEPTH:
         return _serialize_iterative(lst, "")
-    parts = []
+    parts: list[str] = []
     out = parts.append
     for value in lst:
         t = type(value)
@@ -200,10 +239,10 @@ def _list_text(lst: list, depth: int, keys: dict) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def _dict_text(obj: dict, depth: int, keys: dict) -> str:
+def _dict_text(obj: dict[str, Any], depth: int, keys: dict[str, str]) -> str:
     if depth > _RECURSION_DEPTH:
         return _serialize_iterative(obj, "")
-    parts = []
+    parts: list[str] = []
     out = parts.append
     for key, value in obj.items():
         quoted = keys.get(key)
@@ -231,7 +270,7 @@ def _dict_text(obj: dict, depth: int, keys: dict) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _dict_reordered_text(obj: dict, depth: int, keys: dict) -> str:
+def _dict_reordered_text(obj: dict[str, Any], depth: int, keys: dict[str, str]) -> str:
     return "{" + ",".join(
         _quote(key) + ":" + _value_text(value, depth, keys) for key, value in _items(obj)
     ) + "}"
@@ -240,31 +279,11 @@ def _dict_reordered_text(obj: dict, depth: int, keys: dict) -> str:
 _END = object()
 
 
-def stringify(value, indent: int | None = None) -> str:
-    """Return JavaScript's ``JSON.stringify(value)`` (or ``JSON.stringify(value, null, indent)``).
+def stringify(value: object, indent: int | None = None) -> str:
+    """JavaScript's ``JSON.stringify(value)``, or ``JSON.stringify(value, null, indent)``.
 
-    Shapes accepted: ``dict`` (``str`` keys only), ``list``, ``str``, ``float``, ``int`` (held as
-    a double, as JavaScript would: ``float(int)``; too large for a double → ``null``), ``bool``,
-    ``None``. Output is a ``str`` of well-formed Unicode (no surrogate code points left), so it
-    always encodes to UTF-8.
-
-    Rules (ECMA-262 "JSON.stringify", "SerializeJSONProperty", "SerializeJSONObject",
-    "SerializeJSONArray"):
-
-    * object keys in "OrdinaryOwnPropertyKeys" order: array-index keys ("0" … "4294967294" in
-      canonical decimal form) first in ascending numeric order, then the rest in insertion order;
-    * numbers by "Number::toString" (``harness.core.jsnumber.number_to_string``); NaN and
-      ±Infinity serialize as ``null``;
-    * strings by "QuoteJSONString": ``\\"``, ``\\\\``, ``\\b \\f \\n \\r \\t``, other code units
-      below U+0020 as ``\\u00xx`` (lowercase hex), lone surrogates as ``\\udxxx`` (lowercase, the
-      ES2019 well-formed rule); everything else raw, including ``/``, U+007F and U+2028/U+2029.
-      A high+low surrogate pair stored as two code points is one character to JavaScript and is
-      emitted as that character;
-    * ``indent``: ``None`` or < 1 means no whitespace; otherwise ``min(indent, 10)`` spaces per
-      level, ``": "`` after keys, and empty containers still print as ``[]`` / ``{}``.
-
-    Raises ``TypeError`` for any other type (or a non-``str`` key) and ``ValueError`` for a cyclic
-    structure (where JavaScript throws a TypeError).
+    Accepts dict (str keys), list, str, float, int (as a double; beyond one: ``null``), bool, None; the
+    result holds no surrogates. TypeError for other types, ValueError for a cycle.
     """
     gap = ""
     if indent is not None:
@@ -283,7 +302,6 @@ def stringify(value, indent: int | None = None) -> str:
     return text
 
 
-def canonical_bytes(value) -> bytes:
-    """UTF-8 bytes of ``stringify(value)`` — the bytes that are hashed (canonicalSha256), measured
-    (canonicalLength) and tokenized. Same accepted shapes and errors as ``stringify``."""
+def canonical_bytes(value: object) -> bytes:
+    """UTF-8 of ``stringify(value)``: the bytes hashed, measured and tokenized."""
     return stringify(value).encode("utf-8")

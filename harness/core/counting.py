@@ -1,33 +1,146 @@
-"""Counting a tools array: the headline number, its canonical hash, and per-tool diagnostics.
+"""Counting a tools array: ``count_tools`` (total, hash, per-tool rows) and ``session_start_load``;
+``count_spans`` and ``count_many`` count many strings at once, each exactly as ``tokenizer.count``.
 
-Rule source: spec/methodology.txt, "What the number is" (totals) and "Session-start load"
-(method deferred-load/v1); per-tool numbers follow shared/conformance/README.md.
-
-Values are what ``harness.core.jsparse.parse`` returns (dict, list, str, float, bool, None).
-Per-tool reads follow the JavaScript reference: property reads on a non-object yield
-``undefined``, ``name ?? "(unnamed)"`` keeps ``0``/``false``/``""`` as they are, and a
-description/inputSchema is counted only when JavaScript-truthy (missing, ``null``, ``""``,
-``0``, ``-0``, ``NaN`` and ``false`` count 0; ``{}`` and ``[]`` are truthy and counted).
-
-Deliberate divergences — per-tool numbers where the JavaScript reference throws instead of
-producing any (totals are never affected; each such tool carries a ``divergence`` note):
-
-* a truthy non-string ``description`` (e.g. ``7``): js-tiktoken throws ``text.substring is not a
-  function``; here ``descriptionTokens`` = tokens of ``stringify(description)``;
-* a ``null`` element: the reference throws reading ``name`` of null; here it is treated like any
-  other primitive element: name ``"(unnamed)"``, 0/0, ``tokens`` = tokens of ``"null"``.
+Per-tool reads follow the JavaScript reference, including where it throws (docs/METHODOLOGY.md,
+'What the number is', 'Session-start load', 'Known divergences').
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
+
+import tiktoken
 
 from harness.core.canonical import stringify
-from harness.core.spans import count_many, count_spans
-from harness.core.tokenizer import count
+from harness.core.tokenizer import count, get_encoding, length
+
+THREADS_ENV = "MCP_CONTEXT_COST_THREADS"
+PARALLEL_MIN_CHARS = 32_768
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _pool_size() -> int:
+    """Threads for ``count_many``: ``$MCP_CONTEXT_COST_THREADS``, default 1."""
+    raw = os.environ.get(THREADS_ENV, "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None or _pool._max_workers < workers:  # noqa: SLF001 - sizing only
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="o200k")
+        return _pool
+
+
+def count_many(texts: Sequence[str]) -> list[int]:
+    """``[count(t) for t in texts]``, on several threads when opted in and worthwhile."""
+    enc = get_encoding()
+    workers = min(_pool_size(), len(texts))
+    if workers < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+        return [length(enc, t) for t in texts]
+    bins: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True):
+        j = loads.index(min(loads))
+        bins[j].append(i)
+        loads[j] += len(texts[i])
+
+    def run(indices: list[int]) -> list[tuple[int, int]]:
+        return [(i, length(enc, texts[i])) for i in indices]
+
+    pool = _executor(workers - 1)
+    futures = [pool.submit(run, b) for b in bins[1:]]
+    out = [0] * len(texts)
+    for i, n in run(bins[0]):
+        out[i] = n
+    for fut in futures:
+        for i, n in fut.result():
+            out[i] = n
+    return out
+
+
+# A position h with text[h-1] an ASCII letter/digit and text[h] one of  " , : } ]  ("hard boundary").
+_HARD = re.compile(r'[A-Za-z0-9](?=[",:}\]])')
+_HARD_REV = re.compile(r'[",:}\]](?=[A-Za-z0-9])')  # the same pairs, in reversed text
+
+
+_O200K_PAT = (  # the pre-tokenizer pattern the count_spans argument is about (tiktoken_ext 0.14)
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def _splittable(enc: tiktoken.Encoding) -> bool:
+    """True when ``enc`` uses the pre-tokenizer pattern the hard-boundary argument is about."""
+    return getattr(enc, "_pat_str", None) == _O200K_PAT
+
+
+# Why count_spans is exact. tiktoken counts a string as the sum of the BPE lengths of the pieces its
+# pre-tokenizer cuts. Call h a hard boundary when text[h-1] is an ASCII letter/digit and text[h] one of
+# " , : } ]. No alternative of the o200k pattern matches across such a pair, and none looks past it (the
+# only lookaround is (?!\S) after whitespace), so every hard boundary is a piece boundary in any string
+# holding the pair: a string's count is the sum of its parts' counts cut there. Each span is cut at its
+# first and last inner hard boundary; the middle is shared segments of text, the two ends are counted
+# alone. Checked against direct counting by property tests (tests/core/test_tokenizer.py).
+def count_spans(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, list[int]]:
+    """``(count(text), [count(text[s:t]) for s, t in spans])``, exact, sharing the work.
+
+    ValueError for a span outside ``text``; TokenizerUnavailable.
+    """
+    enc = get_encoding()
+    for s, t in spans:
+        if not 0 <= s <= t <= len(text):
+            raise ValueError(f"span ({s}, {t}) is not inside a text of length {len(text)}")
+    if not _splittable(enc):
+        counts = count_many([text, *(text[s:t] for s, t in spans)])
+        return counts[0], counts[1:]
+    cuts: set[int] = set()
+    inner: list[tuple[int, int] | None] = []
+    size = len(text)
+    rev = text[::-1] if spans else ""  # the last boundary of a span is the first one in reverse
+    for s, t in spans:
+        first = _HARD.search(text, s, t)
+        last = _HARD_REV.search(rev, size - t, size - s)
+        if first is None or last is None:  # the same pairs read both ways: both found or neither
+            inner.append(None)
+            continue
+        h1, h2 = first.end(), size - 1 - last.start()
+        inner.append((h1, h2))
+        cuts.update((h1, h2))
+    bounds = [0, *sorted(cuts), len(text)]
+    at = {pos: k for k, pos in enumerate(bounds)}
+    texts = [text[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
+    nseg = len(texts)
+    slot: dict[str, int] = {}
+    ends: list[tuple[int, int]] = []  # slots of the span's two ends (the same slot when uncut)
+    for (s, t), cut in zip(spans, inner):
+        pieces = [text[s:t]] if cut is None else [text[s:cut[0]], text[cut[1]:t]]
+        idx = [slot.setdefault(p, nseg + len(slot)) for p in pieces]
+        ends.append((idx[0], idx[-1]))
+    texts.extend(slot)  # dict keeps insertion order == assigned slot numbers
+    counts = count_many(texts)
+    prefix = [0]
+    for n in counts[:nseg]:
+        prefix.append(prefix[-1] + n)
+    out = []
+    for cut, end in zip(inner, ends):
+        if cut is None:
+            out.append(counts[end[0]])
+        else:
+            out.append(counts[end[0]] + prefix[at[cut[1]]] - prefix[at[cut[0]]] + counts[end[1]])
+    return prefix[-1], out
+
 
 UNNAMED = "(unnamed)"
 _MISSING = object()
@@ -35,7 +148,7 @@ _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')  # what JSON.stringif
 
 
 def js_truthy(value: object) -> bool:
-    """JavaScript ToBoolean for parsed JSON values (``_MISSING`` stands for ``undefined``)."""
+    """JavaScript ToBoolean of a parsed JSON value (``_MISSING`` is ``undefined``)."""
     if value is None or value is _MISSING or value is False:
         return False
     if value is True:
@@ -49,12 +162,7 @@ def js_truthy(value: object) -> bool:
 
 @dataclass(frozen=True)
 class ToolCount:
-    """Per-tool diagnostic (tokens; not summed into the total — tokens merge across seams).
-
-    ``name`` is the tool's ``name`` value as parsed (usually ``str``; ``"(unnamed)"`` when missing
-    or null; ``0``/``false`` kept as is). ``divergence`` is ``None`` unless the JavaScript
-    reference has no number for this tool (see module docstring); then it says why.
-    """
+    """One tool's diagnostic row; ``divergence`` says why the JavaScript reference has none."""
 
     name: object
     tokens: int
@@ -62,8 +170,7 @@ class ToolCount:
     inputSchemaTokens: int
     divergence: str | None = None
 
-    def to_json(self) -> dict:
-        """``{name, tokens, descriptionTokens, inputSchemaTokens}`` (+ ``divergence`` if set)."""
+    def to_json(self) -> dict[str, Any]:
         out = {"name": self.name, "tokens": self.tokens,
                "descriptionTokens": self.descriptionTokens,
                "inputSchemaTokens": self.inputSchemaTokens}
@@ -74,12 +181,7 @@ class ToolCount:
 
 @dataclass(frozen=True)
 class ToolsCount:
-    """The measurement of one tools array.
-
-    ``totalTokens``: o200k_base tokens of the canonical string ``stringify(tools)``;
-    ``canonicalSha256``: SHA-256 hex of its UTF-8 bytes; ``canonicalLength``: that byte count;
-    ``toolCount``: ``len(tools)``; ``tools``: per-element :class:`ToolCount`, in order.
-    """
+    """The measurement of one tools array (field names as in the record)."""
 
     totalTokens: int
     canonicalSha256: str
@@ -87,8 +189,7 @@ class ToolsCount:
     toolCount: int
     tools: tuple[ToolCount, ...]
 
-    def to_json(self) -> dict:
-        """Dict with exactly ``totalTokens, canonicalSha256, canonicalLength, toolCount, tools``."""
+    def to_json(self) -> dict[str, Any]:
         return {"totalTokens": self.totalTokens, "canonicalSha256": self.canonicalSha256,
                 "canonicalLength": self.canonicalLength, "toolCount": self.toolCount,
                 "tools": [t.to_json() for t in self.tools]}
@@ -104,13 +205,8 @@ def _json_text(value: object) -> str:
 
 
 def _tool_text(tool: object) -> tuple[str, dict[str, tuple[int, int]]]:
-    """``(stringify(tool), {key: (start, end) of its value's text})``.
-
-    For an object whose keys cannot be array indices (no key starts with a digit), the text is
-    composed as SerializeJSONObject does — ``{`` + ``,``-joined ``"key":value`` + ``}`` in
-    insertion order, skipping undefined — so each value is serialized once and its position is
-    known. Otherwise (arrays indices reorder keys; non-objects) it is ``stringify(tool)`` and the
-    position map is empty.
+    """``(stringify(tool), {key: (start, end) of its value's text})``; the map is empty for
+    non-objects and objects whose keys may be array indices.
     """
     if not isinstance(tool, dict) or any(type(k) is not str or k[:1].isdigit() for k in tool):
         return _json_text(tool), {}
@@ -129,7 +225,7 @@ def _tool_text(tool: object) -> tuple[str, dict[str, tuple[int, int]]]:
     return "{" + ",".join(pieces) + "}", where
 
 
-def _locate(part: str, where: dict, key: str, text: str, quoted: bool) -> int:
+def _locate(part: str, where: dict[str, tuple[int, int]], key: str, text: str, quoted: bool) -> int:
     """Offset of ``text`` inside ``part`` (the field's own position when known), or -1."""
     if key in where:
         s, e = where[key]
@@ -140,16 +236,11 @@ def _locate(part: str, where: dict, key: str, text: str, quoted: bool) -> int:
     return part.find(text)
 
 
-def count_tools(tools: list) -> ToolsCount:
-    """Count a parsed tools array (the concatenated ``tools`` of every tools/list page).
+def count_tools(tools: list[Any]) -> ToolsCount:
+    """Count a parsed tools array (every tools/list page's ``tools`` concatenated).
 
-    The canonical string is ``"[" + ",".join(stringify(t) for t in tools) + "]"``, which is what
-    ``JSON.stringify(tools)`` produces for an array (ECMA-262 SerializeJSONArray, no indent), so
-    each element is serialized once. Every per-tool string that occurs verbatim in the canonical
-    string (the tool, its schema, an escape-free description) is counted as a span of it with
-    :func:`spans.count_spans` (exact; shares the tokenization); the rest directly.
-    Raises ``TypeError`` if ``tools`` is not a list (or holds values stringify rejects) and
-    :class:`harness.core.tokenizer.TokenizerUnavailable` when no tokenizer source works.
+    Per-tool strings found verbatim in the canonical text are counted as spans of it (exact).
+    TypeError for a non-list or a value stringify rejects; TokenizerUnavailable.
     """
     if not isinstance(tools, list):
         raise TypeError(f"tools must be a list, got {type(tools).__name__}")
@@ -157,20 +248,21 @@ def count_tools(tools: list) -> ToolsCount:
     canonical = "[" + ",".join(part for part, _ in serialized) + "]"
     spans: list[tuple[int, int]] = []
     direct: list[str] = []
-    rows = []
+    Ref = tuple[str, int] | None  # ("span" | "direct", index), or None for a field counted 0
+    rows: list[tuple[object, list[Ref], str | None]] = []
     start = 1
     for tool, (part, where) in zip(tools, serialized):
         name = _get(tool, "name")
         name = UNNAMED if name is None or name is _MISSING else name
         desc, schema, note = _get(tool, "description"), _get(tool, "inputSchema"), None
-        refs = [("span", len(spans))]
+        refs: list[Ref] = [("span", len(spans))]
         spans.append((start, start + len(part)))
         for key, value in (("description", desc), ("inputSchema", schema)):
             if not js_truthy(value):
                 refs.append(None)
                 continue
             raw = key == "description" and isinstance(value, str)
-            if raw:
+            if isinstance(value, str) and raw:
                 text = value  # counted as the string itself, not its JSON
             elif key in where:
                 s, e = where[key]
@@ -194,10 +286,10 @@ def count_tools(tools: list) -> ToolsCount:
     total, span_counts = count_spans(canonical, spans)
     counts = {"span": span_counts, "direct": count_many(direct) if direct else []}
 
-    def value(ref) -> int:
+    def tokens(ref: Ref) -> int:
         return 0 if ref is None else counts[ref[0]][ref[1]]
 
-    per_tool = tuple(ToolCount(name, value(tok), value(d), value(sch), note)
+    per_tool = tuple(ToolCount(name, tokens(tok), tokens(d), tokens(sch), note)
                      for name, (tok, d, sch), note in rows)
     encoded = canonical.encode("utf-8")
     return ToolsCount(total, hashlib.sha256(encoded).hexdigest(), len(encoded),
@@ -206,32 +298,21 @@ def count_tools(tools: list) -> ToolsCount:
 
 @dataclass(frozen=True)
 class SessionStartLoad:
-    """Session-start load (deferred-load/v1), in tokens.
-
-    ``namesTokens``: tokens of ``stringify([tool.name, …])``; ``instructionsTokens``: tokens of
-    the server's instructions string, ``None`` when the server sent none (or it was not captured);
-    ``totalTokens``: the sum of the two, ``None`` when instructions are missing — the names half
-    alone is then a floor, published marked ≥, never as a figure.
-    """
+    """Session-start load in tokens; ``totalTokens`` is ``None`` when the instructions are unknown."""
 
     namesTokens: int
     instructionsTokens: int | None
     totalTokens: int | None
 
-    def to_json(self) -> dict:
-        """``{namesTokens, instructionsTokens, totalTokens}`` (``None`` values kept as null)."""
+    def to_json(self) -> dict[str, Any]:
         return {"namesTokens": self.namesTokens, "instructionsTokens": self.instructionsTokens,
                 "totalTokens": self.totalTokens}
 
 
-def session_start_load(tools: list, instructions: str | None) -> SessionStartLoad:
-    """Count the session-start load of a server (spec "Session-start load", deferred-load/v1).
+def session_start_load(tools: list[Any], instructions: str | None) -> SessionStartLoad:
+    """Tokens of ``JSON.stringify(tools.map(t => t.name))`` and of ``instructions``, counted apart.
 
-    Names half: ``JSON.stringify(tools.map(t => t.name))`` — a missing name (or a non-object
-    element) is ``undefined`` and serializes as ``null``, as in JavaScript. Instructions half:
-    the string counted as ordinary text. The halves are counted separately and summed (never
-    tokenized joined). Raises ``TypeError`` if ``tools`` is not a list or ``instructions`` is
-    neither ``str`` nor ``None``; :class:`TokenizerUnavailable` as :func:`count`.
+    TypeError for a non-list ``tools`` or non-str ``instructions``.
     """
     if not isinstance(tools, list):
         raise TypeError(f"tools must be a list, got {type(tools).__name__}")

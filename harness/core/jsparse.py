@@ -1,21 +1,5 @@
-"""JavaScript ``JSON.parse`` semantics on top of the stdlib ``json`` scanner.
-
-The stdlib scanner already matches ECMA-262 "JSON.parse" / ECMA-404 on the grammar (same four
-whitespace characters, same string escapes, raw control characters rejected, no leading zeros,
-no BOM) and on duplicate keys (a ``dict`` keeps the first key's position and the last value,
-which is what CreateDataProperty does). What differs is fixed with hooks:
-
-* numbers: every number becomes a Python ``float`` (an IEEE double, as in JavaScript); integers
-  are parsed with ``float()`` too, so ``1`` is ``1.0``, ``-0`` is ``-0.0``, a 5,000-digit integer
-  is a double (``int()`` would hit the int max-str-digits limit) and ``1e400`` is ``inf``;
-* ``NaN``, ``Infinity`` and ``-Infinity`` are rejected (Python accepts them, JSON.parse does not);
-* nesting depth is bounded (see ``MAX_DEPTH``) so hostile input gives a ``WireJSONError`` rather
-  than a ``RecursionError`` or a crashed interpreter; text nested deeper than the C scanner can
-  recurse (the interpreter's recursion limit, ~1,000 by default) is parsed by an iterative parser
-  that uses the stdlib's own string scanner, so it yields the same value.
-
-Lone surrogates, escaped (``"\\ud800"``) or raw in the ``str``, are kept as lone surrogate code
-points; an escaped high+low pair becomes one astral character.
+"""``parse``: JavaScript's ``JSON.parse`` on the stdlib scanner. Every number is a float; NaN and
+Infinity are rejected; nesting is bounded by ``MAX_DEPTH`` and never recurses past Python's limit.
 """
 
 from __future__ import annotations
@@ -23,7 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from json.decoder import scanstring
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["MAX_DEPTH", "WireJSONError", "parse"]
 
@@ -36,10 +21,8 @@ MAX_DEPTH = 4096
 
 
 class WireJSONError(ValueError):
-    """Text that JavaScript's ``JSON.parse`` would reject (or that nests deeper than ``MAX_DEPTH``).
-
-    Attributes: ``reason`` (what is wrong), ``pos`` (0-based offset in code points, or ``None``),
-    ``lineno`` and ``colno`` (1-based, or ``None``).
+    """Text ``JSON.parse`` rejects, or nested deeper than ``MAX_DEPTH``; ``reason``, ``pos``, ``lineno``,
+    ``colno`` say what and where.
     """
 
     def __init__(self, reason: str, text: str | None = None, pos: int | None = None):
@@ -59,9 +42,12 @@ class _Constant(Exception):
         self.name = name
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> None:
     raise _Constant(name)
 
+
+# The stdlib's string scanner (C when available): public in CPython, absent from typeshed.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 _DECODER = json.JSONDecoder(parse_float=float, parse_int=float, parse_constant=_reject_constant)
 
@@ -79,14 +65,13 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _max_depth(text: str) -> int:
-    """Deepest ``[``/``{`` nesting outside string tokens (exact for valid JSON text)."""
+    """Deepest ``[``/``{`` nesting outside strings (exact for valid JSON)."""
     skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
     return max(itertools.accumulate(map(_STEP.__getitem__, skeleton)), default=0)
 
 
 def _syntax_error(text: str, msg: str, pos: int) -> WireJSONError:
-    """A WireJSONError from the stdlib's wording ("Expecting value", "Invalid control character
-    at", ...), with a hint for the one rejection people trip over: a leading BOM."""
+    """A WireJSONError in the stdlib's wording, with a hint for a leading BOM."""
     reason = msg.removesuffix(" at")
     if pos == 0 and text.startswith("\ufeff"):
         reason += " (a leading U+FEFF byte-order mark is not JSON whitespace)"
@@ -99,8 +84,8 @@ def _constant_error(text: str, name: str, pos: int | None) -> WireJSONError:
     )
 
 
-def _decode_c(text: str):
-    """The stdlib C scanner with JavaScript hooks. Recursive: may raise ``RecursionError``."""
+def _decode_c(text: str) -> Any:
+    """The stdlib C scanner with JavaScript hooks; may raise RecursionError."""
     try:
         return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
@@ -110,24 +95,25 @@ def _decode_c(text: str):
         raise _constant_error(text, exc.name, pos) from None
 
 
-def _decode_iterative(text: str):
-    """Same grammar and result as ``_decode_c`` with an explicit stack, bounded by ``MAX_DEPTH``.
+def _decode_iterative(text: str) -> Any:
+    """``_decode_c``'s grammar and result on an explicit stack, bounded by ``MAX_DEPTH``."""
+    def ws(at: int) -> int:
+        match = _WS.match(text, at)
+        return match.end() if match else at  # the pattern matches the empty string: never None
 
-    Strings go through the stdlib's own ``scanstring`` so escapes behave identically.
-    """
-    ws = _WS.match
-    pos = ws(text, 0).end()
-    stack: list[list] = []  # [container, pending key or None]
+    pos = ws(0)
+    stack: list[list[Any]] = []  # [container, pending key or None]
+    value: Any
 
-    def fail(reason: str, at: int):
+    def fail(reason: str, at: int) -> WireJSONError:
         return _syntax_error(text, reason, at)
 
     def read_key(at: int) -> tuple[str, int]:
-        at = ws(text, at).end()
+        at = ws(at)
         if text[at : at + 1] != '"':
             raise fail("Expecting property name enclosed in double quotes", at)
         key, at = scanstring(text, at + 1, True)
-        at = ws(text, at).end()
+        at = ws(at)
         if text[at : at + 1] != ":":
             raise fail("Expecting ':' delimiter", at)
         return key, at + 1
@@ -135,7 +121,7 @@ def _decode_iterative(text: str):
     try:
         while True:
             # A value starts at pos (after optional whitespace).
-            pos = ws(text, pos).end()
+            pos = ws(pos)
             ch = text[pos : pos + 1]
             if ch == "{" or ch == "[":
                 if len(stack) >= MAX_DEPTH:
@@ -144,7 +130,7 @@ def _decode_iterative(text: str):
                         "cannot serialize it, so it has no canonical form",
                         pos,
                     )
-                after = ws(text, pos + 1).end()
+                after = ws(pos + 1)
                 closer = "}" if ch == "{" else "]"
                 if text[after : after + 1] == closer:
                     value, pos = ({} if ch == "{" else []), after + 1
@@ -175,7 +161,7 @@ def _decode_iterative(text: str):
             # A complete value: attach it, closing every container it completes.
             while True:
                 if not stack:
-                    pos = ws(text, pos).end()
+                    pos = ws(pos)
                     if pos != len(text):
                         raise fail("Extra data", pos)
                     return value
@@ -185,7 +171,7 @@ def _decode_iterative(text: str):
                     container.append(value)
                 else:
                     container[frame[1]] = value
-                pos = ws(text, pos).end()
+                pos = ws(pos)
                 ch = text[pos : pos + 1]
                 if ch == ",":
                     if frame[1] is not None:
@@ -203,20 +189,10 @@ def _decode_iterative(text: str):
 
 
 def parse(text: str) -> object:
-    """Parse JSON text exactly as JavaScript's ``JSON.parse(text)`` would.
+    """``JSON.parse(text)``: dict, list, str (lone surrogates kept), float, bool or None.
 
-    Shape of the result: ``dict`` (str keys, duplicate keys first-position/last-value), ``list``,
-    ``str`` (may hold lone surrogates), ``float`` for every number (``inf``/``-inf`` where the
-    literal overflows a double, ``-0.0`` for ``-0``), ``bool``, ``None``.
-
-    Rule source: ECMA-262 "JSON.parse" (grammar of ECMA-404; "InternalizeJSONProperty" without a
-    reviver; numbers via "StringToNumber", i.e. round-to-nearest doubles).
-
-    Raises ``WireJSONError`` (a ``ValueError``) with what is wrong and where: any syntax JSON.parse
-    rejects (including a leading BOM, ``NaN``/``Infinity``, trailing commas, comments), or nesting
-    deeper than ``MAX_DEPTH`` levels. Never lets a ``RecursionError`` out: input deeper than the
-    stdlib scanner can recurse is parsed again by an iterative parser with the same grammar.
-    Raises ``TypeError`` if ``text`` is not a ``str``.
+    WireJSONError for anything JSON.parse rejects or nesting deeper than ``MAX_DEPTH``; TypeError for a
+    non-str ``text``.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse() takes a str, not {type(text).__name__}")

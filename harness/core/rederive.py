@@ -1,13 +1,10 @@
-"""Re-derive a record's numbers from its own capture (methodology, "Reproduce it").
-
-totalTokens, canonicalSha256, toolCount (and canonicalLength when present) are recomputed from
-``rawToolsCapture`` alone and compared field by field; so is every published per-tool row of
-``tools`` (a row that differs is named ``tools[<i>].<field>``, a count that differs ``tools.length``),
-the separate ``discover`` figure from its own ``rawToolsCapture`` (``discover.<field>``), and every
-resources/prompts side figure of ``sideLists`` from its own ``rawCapture`` (``sideLists.<list>.<field>``).
+"""Re-derive a record's numbers from its own capture: ``rederive``, ``refusal``
+(docs/METHODOLOGY.md, 'Reproduce it').
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from dataclasses import dataclass
 
@@ -23,12 +20,12 @@ DISCOVER_CHECKED = ("totalTokens", "toolCount", "canonicalSha256")
 
 
 class NotARecord(ValueError):
-    """The document is not a measurement record with a capture to re-derive from."""
+    """The document is not a record with a capture to re-derive from."""
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """``published`` and ``derived`` values per checked field; ``mismatches`` lists differing fields."""
+    """Published and derived value per checked field; ``mismatches`` names those that differ."""
 
     published: dict
     derived: dict
@@ -40,10 +37,9 @@ class Comparison:
 
 
 def rederive(record: object) -> Comparison:
-    """Compare a parsed record with numbers derived from its ``rawToolsCapture``.
+    """Compare ``record``'s totals, tool rows, ``discover`` and ``sideLists`` with its captures.
 
-    Raises ``NotARecord`` when ``record`` is not an object with an array ``rawToolsCapture`` and a
-    ``totalTokens`` field (e.g. a failure record, which publishes no number).
+    NotARecord without ``totalTokens`` or a ``rawToolsCapture`` array.
     """
     if not isinstance(record, dict) or "totalTokens" not in record:
         raise NotARecord("not a measurement record (no totalTokens field)")
@@ -65,15 +61,13 @@ def rederive(record: object) -> Comparison:
 
 
 def _bounded(tools: list, where: str) -> None:
-    """Refuse, before counting, more tools than the harness ever writes into a record."""
+    """Refuse more tools than a record may hold, before counting."""
     if len(tools) > MAX_RECORD_TOOLS:
         raise NotARecord(f"{where} holds {len(tools):,} tools, more than the {MAX_RECORD_TOOLS:,} a record may hold")
 
 
 def _tool_rows(rows: object, counted: list[dict]) -> tuple[dict, dict]:
-    """``(published, derived)`` for the per-tool rows that differ from what the capture gives (a
-    record without ``tools`` publishes none). Rows that agree are left out, so an honest record
-    adds nothing here."""
+    """``(published, derived)`` for the tool rows that differ from the capture's."""
     if rows is None:
         return {}, {}
     if not isinstance(rows, list) or len(rows) != len(counted):
@@ -93,7 +87,7 @@ def _tool_rows(rows: object, counted: list[dict]) -> tuple[dict, dict]:
 
 
 def _discover(figure: object) -> tuple[dict, dict]:
-    """``(published, derived)`` for the ``discover`` figure, re-derived from its own capture."""
+    """``(published, derived)`` for the ``discover`` figure."""
     if not isinstance(figure, dict):
         return {}, {}
     capture = figure.get("rawToolsCapture")
@@ -105,7 +99,7 @@ def _discover(figure: object) -> tuple[dict, dict]:
             {f"discover.{f}": again[f] for f in DISCOVER_CHECKED})
 
 
-def _as_int(value: object) -> object:
+def _as_int(value: object) -> Any:
     # Records are parsed with JSON.parse semantics, so integers arrive as floats.
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
@@ -114,11 +108,10 @@ NUMBERED = ("measured", "dynamic")
 
 
 def refusal(record: dict, where: str) -> str | None:
-    """One line naming ``where`` and every field of a ``measured``/``dynamic`` record that does
-    not re-derive from its own capture (or why it, or the published ``serverInstructions``, cannot
-    be counted); ``None`` when all do, or
-    when the record publishes no number. What every path publishing a record it did not compute
-    itself asks before it publishes."""
+    """One line naming ``where`` and every number that does not re-derive; ``None`` when all do.
+
+    Asked by every path that publishes a record it did not compute.
+    """
     if not isinstance(record, dict):
         return None
     if record.get("status") not in NUMBERED:

@@ -1,24 +1,10 @@
-"""Resources and prompts as labelled side figures (method side-lists/v1; issue #14).
-
-What a server lists through ``resources/list``, ``resources/templates/list`` and ``prompts/list``
-is context a client may load too, but it is not the headline and is never added to it. Each list
-is counted like the tools array: the items of every page concatenated in server order, canonical
-form ``JSON.stringify(items)`` over the parsed value, o200k_base tokens of that text, SHA-256 of its
-UTF-8 bytes. A record keeps each list's items (``rawCapture``) so every figure re-derives from the
-record alone (:func:`rederive`, used by ``verify``).
-
-Record field ``sideLists`` (``schemas/measurement.schema.json``)::
-
-    {"method": "side-lists/v1",
-     "resources": {"count": 3, "pages": 1, "totalTokens": 120, "canonicalSha256": "…", "rawCapture": [...]},
-     "prompts": {"error": "JSON-RPC error -32603: …"}}
-
-A list appears only when the server declared the capability it belongs to at initialize
-(``resources`` for the first two, ``prompts`` for the third); an ``error`` entry says why that
-list has no figure.
+"""Resources and prompts as side figures, never added to the headline: ``figure``, ``rederive``,
+``total`` (docs/METHODOLOGY.md, 'Resources and prompts (side figures)').
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import hashlib
 
@@ -35,8 +21,7 @@ METHOD_NOT_FOUND = "JSON-RPC error -32601"
 
 
 def figure(items: list) -> dict:
-    """``{count, totalTokens, canonicalSha256}`` of one list's concatenated items. Raises
-    ``TypeError`` when ``items`` is not a list."""
+    """``{count, totalTokens, canonicalSha256}`` of one list's items; TypeError for a non-list."""
     if not isinstance(items, list):
         raise TypeError(f"items must be a list, got {type(items).__name__}")
     canonical = stringify(items)
@@ -45,9 +30,7 @@ def figure(items: list) -> dict:
 
 
 def rederive(side: object) -> tuple[dict, dict]:
-    """``(published, derived)`` for every figure of a record's ``sideLists``, keyed
-    ``sideLists.<list>.<field>``, re-derived from the list's ``rawCapture`` (a figure without one
-    is derived as ``"no rawCapture"``, a mismatch); both empty when there is none."""
+    """``(published, derived)`` for every ``sideLists.<list>.<field>``, from each ``rawCapture``."""
     published: dict = {}
     derived: dict = {}
     if not isinstance(side, dict):
@@ -71,9 +54,9 @@ def rederive(side: object) -> tuple[dict, dict]:
 
 
 def total(side: object) -> tuple[int, bool] | None:
-    """``(tokens of every counted list added, floor)`` for a record's ``sideLists``; ``floor`` when
-    a declared list has no figure for a reason other than the method being absent (-32601).
-    ``None`` when the record has no side figures or declared none of the capabilities."""
+    """``(tokens of every counted list, floor)``, or ``None`` without side figures; ``floor`` when a
+    declared list failed for a reason other than -32601.
+    """
     if not isinstance(side, dict):
         return None
     entries = [side[key] for key, *_ in LISTS if isinstance(side.get(key), dict)]
@@ -84,6 +67,6 @@ def total(side: object) -> tuple[int, bool] | None:
     return tokens, floor
 
 
-def _as_int(value: object) -> object:
+def _as_int(value: object) -> Any:
     # Records are parsed with JSON.parse semantics, so integers arrive as floats.
     return int(value) if isinstance(value, float) and value.is_integer() else value

@@ -1,38 +1,5 @@
-"""The o200k_base tokenizer, provisioned through tiktoken and verified byte for byte.
-
-Rule source: spec/methodology.txt, "What the number is", step 3 — the number is the length of the
-token sequence tiktoken o200k_base produces for the canonical string. Special-token text (e.g.
-``<|endoftext|>``) is ordinary text here, as in the conformance cases (``encode_ordinary``).
-
-Where the rank file comes from, in this order:
-
-0. **Our own cache**, if a file there already hashes to the SHA-256 tiktoken pins. It was put there
-   by an earlier step (b) (or re-fetched by tiktoken itself), so it holds the same bytes as (a)
-   would; checking it first means a provisioned machine needs no network at all.
-a. **tiktoken's own path**: ``tiktoken.get_encoding("o200k_base")``, i.e. its cache
-   (``TIKTOKEN_CACHE_DIR`` / ``DATA_GYM_CACHE_DIR`` / ``$TMP/data-gym-cache``) or a download from
-   the URL tiktoken_ext pins. tiktoken's download sets no timeout, so this step is given a
-   deadline (``_TIKTOKEN_TIMEOUT_S``) after which (b) is tried.
-b. **The npm package** ``tiktoken@NPM_VERSION``: its ``encoders/o200k_base.json`` carries the same
-   ranks in ``bpe_ranks`` (lines of ``<marker> <first-rank> <base64 token> <base64 token> …``; each
-   token's rank is first-rank plus its position). Expanded to ``<base64> <rank>\\n`` lines it is
-   byte-identical to the ``.tiktoken`` file. The tarball is fetched with ``npm pack`` (so the
-   user's npm registry, proxy and auth settings apply), or, when no ``npm`` executable is on PATH,
-   from the registry (``npm_config_registry`` or registry.npmjs.org) with requests. The tarball's
-   sha512 must equal the pinned ``NPM_INTEGRITY`` and the expanded file's SHA-256 must equal the
-   hash tiktoken pins; anything else is rejected and never written to the cache.
-
-How the verified file reaches tiktoken: our cache directory (``platformdirs.user_cache_dir(
-"mcp-context-cost")/tiktoken``, or ``$MCP_CONTEXT_COST_CACHE/tiktoken``) is laid out as a tiktoken
-cache — the file is named ``sha1(url)`` exactly as ``tiktoken.load.read_file_cached`` expects —
-and tiktoken_ext's own ``o200k_base`` constructor is run with ``TIKTOKEN_CACHE_DIR`` pointed there
-(briefly, under a lock). tiktoken therefore re-verifies the hash itself and builds the Encoding with
-its own pat_str and special tokens: nothing about the encoding is copied into this module except
-the fallback URL/hash, used only if they cannot be read from tiktoken_ext. Counting many strings
-at once, sharing one tokenization, lives in ``harness.core.spans``.
-
-If every source fails, :class:`TokenizerUnavailable` is raised with one message naming each source
-and why it failed. An unverified file is never loaded.
+"""The o200k_base tokenizer, provisioned through tiktoken and verified byte for byte: ``count``,
+``length``, ``provision``, ``get_encoding`` (docs/ARCHITECTURE.md, 'The tokenizer').
 """
 
 from __future__ import annotations
@@ -73,22 +40,17 @@ _TIKTOKEN_TIMEOUT_S = 180
 
 
 class TokenizerUnavailable(RuntimeError):
-    """No source produced a verified o200k_base rank file; the message names every source tried."""
+    """No source gave a verified rank file; the message names every source tried."""
 
 
 class Uncountable(ValueError):
-    """tiktoken failed on a text even when fed in pieces (it signals such failures with a Rust
-    panic, a ``BaseException``); the message says what failed, one line. Counting what a server
-    sent turns this into that server's ``uncountable`` status."""
+    """tiktoken failed on a text even in pieces; a server's text becomes status ``uncountable``."""
 
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where the o200k_base ranks in use came from (for measurement records and the CLI).
-
-    ``source`` is one of ``"tiktoken-cache"``, ``"tiktoken-download"``, ``"npm"``, ``"cache"``;
-    ``description`` is one human-readable line; ``path`` is the verified file on disk (None when
-    tiktoken kept it in a cache we did not locate); ``seconds`` is the wall time provisioning took.
+    """Where the ranks in use came from: ``source`` is ``tiktoken-cache``, ``tiktoken-download``,
+    ``npm`` or ``cache``.
     """
 
     source: str
@@ -104,13 +66,9 @@ _provenance: Provenance | None = None
 
 
 def pinned() -> tuple[str, str]:
-    """Return ``(url, sha256_hex)`` that tiktoken_ext pins for o200k_base.
-
-    Read from the constants of ``tiktoken_ext.openai_public.o200k_base`` so a tiktoken upgrade that
-    re-pins the file is followed; falls back to the values known at tiktoken 0.14.
-    """
+    """``(url, sha256)`` tiktoken_ext pins for o200k_base (known values if unreadable)."""
     try:
-        from tiktoken_ext import openai_public
+        from tiktoken_ext import openai_public  # tiktoken's plugin namespace: read only when provisioning
 
         consts = [c for c in openai_public.o200k_base.__code__.co_consts if isinstance(c, str)]
         urls = [c for c in consts if c.endswith("/o200k_base.tiktoken")]
@@ -123,18 +81,17 @@ def pinned() -> tuple[str, str]:
 
 
 def cache_dir() -> Path:
-    """Directory holding our tiktoken-layout cache: ``$MCP_CONTEXT_COST_CACHE/tiktoken`` or
-    ``platformdirs.user_cache_dir("mcp-context-cost")/tiktoken``."""
+    """Our tiktoken-layout cache: ``$MCP_CONTEXT_COST_CACHE/tiktoken`` or the user cache dir."""
     root = os.environ.get(CACHE_ENV)
     if not root:
-        import platformdirs
+        import platformdirs  # only without $MCP_CONTEXT_COST_CACHE
 
         root = platformdirs.user_cache_dir("mcp-context-cost")
     return Path(root) / "tiktoken"
 
 
 def cache_path() -> Path:
-    """Path of the cached rank file: ``cache_dir() / sha1(url)`` (tiktoken's own cache key)."""
+    """The cached rank file, named ``sha1(url)`` as tiktoken's own cache names it."""
     url, _ = pinned()
     return cache_dir() / hashlib.sha1(url.encode()).hexdigest()
 
@@ -144,7 +101,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _tiktoken_cache_file(url: str) -> Path:
-    """Where tiktoken's read_file_cached looks for ``url`` under the current environment."""
+    """Where tiktoken's ``read_file_cached`` looks for ``url``."""
     root = os.environ.get("TIKTOKEN_CACHE_DIR")
     if root is None:
         root = os.environ.get("DATA_GYM_CACHE_DIR")
@@ -154,9 +111,8 @@ def _tiktoken_cache_file(url: str) -> Path:
 
 
 def _load_via_tiktoken_cache(directory: Path) -> tiktoken.Encoding:
-    """Build the Encoding with tiktoken_ext's constructor reading from ``directory`` as its cache
-    (tiktoken re-verifies the SHA-256 there). Caller holds ``_lock``."""
-    from tiktoken_ext import openai_public
+    """The Encoding from tiktoken_ext's constructor reading ``directory`` (caller holds ``_lock``)."""
+    from tiktoken_ext import openai_public  # tiktoken's plugin namespace: read only when provisioning
 
     saved = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
@@ -170,11 +126,7 @@ def _load_via_tiktoken_cache(directory: Path) -> tiktoken.Encoding:
 
 
 def expand_bpe_ranks(bpe_ranks: str) -> bytes:
-    """Expand js tiktoken's compact ``bpe_ranks`` to ``.tiktoken`` bytes (``<b64> <rank>\\n``).
-
-    Each non-empty line is ``<marker> <first-rank> <token> <token> …``; token *i* on the line has
-    rank first-rank + i. Output is sorted by rank. Raises ``ValueError`` on a malformed line.
-    """
+    """js tiktoken's compact ``bpe_ranks`` as ``.tiktoken`` bytes; ValueError on a bad line."""
     pairs: list[tuple[int, str]] = []
     for line in bpe_ranks.split("\n"):
         if not line:
@@ -193,14 +145,12 @@ _NPM_NAMES = re.compile(r"(PATH|HOME|TMPDIR|LANG|LC_[A-Z]+|TZ|(HTTPS?|ALL|NO)_PR
 
 
 def _npm_env() -> dict[str, str]:
-    """What ``npm pack`` needs of this process's environment (locale, proxy, CA and npm settings),
-    nothing else: it may run while servers do, and any process of the same user can read the
-    environment of a process the harness starts."""
+    """The environment ``npm pack`` needs, nothing else (other processes can read it)."""
     return {name: value for name, value in os.environ.items() if _NPM_NAMES.fullmatch(name)}
 
 
 def _fetch_npm_tarball() -> tuple[bytes, str]:
-    """Return ``(tarball bytes, how)``; raises RuntimeError/OSError with the reason on failure."""
+    """``(tarball, how)``; RuntimeError or OSError with the reason."""
     spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
     npm = shutil.which("npm")
     if npm:
@@ -216,7 +166,7 @@ def _fetch_npm_tarball() -> tuple[bytes, str]:
                 raise RuntimeError(
                     f"`npm pack {spec}` exited {proc.returncode}: {tail or 'no output'}")
             return tarballs[0].read_bytes(), "npm pack"
-    import requests
+    import requests  # only when no npm is on PATH; costs ~0.1 s to import
 
     registry = (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
                 or NPM_DEFAULT_REGISTRY)
@@ -230,11 +180,9 @@ def _fetch_npm_tarball() -> tuple[bytes, str]:
 
 
 def derive_from_npm(expected_sha256: str) -> tuple[bytes, str]:
-    """Fetch ``tiktoken@NPM_VERSION`` from npm and rebuild the ``.tiktoken`` rank file.
+    """The ``.tiktoken`` file rebuilt from npm ``tiktoken@NPM_VERSION``, and how it was fetched.
 
-    Returns ``(file bytes, how it was fetched)``. Raises ``RuntimeError`` (or ``OSError``,
-    ``subprocess.TimeoutExpired``) when the fetch fails, the tarball's sha512 differs from
-    ``NPM_INTEGRITY``, or the rebuilt file's SHA-256 differs from ``expected_sha256``.
+    RuntimeError when the tarball's sha512 or the file's SHA-256 differs from its pin.
     """
     tarball, how = _fetch_npm_tarball()
     integrity = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
@@ -259,8 +207,7 @@ def _short(exc: BaseException) -> str:
 
 
 def _tiktoken_get_encoding(timeout: float) -> tiktoken.Encoding:
-    """``tiktoken.get_encoding`` with a deadline: its download sets no timeout, so on a network
-    that drops packets it can wait forever. Runs in a daemon thread; raises TimeoutError."""
+    """``tiktoken.get_encoding`` with a deadline (its download has none); TimeoutError."""
     result: dict = {}
 
     def run() -> None:
@@ -280,7 +227,7 @@ def _tiktoken_get_encoding(timeout: float) -> tiktoken.Encoding:
 
 
 def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
-    """Run the source chain once (caller holds ``_lock``). Raises TokenizerUnavailable."""
+    """Try our cache, tiktoken, then npm (caller holds ``_lock``); TokenizerUnavailable."""
     started = time.monotonic()
     url, expected = pinned()
     ours = cache_path()
@@ -336,12 +283,7 @@ def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
 
 
 def provision(refresh: bool = False) -> Provenance:
-    """Make o200k_base available in this process and return where it came from.
-
-    Idempotent and thread-safe: the first call runs the source chain (see module docstring), later
-    calls return the same :class:`Provenance`. ``refresh=True`` runs the chain again (tests; a
-    changed ``MCP_CONTEXT_COST_CACHE``). Raises :class:`TokenizerUnavailable` when no source works.
-    """
+    """Load o200k_base once per process and say where it came from; TokenizerUnavailable."""
     global _encoding, _provenance
     with _lock:
         if _encoding is None or refresh:
@@ -354,10 +296,7 @@ prefetch = provision  # setup-time name: provision once so later runs need no ne
 
 
 def load_cached() -> bool:
-    """Provision from our own cache only when a file is there (no network on a provisioned
-    machine); whether o200k_base is loaded now. For warming up beside a launch (issue #16):
-    provisioning that needs the network is left to the first count. Thread-safe, like ``provision``;
-    raises :class:`TokenizerUnavailable` only if the cached file fails and so does every source."""
+    """Load from our cache only if a file is there; whether o200k_base is loaded."""
     global _encoding, _provenance
     with _lock:
         if _encoding is None and cache_path().exists():
@@ -366,7 +305,7 @@ def load_cached() -> bool:
 
 
 def get_encoding() -> tiktoken.Encoding:
-    """The process-wide o200k_base ``tiktoken.Encoding``. Raises :class:`TokenizerUnavailable`."""
+    """The process-wide o200k_base Encoding; TokenizerUnavailable."""
     enc = _encoding
     if enc is None:
         provision()
@@ -376,18 +315,11 @@ def get_encoding() -> tiktoken.Encoding:
 
 
 def encoding_name() -> str:
-    """Name of the encoding every count uses: ``"o200k_base"``."""
     return ENCODING_NAME
 
 
 def count(text: str) -> int:
-    """Number of o200k_base tokens in ``text`` (tokens, not bytes or characters).
-
-    Exactly ``len(tiktoken_encoding.encode_ordinary(text))``: special-token text is ordinary text,
-    and a string with lone surrogates is handled as tiktoken does (UTF-16 round trip that turns
-    each lone surrogate into U+FFFD). Long whitespace runs are fed in pieces (see
-    :func:`length`). Raises :class:`TokenizerUnavailable` and :class:`Uncountable`.
-    """
+    """o200k_base tokens in ``text``: ``len(encode_ordinary(text))``; TokenizerUnavailable, Uncountable."""
     return length(get_encoding(), text)
 
 
@@ -399,19 +331,14 @@ _WHITESPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u
 LONG_RUN = 4096  # runs at least this long are cut out and given to BPE whole (far below the overflow)
 
 
+# Why cutting at long blank runs is exact. A maximal run [r, e) of blanks (White_Space but not CR/LF) not
+# followed by CR/LF is one pre-token piece [r, e-1) ([r, e) at the end of the text): at r the letter,
+# digit and punctuation alternatives need a non-blank next, \s*[\r\n]+ finds no line break, and
+# \s+(?!\S) stops one short of the non-blank at e. Nothing after a cut looks behind it, and the only look
+# past one is (?!\S), so no other piece changes. A run followed by CR/LF is one \s*[\r\n]+ piece, which
+# tiktoken handles at any length: it is left in place.
 def _pieces(text: str, run: int) -> list[tuple[str, bool]]:
-    r"""``text`` cut where o200k_base's pre-tokenizer cuts, around long blank runs:
-    ``[(part, is_one_piece)]`` whose token counts sum to the count of ``text``.
-
-    A maximal run ``[r, e)`` of blanks (White_Space but not CR/LF) not followed by CR/LF is one
-    pre-token piece ``[r, e-1)`` (``[r, e)`` at the end of the text): at ``r`` the letter,
-    digit and punctuation alternatives need a non-blank next, ``\s*[\r\n]+`` finds no line
-    break, and ``\s+(?!\S)`` stops one short of the non-blank at ``e``. ``r`` and ``e-1`` are
-    piece boundaries, and cutting there changes no other piece: nothing after a cut looks behind
-    it, and the only look past a cut is ``(?!\S)``, which at ``r`` follows a non-blank or a line
-    break and at ``e-1`` sees a blank either way. A run followed by CR/LF is matched by
-    ``\s*[\r\n]+``, which tiktoken handles at any length, so it is left in place.
-    """
+    """``text`` as ``[(part, is_one_piece)]`` cut at pre-token boundaries around long blank runs."""
     out: list[tuple[str, bool]] = []
     pos = 0
     # The lookbehind starts a match only where a run starts: linear in the text's length.
@@ -432,10 +359,9 @@ def _pieces(text: str, run: int) -> list[tuple[str, bool]]:
 
 
 def length(enc: tiktoken.Encoding, text: str, run: int = LONG_RUN) -> int:
-    """``len(enc.encode_ordinary(text))``, computed so tiktoken is never handed a blank run it
-    cannot take: parts are cut at pre-token boundaries (:func:`_pieces`) and a long blank piece
-    goes straight to BPE, so the sum is exactly the whole's count. Any failure tiktoken still
-    raises (a Rust panic is a ``BaseException``) becomes :class:`Uncountable`."""
+    """``len(enc.encode_ordinary(text))`` without handing tiktoken a blank run it overflows on;
+    Uncountable for any tiktoken failure.
+    """
     total = 0
     try:
         for part, whole_piece in _pieces(text, run):
@@ -452,7 +378,7 @@ def length(enc: tiktoken.Encoding, text: str, run: int = LONG_RUN) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.core.tokenizer``: provision once and print where the ranks came from."""
+    """``python -m harness.core.tokenizer``: provision and print where the ranks came from."""
     try:
         prov = provision()
     except TokenizerUnavailable as exc:

@@ -1,25 +1,5 @@
-"""The server catalog: ``servers.yaml`` loaded, validated and turned into dataclasses.
-
-Shape (``schemas/servers.schema.json``, JSON Schema draft 2020-12)::
-
-    reference: memory        # optional; re-measured every week (methodology, "How often a row
-                             # gets a new point")
-    cycleWeeks: 3            # optional, default 3
-    servers:
-      - name: fetch          # unique slug
-        command: uvx --with "mcp<2" mcp-server-fetch   # or url: https://...
-        ...
-
-``load_catalog(path)`` returns a :class:`Catalog` or raises :class:`CatalogError`. Bad input never
-escapes as a traceback: a YAML syntax error, a schema violation, a duplicate name or key, a
-``reference`` naming no entry, or a command ``shlex`` cannot split all become lines of one
-``CatalogError``, every problem at once, each naming the file and line, the entry by 1-based index
-and name, the field, what was expected and what was found::
-
-    servers.yaml:57: entry #12 (name: "fetch"): field "timeoutSeconds": expected a number between 1 and 600, got "fast"
-
-``notApplicable`` carries the declared reason and the text the failure must contain before a run is
-published as not-applicable (methodology, "Failure taxonomy").
+"""The server catalog: ``load_catalog`` reads ``servers.yaml`` into a ``Catalog`` of ``Entry``, or raises
+``CatalogError`` listing every problem with file, line, entry and field (docs/CATALOG.md).
 """
 from __future__ import annotations
 
@@ -27,16 +7,18 @@ import difflib
 import json
 import math
 import os
+import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import jsonschema
 import yaml
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from harness.db import entry_rules
-from harness.db.entry_rules import show as _show
+from harness.probe import envnames
 from harness.util import names, schemas, untrusted, yamlsafe
 
 SCHEMA_PATH = schemas.schema_file("servers")  # package data: found from any working directory
@@ -70,15 +52,14 @@ _SIZE_KINDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": 
 
 
 class CatalogError(ValueError):
-    """A catalog that cannot be used. ``errors`` holds one human-readable line per problem;
-    ``str(error)`` is those lines joined by newlines."""
+    """A catalog that cannot be used; ``errors`` holds one line per problem."""
 
     def __init__(self, errors: list[str]):
         self.errors = list(errors)
         super().__init__("\n".join(self.errors))
 
 
-# What a person who installed the command and ran it elsewhere needs to read (issue #15, input errors).
+# What a person who installed the command and ran it elsewhere needs to read.
 NOT_FOUND = ("no such file. The catalog is servers.yaml at the root of a clone of the mcp-context-cost "
              "repository: run there, or point --catalog / --root at it; measure --command or --url needs no catalog.")
 
@@ -90,9 +71,7 @@ class NotApplicable:
 
 @dataclass(frozen=True)
 class Entry:
-    """One catalog entry. Exactly one of ``command`` / ``url`` is set; ``env`` and ``headers``
-    are names only (values are supplied elsewhere and never recorded); ``timeout_seconds`` is in
-    seconds, ``None`` meaning the harness default."""
+    """One catalog entry: exactly one of ``command``/``url``; ``env`` and ``headers`` are names only."""
 
     name: str
     command: str | None = None
@@ -110,7 +89,7 @@ class Entry:
     launch_note: str | None = None  # why the command differs from the one the package documents
 
     def argv(self) -> list[str]:
-        """``shlex.split(command)``; raises ``ValueError`` for a url entry (nothing to launch)."""
+        """``shlex.split(command)``; ValueError for a url entry."""
         if self.command is None:
             raise ValueError(f"entry {self.name!r} is a url entry and has no command")
         return shlex.split(self.command)
@@ -141,10 +120,10 @@ class _Reporter:
 
     @property
     def lines(self) -> list[str]:
-        """Every message so far, in file order (stable for messages on the same line)."""
+        """Every message so far, in file order."""
         return [text for _, text in sorted(self._found, key=lambda pair: pair[0])]
 
-    def _node_at(self, path) -> object:
+    def _node_at(self, path: list[str | int]) -> Node | None:
         node = self.root
         for step in path:
             if isinstance(node, MappingNode) and isinstance(step, str):
@@ -159,9 +138,9 @@ class _Reporter:
         return node
 
     def add(self, path: list, message: str, line: int | None = None, entry: object = None) -> None:
-        """Record ``message`` about the value at ``path`` (jsonschema-style keys/indices);
-        ``line`` (1-based) overrides the line found by walking the YAML node tree; ``entry`` is the
-        entry's (possibly half-composed) node when the tree is not complete."""
+        """Record ``message`` about the value at ``path`` (``line`` and ``entry`` when the tree lacks
+        them).
+        """
         self.flagged.add(tuple(path))
         node = self._node_at(path)
         if line is None and node is not None:
@@ -176,7 +155,6 @@ class _Reporter:
 
 
 def _entry_name(node: object) -> str | None:
-    """The scalar ``name`` of an entry node, cut for display; ``None`` when there is none."""
     if isinstance(node, MappingNode):
         for key, value in node.value:
             if (isinstance(key, ScalarNode) and key.value == "name" and isinstance(value, ScalarNode)
@@ -189,11 +167,12 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
     path = list(error.absolute_path)
     in_entry = len(path) >= 2 and path[0] == "servers"
     field_path = path[2:] if in_entry else path
-    kind, inst = error.validator, error.instance
+    kind, inst = error.validator, cast(Any, error.instance)  # Unset only for errors not raised by validation
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
     if in_entry and not field_path and not isinstance(inst, dict) and kind != "type":
         return  # an entry that is not a mapping: its type error says all there is to say
     if kind == "additionalProperties":
-        known = list(error.schema.get("properties", {}))
+        known = list(schema.get("properties", {}))
         for extra in sorted((k for k in inst if k not in known), key=str):
             near = difflib.get_close_matches(str(extra), known, n=1)
             hint = f' (did you mean "{near[0]}"?)' if near else f" (known fields: {', '.join(known)})"
@@ -206,7 +185,7 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
         rep.add(path, msg + ": give exactly one")
         return
     if kind == "required":
-        for missing in error.validator_value:
+        for missing in cast(list[str], error.validator_value):  # the schema's "required" list
             if missing not in inst:
                 field = ".".join(map(str, field_path + [missing]))
                 rep.add(path, f'field "{field}": required but missing')
@@ -216,39 +195,38 @@ def _describe(error: jsonschema.ValidationError, rep: _Reporter) -> None:
         return
     if not field_path:  # the whole document or a whole entry has the wrong type
         what = "a mapping" if in_entry or not path else _EXPECTED.get(str(path[-1]), kind)
-        rep.add(path, f"expected {what}, got {_show(inst)}")
+        rep.add(path, f"expected {what}, got {show(inst)}")
         return
     top = str(field_path[0])
     items = [p for p in field_path[1:] if isinstance(p, int)]
     label = f'field "{".".join(str(p) for p in field_path if isinstance(p, str))}"'
     if items:
         label += f" item #{items[0] + 1}"
-    if kind in _SIZE_KINDS:  # a length bound (issue #9, kind 5): say which, not the whole value
+    if kind in _SIZE_KINDS:  # a length bound: say which, not the whole value
         size = len(inst) if isinstance(inst, (str, list, dict)) else 0
         unit = _SIZE_KINDS[kind]
         rep.add(path, f"{label}: at most {error.validator_value} {unit} allowed, got {size}")
         return
     if kind == "uniqueItems":
-        rep.add(path, f"{label}: expected {_EXPECTED.get(top, kind)}, got duplicates in {_show(inst)}")
+        rep.add(path, f"{label}: expected {_EXPECTED.get(top, kind)}, got duplicates in {show(inst)}")
         return
-    rep.add(path, f"{label}: expected {_EXPECTED.get(top, error.message)}, got {_show(inst)}")
+    rep.add(path, f"{label}: expected {_EXPECTED.get(top, error.message)}, got {show(inst)}")
 
 
 def _semantic_checks(doc: dict, rep: _Reporter) -> None:
-    """Checks JSON Schema cannot express: unique names, splittable commands, a real reference,
-    full-match names (a schema ``pattern`` is searched, and Python's ``$`` matches before a final
-    newline), refused environment names, characters no string may hold.
-    Tolerates entries the schema already rejected (they are skipped, not crashed on)."""
-    servers = doc.get("servers") if isinstance(doc.get("servers"), list) else []
+    """What JSON Schema cannot say (unique names, splittable commands, a real reference, full-match
+    names, refused env names); skips entries the schema rejected.
+    """
+    servers = got if isinstance(got := doc.get("servers"), list) else []
     first: dict[str, int] = {}
     for i, item in enumerate(servers):
         if not isinstance(item, dict):
             continue
-        entry_rules.check_strings(item, ["servers", i], rep.add, rep.flagged)
-        entry_rules.check_env_names(item, ["servers", i], rep.add, rep.flagged)
+        check_strings(item, ["servers", i], rep.add, rep.flagged)
+        check_env_names(item, ["servers", i], rep.add, rep.flagged)
         name = item.get("name")
         if isinstance(name, str) and not names.is_catalog_name(name) and ("servers", i, "name") not in rep.flagged:
-            rep.add(["servers", i, "name"], f'field "name": expected {_EXPECTED["name"]}, got {_show(name)}')
+            rep.add(["servers", i, "name"], f'field "name": expected {_EXPECTED["name"]}, got {show(name)}')
         if isinstance(name, str):
             if name in first:
                 rep.add(["servers", i, "name"], f'field "name": duplicate of entry #{first[name] + 1}')
@@ -257,7 +235,7 @@ def _semantic_checks(doc: dict, rep: _Reporter) -> None:
         timeout = item.get("timeoutSeconds")
         if isinstance(timeout, float) and not math.isfinite(timeout):
             rep.add(["servers", i, "timeoutSeconds"],
-                    f'field "timeoutSeconds": expected {_EXPECTED["timeoutSeconds"]}, got {_show(timeout)}')
+                    f'field "timeoutSeconds": expected {_EXPECTED["timeoutSeconds"]}, got {show(timeout)}')
         command = item.get("command")
         if isinstance(command, str) and command.strip():
             try:
@@ -266,10 +244,10 @@ def _semantic_checks(doc: dict, rep: _Reporter) -> None:
                 argv, why = None, f"shlex: {exc}"
             if not argv:
                 rep.add(["servers", i, "command"],
-                        f'field "command": expected {_EXPECTED["command"]}, got {_show(command)} ({why})')
+                        f'field "command": expected {_EXPECTED["command"]}, got {show(command)} ({why})')
     ref = doc.get("reference")
     if isinstance(ref, str) and ref not in first:
-        rep.add(["reference"], f'field "reference": expected {_EXPECTED["reference"]}, got {_show(ref)}')
+        rep.add(["reference"], f'field "reference": expected {_EXPECTED["reference"]}, got {show(ref)}')
 
 
 def _entry(item: dict) -> Entry:
@@ -288,18 +266,13 @@ def _entry(item: dict) -> Entry:
 
 
 def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
-    """The catalog JSON Schema as a dict (default: the repository's ``schemas/`` file)."""
-    with open(schema_path or SCHEMA_PATH, encoding="utf-8") as fh:
-        return json.load(fh)
+    source = Path(schema_path) if schema_path else SCHEMA_PATH
+    return json.loads(source.read_text(encoding="utf-8"))
 
 
 def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None = None) -> Catalog:
-    """Read, validate and return the catalog at ``path``.
-
-    Raises :class:`CatalogError` listing every problem found (see module docstring); nothing
-    else for bad input. ``OSError`` while reading becomes a ``CatalogError`` too. Bounded
-    (``BOUNDS``): a regular file of at most 1 MiB, nesting at most 32 deep, at most 200,000 nodes
-    with aliases expanded, numbers of at most 32 characters (issue #9, kind 5).
+    """Read, validate and return the catalog at ``path``; CatalogError for any bad input (bounded by
+    ``BOUNDS``), OSError included.
     """
     label = untrusted.escape(os.fspath(path))
     try:
@@ -312,7 +285,7 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
     root, loader, doc = _parse(text, label)
     rep = _Reporter(label, root if isinstance(root, MappingNode) else None)
     if not isinstance(doc, dict):
-        rep.add([], f'expected a mapping with a "servers" list, got {_show(doc)}')
+        rep.add([], f'expected a mapping with a "servers" list, got {show(doc)}')
         raise CatalogError(rep.lines)
     for key_node, key in loader.duplicates:
         line = key_node.start_mark.line  # 0-based; find the entry whose node spans it, if any
@@ -336,8 +309,7 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
 
 
 def _parse(text: str, label: str):
-    """``(root node, loader, document)`` of the catalog text; raises ``CatalogError`` for a YAML
-    syntax error or a bound crossed (naming the entry and field where the node is known)."""
+    """``(root node, loader, document)``; CatalogError for a syntax error or a bound crossed."""
     loader = None
     try:
         root, loader = yamlsafe.compose(text, BOUNDS)
@@ -367,7 +339,6 @@ def _parse(text: str, label: str):
 
 
 def _limit_lines(exc: yamlsafe.YAMLLimitError, label: str) -> list[str]:
-    """One line for a bound crossed, naming the entry and field when the path reaches one."""
     path = list(exc.path)
     rep = _Reporter(label, exc.root if isinstance(exc.root, MappingNode) else None)
     entry = exc.parents[2] if len(exc.parents) > 2 else None
@@ -381,7 +352,91 @@ def _limit_lines(exc: yamlsafe.YAMLLimitError, label: str) -> list[str]:
 
 
 def _order(error: jsonschema.ValidationError) -> tuple:
-    """A stable order for schema errors (the report is finally sorted by line)."""
     path = list(error.absolute_path)
     index = path[1] if len(path) >= 2 and isinstance(path[1], int) else -1
     return (index, [str(p) for p in path[2:]], error.validator)
+
+
+# What an entry's strings and environment names may hold, beyond what its JSON Schema says
+# (docs/SECURITY.md, 'Bounded input'). Each problem is one ``add(path, message)`` call.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+FORBIDDEN = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]")
+FORBIDDEN_IN_TEXT = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}\\ud800-\\udfff]")
+FREE_TEXT_FIELDS = ("notes", "notApplicable")
+HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+ENV_RULE = ("an upper-case environment variable name (^[A-Z_][A-Z0-9_]*$, at most "
+            f"{envnames.MAX_ENV_NAME_LENGTH} characters)")
+HEADERS_RULE = "a list of distinct HTTP header names"
+
+
+def show(value: object) -> str:
+    """A short, one-line, escaped rendering of a value for an error message (bounded work)."""
+    try:
+        text = json.dumps(_clip(value), ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(type(value))
+    return untrusted.escape(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _clip(value: object, depth: int = 0) -> object:
+    if depth > 3:
+        return "..."
+    if isinstance(value, str):
+        return value[:100]
+    if isinstance(value, list):
+        return [_clip(v, depth + 1) for v in value[:10]]
+    if isinstance(value, dict):
+        return {str(k)[:100]: _clip(v, depth + 1) for k, v in list(value.items())[:10]}
+    return value
+
+
+def check_strings(item: dict, path: list, add, flagged: set) -> None:
+    """Every string of an entry is valid Unicode without control or bidi characters (tabs and line
+    breaks in free text); ``flagged`` paths are not reported twice.
+    """
+    for field, value in item.items():
+        if not isinstance(field, str):
+            continue
+        forbidden = FORBIDDEN_IN_TEXT if field in FREE_TEXT_FIELDS else FORBIDDEN
+        for label, text, where in _strings(field, value):
+            bad = forbidden.search(text)
+            if bad and tuple(path + where) not in flagged:
+                add(path + where, f"{label}: contains the character U+{ord(bad.group(0)):04X}, which "
+                                  "is not allowed here (control, bidirectional or invalid Unicode)")
+
+
+def _strings(field: str, value: object):
+    if isinstance(value, str):
+        yield f'field "{field}"', value, [field]
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield f'field "{field}" item #{index + 1}', item, [field, index]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                label = f'field "{field}.{untrusted.escape(key)}"'
+                yield label, key, [field, key]
+                if isinstance(item, str):
+                    yield label, item, [field, key]
+
+
+def check_env_names(item: dict, path: list, add, flagged: set) -> None:
+    """``env`` and ``setEnv`` names: full-match, none refused by ``probe.envnames``; header names too."""
+    declared = got if isinstance(got := item.get("env"), list) else []
+    fixed = list(got) if isinstance(got := item.get("setEnv"), dict) else []
+    for label, name, where in ([(f'field "env" item #{n + 1}', v, ["env", n]) for n, v in enumerate(declared)]
+                               + [(f'field "setEnv.{untrusted.escape(k)}"', k, ["setEnv", k]) for k in fixed]):
+        if not isinstance(name, str) or tuple(path + where) in flagged:
+            continue  # the schema or the character check already said what is wrong
+        if not ENV_NAME.fullmatch(name) or len(name) > envnames.MAX_ENV_NAME_LENGTH:
+            add(path + where, f"{label}: expected {ENV_RULE}, got {show(name)}")
+        elif (refused := envnames.refusal(name)) is not None:
+            add(path + where, f"{label}: {show(name)} is refused: it {refused}")
+    headers = got if isinstance(got := item.get("headers"), list) else []
+    for n, header in enumerate(headers):
+        if isinstance(header, str) and tuple(path + ["headers", n]) not in flagged \
+                and not (HEADER_NAME.fullmatch(header) and len(header) <= 128):
+            add(path + ["headers", n], f'field "headers" item #{n + 1}: expected {HEADERS_RULE}, '
+                                       f"got {show(header)}")

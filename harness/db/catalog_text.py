@@ -1,15 +1,5 @@
-"""Edits of ``servers.yaml`` as text, so a change is a reviewable diff of only what changed.
-
-The catalog file is a header of comments followed by entries written as ``yaml.safe_dump`` writes
-them (block style, keys in the order given, lines folded at 100 columns), separated by blank lines.
-The edits here never re-dump what they do not change: comments, blank lines, quoting and folding
-of every other entry stay byte for byte.
-
-* :func:`append_entries` adds entries at the end, each dumped the catalog's way.
-* :func:`replace_field` changes one scalar field of one entry in place.
-
-Each edit re-parses its result and checks that the document changed exactly as intended (the new
-entries appended, or that one value changed) before returning it; :class:`EditError` otherwise.
+"""Edits of ``servers.yaml`` as text, so a change is a diff of only what changed: ``append_entries``,
+``replace_field``, ``write_checked``. Each edit re-parses its result and checks it (``EditError``).
 """
 
 from __future__ import annotations
@@ -20,20 +10,23 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from harness.db.catalog import load_catalog
+from harness.util import atomic, published
+
 WIDTH = 100  # the catalog's folding width (what yaml.safe_dump was given when the file was written)
 
 
 class EditError(ValueError):
-    """The edit cannot be made as text, or would not round-trip (the message says which)."""
+    """The edit cannot be made as text, or would not round-trip."""
 
 
 def dump_entry(entry: dict) -> str:
-    """One entry as the catalog writes it: ``- name: …`` and its fields indented by two."""
+    """One entry as the catalog writes it."""
     return yaml.safe_dump([entry], sort_keys=False, width=WIDTH, allow_unicode=True)
 
 
 def append_entries(text: str, entries: list[dict]) -> str:
-    """``text`` with ``entries`` appended to its ``servers`` list (the list must end the file)."""
+    """``text`` with ``entries`` appended to its ``servers`` list (which must end the file)."""
     if not entries:
         return text
     before = yaml.safe_load(text)
@@ -50,7 +43,7 @@ def append_entries(text: str, entries: list[dict]) -> str:
 
 
 def replace_field(text: str, name: str, field: str, value: str) -> str:
-    """``text`` with the scalar ``field`` of the entry named ``name`` set to ``value``."""
+    """``text`` with the scalar ``field`` of entry ``name`` set to ``value``."""
     root = yaml.compose(text)
     servers = _value(root, "servers")
     node = next((n for n in getattr(servers, "value", []) if _scalar(_value(n, "name")) == name), None)
@@ -71,13 +64,9 @@ def replace_field(text: str, name: str, field: str, value: str) -> str:
 
 
 def write_checked(path: Path, text: str) -> None:
-    """Write ``text`` over the catalog at ``path`` only when it loads as a valid catalog (a copy in
-    a temporary folder is loaded first; ``CatalogError`` otherwise, the file untouched)."""
-    from harness.db.catalog import load_catalog
-    from harness.util import atomic
-
+    """Write ``text`` over the catalog at ``path`` only if it loads as a valid catalog; CatalogError."""
     with tempfile.TemporaryDirectory() as tmp:
-        trial = Path(tmp) / "servers.yaml"
+        trial = Path(tmp) / published.CATALOG
         trial.write_text(text, encoding="utf-8")
         load_catalog(trial)
     atomic.write_text(path, text)

@@ -1,15 +1,5 @@
-"""The harness-fault guard (methodology, "A whole sweep is checked before any of it is published").
-
-A sweep is a harness fault when at least ``MIN_REGRESSIONS`` servers that had a real number at
-HEAD come back without one, and they are at least half of the swept servers that could have
-regressed (those with a real number at HEAD). A real number is a measured or dynamic record with
-at least one tool: a zero-tool answer is what a broken harness would also produce, so it never
-counts as one. With no prior real numbers the check cannot be performed, and says so.
-
-A ``not-measured-here`` row is the machine's by definition (its evidence is the measuring
-environment: names that do not resolve, a runtime too old, a blocked download, a registry error),
-so every such row counts as a regression of the machine and as a server that could have regressed,
-whether or not the server had a real number at HEAD, and the reason names how many there were.
+"""The harness-fault guard: ``check`` withholds a sweep in which many servers lost their number at
+once (docs/METHODOLOGY.md, 'When a whole sweep is withheld (harness fault)').
 """
 
 from __future__ import annotations
@@ -22,14 +12,15 @@ MACHINE_STATUS = "not-measured-here"
 
 
 def has_real_number(record: dict | None) -> bool:
-    """True for a measured/dynamic record with a positive tool count."""
-    return bool(record) and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
+    """True for a measured/dynamic record with at least one tool."""
+    return record is not None and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
 
 
 @dataclass(frozen=True)
 class GuardResult:
-    """``verdict``: ``pass``, ``fault`` or ``not-performed``; ``reason``: one printable sentence;
-    ``regressed``: names of servers that lost their real number; ``eligible``: how many could."""
+    """``verdict``: pass, fault or not-performed; ``reason``: one sentence; ``regressed`` and
+    ``eligible``: who lost a number, and how many could have.
+    """
 
     verdict: str
     reason: str
@@ -42,8 +33,7 @@ class GuardResult:
 
 
 def check(committed: dict[str, dict | None], fresh: dict[str, dict]) -> GuardResult:
-    """Apply the rule to ``committed`` (server → record at HEAD or ``None``) and ``fresh``
-    (server → this sweep's record) over the servers in ``fresh``."""
+    """Apply the rule to ``committed`` (server → record at HEAD or None) and ``fresh`` records."""
     machine = {s for s in fresh if (fresh[s] or {}).get("status") == MACHINE_STATUS}
     eligible = sorted(s for s in fresh if has_real_number(committed.get(s)) or s in machine)
     regressed = tuple(s for s in eligible if not has_real_number(fresh[s]))

@@ -1,26 +1,6 @@
-"""``history.csv`` (repository root): one row per (date, server) — what a server measured on the
-day it was swept (methodology, "Trends over time"). Columns are append-only: a new column only
-ever goes at the end. Writing validates every row against ``schemas/history.schema.json``.
-
-Columns, in order (``COLUMNS``)::
-
-    date,server,tokens,toolCount,status,isolation
-    2026-11-30,memory,2378,9,measured,host
-    2026-11-30,linear,,,remote-auth-wall,docker
-    2026-08-03,memory,2378,9,measured,           <- isolation not recorded
-
-Each row read is a :class:`HistoryRow`; ``row.to_json()`` is the object
-``schemas/history.schema.json`` describes (``tokens``/``toolCount`` ``int`` or ``None``,
-``isolation`` ``"host" | "sandbox" | "docker"`` or ``None`` = not recorded). Rows written before
-the isolation column existed — a five-column header, or a row one cell short — read as not
-recorded (methodology, "Trends over time": unknown conditions are shown as unknown, never
-back-filled). The reader applies the schema's rules by hand (the jsonschema validator costs too
-much per row at 150,000 rows; ``tests/pages`` checks the two agree) and raises
-:class:`HistoryError` naming every bad line at once, never dropping a row silently. A sweep reads
-with :func:`read_lenient` instead: bad lines are reported, kept verbatim at the end of the file it
-writes, and never stop it adding its own rows (issue #10). Lines end at ``\n`` (a ``\r\n`` pair
-reads as one end, a leading byte-order mark is dropped); what is written is always ``\n``-ended,
-without a mark.
+"""``history.csv``: one row per (date, server) (docs/METHODOLOGY.md, 'Trends over time'). Readers:
+``read_history`` (strict), ``read_lenient`` (bad lines kept and reported); writers: ``render``,
+``write``. Columns are append-only; a row one cell short has isolation not recorded.
 """
 
 from __future__ import annotations
@@ -29,10 +9,11 @@ import csv
 import datetime as dt
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.db import record_file
+from harness.db import confine
 from harness.util import atomic, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
@@ -71,20 +52,15 @@ class HistoryRow:
 
     @property
     def isolation_label(self) -> str:
-        """The isolation, or ``"not recorded"``."""
         return self.isolation or NOT_RECORDED
 
     def to_json(self) -> dict:
-        """The row as ``schemas/history.schema.json`` describes it."""
         return {"date": self.date, "server": self.server, "tokens": self.tokens,
                 "toolCount": self.toolCount, "status": self.status, "isolation": self.isolation}
 
 
 def read_history(path: str | Path) -> list[HistoryRow]:
-    """Every row of ``path`` in file order; ``[]`` when the file does not exist.
-
-    Raises :class:`HistoryError` for a wrong header or any invalid row (all reported together).
-    """
+    """Every row of ``path`` in file order (``[]`` if absent); HistoryError names every bad line."""
     rows, bad = read_lenient(path)
     if bad:
         raise HistoryError([line.problem for line in bad])
@@ -93,8 +69,7 @@ def read_history(path: str | Path) -> list[HistoryRow]:
 
 @dataclass(frozen=True)
 class BadLine:
-    """A line of history.csv that is not a valid row: its 1-based ``number``, its ``text`` as it is
-    in the file, and ``problem`` (``history.csv:<number>: …``)."""
+    """A line that is not a valid row: its 1-based ``number``, its ``text`` and the ``problem``."""
 
     number: int
     text: str
@@ -102,13 +77,10 @@ class BadLine:
 
 
 def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
-    """``(valid rows in file order, bad lines)`` of ``path``: a malformed row is reported, not fatal
-    (issue #10: bad committed data never blocks publishing the rest). ``([], [])`` when the file does
-    not exist. Raises :class:`HistoryError` only when the file as a whole is unusable — unreadable,
-    not UTF-8, or a wrong header — since no row could then be added to it safely."""
+    """``(valid rows, bad lines)`` of ``path``; HistoryError only when no row could be added to it."""
     path = Path(path)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(path.parent, path).decode("utf-8")
+        text = confine.read_bytes(path.parent, path).decode("utf-8")
     except FileNotFoundError:
         return [], []
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
@@ -138,7 +110,7 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
         if not cells or cells == [""]:
             continue
         row, problem = _row(cells)
-        if problem:
+        if row is None:
             errors.append(BadLine(number, line, f"{path.name}:{number}: {problem}"))
         else:
             rows.append(row)
@@ -170,9 +142,9 @@ def _row(cells: list[str]) -> tuple[HistoryRow | None, str | None]:
 
 
 def _lines(text: str) -> list[str]:
-    """The file's lines: split at ``\n`` only (``\r\n`` read as one), a leading byte-order mark
-    dropped. Never ``str.splitlines``: it also splits at U+2028, U+0085, form feed … inside a cell,
-    and a bad line kept "verbatim" would then come back cut in two (and its first half could pass as a row)."""
+    """Lines split at ``\\n`` only, a leading BOM dropped (``splitlines`` would cut a kept bad line
+    at U+2028).
+    """
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -180,7 +152,7 @@ def _lines(text: str) -> list[str]:
 
 
 def _shown(cell: str) -> str:
-    """A cell quoted for a problem line, at most about 80 characters (a bad line may be megabytes)."""
+    """A cell quoted for a problem line, cut to about 80 characters."""
     return repr(cell) if len(cell) <= 80 else repr(cell[:80]) + f"… ({len(cell):,} characters)"
 
 
@@ -193,8 +165,7 @@ def _is_date(text: str) -> bool:
 
 
 def check_usable(path: str | Path) -> None:
-    """Raise :class:`HistoryError` when ``path`` could not take a new row at all — unreadable, not
-    UTF-8, or a wrong header — without parsing every row (an absent file is usable)."""
+    """HistoryError when ``path`` could not take a row (unreadable, not UTF-8, wrong header)."""
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")  # no newline translation: a lone CR stays in its line
@@ -209,8 +180,7 @@ def check_usable(path: str | Path) -> None:
 
 
 def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
-    """Rows grouped by server, each list sorted by date; a repeated (date, server) keeps the row
-    that comes last in the file (one row per day is the file's rule)."""
+    """Rows per server sorted by date; of a repeated (date, server) the last row in the file wins."""
     latest: dict[tuple[str, str], HistoryRow] = {}
     for row in rows:
         latest[(row.server, row.date)] = row
@@ -221,7 +191,7 @@ def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
 
 
 def row_for(date: str, record: dict) -> dict:
-    """The history row (a dict of typed values) for a record swept on ``date`` (YYYY-MM-DD)."""
+    """The history row for a record swept on ``date``."""
     return {
         "date": date,
         "server": record["server"],
@@ -233,28 +203,21 @@ def row_for(date: str, record: dict) -> dict:
 
 
 def read(path: Path) -> list[dict]:
-    """Rows of ``path`` as schema-shaped dicts (``HistoryRow.to_json``); an absent file reads as
-    no rows. Raises ``HistoryError`` naming every malformed line."""
+    """Rows of ``path`` as schema-shaped dicts; HistoryError naming every bad line."""
     return [row.to_json() for row in read_history(path)] if Path(path).exists() else []
 
 
 def merge(existing: list[dict], new: list[dict]) -> list[dict]:
-    """``existing`` with ``new`` applied: one row per (date, server), a new row replacing an old
-    one for the same key (so a rerun on the same day is idempotent), sorted by date then server."""
+    """``existing`` with ``new`` applied, one row per (date, server), sorted: a rerun is idempotent."""
     rows = {(r["date"], r["server"]): r for r in existing}
     for row in new:
         rows[(row["date"], row["server"])] = row
     return [rows[key] for key in sorted(rows)]
 
 
-def render(rows: list[dict], kept: list[BadLine] = (), validate: bool = True) -> str:
-    """CSV text of ``rows`` (header first, ``\\n`` line ends), then the ``kept`` bad lines exactly
-    as they were (never dropped, never rewritten: a human fixes them). Validates every row against
-    the schema unless ``validate`` is false — for rows that are all either read by this module's
-    reader (the same rules, applied by hand) or already checked by the caller: jsonschema costs
-    about 0.4 ms a row, a minute at 150,000 rows.
-
-    Raises ``harness.util.schemas.SchemaViolation`` naming the row.
+def render(rows: list[dict], kept: Sequence[BadLine] = (), validate: bool = True) -> str:
+    """CSV text of ``rows`` then the ``kept`` bad lines verbatim; ``validate=False`` skips the schema
+    (0.4 ms a row) for rows already checked.
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -269,5 +232,4 @@ def render(rows: list[dict], kept: list[BadLine] = (), validate: bool = True) ->
 
 
 def write(path: Path, rows: list[dict]) -> Path:
-    """Validate and atomically write ``rows`` to ``path``."""
     return atomic.write_text(path, render(rows))

@@ -1,29 +1,5 @@
-"""Catalog entries proposed from real sources, launched once and triaged.
-
-Sources (:func:`read_candidates`):
-
-* the official MCP registry's ``server.json`` format — one ``server.json``, the registry's list
-  answer (``{"servers": [{"server": {...}, "_meta": {...}}], "metadata": {"nextCursor": ...}}``) or
-  a JSON array of either; its npm/PyPI stdio ``packages`` and its ``streamable-http`` ``remotes``;
-* a package list (TSV with a header: ``name``, ``registry``, optional ``version`` and ``command``,
-  the command's ``[--env NAME]`` marks naming env variables and its words after the package the
-  arguments);
-* package names given on the command line.
-
-Each candidate is checked against its registry's metadata (:mod:`harness.db.package_meta`): the
-release exists, the package says it is an MCP server (keyword or SDK dependency), and it declares
-the command that is launched. A :class:`Proposal` is a catalog entry — launch command pinned to an
-exact release, required env names (the harness gives them dummy values), fixed non-secret values,
-category, repository — or the reason there is none.
-
-Triage (:func:`triage`) launches each proposal once under the resolved isolation, through the
-measuring path a sweep uses (package resolved once, then ``measure`` with no confirmation launch),
-at most ``concurrency`` at a time, each bounded by its entry's timeout, and sorts it:
-``lists-tools``, ``needs-credential`` (``auth-required``), ``needs-runtime`` (the failure's evidence
-is the measuring machine's toolchain or network, or the package declares a Node this machine does
-not have) or ``broken``. :data:`ACCEPTED` outcomes are appended to ``servers.yaml`` with their
-``triage`` (outcome, date, evidence) by :mod:`harness.db.catalog_text`, every other entry unchanged.
-Nothing is published: the records made while triaging are not kept.
+"""Catalog entries proposed from real sources (``read_candidates``, ``from_names``), checked against
+their registry (``propose``), launched once and sorted (``triage``, ``classify``) (docs/CATALOG.md).
 """
 
 from __future__ import annotations
@@ -36,16 +12,23 @@ import json
 import re
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
 from harness.db import package_meta
-from harness.db.catalog import Catalog, Entry
+from harness.db.catalog import Catalog, CatalogError, Entry, load_catalog
+from harness.db.catalog_text import dump_entry
+from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
-from harness.util import bounded, names, untrusted
+from harness.db.targets import target_for
+from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import measure as measuring
+from harness.util import bounded, names, published, untrusted
 
 LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
 OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN)
@@ -62,13 +45,12 @@ _RUNTIME = re.compile(r"EBADENGINE|Unsupported engine"
 
 
 class ImportInputError(ValueError):
-    """An input file or URL that cannot be read as a source of candidates (one line)."""
+    """An input file or URL that cannot be read as a source of candidates."""
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A package (or remote URL) someone or something says is an MCP server, with what its source
-    said about launching it: ``args`` after the package, ``env`` names, fixed ``set_env`` values."""
+    """A package or remote URL said to be an MCP server, with its launch ``args``, ``env``, ``set_env``."""
 
     registry: str  # npm, pypi or url
     package: str
@@ -84,8 +66,7 @@ class Candidate:
 
 @dataclass
 class Proposal:
-    """A candidate turned into a catalog ``entry`` (a dict in the catalog's field order), or the
-    ``reason`` it was not; after triage, its ``outcome`` and ``evidence``."""
+    """A candidate as a catalog ``entry`` or the ``reason`` there is none; ``outcome`` after triage."""
 
     candidate: Candidate
     entry: dict | None = None
@@ -103,7 +84,7 @@ class Proposal:
 # ---------------------------------------------------------------- reading sources
 
 def read_candidates(path_or_url: str) -> list[Candidate]:
-    """Candidates from a ``server.json``-format file or URL, or a package-list TSV (by content)."""
+    """Candidates from a ``server.json``-format file or URL, or a package-list TSV."""
     if re.match(r"https?://", path_or_url):
         return _registry_pages(path_or_url)
     try:
@@ -120,8 +101,7 @@ def read_candidates(path_or_url: str) -> list[Candidate]:
 
 
 def _registry_pages(url: str) -> list[Candidate]:
-    """Every page of a registry list URL, following ``metadata.nextCursor`` (at most ``MAX_PAGES``;
-    a cursor seen before ends the walk: a registry that loops is not followed round)."""
+    """Every page of a registry list URL (at most ``MAX_PAGES``; a repeated cursor ends the walk)."""
     found, cursor, seen = [], None, set()
     for _ in range(MAX_PAGES):
         page_url = url if cursor is None else f"{url}{'&' if '?' in url else '?'}cursor={quote(str(cursor), safe='')}"
@@ -139,9 +119,9 @@ def _registry_pages(url: str) -> list[Candidate]:
 
 
 def from_server_json(doc: object, source: str = "server.json") -> list[Candidate]:
-    """Candidates from one ``server.json``, a registry list answer, or an array of either. Only the
-    newest version of each server (``_meta…isLatest`` when given) and only npm/PyPI stdio packages
-    or streamable-http remotes are taken; the first usable one per server."""
+    """Candidates from a ``server.json``, a registry list answer or an array of either (newest
+    versions, first usable package or remote).
+    """
     if isinstance(doc, dict) and isinstance(doc.get("servers"), list):
         items = doc["servers"]
     elif isinstance(doc, list):
@@ -152,7 +132,7 @@ def from_server_json(doc: object, source: str = "server.json") -> list[Candidate
     for item in items:
         if not isinstance(item, dict):
             continue
-        server = item.get("server") if isinstance(item.get("server"), dict) else item
+        server = got if isinstance(got := item.get("server"), dict) else item
         official = ((item.get("_meta") or {}).get("io.modelcontextprotocol.registry/official") or {}) \
             if isinstance(item.get("_meta"), dict) else {}
         if official.get("isLatest") is False or official.get("status") == "deleted":
@@ -164,7 +144,7 @@ def from_server_json(doc: object, source: str = "server.json") -> list[Candidate
 
 
 def _server_candidate(server: dict, source: str) -> Candidate | None:
-    name = server.get("name") if isinstance(server.get("name"), str) else None
+    name = got if isinstance(got := server.get("name"), str) else None
     repo = (server.get("repository") or {}).get("url") if isinstance(server.get("repository"), dict) else None
     for pkg in server.get("packages") or ():
         if not isinstance(pkg, dict) or pkg.get("registryType") not in (NPM, PYPI):
@@ -187,13 +167,12 @@ def _server_candidate(server: dict, source: str) -> Candidate | None:
 
 
 def _arguments(items) -> tuple[list[str], str | None]:
-    """The command-line words of ``packageArguments``: each argument's ``value``, else its
-    ``default``; a required one with neither cannot be launched unattended (the problem says so)."""
+    """The words of ``packageArguments`` and a problem when a required one has no value."""
     words: list[str] = []
     for arg in items:
         if not isinstance(arg, dict):
             continue
-        value = arg.get("value") if isinstance(arg.get("value"), str) else arg.get("default")
+        value = got if isinstance(got := arg.get("value"), str) else arg.get("default")
         if not isinstance(value, str) or "{" in value:
             if arg.get("isRequired"):
                 label = arg.get("name") or arg.get("valueHint") or "positional"
@@ -204,15 +183,14 @@ def _arguments(items) -> tuple[list[str], str | None]:
 
 
 def _environment(items) -> tuple[list[str], list[tuple[str, str]]]:
-    """Required variables: secrets and those without a default become ``env`` names (dummy values
-    are given); a required non-secret with a default or fixed value becomes ``setEnv``."""
+    """``(env names, setEnv pairs)``: secrets and values without a default are names."""
     env, set_env = [], []
     for var in items:
         if not isinstance(var, dict) or not isinstance(var.get("name"), str):
             continue
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", var["name"]) or not var.get("isRequired"):
             continue
-        fixed = var.get("value") if isinstance(var.get("value"), str) else var.get("default")
+        fixed = got if isinstance(got := var.get("value"), str) else var.get("default")
         if not var.get("isSecret") and isinstance(fixed, str) and "{" not in fixed:
             set_env.append((var["name"], fixed))
         elif var["name"] not in env:
@@ -221,8 +199,7 @@ def _environment(items) -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def from_package_list(text: str, source: str = "packages.tsv") -> list[Candidate]:
-    """Candidates from a TSV with a header row: ``name`` and ``registry`` (npm or pypi) required,
-    ``version`` and ``command`` optional (see module doc)."""
+    """Candidates from a TSV with ``name``, ``registry`` and optional ``version``, ``command``."""
     rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
     if rows and not {"name", "registry"} <= set(rows[0]):
         raise ImportInputError(f"{source}: a package list needs the columns name and registry")
@@ -244,7 +221,7 @@ def from_package_list(text: str, source: str = "packages.tsv") -> list[Candidate
 
 
 def _list_args(command: str, registry: str, name: str) -> tuple[list[str], str | None]:
-    """The words after the package (npx) or after the command (uvx) of a hand-written command."""
+    """The words after the package (npx) or the command (uvx)."""
     try:
         words = shlex.split(re.sub(r"\[--env [A-Z_][A-Z0-9_]*\]", "", command))
     except ValueError as exc:
@@ -261,7 +238,7 @@ def _list_args(command: str, registry: str, name: str) -> tuple[list[str], str |
 
 
 def from_names(npm: list[str], pypi: list[str]) -> list[Candidate]:
-    """Candidates named on the command line: ``NAME[@VERSION]`` (npm), ``NAME[==VERSION]`` (PyPI)."""
+    """Candidates from ``NAME[@VERSION]`` (npm) and ``NAME[==VERSION]`` (PyPI)."""
     out = []
     for spec in npm:
         scope = "@" if spec.startswith("@") else ""
@@ -276,7 +253,7 @@ def from_names(npm: list[str], pypi: list[str]) -> list[Candidate]:
 # ---------------------------------------------------------------- proposing entries
 
 def propose(candidates: list[Candidate], catalog: Catalog, src) -> list[Proposal]:
-    """A proposal per candidate, in input order; names unique against the catalog and each other."""
+    """A proposal per candidate, in input order; names unique against the catalog."""
     known_packages = {_package_key(e.package) for e in catalog.entries if e.package}
     known_urls = {e.url for e in catalog.entries if e.url}
     taken = {e.name for e in catalog.entries}
@@ -320,14 +297,9 @@ def propose(candidates: list[Candidate], catalog: Catalog, src) -> list[Proposal
 
 
 def _refused(entry: dict) -> str | None:
-    """Why the catalog loader would refuse ``entry`` (its first line), or ``None``."""
-    import tempfile
-
-    from harness.db.catalog import CatalogError, load_catalog
-    from harness.db.catalog_text import dump_entry
-
+    """Why the catalog loader would refuse ``entry``, or None."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "servers.yaml"
+        path = Path(tmp) / published.CATALOG
         path.write_text("servers:\n" + dump_entry(entry), encoding="utf-8")
         try:
             load_catalog(path)
@@ -341,7 +313,7 @@ def _package_key(package: str) -> str:
 
 
 def launch_command(cand: Candidate, pkg: Package) -> tuple[str | None, str | None]:
-    """The command the package's users run, pinned to ``pkg.version``; or ``(None, why not)``."""
+    """The package's command pinned to ``pkg.version``, or ``(None, why not)``."""
     tail = "".join(" " + shlex.quote(a) for a in cand.args)
     if pkg.registry == NPM:
         unscoped = pkg.name.rsplit("/", 1)[-1]
@@ -376,8 +348,7 @@ def _mcp_script(bins: dict[str, str]) -> str | None:
 
 
 def slug(package: str) -> str:
-    """A catalog name from a package name: ``@scope/name`` → ``scope-name`` (``name`` when it starts
-    with the scope), lower case, runs of other characters as one ``-``, at most 64 characters."""
+    """A catalog name from a package name (``@scope/name`` → ``scope-name``), at most 64 characters."""
     scope, _, rest = package.lower().lstrip("@").rpartition("/")
     if scope and rest.startswith(scope):  # @acme/acme-mcp is acme-mcp
         scope = ""
@@ -395,8 +366,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def _category(cand: Candidate) -> str:
-    """``vendor-official`` for a registry name in a verified domain namespace (reverse DNS, not a
-    GitHub user's ``io.github.*``), else ``community``."""
+    """``vendor-official`` for a registry name in a verified domain namespace, else ``community``."""
     ns = (cand.server_name or "").split("/", 1)[0]
     return "vendor-official" if ns and "." in ns and not ns.startswith("io.github.") else "community"
 
@@ -426,19 +396,14 @@ def _url_entry(cand: Candidate, taken: set[str]) -> dict:
 
 async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency: int = 2,
                  timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS, say=lambda line: None) -> None:
-    """Launch every proposal that has an entry once (see module doc) and set its outcome."""
-    from harness.db.launch_gate import LaunchGate
-    from harness.db.targets import target_for
-    from harness.probe import internal, isolation, record, resolve, side_lists
-    from harness.probe import measure as measuring
-
+    """Launch each proposal with an entry once, as a sweep would, and set its outcome."""
     gate = LaunchGate(max(1, concurrency))
     admitted = asyncio.Semaphore(max(1, concurrency))
     iso = isolation.describe(isolation_mode)
 
-    async def one(prop: Proposal) -> None:
+    async def one(prop: Proposal, entry: dict[str, Any]) -> None:
         async with admitted:
-            target = target_for(_as_entry(prop.entry, timeout_seconds))
+            target = target_for(_as_entry(entry, timeout_seconds))
             try:
                 async with gate.slot():
                     target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
@@ -453,22 +418,19 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
             prop.outcome, prop.evidence = classify(rec, prop.package)
             say(f"{prop.name}: {prop.outcome} ({rec['status']}) {prop.evidence}")
 
-    await asyncio.gather(*(one(p) for p in proposals if p.entry is not None))
+    await asyncio.gather(*(one(p, p.entry) for p in proposals if p.entry is not None))
 
 
 def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
-    """The catalog ``Entry`` a proposed entry would load as, with the triage launch's timeout."""
     return Entry(name=entry["name"], command=entry.get("command"), url=entry.get("url"),
                  package=entry.get("package"), env=tuple(entry.get("env", ())),
                  set_env=tuple(sorted(entry.get("setEnv", {}).items())), timeout_seconds=timeout_seconds)
 
 
 def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
-    """``(outcome, evidence)`` for a triage launch's record (see module doc)."""
-    from harness.probe import record as records
-
+    """``(outcome, evidence)`` for a triage launch's record."""
     status = rec["status"]
-    if status in records.MEASURED_STATUSES:
+    if status in record.MEASURED_STATUSES:
         return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":
@@ -481,8 +443,7 @@ def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
 
 
 def _cut(text: str) -> str:
-    """One line of at most ``MAX_EVIDENCE_CHARS``, every character a terminal or the catalog would
-    act on shown as an escape (the evidence is the server's own words)."""
+    """One escaped line of at most ``MAX_EVIDENCE_CHARS``."""
     text = untrusted.escape(" ".join(str(text).split()), spaces=True)
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS - 1] + "…"
 
@@ -501,8 +462,7 @@ def _node_version() -> str:
 
 
 def node_satisfies(declared: str) -> bool:
-    """Whether this machine's node satisfies an ``engines.node`` range, by npm's own ``semver``
-    (true when that cannot be told)."""
+    """Whether this machine's node satisfies an ``engines.node`` range (True when unknown)."""
     script = ("const s=require(require('path').join(process.argv[1],'npm','node_modules','semver'));"
               "process.stdout.write(String(s.satisfies(process.version, process.argv[2])))")
     try:
@@ -516,18 +476,18 @@ def node_satisfies(declared: str) -> bool:
 
 
 def with_triage(prop: Proposal, date: dt.date) -> dict:
-    """The proposal's entry with its ``triage`` field, as it is written to the catalog."""
+    """The entry with its ``triage`` field, as written to the catalog."""
     assert prop.entry is not None and prop.outcome is not None
     return {**prop.entry, "triage": {"outcome": prop.outcome, "date": date.isoformat(), "evidence": prop.evidence}}
 
 
 def accepted(proposals: list[Proposal]) -> list[Proposal]:
-    """The triaged proposals the catalog takes, ordered by name (a stable diff)."""
+    """The triaged proposals the catalog takes, by name."""
     return sorted((p for p in proposals if p.outcome in ACCEPTED), key=lambda p: p.name)
 
 
 def summary_rows(proposals: list[Proposal]) -> list[dict]:
-    """One row per candidate, for the report file and the pull request's body."""
+    """One row per candidate, for the report and the pull request's body."""
     rows = []
     for p in proposals:
         rows.append({"package": p.candidate.package, "registry": p.candidate.registry, "name": p.name,

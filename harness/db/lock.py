@@ -1,14 +1,5 @@
-"""One writer per repository: the publish lock (issue #10, "Interrupted publishes").
-
-Every command that writes the database — ``sweep`` (also ``--merge``) and ``measure --server`` —
-holds an exclusive ``flock`` on ``mcp-context-cost.lock`` in the repository's git directory (or on
-``<root>/.staging/LOCK`` when ``root`` is not a repository) from before it recovers an interrupted
-publish until its own publish (and commit) is complete. A second one either exits with
-:class:`LockHeld` naming the holder, or, asked to wait, blocks until the holder is done. The kernel
-drops the lock when its process ends however it ends (SIGKILL included), so a lock is never stale;
-the holder's description in the file is only for the message.
-
-``sweep --shard`` takes no lock: it writes only its own ``--out`` directory.
+"""One writer per repository: ``RepoLock``, an ``flock`` the kernel drops with its holder
+(docs/OPERATIONS.md, 'Setting up and sweeping').
 """
 
 from __future__ import annotations
@@ -30,19 +21,17 @@ STAGING_DIR = ".staging"
 
 
 class LockHeld(RuntimeError):
-    """Another process holds the repository's publish lock; ``str()`` names it."""
+    """Another process holds the publish lock; the message names it."""
 
 
 class LockUnavailable(LockHeld):
-    """The lock file cannot be opened as a regular file of our own — a read-only repository, or
-    something else (a folder, a symbolic link, a pipe) planted at its path; ``str()`` says which."""
+    """The lock file cannot be opened as our own regular file (read-only, or something planted)."""
 
 
 class RepoLock:
-    """``with RepoLock(root, wait=False, on_wait=print):`` — hold the lock for the block.
-
-    Raises :class:`LockHeld` on entry when ``wait`` is false and another process holds it; with
-    ``wait`` true, calls ``on_wait(holder)`` once and blocks until it is free."""
+    """Hold the lock for a ``with`` block; LockHeld unless ``wait``, which calls ``on_wait(holder)``
+    once and blocks.
+    """
 
     def __init__(self, root: Path, wait: bool = False, on_wait=None):
         self.path = lock_path(Path(root))
@@ -80,8 +69,7 @@ class RepoLock:
 
 
 def _open(path: Path):
-    """The lock file opened for writing, never through a link (the holder's description truncates
-    it: through a planted link that would empty someone else's file). Raises :class:`LockUnavailable`."""
+    """The lock file opened for writing, never through a link; LockUnavailable."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
@@ -98,7 +86,7 @@ def _open(path: Path):
 
 
 def lock_path(root: Path) -> Path:
-    """Where ``root``'s lock lives: inside its git directory, so ``git status`` never shows it."""
+    """Inside the git directory, so ``git status`` never shows it."""
     try:
         return Path(git.Repo(root).git_dir) / LOCK_FILE
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -106,7 +94,7 @@ def lock_path(root: Path) -> Path:
 
 
 def describe_holder(path: Path) -> str:
-    """``pid N since T: command`` from the lock file, or a plain phrase when it cannot be read."""
+    """``pid N since T: command`` from the lock file, or a plain phrase."""
     try:
         info = json.loads(Path(path).read_text(encoding="utf-8"))
         return escape(f"pid {int(info['pid'])} since {info['since']}: {info['command']}")

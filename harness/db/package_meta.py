@@ -1,12 +1,6 @@
-"""What npm and PyPI say about a package: its newest release, its declared bin / console scripts,
-keywords, repository and runtime requirement, read the way each registry's ordinary client reads it.
-
-``Package`` is parsed from *raw documents* — for npm the JSON of ``npm view NAME[@VERSION] --json``,
-for PyPI the project JSON (``/pypi/NAME/json``) plus ``entry_points.txt`` and ``METADATA`` of the
-release's wheel — so the same parsing runs on live answers (:class:`LiveSource`) and on documents
-recorded from real packages (:class:`RecordedSource`, the tests' fixtures; ``LiveSource(record_to=DIR)``
-writes them). Every answer is bounded in bytes and time; a package a registry does not know, or an
-answer that cannot be read, raises :class:`MetadataError` with one line naming the package and why.
+"""What npm and PyPI say about a package, read as their clients read it: ``Package``, ``parse_npm``,
+``parse_pypi``; ``LiveSource`` asks the registries (bounded), ``RecordedSource`` replays recorded
+answers. ``MetadataError`` names the package and why.
 """
 
 from __future__ import annotations
@@ -41,15 +35,14 @@ MCP_KEYWORDS = re.compile(r"^(?:mcp|mcp[-_ ]server|model[-_ ]?context[-_ ]?proto
 
 
 class MetadataError(RuntimeError):
-    """The registry does not know the package, or its answer cannot be read (one line)."""
+    """The registry does not know the package, or its answer cannot be read."""
 
 
 @dataclass(frozen=True)
 class Package:
-    """One release of a package as its registry describes it. ``latest``: the newest release
-    (npm ``dist-tags.latest``, PyPI ``info.version``). ``bins``: command name → target (npm
-    ``bin``; PyPI ``console_scripts``). ``runtime``: the declared requirement (npm ``engines.node``,
-    PyPI ``Requires-Python``), ``None`` when none is declared."""
+    """One release: ``latest`` (newest release), ``bins`` (command → target), ``runtime`` (npm
+    ``engines.node`` or PyPI ``Requires-Python``).
+    """
 
     registry: str
     name: str
@@ -64,9 +57,7 @@ class Package:
 
     @property
     def is_mcp(self) -> bool:
-        """Whether the package says it is an MCP server — a keyword, "mcp" as a word of its name, "MCP" or
-        "Model Context Protocol" in its description — or is built on an MCP SDK (a bundled package
-        declares no dependencies, so its words must do)."""
+        """Whether its keywords, name or description say MCP server, or it depends on an MCP SDK."""
         return (any(MCP_KEYWORDS.match(k) for k in self.keywords)
                 or any(d.lower() in MCP_DEPENDENCIES for d in self.dependencies)
                 or "mcp" in re.split(r"[^a-z0-9]+", self.name.lower())
@@ -76,7 +67,7 @@ class Package:
 # ---------------------------------------------------------------- parsing raw documents
 
 def parse_npm(doc: object, name: str) -> Package:
-    """A ``Package`` from ``npm view NAME[@V] --json`` output (``doc``, parsed)."""
+    """A Package from ``npm view NAME[@V] --json`` output."""
     if isinstance(doc, list):  # a range matching several versions: npm answers one object each
         doc = doc[-1] if doc else None
     if not isinstance(doc, dict) or not isinstance(doc.get("version"), str):
@@ -84,8 +75,8 @@ def parse_npm(doc: object, name: str) -> Package:
     bins = doc.get("bin") or {}
     if isinstance(bins, str):  # "bin": "cli.js" means one command named like the package
         bins = {name.rsplit("/", 1)[-1]: bins}
-    engines = doc.get("engines") if isinstance(doc.get("engines"), dict) else {}
-    tags = doc.get("dist-tags") if isinstance(doc.get("dist-tags"), dict) else {}
+    engines = got if isinstance(got := doc.get("engines"), dict) else {}
+    tags = got if isinstance(got := doc.get("dist-tags"), dict) else {}
     return Package(
         registry=NPM, name=str(doc.get("name") or name), version=doc["version"],
         latest=str(tags.get("latest") or doc["version"]),
@@ -99,8 +90,7 @@ def parse_npm(doc: object, name: str) -> Package:
 
 
 def parse_pypi(project: object, dist: dict[str, str] | None, name: str, version: str | None) -> Package:
-    """A ``Package`` from PyPI's project JSON and, when a wheel was read, its ``entry_points.txt``
-    and ``METADATA`` texts (``dist``)."""
+    """A Package from PyPI's project JSON and the wheel's ``entry_points.txt``/``METADATA`` (``dist``)."""
     if not isinstance(project, dict) or not isinstance(project.get("info"), dict):
         raise MetadataError(f"pypi: {name}: no such project")
     info = project["info"]
@@ -143,7 +133,6 @@ _GIT_URL = re.compile(r"^(?:git\+)?(?:https?|git|ssh)://(?:git@)?([^/]+)/(.+?)(?
 
 
 def _repo_url(repo: object) -> str | None:
-    """An https URL for npm's ``repository`` (object or ``github:owner/name`` shorthand)."""
     url = repo.get("url") if isinstance(repo, dict) else repo
     if not isinstance(url, str):
         return None
@@ -165,7 +154,7 @@ def _pypi_repo(urls: dict, home: object) -> str | None:
 
 
 def newest(versions: list[str]) -> str | None:
-    """The highest final release among ``versions`` (pre-releases only when there is nothing else)."""
+    """The highest final release (a pre-release only when there is nothing else)."""
     parsed = []
     for text in versions:
         try:
@@ -179,9 +168,9 @@ def newest(versions: list[str]) -> str | None:
 # ---------------------------------------------------------------- sources
 
 class RecordedSource:
-    """Documents recorded from the registries, under ``root``: ``npm/<name>@<version>.json`` (and
-    ``npm/<name>.json`` for the newest; ``/`` written ``__``), ``pypi/<name>.json`` (project JSON) and
-    ``pypi/<name>@<version>.dist.json`` (the wheel's texts), PyPI names normalized."""
+    """Registry answers recorded under ``root`` (``npm/<name>@<version>.json``, ``pypi/<name>.json``,
+    ``pypi/<name>@<version>.dist.json``).
+    """
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -208,9 +197,7 @@ class RecordedSource:
 
 
 class LiveSource:
-    """The registries themselves: ``npm view`` (the npm client, with its own configuration) and
-    PyPI's JSON API over ``requests``. ``record_to``: also write each raw document there, in the
-    layout :class:`RecordedSource` reads."""
+    """The registries: ``npm view`` and PyPI's JSON API; ``record_to`` also writes each answer there."""
 
     def __init__(self, record_to: str | os.PathLike | None = None):
         self.record_to = Path(record_to) if record_to else None
@@ -256,7 +243,6 @@ class LiveSource:
             raise MetadataError(f"pypi: {name}: {str(exc)[:200]}") from None
 
     def _wheel_texts(self, project: dict, version: str | None, name: str) -> dict[str, str] | None:
-        """``entry_points.txt`` and ``METADATA`` of the release's wheel (``None`` without a wheel)."""
         files = (project.get("releases") or {}).get(version) or []
         wheels = [f for f in files if isinstance(f, dict) and str(f.get("filename", "")).endswith(".whl")]
         wheels.sort(key=lambda f: ("none-any" not in f["filename"], f["filename"]))
@@ -283,7 +269,7 @@ class LiveSource:
 
 
 def _trim_project(project: dict) -> dict:
-    """The project JSON with only what is read: ``info`` and each release's files' names and URLs."""
+    """The project JSON with only what is read."""
     info_keys = ("name", "version", "keywords", "summary", "project_urls", "home_page", "requires_python",
                  "requires_dist")
     releases = {v: [{"filename": f.get("filename"), "url": f.get("url")} for f in files if isinstance(f, dict)]
@@ -297,12 +283,11 @@ def _file_name(name: str, version: str | None, suffix: str = ".json") -> str:
 
 
 def source(recorded: str | os.PathLike | None = None, record_to: str | os.PathLike | None = None):
-    """The recorded documents under ``recorded`` when given, else the live registries."""
+    """The recorded answers under ``recorded`` when given, else the live registries."""
     return RecordedSource(recorded) if recorded else LiveSource(record_to)
 
 
 def lookup(src, registry: str, name: str, version: str | None = None) -> Package:
-    """``src.npm`` or ``src.pypi`` by ``registry`` (``npm`` / ``pypi``)."""
     if registry == NPM:
         return src.npm(name, version)
     if registry == PYPI:

@@ -1,16 +1,5 @@
-"""Each catalog entry's pinned release, and moving it to the newest release on its registry.
-
-A pin is the exact version in an entry's launch command: ``npx … pkg@1.2.3``, ``npx
---package=pkg@1.2.3 bin``, ``uvx pkg@1.2.3`` or ``uvx --from pkg==1.2.3 cmd``. An entry launched
-by ``@latest``, without a version, from git or by URL has no pin (:func:`pin_of` says why) and is
-left as it is: choosing what a user's command is belongs to the entry, not to this update.
-
-:func:`plan` asks each pinned entry's registry for its newest release (npm ``dist-tags.latest``,
-PyPI ``info.version``; :mod:`harness.db.package_meta`) and :func:`apply` rewrites only the version
-inside each command, through :func:`harness.db.catalog_text.replace_field`, so ``servers.yaml``
-changes by exactly those words — a reviewable diff, as Renovate or Dependabot would open. A
-registry that does not answer leaves its entry as it is and says so; a newest release older than
-the pin (a pre-release pinned on purpose) is never a downgrade.
+"""Each entry's pinned release and moving it to the newest: ``pin_of``, ``plan``, ``apply`` rewrite only
+the version words (docs/CATALOG.md, pins).
 """
 
 from __future__ import annotations
@@ -33,8 +22,7 @@ EXACT = re.compile(r"^v?\d+(?:\.\d+)*(?:[-+.]?[0-9A-Za-z][0-9A-Za-z.+-]*)?$")
 
 @dataclass(frozen=True)
 class Pin:
-    """``registry`` (npm/pypi), ``package`` and ``version`` as written in the command, and ``spec``:
-    the exact words of the command that hold them (``pkg@1.2.3`` or ``pkg==1.2.3``)."""
+    """A pin as written: ``registry``, ``package``, ``version`` and ``spec``, the words that hold them."""
 
     registry: str
     package: str
@@ -48,8 +36,7 @@ class Pin:
 
 @dataclass(frozen=True)
 class Change:
-    """One entry's pin and what became of it: ``newest`` (``None`` when the registry did not say),
-    ``command`` (the new command, ``None`` when unchanged) and ``note`` (why not, when unchanged)."""
+    """One entry's pin and its ``newest`` release; ``command`` when changed, else a ``note`` why not."""
 
     name: str
     pin: Pin | None
@@ -123,7 +110,7 @@ def _checked(registry: str, package: str, version: str, spec: str) -> tuple[Pin 
 
 
 def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
-    """Each entry's change (see module doc), in catalog order; ``only``: these names only."""
+    """Each entry's change, in catalog order; ``only`` restricts to these names."""
     entries = [e for e in catalog.entries if not only or e.name in only]
     found = {e.name: pin_of(e) for e in entries}
     packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None})
@@ -148,7 +135,6 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
 
 
 def _newest(src, registry: str, package: str) -> tuple[str | None, str]:
-    """``(newest release, "")`` or ``(None, why the registry did not say)``."""
     try:
         return package_meta.lookup(src, registry, package).latest, ""
     except MetadataError as exc:
@@ -163,7 +149,7 @@ def _newer(candidate: str, current: str) -> bool:
 
 
 def _replace_spec(command: str, pin: Pin, newest: str) -> str:
-    """``command`` with the pin's words (exactly once, as a whole word) holding ``newest``."""
+    """``command`` with the pin's words (exactly once, a whole word) holding ``newest``."""
     pattern = re.compile(r"(?<![\w@/.=-])" + re.escape(pin.spec) + r"(?![\w.@-])")
     found = pattern.findall(command)
     if len(found) != 1:

@@ -1,17 +1,10 @@
-"""Sweep progress: a live ``rich`` display on a terminal, plain lines in CI or when piped.
-
-One line per finished server, never cut (issue #15, "Sweep output")::
-
-    [3/12] memory: measured — 2,378 tokens, 9 tools
-    [4/12] pulumi: startup-failure — npm error 404 The requested resource '@pulumi/mcp-server@latest' could …
-
-On a terminal ``rich`` wraps a long line at word boundaries to the terminal's width, and the live
-bar below the lines lists the servers in flight in whole names (``+3 more`` when they do not fit).
-Elsewhere each line is printed whole, so a CI log keeps the full reason on one line. Server names
-and reasons are untrusted: they go through ``harness.util.untrusted.line``.
+"""Sweep progress: a live ``rich`` display on a terminal, one whole line per server elsewhere;
+names and reasons through ``untrusted.line``.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
 
 import sys
 
@@ -20,23 +13,23 @@ from harness.util.untrusted import line as safe_line
 # Width the bar, the counts and the clock take on the live line; the names in flight get the rest.
 _FIXED_COLUMNS = 48
 
+if TYPE_CHECKING:  # rich is imported when a live display starts
+    from rich.progress import Progress as Bar, TaskID
+
 
 class Progress:
-    """``start(total)``, ``begin(name)``, ``done(name, status, detail)``, ``close()``.
-
-    ``stream``: where progress goes (default ``sys.stderr``). ``live``: force the terminal display
-    on or off (default: on when ``stream`` is a terminal). ``width``: the terminal width to fit
-    (default: what ``rich`` detects).
+    """``start(total)``, ``begin(name)``, ``done(name, status, detail)``, ``close()``; ``live`` defaults
+    to whether ``stream`` is a terminal.
     """
 
-    def __init__(self, stream=None, live: bool | None = None, width: int | None = None):
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None, width: int | None = None) -> None:
         self.stream = stream or sys.stderr
         self.live = is_terminal(self.stream) if live is None else live
         self.width = width
         self.total = self.finished = 0
         self.running: list[str] = []
-        self._bar = None
-        self._task = None
+        self._bar: Bar | None = None
+        self._task: TaskID | None = None
 
     def start(self, total: int) -> None:
         self.total = total
@@ -70,7 +63,7 @@ class Progress:
         from rich.text import Text
 
         self._bar.console.print(Text(text, overflow="fold"))
-        self._bar.update(self._task, completed=self.finished)
+        self._bar.update(self._task_id(), completed=self.finished)
         self._refresh()
 
     def close(self) -> None:
@@ -78,9 +71,13 @@ class Progress:
             self._bar.stop()
             self._bar = None
 
+    def _task_id(self) -> TaskID:
+        assert self._task is not None  # set with _bar
+        return self._task
+
     def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, description=in_flight(self.running, self._bar.console.width - _FIXED_COLUMNS))
+            self._bar.update(self._task_id(), description=in_flight(self.running, self._bar.console.width - _FIXED_COLUMNS))
 
 
 def in_flight(names: list[str], width: int) -> str:
@@ -99,7 +96,6 @@ def in_flight(names: list[str], width: int) -> str:
 
 
 def is_terminal(stream) -> bool:
-    """True when ``stream`` is an interactive terminal (a closed or fake stream is not)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):

@@ -1,33 +1,25 @@
-"""The run files of the readings published beside the headline (issue #14): where they live,
-how they are read and written.
-
-    results/divergence.json        Claude divergence, tools-delta/v1
-    results/cross-check.json       the sd2k/mcp-tokens cross-check, cli-cross-check/v1
-    results/capability-probe.json  the capability probe, capability-probe/v1
-
-Each is one JSON object with a ``rows`` array holding at most one row per server, validated
-against ``schemas/<kind>.schema.json`` on read and before every write, and written atomically
-(``JSON.stringify(doc, null, 2)`` + newline, with raw C1 and bidi characters written as
-``\\uXXXX`` by ``untrusted.json_text``: a row may quote a tool name). None of them touches a
-measurement record, a badge or a canonical hash. A run over some servers replaces those servers'
-rows and keeps the others (:func:`merge_rows`), so ``--only`` never erases what an earlier run found.
+"""The run files of the readings beside the headline (``results/divergence.json``,
+``cross-check.json``, ``capability-probe.json``): ``read``, ``write`` (schema-checked, atomic),
+``merge_rows`` (a run over some servers keeps the others' rows).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.db import record_file
-from harness.util import atomic, schemas, untrusted
+from harness.db import confine
+from harness.util import atomic, published, schemas, untrusted
 
-FILES = {"divergence": "results/divergence.json", "cross-check": "results/cross-check.json",
-         "capability-probe": "results/capability-probe.json"}
+FILES = {"divergence": published.DIVERGENCE, "cross-check": published.CROSS_CHECK,
+         "capability-probe": published.CAPABILITY_PROBE}
 
 
 class ReadingsError(ValueError):
-    """A run file exists but cannot be used; the message names the file and the problem."""
+    """A run file that exists but cannot be used."""
 
 
 def path_for(root: Path, kind: str) -> Path:
@@ -35,17 +27,16 @@ def path_for(root: Path, kind: str) -> Path:
 
 
 def read(root: Path, kind: str) -> dict | None:
-    """The parsed, schema-valid run file of ``kind`` under ``root``; ``None`` when there is none.
-    Raises :class:`ReadingsError` for a file that is unreadable, not JSON or off-schema."""
+    """The schema-valid run file of ``kind``, or None; ReadingsError."""
     path = path_for(root, kind)
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(Path(root), path).decode("utf-8")
+        text = confine.read_bytes(Path(root), path).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise ReadingsError(f"{path}: cannot read: {exc}") from None
     try:
-        doc = parse(text)
+        doc: Any = parse(text)  # a dict once the schema check below passes
     except WireJSONError as exc:
         raise ReadingsError(f"{path}: not JSON: {exc}") from None
     try:
@@ -56,15 +47,14 @@ def read(root: Path, kind: str) -> dict | None:
 
 
 def write(root: Path, kind: str, doc: dict) -> Path:
-    """Validate ``doc`` and write it atomically; returns the path. Raises ``SchemaViolation``."""
+    """Validate ``doc`` and write it atomically; SchemaViolation."""
     path = path_for(root, kind)
     schemas.check(kind, doc, where=str(path))
     return atomic.write_text(path, untrusted.json_text(stringify(doc, indent=2)) + "\n")
 
 
 def merge_rows(previous: list, fresh: list, names: list[str] | None = None) -> list[dict]:
-    """``previous`` rows with every server of ``fresh`` replaced, sorted by server; rows of servers
-    not in ``names`` (when given: the catalog) are dropped."""
+    """``previous`` with each server of ``fresh`` replaced, sorted; servers not in ``names`` dropped."""
     rows = {r["server"]: r for r in previous if isinstance(r, dict) and isinstance(r.get("server"), str)}
     rows.update({r["server"]: r for r in fresh})
     keep = set(names) if names is not None else set(rows)

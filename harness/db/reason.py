@@ -1,24 +1,5 @@
-"""One readable reason per failed record: the decisive line of its evidence, not an exception repr
-(issue #15, "Sweep output" and "The dashboard").
-
-A record's first note says why it failed, in the words the probe recorded (methodology, "Failure
-taxonomy — no silent drops"). Some of those words are the server's own decisive line wrapped in
-context (``...; stderr ends: 'npm error 404 ...'``, ``...; it said: '...'``), some are a Python
-exception chain (``ConnectionError: HTTPSConnectionPool(host='x', port=443): Max retries exceeded
-... (Caused by NameResolutionError(...))``). :func:`decisive` keeps the line a person acts on:
-
-    stderr ends: 'npm error 404 The requested …'   →  npm error 404 The requested …
-    ... Failed to resolve 'mcp.linear.app' ...      →  cannot resolve host mcp.linear.app
-    ... [Errno 111] Connection refused ...          →  connection refused by <host>
-    no answer within 120 s (phase: initialize)      →  (kept as it is)
-
-The result is one line and never cut: callers that need it short (the dashboard) shorten it
-themselves and keep the full note beside it. It is not escaped: print it through
-``harness.util.untrusted`` or escape it for the output format.
-
-A failure whose record carries ``environmentEvidence`` (a string: the evidence that the measuring
-machine's own network or toolchain failed, not the server) is an *environment* failure; its reason
-is that evidence.
+"""One readable reason per failed record: ``reason`` and ``decisive`` keep the line a person acts on
+(``npm error 404 …``), never cut, not escaped.
 """
 
 from __future__ import annotations
@@ -60,7 +41,7 @@ def reason(record: Mapping[str, Any]) -> str:
 
 
 def decisive(note: str) -> str:
-    """The decisive part of one note (see module doc), as one line of plain text."""
+    """The decisive part of one note, as one line of plain text."""
     text = _SPACES.sub(" ", note).strip()
     quoted = _QUOTED.search(text)
     if quoted:
@@ -72,8 +53,7 @@ def decisive(note: str) -> str:
 
 
 def _unquote(quote: str, rest: str) -> str:
-    """The text of a Python ``repr`` that starts right after its opening ``quote``: up to the first
-    unescaped ``quote`` (a note cut before its closing quote keeps what is there)."""
+    """The text of a ``repr`` from after its opening ``quote`` to its unescaped end."""
     escaped, end = False, len(rest)
     for index, char in enumerate(rest):
         if escaped:
@@ -92,7 +72,7 @@ def _unquote(quote: str, rest: str) -> str:
 
 
 def _network(text: str) -> str:
-    """A connection failure told the way a person says it, or ``""`` when ``text`` is none."""
+    """A connection failure as a person says it, or ``""``."""
     host = _HOST.search(text)
     where = host.group("host") if host else ""
     resolve = _RESOLVE.search(text)
@@ -111,8 +91,7 @@ def _network(text: str) -> str:
 
 
 def _innermost(text: str) -> str:
-    """The last human sentence of an exception chain: the last quoted message inside the innermost
-    ``Caused by`` (``RemoteDisconnected('Remote end closed ...')`` → ``Remote end closed ...``)."""
+    """The last quoted message inside the innermost ``Caused by`` of an exception chain."""
     inner = _PHASE.sub("", text.rsplit("(Caused by ", 1)[-1])
     quoted = [a or b for a, b in _QUOTED_TEXT.findall(inner) if (a or b).strip()]
     return quoted[-1].strip() if quoted else text

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness.core.jsparse import parse
 from harness.core.rederive import refusal
-from harness.db import record_file
+from harness.db import confine
 from harness.db.catalog import Entry
 from harness.util import atomic, bounded, names, schemas, urls
 from harness.util.untrusted import escape
@@ -130,7 +130,7 @@ def _no_strays(directory: Path, listed: list[str]) -> None:
 
 def _manifest(directory: Path) -> dict:
     try:
-        manifest = json.loads(record_file.read_bytes(directory, directory / MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8"))
+        manifest = json.loads(confine.read_bytes(directory, directory / MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise ShardError(f"{directory / MANIFEST}: not a shard manifest ({escape(exc)})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("servers"), list) or "date" not in manifest:
@@ -154,7 +154,7 @@ def _record(path: Path, directory: Path) -> dict:
     with every figure re-derived from its own capture (a shard was made by a job that ran catalog
     code: nothing it says is published unchecked)."""
     try:
-        value = parse(record_file.read_bytes(directory, path).decode("utf-8"))
+        value = parse(confine.read_bytes(directory, path).decode("utf-8"))
     except (OSError, ValueError) as exc:  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         raise ShardError(f"{path}: unreadable record ({exc})") from None
     schemas.check("measurement", value, where=str(path))

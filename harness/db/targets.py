@@ -1,4 +1,4 @@
-"""Catalog entries as probe targets (the db layer hands the probe layer only what it needs)."""
+"""Catalog entries as probe targets: ``target_for``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 
 
 def target_for(entry: Entry) -> Target:
-    """The ``Target`` for a catalog ``Entry`` (timeout defaults to 60 s)."""
     declared = entry.not_applicable
     return Target(
         name=entry.name,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.core import bands
 from harness.core.canonical import stringify
-from harness.db import record_file
+from harness.db import confine
 from harness.util import atomic, schemas
 
 LABEL = "context cost"
@@ -52,6 +52,6 @@ def _read_text(root: Path, relative: str) -> str | None:
     """The committed badge, or ``None`` (absent, a link, not a regular file, too large: rewritten,
     and the writer refuses a link)."""
     try:
-        return record_file.read_bytes(root, root / relative, MAX_BADGE_BYTES).decode("utf-8")
+        return confine.read_bytes(root, root / relative, MAX_BADGE_BYTES).decode("utf-8")
     except (OSError, ValueError):  # ValueError: bounded.TooLarge, UnicodeDecodeError
         return None

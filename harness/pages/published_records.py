@@ -13,7 +13,7 @@ from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.record import Record
 from harness.core.rederive import refusal
-from harness.db import record_file
+from harness.db import confine
 from harness.db.history import HistoryRow, NUMBERED, STATUSES, row_for
 from harness.pages.badge import MAX_BADGE_BYTES, badge_for
 from harness.pages.text import as_int
@@ -38,7 +38,7 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
     for name in names:
         path = record_path(results_dir, name)
         try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-            text = record_file.read_bytes(Path(results_dir).parent, path).decode("utf-8")
+            text = confine.read_bytes(Path(results_dir).parent, path).decode("utf-8")
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
@@ -86,7 +86,7 @@ def problems(root: Path, records: dict[str, Record], history: dict[str, list[His
         relative = f"badges/{server}.json"
         expected = stringify(badge_for(status, tokens), indent=2) + "\n"
         try:
-            committed = record_file.read_bytes(Path(root), Path(root) / relative, MAX_BADGE_BYTES).decode("utf-8")
+            committed = confine.read_bytes(Path(root), Path(root) / relative, MAX_BADGE_BYTES).decode("utf-8")
         except FileNotFoundError:
             committed = None
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
-from harness.db import record_file
+from harness.db import confine
 from harness.db.history import ISOLATIONS, NUMBERED
 from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
@@ -186,7 +186,7 @@ def read(path, server: str) -> VectorHistory:
     """The vectors on file at ``path`` (empty when there is none). Raises :class:`RecordError` naming
     the file and line."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = record_file.read_bytes(record_file.database_root(path), Path(path)).decode("utf-8")
+        text = confine.read_bytes(confine.database_root(path), Path(path)).decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError

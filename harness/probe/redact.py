@@ -53,7 +53,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 
-from harness.core.jsnumber import number_to_string
+from harness.core.canonical import number_to_string
 from harness.probe import environment
 from harness.util import urls
 

@@ -1,10 +1,5 @@
-"""Reading input someone else controls, in bounded size and time (issue #9, kind 5).
-
-``read_regular`` reads a regular file only — never a FIFO (opening one for reading blocks until a
-writer comes), a device (``/dev/zero`` never ends) or a directory — and at most ``max_bytes``.
-``fetch`` reads an http(s) URL under one overall deadline that covers connecting, the headers and
-the body (a server dripping one byte every 2 s is cut at the deadline, not kept alive by each
-byte resetting a per-read timeout), and at most ``max_bytes`` of body.
+"""Reading input someone else controls in bounded size and time: ``read_regular``, ``fetch``,
+``deadline``, and the record bounds (docs/SECURITY.md, 'Bounded input').
 """
 
 from __future__ import annotations
@@ -15,6 +10,7 @@ import signal
 import stat
 import threading
 import time
+from collections.abc import Iterator
 
 
 # The largest measurement.json any reader accepts (verify, shard merge): a record holds its capture
@@ -30,19 +26,15 @@ MAX_RECORD_TOOLS = 20_000
 
 
 class TooLarge(ValueError):
-    """The input is larger than the bound; ``str()`` says both sizes."""
+    """The input is larger than the bound."""
 
 
 class DeadlineExceeded(OSError):
-    """``fetch`` did not complete within its overall deadline."""
+    ...
 
 
 def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes:
-    """At most ``max_bytes`` bytes of the regular file at ``path``.
-
-    The file is opened non-blocking and checked with ``fstat`` before a byte is read. Raises
-    ``OSError`` (unreadable, or not a regular file: the message names what it is) or ``TooLarge``.
-    """
+    """At most ``max_bytes`` of the regular file at ``path``; OSError for any other kind; TooLarge."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
@@ -62,13 +54,11 @@ def read_regular(path: str | os.PathLike, max_bytes: int) -> bytes:
 
 
 def fetch(url: str, deadline_seconds: float, max_bytes: int) -> bytes:
-    """The body of a GET of ``url`` (http or https), within ``deadline_seconds`` overall.
+    """The body of a GET of ``url``, bounded in time and bytes; DeadlineExceeded, TooLarge, OSError.
 
-    Raises ``DeadlineExceeded``, ``TooLarge``, or ``OSError`` for any other failure (an HTTP error
-    status included). The overall deadline is a ``SIGALRM`` timer when called on the main thread
-    (a CLI command); elsewhere only the per-operation socket timeouts bound it.
+    The overall deadline is SIGALRM, so it holds on the main thread only.
     """
-    import requests
+    import requests  # costs ~0.1 s to import; most commands never fetch
 
     ends = time.monotonic() + deadline_seconds
     per_op = max(0.1, min(10.0, deadline_seconds))
@@ -97,11 +87,8 @@ def fetch(url: str, deadline_seconds: float, max_bytes: int) -> bytes:
 
 
 @contextlib.contextmanager
-def deadline(seconds: float):
-    """One overall deadline for a block that talks to a server (the same ``SIGALRM`` timer as
-    ``fetch``, so on the main thread only; elsewhere it bounds nothing): per-read socket timeouts
-    alone restart with every byte, so a server dripping its headers is never cut. Raises
-    ``DeadlineExceeded`` when ``seconds`` pass."""
+def deadline(seconds: float) -> Iterator[None]:
+    """One overall deadline for a block (main thread only, as ``fetch``); DeadlineExceeded."""
     try:
         with _alarm(seconds):
             yield
@@ -115,12 +102,12 @@ class _Expired(BaseException):
 
 
 @contextlib.contextmanager
-def _alarm(seconds: float):
+def _alarm(seconds: float) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
 
-    def expire(signum, frame):
+    def expire(signum: int, frame: object) -> None:
         raise _Expired()
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -1,17 +1,5 @@
-"""Where every published file lives, relative to the repository root (POSIX paths).
-
-    results/leaderboard.md, results/leaderboard.csv     the leaderboard
-    docs/servers/<name>.md                              one page per catalog entry
-    docs/servers/<name>.html                            the same page as HTML (what GitHub Pages serves)
-    docs/sparklines/<name>.svg                          small trend picture (leaderboard, dashboard)
-    docs/trends/<name>.svg                              larger trend chart (server page)
-    docs/index.html                                     the dashboard (GitHub Pages root)
-    docs/calculator.html                                the setup calculator
-    docs/METHODOLOGY.md                                 hand-written; every generated page links it
-    results/<name>/tool-vectors.json                    per-tool token vectors (cost-regression/v1)
-    results/regressions.md, results/regressions.json    cost movement (cost-regression/v1)
-    results/capture-index.json                          capture index (capture-index/v1)
-    results/tool-shape.json                             tool-shape baseline (tool-shape/v1)
+"""Where every published file lives, relative to the repository root (POSIX paths); the pages that
+are hand-written (docs/METHODOLOGY.md) are listed too because every page links them.
 """
 
 LEADERBOARD_MD = "results/leaderboard.md"
@@ -26,6 +14,15 @@ REGRESSIONS_MD = "results/regressions.md"
 REGRESSIONS_JSON = "results/regressions.json"
 CAPTURE_INDEX = "results/capture-index.json"
 TOOL_SHAPE = "results/tool-shape.json"
+BADGES = "badges"
+CATALOG = "servers.yaml"  # not published: the input every page is drawn from
+RECORD_FILE = "measurement.json"
+DIVERGENCE = "results/divergence.json"
+CROSS_CHECK = "results/cross-check.json"
+CAPABILITY_PROBE = "results/capability-probe.json"
+RELEASES = "results/releases.json"
+# Everything a publish writes, and all a bot commit may carry (hand-written docs/*.md never).
+PUBLISHED = (RESULTS, BADGES, HISTORY, DASHBOARD, CALCULATOR, SERVER_DIR, SPARK_DIR, TREND_DIR)
 
 
 def server_page(name: str) -> str:
@@ -33,7 +30,6 @@ def server_page(name: str) -> str:
 
 
 def server_html(name: str) -> str:
-    """The HTML rendering of :func:`server_page`: the dashboard links here."""
     return f"{SERVER_DIR}/{name}.html"
 
 
@@ -46,7 +42,11 @@ def trend(name: str) -> str:
 
 
 def record(name: str) -> str:
-    return f"{RESULTS}/{name}/measurement.json"
+    return f"{RESULTS}/{name}/{RECORD_FILE}"
+
+
+def badge(name: str) -> str:
+    return f"{BADGES}/{name}.json"
 
 
 def tool_vectors(name: str) -> str:

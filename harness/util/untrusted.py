@@ -1,41 +1,7 @@
-"""The one path by which untrusted text (anything a server said, anything a catalog entry, client
-config or Action input holds) reaches a terminal, a CI log or a published file.
-
-Rules (issue #9, "Server text reaching terminals and CI logs raw" and "Text that is not valid
-Unicode crashing output"):
-
-* every character that can move the cursor, rewrite the screen, reorder or hide text is shown as a
-  visible escape in Python notation — ``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\x9b``, ``\\u202e``,
-  ``\\U000e0041``. That is: C0 controls (U+0000–U+001F), DEL, C1 controls (U+0080–U+009F; U+009B
-  is a one-byte CSI to many terminals), every Unicode *format* character (category Cf: bidi
-  embeddings, overrides, isolates and marks, zero-width space, word joiner, BOM, tag characters…)
-  except the zero-width joiner and non-joiner that emoji and several scripts need, the line and
-  paragraph separators (U+2028, U+2029) and lone surrogates (``\\udc80``: ``JSON.parse`` keeps them,
-  and writing one to a UTF-8 stream raises). So ANSI CSI, OSC 0 (window title) and OSC 52
-  (clipboard) sequences lose their ESC/C1 introducer and are inert;
-* so untrusted text can never start a new line, and it can never hold a GitHub Actions workflow
-  command: the runner reads ``::name::`` at the start of a line (after leading white space) and the
-  legacy ``##[name]`` *anywhere* in a line (``actions/runner``, ``ActionCommand.TryParseV2`` and
-  ``TryParse``). :func:`escape` writes ``##[`` as ``#\\x23[`` wherever it occurs; :func:`line`
-  additionally writes a leading ``::`` as ``\\x3a:``;
-* nothing here raises for any ``str`` (lone surrogates included); other values are ``str()``-ed.
-
-Which function where:
-
-* ``line(text)`` — one whole line printed to a terminal or a CI log. Compose the line first
-  (``f"{name}: {status}"``), then pass the whole line: pieces escaped one by one could still join
-  into ``::`` or ``##[``.
-* ``lines(text)`` — a message of several lines the harness composed (an exception's text).
-* ``laid_out(text)`` — text a layout made from pieces already escaped (a ``rich`` table, lines
-  ``textwrap`` wrapped): a wrap or a folded cell can bring an untrusted word to the start of a
-  line, so each line's leading ``::`` is broken as :func:`line` breaks it. Nothing else changes.
-* ``escape(text)`` — a fragment inside a line, a Markdown cell or an annotation; with
-  ``spaces=True`` line breaks and tabs become one space each instead (prose in published Markdown,
-  where a break would end a table row).
-* ``json_text(text)`` — JSON text about to be written to a published file or printed: the
-  characters above that ``JSON.stringify`` leaves raw (DEL, C1, format characters, U+2028/U+2029)
-  become ``\\uXXXX`` escapes and ``##[`` becomes ``#\\u0023[``; both parse back to the same value,
-  so a capture still re-derives byte for byte.
+"""The one path by which untrusted text reaches a terminal, a CI log or a published file: ``line``
+(a whole line), ``lines`` (a message of the harness's own lines), ``laid_out`` (a layout of escaped
+pieces), ``escape`` (a fragment), ``json_text`` (JSON text). Rules: docs/SECURITY.md, 'Output:
+terminals, CI logs, published files'.
 """
 
 from __future__ import annotations
@@ -74,8 +40,7 @@ def _escape_char(match: re.Match) -> str:
 
 
 def escape(text: object, *, spaces: bool = False) -> str:
-    """``text`` with every unsafe character shown as a visible escape and no ``##[`` left (see
-    the module docstring). ``spaces``: line breaks and tabs become one space instead of ``\\n``."""
+    """For a fragment; ``spaces`` turns line breaks and tabs into one space."""
     if not isinstance(text, str):
         text = str(text)
     if spaces:
@@ -84,15 +49,12 @@ def escape(text: object, *, spaces: bool = False) -> str:
 
 
 def line(text: object) -> str:
-    """``escape(text)``, safe as a whole line of a terminal or CI log: a ``::`` at its start
-    (after any white space, which the runner trims) is shown as ``\\x3a:``."""
+    """For a whole line: also breaks a leading ``::``."""
     return _no_command(escape(text))
 
 
 def laid_out(text: str) -> str:
-    """``text`` — laid out by the harness from pieces already escaped, its line breaks the
-    layout's own — with a ``::`` at the start of any line (after white space) shown as ``\\x3a:``,
-    and nothing else changed (box drawing and colour codes are the harness's)."""
+    """For a layout of escaped pieces: breaks a leading ``::`` on every line."""
     return "\n".join(_no_command(part) for part in text.split("\n"))
 
 
@@ -104,17 +66,12 @@ def _no_command(safe: str) -> str:
 
 
 def lines(text: object) -> str:
-    """A multi-line message (an exception's text) with each of its lines made safe by
-    :func:`line`. Its line breaks are kept, so use it only where they are the harness's own (an
-    error naming entries one per line), never for what a server said."""
+    """For a message of the harness's own lines."""
     return "\n".join(line(part) for part in str(text).split("\n"))
 
 
 def json_text(text: str) -> str:
-    """JSON text (as ``JSON.stringify`` or ``json.dumps`` writes it) with every character it
-    leaves raw but a terminal or an editor would act on written as a ``\\uXXXX`` escape, and no
-    ``##[``. Outside strings JSON text is ASCII without ``#``, so each replacement lands inside a
-    string and parses back to the same value. Raises nothing."""
+    """For JSON text: the raw characters a terminal acts on become escapes; same parsed value."""
     if text.isascii() and "\x7f" not in text and LEGACY_COMMAND not in text:
         return text  # nothing to escape: skip the per-character scan (megabytes per regen)
     return _JSON_RAW.sub(_json_escape, text).replace(LEGACY_COMMAND, "#\\u0023[")

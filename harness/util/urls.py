@@ -1,19 +1,5 @@
-"""The one way a URL is printed (terminals, CI logs, JSON output, reports): credentials masked.
-
-``shown(url)`` replaces with ``***`` every part of a URL that can carry a credential:
-
-- the userinfo (``user:pass@``);
-- the value of a parameter — in the query, in the fragment (``#access_token=…``, OAuth's implicit
-  flow) or a path parameter (``;token=…``) — whose name, percent-decoded, reads as a credential
-  (``api_key``, ``token``, ``sig``…), or whose value looks like a token whatever its name;
-- a path segment that follows a credential-named segment (``/token/<value>``, ``/key/<value>``) or
-  that itself looks like a token (``/mcp/ghp_…``, a key-bearing endpoint such as ``/sk-ak-…/sse``).
-
-The scheme, host and every other part stay as written, so the URL still says where it points. A
-text that does not split as a URL keeps only its scheme. ``masked(text, url)`` masks the same
-credentials (as written and percent-decoded) in a message that may quote ``url`` or pieces of it
-(an HTTP library's error names the path and query without the scheme). Output still goes through
-``harness.util.untrusted``.
+"""The one way a URL is shown: ``shown`` masks every part that can carry a credential, ``masked`` the
+same credentials in a message quoting it (docs/SECURITY.md, 'Secrets and redaction').
 """
 
 from __future__ import annotations
@@ -42,7 +28,6 @@ def _secret(name: str, value: str) -> bool:
 
 
 def _params(text: str, found: list[str]) -> str:
-    """``name=value`` pairs of ``text`` with credential values masked (and collected in ``found``)."""
     def one(m: re.Match) -> str:
         if not _secret(m.group(1), m.group(2)):
             return m.group(0)
@@ -65,7 +50,6 @@ def _path(path: str, found: list[str]) -> str:
 
 
 def _split(url: str) -> tuple[str, list[str]]:
-    """``(url as shown, the credential texts it held)``."""
     found: list[str] = []
     try:
         parts = urlsplit(url)
@@ -87,12 +71,11 @@ def _split(url: str) -> tuple[str, list[str]]:
 
 
 def shown(url: str) -> str:
-    """``url`` with every credential in it replaced by ``***`` (see the module docstring)."""
     return _split(url)[0]
 
 
 def credentials(url: str) -> list[str]:
-    """The credential texts inside ``url``, as written and percent-decoded, longest first."""
+    """The credential texts inside ``url``, as written and decoded, longest first."""
     if "://" not in url:
         return []
     found = _split(url)[1]
@@ -101,12 +84,10 @@ def credentials(url: str) -> list[str]:
 
 
 def masked(text: str, url: str) -> str:
-    """``text`` with every credential of ``url`` in it (whole, or as percent-decoded) replaced."""
     for secret in credentials(url):
         text = text.replace(secret, MASK)
     return text
 
 
 def shown_source(source: str) -> str:
-    """A path or URL given on a command line, as printed: URLs through :func:`shown`."""
     return shown(source) if "://" in source else source

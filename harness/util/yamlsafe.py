@@ -1,27 +1,14 @@
-"""Loading YAML that someone else wrote, in bounded time and memory (issue #9, kind 5).
-
-PyYAML's ``safe_load`` refuses arbitrary objects but not size: a 354-byte "billion laughs" alias
-bomb composes into a tiny graph that expands to 9^9 nodes in whatever walks it next (schema
-validation, ``json.dumps``, a comparison); YAML nested 20,000 deep overflows the recursive
-composer; a 5,000-digit integer ends in ``int()``'s digit limit. Here every one of those is a
-:class:`YAMLLimitError` naming the line and the path of the offending node, before anything walks
-the document:
-
-  * ``max_bytes``   — the text itself (``read_text`` also refuses anything but a regular file, so a
-                      FIFO or ``/dev/zero`` is never read);
-  * ``max_depth``   — nesting of sequences and mappings, checked while composing;
-  * ``max_nodes``   — nodes of the document *with every alias expanded* (a recursive alias is
-                      refused outright);
-  * ``max_number_chars`` — the length of any scalar that resolves to an int or a float.
-
-Duplicate mapping keys are collected (``loader.duplicates``: ``(key node, key)``), not silently
-resolved to the last one; the caller decides how to report them.
+"""YAML someone else wrote, loaded in bounded bytes, depth, expanded nodes and number length:
+``load``, ``compose``, ``read_text``, ``YAMLLimitError`` (docs/SECURITY.md, 'Bounded input').
+Duplicate keys are collected in ``loader.duplicates`` for the caller to report.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -35,9 +22,6 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 
 @dataclass(frozen=True)
 class Bounds:
-    """Limits on one YAML document: bytes of text, nesting depth, nodes after alias expansion,
-    characters of one number."""
-
     max_bytes: int = 1024 * 1024
     max_depth: int = 64
     max_nodes: int = 200_000
@@ -48,9 +32,7 @@ DEFAULT_BOUNDS = Bounds()
 
 
 class YAMLLimitError(ValueError):
-    """A document over a bound. ``line`` is 1-based (or ``None``), ``path`` the keys and indices
-    from the root to the node (empty when unknown), ``parents[k]`` the (possibly half-composed)
-    node holding ``path[k]`` when the error came while composing; ``str()`` is the message alone."""
+    """A document over a bound, with the ``line`` and ``path`` (and composing ``parents``) of the node."""
 
     def __init__(self, message: str, line: int | None = None, path: tuple = (), parents: tuple = ()):
         super().__init__(message)
@@ -59,16 +41,13 @@ class YAMLLimitError(ValueError):
 
 
 class BoundedLoader(yaml.SafeLoader):
-    """``SafeLoader`` that refuses nesting deeper than ``bounds.max_depth`` while composing and
-    records duplicate mapping keys instead of keeping the last one silently."""
-
-    def __init__(self, stream, bounds: Bounds = DEFAULT_BOUNDS):
+    def __init__(self, stream: str, bounds: Bounds = DEFAULT_BOUNDS) -> None:
         super().__init__(stream)
         self.bounds = bounds
         self.duplicates: list[tuple[ScalarNode, str]] = []
         self._chain: list[tuple[object, Node | None]] = []  # (key or index, parent) per level
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         # Composing is recursive: bound it before Python's own recursion limit does. ``index`` is
         # the key node for a mapping value, the position for a sequence item, None for a key.
         label = index.value if isinstance(index, ScalarNode) else index
@@ -83,7 +62,7 @@ class BoundedLoader(yaml.SafeLoader):
         finally:
             self._chain.pop()
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[str] = set()
         for key_node, _ in node.value:
             if isinstance(key_node, ScalarNode) and key_node.tag != MERGE_TAG:
@@ -94,24 +73,15 @@ class BoundedLoader(yaml.SafeLoader):
 
 
 def read_text(path: str | os.PathLike, max_bytes: int = DEFAULT_BOUNDS.max_bytes) -> str:
-    """The UTF-8 text of the regular file at ``path``, at most ``max_bytes`` bytes
-    (``harness.util.bounded.read_regular``: never blocks on a FIFO, never reads a device).
-
-    Raises ``OSError`` (unreadable, not a regular file), ``YAMLLimitError`` (too large) or
-    ``UnicodeDecodeError``.
-    """
     try:
         return bounded.read_regular(path, max_bytes).decode("utf-8")
     except bounded.TooLarge as exc:
         raise YAMLLimitError(str(exc)) from None
 
 
-def compose(text: str, bounds: Bounds = DEFAULT_BOUNDS, loader_class: type = BoundedLoader):
-    """``(root node or None, loader)`` for one YAML document in ``text``, every bound checked.
-
-    Raises ``YAMLLimitError`` for a bound, ``yaml.YAMLError`` for a syntax error. The caller must
-    ``loader.dispose()``; ``construct(loader, root)`` builds the Python value.
-    """
+def compose(text: str, bounds: Bounds = DEFAULT_BOUNDS,
+            loader_class: type[BoundedLoader] = BoundedLoader) -> tuple[Node | None, BoundedLoader]:
+    """``(root node or None, loader)``, bounds checked; the caller disposes the loader."""
     if len(text.encode("utf-8", "surrogatepass")) > bounds.max_bytes:
         raise YAMLLimitError(f"larger than {bounds.max_bytes} bytes")
     loader = loader_class(text, bounds)
@@ -130,14 +100,11 @@ def compose(text: str, bounds: Bounds = DEFAULT_BOUNDS, loader_class: type = Bou
 
 
 def construct(loader: BoundedLoader, root: Node | None) -> object:
-    """The Python value of a composed (and checked) document."""
     return loader.construct_document(root) if root is not None else None
 
 
 def load(text: str, bounds: Bounds = DEFAULT_BOUNDS) -> object:
-    """``yaml.safe_load`` with every bound of ``bounds`` checked (see module doc).
-
-    Raises ``YAMLLimitError`` or ``yaml.YAMLError``."""
+    """``yaml.safe_load`` with every bound checked."""
     root, loader = compose(text, bounds)
     try:
         return construct(loader, root)
@@ -146,8 +113,7 @@ def load(text: str, bounds: Bounds = DEFAULT_BOUNDS) -> object:
 
 
 def _check_graph(root: Node, bounds: Bounds) -> None:
-    """Count nodes with aliases expanded (memoised per node, so this is linear in the composed
-    graph) and check number scalars; raise ``YAMLLimitError`` at the first excess."""
+    """Count nodes with aliases expanded (memoised: linear) and check numbers."""
     sizes: dict[int, int] = {}
     in_progress: set[int] = set()
     # Iterative post-order walk: (node, path, children pushed?)
@@ -180,7 +146,7 @@ def _check_graph(root: Node, bounds: Bounds) -> None:
         sizes[key] = total
 
 
-def _children(node: Node, path: tuple):
+def _children(node: Node, path: tuple[object, ...]) -> Iterator[tuple[Node, tuple[object, ...]]]:
     if isinstance(node, SequenceNode):
         for index, child in enumerate(node.value):
             yield child, path + (index,)

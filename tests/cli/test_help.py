@@ -1,4 +1,4 @@
-"""Help says what happens (issue #15, "Help and README say what happens"): every command's help is
+"""Help says what happens: every command's help is
 held against what it does with git.
 
 * A command with a ``--commit`` option says, in its one-line help, its description and the option's
@@ -104,7 +104,7 @@ def test_sweep_without_commit_leaves_its_writes_for_the_user(repo):
     assert code == 0, err
     assert commit_count(repo) == before and "results/alpha/measurement.json" in porcelain(repo)
     assert "NOT committed" in out.splitlines()[-1]
-    # issue #10: a bot commit never carries what another run left uncommitted; it refuses, naming them
+    # a bot commit never carries what another run left uncommitted; it refuses, naming them
     code, out, err = cli("sweep", "--root", str(repo), "--all", "--isolation", "host", "--commit")
     assert code == 2 and "  results/alpha/measurement.json\n" in err and commit_count(repo) == before, out + err
 

@@ -1,4 +1,4 @@
-"""Input errors a person can act on (issue #15, 5): a malformed ``--date`` names the expected
+"""Input errors a person can act on: a malformed ``--date`` names the expected
 format, an unknown server name gets a "did you mean", and a launch command whose program cannot be
 found is bad input — exit 2, nothing launched, nothing written."""
 

@@ -1,4 +1,4 @@
-"""What ``sweep`` prints (issue #15, "Sweep output"), captured from real sweeps of fixture servers in
+"""What ``sweep`` prints, captured from real sweeps of fixture servers in
 real git repositories: measured, failed (the server's own failure and one of the measuring
 machine's network) and unchanged entries in one run.
 
@@ -144,7 +144,7 @@ def test_summary_counts_reasons_and_commit_line(tmp_path, environment_evidence):
 
 
 def test_a_status_the_summary_does_not_know_is_counted_under_its_own_name(tmp_path, capsys):
-    from harness.cli import sweep_summary
+    from harness.db import sweep_summary
     from harness.db.sweep import SweepResult
 
     recs = {
@@ -196,7 +196,7 @@ def test_progress_on_a_narrow_terminal_wraps_whole_words(tmp_path):
 
 
 def test_headline_counts_unchanged_apart():
-    from harness.cli.sweep_summary import headline
+    from harness.db.sweep_summary import headline
 
     two = {"a": {"status": "measured"}, "b": {"status": "timeout"}}
     assert headline(two, set(), "D") == "sweep D: 2 servers: 1 measured, 1 failed"

@@ -1,4 +1,4 @@
-"""``verify``'s answer on a terminal (issue #15, "output readable at 100 columns"): the OK line says
+"""``verify``'s answer on a terminal: the OK line says
 what was checked, then one line per re-derived figure, instead of every figure on one long line."""
 
 from __future__ import annotations

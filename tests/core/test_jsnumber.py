@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.core.canonical import stringify
-from harness.core.jsnumber import number_to_string
+from harness.core.canonical import number_to_string
 from tests.core.node_oracle import oracle
 
 TRICKY = [

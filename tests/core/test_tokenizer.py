@@ -13,7 +13,7 @@ import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.core import spans
+from harness.core import counting
 from harness.core import tokenizer as tk
 
 KNOWN_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -170,16 +170,16 @@ def test_main_prints_the_source(capsys):
 
 
 def test_count_many_matches_count_on_the_threaded_path(monkeypatch):
-    monkeypatch.setenv(spans.THREADS_ENV, "3")
+    monkeypatch.setenv(counting.THREADS_ENV, "3")
     rnd = random.Random(7)
     words = ["tool", "schema", '"type":"object"', "ünïcode", "12345", "  ", "\n", "日本語", "🚀"]
     texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 4000))) for _ in range(9)]
-    assert sum(map(len, texts)) >= spans.PARALLEL_MIN_CHARS
-    assert spans.count_many(texts) == [tk.count(t) for t in texts]
-    assert spans.count_many([]) == []
+    assert sum(map(len, texts)) >= counting.PARALLEL_MIN_CHARS
+    assert counting.count_many(texts) == [tk.count(t) for t in texts]
+    assert counting.count_many([]) == []
 
 
-# count_spans is exact by a property of the o200k pre-tokenizer (see its docstring); test it
+# count_spans is exact by a property of the o200k pre-tokenizer (see the comment above it); test it
 # against direct counting on text dense with the characters that matter at the cut points.
 _ALPHABET = st.sampled_from(list('abcXYZ019"\',:}]{[ \n\t/\\_-.') + ["é", "\u0301", "ß", "日", "٣",
                                                                     "\u0085", "\u00a0", "🙂"])
@@ -191,18 +191,18 @@ def test_count_spans_equals_direct_counts(text, data):
     n = len(text)
     cuts = data.draw(st.lists(st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted)
                               .map(tuple), max_size=6))
-    total, counts = spans.count_spans(text, cuts)
+    total, counts = counting.count_spans(text, cuts)
     assert total == tk.count(text)
     assert counts == [tk.count(text[s:t]) for s, t in cuts]
 
 
 def test_count_spans_counts_directly_for_an_unknown_pattern(monkeypatch):
-    monkeypatch.setattr(spans, "_O200K_PAT", "not the pattern")
+    monkeypatch.setattr(counting, "_O200K_PAT", "not the pattern")
     text = '{"name":"a, b: c","x":[1,2]}'
-    assert spans.count_spans(text, [(0, len(text)), (9, 16)]) == (
+    assert counting.count_spans(text, [(0, len(text)), (9, 16)]) == (
         tk.count(text), [tk.count(text), tk.count(text[9:16])])
 
 
 def test_count_spans_rejects_spans_outside_the_text():
     with pytest.raises(ValueError):
-        spans.count_spans("abc", [(2, 5)])
+        counting.count_spans("abc", [(2, 5)])

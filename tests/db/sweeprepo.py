@@ -1,4 +1,4 @@
-"""Helpers for the sweep acceptance tests (issue #4): throwaway git repositories holding a catalog
+"""Helpers for the sweep acceptance tests: throwaway git repositories holding a catalog
 of fixture servers, the sweep run in-process, and readers for what it published.
 
 Fixture commands are ``python3 <absolute path>`` — the bare program name, resolved on the child's

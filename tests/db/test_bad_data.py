@@ -1,5 +1,5 @@
 """Bad committed data is reported per file, never a traceback, and never blocks measuring and
-publishing the rest; the harness-fault guard judges everything a sweep would publish (issue #10).
+publishing the rest; the harness-fault guard judges everything a sweep would publish.
 Real git repositories, fixture servers on the host.
 """
 

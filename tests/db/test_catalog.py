@@ -343,7 +343,7 @@ def test_set_env_rejects_a_bad_name(tmp_path):
         load_catalog(path)
 
 
-# --- bounded input (issue #9, kind 5) and refused environment names (kind 4) ----------------------
+# --- bounded input and refused environment names ----------------------
 
 @pytest.mark.parametrize("entry, field, words", [
     ('name: "gamma\\n"', "name", "U+000A"),

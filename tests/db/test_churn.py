@@ -1,4 +1,4 @@
-"""Records that churn (issue #10): re-sweeping servers that did not change commits only their
+"""Records that churn: re-sweeping servers that did not change commits only their
 history rows and the pages that depend on dates — never a record, a badge or the leaderboard — and
 a record is rewritten exactly when what it asserts changed. Real git repositories, fixture servers
 launched on the host (some keep a launch counter in a temp file the sandbox would hide).

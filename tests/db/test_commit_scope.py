@@ -1,4 +1,4 @@
-"""A bot commit holds exactly what its sweep published (issue #10, "Commit scope"), in real git
+"""A bot commit holds exactly what its sweep published, in real git
 repositories: a dirty published path refuses ``--commit`` before any server starts; the commit holds
 exactly the journal's paths; ad-hoc ``measure`` never writes the database; ``--name`` cannot take a
 catalog entry's name; every published measurement goes through the sweep's path.

@@ -1,4 +1,4 @@
-"""Where a publish may write (issue #10, reviewed as an attacker): never through a symbolic link,
+"""Where a publish may write: never through a symbolic link,
 never outside the published folders, and ad-hoc outputs never inside them (harness.db.confine).
 
 Kinds, each with several variants, in real git repositories:
@@ -31,11 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import publisher
+from harness.cli.sweep_cmd import PAGES
 from harness.db import confine
 from harness.db.commit import commit_paths
 from harness.db.lock import lock_path
-from harness.db.staging import JOURNAL, STAGING_DIR
+from harness.db import publish
+from harness.db.publish import JOURNAL, STAGING_DIR
 from tests.db.stop_at import Stopped
 from tests.db.sweeprepo import (
     catalog_text, commit_catalog, git, head, history_rows, init_repo, porcelain, staging_leftovers, sweep,
@@ -269,7 +270,7 @@ def test_a_journal_naming_paths_outside_the_published_folders_is_left_for_a_huma
     run = _plant_journal(repo, journal, marker)
     catalog, sha = (repo / "servers.yaml").read_bytes(), head(repo)
 
-    lines = publisher.recover(repo)
+    lines = publish.recover(repo, PAGES)
 
     assert len(lines) == 1 and lines[0].startswith("left for a human: "), lines
     assert "outside the published" in lines[0] or "not a string" in lines[0], lines

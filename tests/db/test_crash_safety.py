@@ -1,4 +1,4 @@
-"""Crash safety of a sweep (issue #4, "Publish and commit"): an interruption at any moment leaves
+"""Crash safety of a sweep: an interruption at any moment leaves
 the published files old or new — never a mixture once recovered, never a truncated file — and the
 next sweep recovers without manual cleanup.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import publisher
+from harness.cli.sweep_cmd import PAGES
 from harness.core.jsparse import parse
-from harness.db import staging
-from harness.db.staging import JOURNAL, STAGING_DIR, Staging
+from harness.db import publish
+from harness.db.publish import JOURNAL, STAGING_DIR, Staging
 from harness.db.sweep import same_result
 from harness.probe.process import descendants
 from tests.conftest import REPO
@@ -76,7 +76,7 @@ def _begin(stage: Staging):
 
 
 def _promote_all(journal) -> None:
-    """The two renaming steps of a publish (harness.cli.publisher.finish), in order."""
+    """The two renaming steps of a publish (harness.db.publish.finish), in order."""
     journal.promote(journal.run_dir.parents[1], journal.files)
     journal.promote(journal.run_dir.parents[1], journal.history)
 
@@ -94,7 +94,7 @@ def _kill_after(monkeypatch, renames: int) -> list:
             done.append(dst)
         return real(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(staging.os, "replace", replace)
+    monkeypatch.setattr(publish.os, "replace", replace)
     return done
 
 
@@ -117,14 +117,14 @@ def test_publish_killed_after_k_of_n_renames_is_rolled_forward(tmp_path, monkeyp
     assert sum(v == "new" for v in state.values()) == k == len(done)
     assert (stage.dir / JOURNAL).exists()  # deleted only once the whole publish is done
 
-    lines = publisher.recover(root)
+    lines = publish.recover(root, PAGES)
 
     assert lines[0] == (f"finished interrupted publish {stage.dir.name} (stopped at: begun): {len(TARGETS) - k} "
                         "file(s) rolled forward, pages regenerated, not a committing run")
     assert all(line.startswith("  pages not regenerated: ") for line in lines[1:])  # no catalog in this tree
     assert set(_state(root).values()) == {"new"}
     assert not stage.dir.exists()
-    assert publisher.recover(root) == []  # idempotent
+    assert publish.recover(root, PAGES) == []  # idempotent
 
 
 def test_kill_while_writing_the_journal_leaves_everything_old(tmp_path):
@@ -133,7 +133,7 @@ def test_kill_while_writing_the_journal_leaves_everything_old(tmp_path):
     stage = _stage_new(root)
     (stage.dir / f".{JOURNAL}.x1y2z3ab.tmp").write_text('{"files": ["badges/a.json", "badg')  # a torn temp journal
 
-    lines = publisher.recover(root)
+    lines = publish.recover(root, PAGES)
 
     assert lines == [f"discarded unpublished staging {stage.dir.name}"]
     state = _state(root)
@@ -147,7 +147,7 @@ def test_staging_without_a_journal_is_discarded(tmp_path):
     _old_tree(root)
     _stage_new(root, "run-a")
     _stage_new(root, "run-b").path("results/a/.measurement.json.abc12345.tmp").write_text("{\"half")  # torn write
-    lines = publisher.recover(root)
+    lines = publish.recover(root, PAGES)
     assert lines == ["discarded unpublished staging run-a", "discarded unpublished staging run-b"]
     assert _state(root)["results/a/measurement.json"] == "old"
     assert list((root / STAGING_DIR).iterdir()) == []
@@ -167,7 +167,7 @@ def test_two_interrupted_runs_roll_forward_in_order(tmp_path, monkeypatch):
     second = Staging(root, "2026-11-30-2")
     second.write_text("badges/a.json", "something else\n")
 
-    lines = [line for line in publisher.recover(root) if not line.startswith("  ")]
+    lines = [line for line in publish.recover(root, PAGES) if not line.startswith("  ")]
 
     assert lines[0].startswith("finished interrupted publish 2026-11-29-1")
     assert lines[1] == "discarded unpublished staging 2026-11-30-2"
@@ -180,7 +180,7 @@ def test_a_journal_of_the_first_format_is_still_finished(tmp_path):
     _old_tree(root)
     stage = _stage_new(root)
     (stage.dir / JOURNAL).write_text(json.dumps(sorted(TARGETS)))
-    lines = publisher.recover(root)
+    lines = publish.recover(root, PAGES)
     assert lines[0].startswith(f"finished interrupted publish {stage.dir.name}")
     assert set(_state(root).values()) == {"new"} and not stage.dir.exists()
 
@@ -191,7 +191,7 @@ def test_an_unreadable_journal_is_reported_and_left_alone(tmp_path, text):
     _old_tree(root)
     stage = _stage_new(root)
     (stage.dir / JOURNAL).write_text(text)
-    lines = publisher.recover(root)
+    lines = publish.recover(root, PAGES)
     assert len(lines) == 1 and lines[0].startswith("left for a human: ") and str(stage.dir / JOURNAL) in lines[0]
     assert set(_state(root).values()) <= {"old", "absent"} and stage.dir.exists()
 

@@ -1,4 +1,4 @@
-"""Stored evidence that a new day would change (issue #10, "Records that churn", reviewed): a
+"""Stored evidence that a new day would change: a
 failing server's stderr with dates as JavaScript, RFC 1123, asctime and toLocaleString write them,
 a UUID, a session id and an ephemeral port once made every weekly re-sweep rewrite its record,
 badge and page. The normaliser replaces them (``harness.probe.volatile``) and never the dashed

@@ -1,4 +1,4 @@
-"""A sweep dated in the future is bad input (issue #10, "Records that churn", reviewed): its records
+"""A sweep dated in the future is bad input: its records
 would carry a ``measuredAt`` that outranks every real sweep until that day (a newer published record
 is never replaced by an older day's), so one mistyped year froze every record it touched. Refused
 before the lock or any server, for ``--date``, ``--shard`` and a merged shard's manifest; tomorrow

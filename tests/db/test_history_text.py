@@ -1,5 +1,4 @@
-"""history.csv as people and tools actually leave it (issue #10, "bad committed data never blocks
-measuring and publishing the rest", reviewed): a byte-order mark (a spreadsheet's save), CRLF line
+"""history.csv as people and tools actually leave it: a byte-order mark (a spreadsheet's save), CRLF line
 ends, no final newline, a carriage return, U+2028, NEL or a form feed inside a line, a bad cell of a
 megabyte. A sweep measures and adds its rows; every valid row stays; a bad line is kept with the
 very characters it had (once ``str.splitlines`` cut a line at U+2028 and its first half passed as a

@@ -1,4 +1,4 @@
-"""Issue #9 acceptance for the sweep: a real git repository in a temp dir, a catalog of hostile
+"""Acceptance for the sweep: a real git repository in a temp dir, a catalog of hostile
 fixture servers (``leaks_secrets`` in each of its modes, ``hostile_text`` in each of its modes),
 swept and committed. The proxy and index credentials the sweep hands its servers, and a declared
 name's host value (which the sweep never hands out), appear in no file of the working tree, in no

@@ -1,5 +1,4 @@
-"""An interruption while an interrupted publish is being finished (issue #10, "Interrupted
-publishes", reviewed: "at odd moments, including during journal replay"). The sweep that recovers
+"""An interruption while an interrupted publish is being finished. The sweep that recovers
 is itself killed or interrupted at each step of the replay; the one after it finishes the first
 publish — once: one commit for it, every history row, no stray file — and then does its own.
 """

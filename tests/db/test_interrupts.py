@@ -1,4 +1,4 @@
-"""Interrupted publishes (issue #10): SIGINT and SIGKILL at each publish step — measuring,
+"""Interrupted publishes: SIGINT and SIGKILL at each publish step — measuring,
 promoting, history, regen (and inside it, with temporary pages half written), commit, and after the
 commit — leave a repository that the next sweep completes: no lost history row, no stray file, no
 record without its history row, exactly one commit for the interrupted sweep. And two sweeps never

@@ -1,4 +1,4 @@
-"""A sweep counts launches, not entries (issue #16, item 2): every launch and every package
+"""A sweep counts launches, not entries: every launch and every package
 resolution takes a slot of one gate, so ``--concurrency N`` means N launches at once however
 many launches each measurement makes."""
 
@@ -14,7 +14,7 @@ from harness.db import sweep as sweep_module
 from harness.db.catalog import load_catalog
 from harness.db.launch_gate import LaunchGate, entries_in_flight
 from harness.db.progress import Progress
-from harness.db.staging import Staging
+from harness.db.publish import Staging
 from harness.probe import install, launch
 from tests.db.sweeprepo import catalog_text, fixture, init_repo
 

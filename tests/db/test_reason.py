@@ -1,4 +1,4 @@
-"""One readable reason per failure (harness/db/reason.py, issue #15): the decisive line, never an
+"""One readable reason per failure (harness/db/reason.py): the decisive line, never an
 exception repr, never cut — for every kind of note the probe writes."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""What a stored record says is what happened (issue #10, "Notes and fields that are not true" and
-"Records that churn"): notes generated from the attempt list, the budget that produced the
+"""What a stored record says is what happened: notes generated from the attempt list, the budget that produced the
 capture, unconfirmed single launches, auth evidence that needs a claim, stable evidence text and a
 stable working directory. Real fixture servers (``tests/fixtures/servers``), launched on the host.
 """

@@ -90,7 +90,7 @@ def test_bad_shard_spec_and_mixed_dates(tmp_path):
 
 # --------------------------------------------------------------------------------------------
 # Shard directories are checked against themselves and the catalog before anything is published
-# (issue #10): a record of one server filed under another's name never overwrites the other's.
+#: a record of one server filed under another's name never overwrites the other's.
 
 
 @pytest.fixture(scope="module")

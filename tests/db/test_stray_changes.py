@@ -1,5 +1,5 @@
-"""A bot commit never carries pages drawn from changes nobody committed (issue #10, "Commit scope",
-reviewed). The pages are drawn from the records, history.csv and the catalog in the working tree,
+"""A bot commit never carries pages drawn from changes nobody committed. The pages are drawn from
+the records, history.csv and the catalog in the working tree,
 so a committing publish refuses while any of them holds a change it did not make:
 
 * before measuring, an uncommitted ``servers.yaml`` (an entry added, removed or changed) refuses

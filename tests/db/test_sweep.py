@@ -1,4 +1,4 @@
-"""Acceptance tests of issue #4 ("Sweep"): real git repositories in temp dirs, catalogs of fixture
+"""Acceptance tests of the sweep: real git repositories in temp dirs, catalogs of fixture
 servers (and, in one slow test, two real pinned servers), the sweep run in-process through
 ``harness.cli.main``.
 

@@ -1,4 +1,4 @@
-"""``harness.util.untrusted``: the one escaping path for untrusted text (issue #9, kinds 2 and 3)."""
+"""``harness.util.untrusted``: the one escaping path for untrusted text."""
 
 from __future__ import annotations
 

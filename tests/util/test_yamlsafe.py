@@ -1,5 +1,5 @@
 """harness/util/yamlsafe.py and harness/util/bounded.py: YAML and files someone else wrote, in bounded
-time and memory (issue #9, kind 5). Every document here is one a plain ``yaml.safe_load`` either
+time and memory. Every document here is one a plain ``yaml.safe_load`` either
 accepts identically or turns into minutes of work, a RecursionError or a ValueError."""
 
 from __future__ import annotations

@@ -1,24 +1,5 @@
-"""The closing summary of ``mcp-context-cost sweep`` (issue #15, "Sweep output").
-
-Printed to stdout after a sweep or a shard (to stderr when the harness-fault guard withholds the
-publish: stdout is for what was published)::
-
-    sweep 2026-11-30: 5 servers: 2 measured, 3 failed (1 environment); 4 of the 5 unchanged
-    status           servers  unchanged  environment
-    measured               2          1            -
-    startup-failure        3          3            1
-    total                  5          4            1
-    servers (a failure with its reason; "[environment]": this machine's network or toolchain failed, not the server):
-      alpha     measured         263 tokens, 3 tools (unchanged)
-      gone-404  startup-failure  npm error 404 The requested resource '@example/…' could not be found … (unchanged)
-      offline   startup-failure  [environment] cannot resolve host registry.npmjs.org (unchanged)
-    wrote 1 record, 1 badge, history.csv and the pages: 9 files differ from HEAD, NOT committed — commit: git add -A -- results … && git commit -m 'sweep 2026-11-30' · discard: git checkout -- results …
-
-Counts are per status, generic over status names (a status this module has never heard of is
-counted under its own name). A failure whose record has ``environmentEvidence`` is counted apart
-as *environment*. Reasons come from :mod:`harness.db.reason`, whole, on one line each (a terminal
-wraps them at word boundaries; a CI log keeps them on one line). The last line says what was
-written, whether it was committed, and the git commands to commit or discard it.
+"""The closing summary of a sweep: ``show`` prints the headline, counts per status, one line per
+server with its reason, and what was written and how to commit or discard it.
 """
 
 from __future__ import annotations
@@ -26,12 +7,15 @@ from __future__ import annotations
 import shlex
 import sys
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+import git
+
 from harness.db import reason
-from harness.db.commit import PUBLISHED
 from harness.db.progress import is_terminal
 from harness.probe.status import STATUSES
+from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.util.untrusted import escape, line as safe_line
 
 NUMBERED = ("measured", "dynamic")
@@ -39,14 +23,9 @@ NUMBERED = ("measured", "dynamic")
 
 def show(result, date, *, root: Path | None = None, written: list[str] | None = None, commit: bool = False,
          sha: str | None = None, last: str | None = None, stream=None) -> None:
-    """Print the summary of ``result`` (a ``harness.db.sweep.SweepResult``) for ``date``.
-
-    ``written``: repository paths this sweep published (records, badges, history); ``commit``: whether
-    ``--commit`` was given, ``sha``: the commit it made (``None``: nothing changed). ``last`` replaces the
-    computed last line (a shard or a withheld publish says what happened instead).
-    """
+    """Print the summary of ``result`` for ``date``; ``last`` replaces the computed last line."""
     stream = stream or sys.stdout
-    from rich.console import Console
+    from rich.console import Console  # rich loads only where a summary is printed (as in db.progress)
 
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
     # a server the machine could not measure is shown by that record; its published one stays as it was
@@ -65,8 +44,7 @@ def show(result, date, *, root: Path | None = None, written: list[str] | None = 
 
 
 def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
-    """``sweep D: N servers: a measured, b failed (c environment); d of the N unchanged`` — the
-    unchanged ones are among the measured and failed, so they are counted apart."""
+    """``sweep D: N servers: a measured, b failed (c environment); d of the N unchanged``."""
     measured = sum(1 for r in records.values() if r.get("status") in NUMBERED)
     failed = len(records) - measured
     env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and reason.is_environment(r))
@@ -80,8 +58,7 @@ def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
 
 
 def counts_table(records: dict[str, dict], unchanged: set[str]):
-    """A ``rich`` table: one row per status present (taxonomy order, unknown statuses after), with
-    how many servers, how many kept unchanged and how many failed because of this machine."""
+    """A ``rich`` table: per status, servers, unchanged and environment failures."""
     from rich.table import Table
 
     by_status = Counter(str(r.get("status")) for r in records.values())
@@ -100,10 +77,10 @@ def counts_table(records: dict[str, dict], unchanged: set[str]):
     return table
 
 
-def server_lines(records: dict[str, dict], unchanged: set[str], kept: set[str] = frozenset()) -> list[str]:
-    """One line per server, by name: its status, then its number or, for a failure, ``[environment]``
-    when it applies and the decisive reason, whole. ``kept``: servers whose published record stays
-    because this sweep's failure was the machine's (``not-measured-here``)."""
+def server_lines(records: dict[str, dict], unchanged: set[str], kept: AbstractSet[str] = frozenset()) -> list[str]:
+    """One line per server: status, then its number or its reason, whole; ``kept``: published
+    records kept over a machine failure.
+    """
     rows = sorted(records.items())
     width = max((len(safe_line(name)) for name, _ in rows), default=0)
     status_width = max((len(safe_line(rec.get("status"))) for _, rec in rows), default=0)
@@ -145,13 +122,12 @@ def closing_line(root: Path, written: list[str], commit: bool, sha: str | None, 
 
 
 def describe_written(written: list[str]) -> str:
-    """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths
-    (``regenerated the pages; no record, badge or history row changed`` when that is all)."""
-    records = sum(1 for p in written if p.endswith("/measurement.json"))
-    badges = sum(1 for p in written if p.startswith("badges/"))
+    """``wrote 3 records, 3 badges, history.csv and the pages`` from repository paths."""
+    records = sum(1 for p in written if p.endswith("/" + RECORD_FILE))
+    badges = sum(1 for p in written if p.startswith(BADGES + "/"))
     parts = [f"{records} record{'s' if records != 1 else ''}"] if records else []
     parts += [f"{badges} badge{'s' if badges != 1 else ''}"] if badges else []
-    parts += ["history.csv"] if "history.csv" in written else []
+    parts += [HISTORY] if HISTORY in written else []
     if not parts:
         return "regenerated the pages; no record, badge or history row changed"
     return "wrote " + ", ".join(parts) + " and the pages"
@@ -162,17 +138,15 @@ def _git(root: Path) -> str:
     return "git" if Path(root).resolve() == here else f"git -C {shlex.quote(str(root))}"
 
 
-def _changes(root: Path) -> tuple[Counter, Counter] | None:
-    """Changed files under the published paths, counted per path of ``PUBLISHED``: (tracked
-    changes, untracked files); ``None`` when ``root`` is not a git repository."""
-    import git
-
+def _changes(root: Path) -> tuple[Counter[str], Counter[str]] | None:
+    """``(tracked changes, untracked files)`` per published path, or None outside a repository."""
     try:
         repo = git.Repo(root)
         output = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *PUBLISHED)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
         return None
-    tracked, untracked = Counter(), Counter()
+    tracked: Counter[str] = Counter()
+    untracked: Counter[str] = Counter()
     for entry in output.split("\0"):
         if len(entry) < 4 or entry[2] != " ":  # not an "XY path" entry (a rename's old name)
             continue
