@@ -47,6 +47,7 @@ def wheel(tmp_path_factory) -> Path:
     return build_wheel(copy_sources(tmp / "src"), tmp / "dist")
 
 
+@pytest.mark.slow
 def test_wheel_ships_every_schema_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.split("/")[-1] for n in names if n.startswith("harness/schemas/")}
@@ -56,6 +57,7 @@ def test_wheel_ships_every_schema_as_package_data(wheel):
     assert not any(n.startswith(("tests/", "schemas/", "bench/")) for n in names)
 
 
+@pytest.mark.slow
 def test_wheel_ships_the_typed_marker(wheel):
     """PEP 561: ``harness/py.typed`` tells type checkers of code that imports ``harness`` to read its annotations."""
     assert (REPO / "harness" / "py.typed").is_file()
