@@ -1,8 +1,10 @@
-"""Shared test helpers: where the conformance cases live, fixture servers, records."""
+"""Shared test helpers: where the conformance cases live, fixture servers, records; the
+``--cpu-durations N`` report that finds tests to mark ``slow``."""
 
 from __future__ import annotations
 
 import os
+import resource
 import sys
 from pathlib import Path
 
@@ -69,3 +71,32 @@ def launches_in_order(monkeypatch):
     from harness.probe.measure import CONFIRMATION_VARIABLE
 
     monkeypatch.setenv(CONFIRMATION_VARIABLE, "after")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-durations", type=int, default=0, metavar="N",
+                     help="list the N tests that spent the most CPU (this process and its finished children); "
+                          "unlike --durations, not inflated by a busy machine")
+
+
+_CPU: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    start = _cpu_seconds()
+    yield
+    _CPU[item.nodeid] = _cpu_seconds() - start
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    count = config.getoption("--cpu-durations")
+    if count:
+        terminalreporter.write_sep("=", f"most CPU: {count} of {len(_CPU)} tests, {sum(_CPU.values()):.1f} s in all")
+        for nodeid, seconds in sorted(_CPU.items(), key=lambda item: -item[1])[:count]:
+            terminalreporter.write_line(f"{seconds:7.2f}s  {nodeid}")
