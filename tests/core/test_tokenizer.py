@@ -185,7 +185,6 @@ _ALPHABET = st.sampled_from(list('abcXYZ019"\',:}]{[ \n\t/\\_-.') + ["é", "\u03
                                                                     "\u0085", "\u00a0", "🙂"])
 
 
-@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_ALPHABET, min_size=0, max_size=120).map("".join), st.data())
 def test_count_spans_equals_direct_counts(text, data):
