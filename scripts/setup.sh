@@ -2,7 +2,8 @@
 # Set up everything the project needs from its own files: a virtualenv with the pinned
 # dependencies (constraints.txt), and the o200k_base tokenizer file (downloaded by tiktoken, or
 # derived from the npm package `tiktoken` and accepted only if its SHA-256 matches tiktoken's pin).
-# Needs: python3 (>= 3.11) with venv, node and npm on PATH. Idempotent.
+# Needs: python3 (>= 3.11) with venv, node and npm on PATH. Idempotent; pip runs only when
+# pyproject.toml, constraints.txt, the Python or the checkout changed since its last success.
 #
 # Prints one line per step ("setup: <step>: <result>"), says before a slow step that it is slow, and
 # keeps pip's own output in .venv/setup-pip.log (printed only when pip fails).
@@ -40,18 +41,29 @@ else
 fi
 
 log=.venv/setup-pip.log
-if [ -n "$fresh" ]; then
-  step "pinned dependencies (constraints.txt; first run downloads them: slow, a few minutes)"
-else
+# pip runs only when what it installs from changed since its last success: the stamp holds the hash
+# of pyproject.toml, constraints.txt, the venv's Python and this checkout's path (the editable install).
+stamp=.venv/setup-stamp
+inputs=$( { cat pyproject.toml constraints.txt; .venv/bin/python -VV; pwd -P; } | sha256sum | cut -d' ' -f1)
+if [ -z "$fresh" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
   step "pinned dependencies (constraints.txt)"
-fi
-if .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >"$log" 2>&1 \
-   && .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]" >>"$log" 2>&1; then
-  took "installed (pip's output: $log)"
+  took "unchanged since the last install (pyproject.toml, constraints.txt, Python): pip skipped"
 else
-  echo "pip failed; the end of $log:"
-  tail -n 40 "$log" >&2
-  exit 1
+  rm -f "$stamp"
+  if [ -n "$fresh" ]; then
+    step "pinned dependencies (constraints.txt; first run downloads them: slow, a few minutes)"
+  else
+    step "pinned dependencies (constraints.txt)"
+  fi
+  if .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >"$log" 2>&1 \
+     && .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]" >>"$log" 2>&1; then
+    echo "$inputs" >"$stamp"
+    took "installed (pip's output: $log)"
+  else
+    echo "pip failed; the end of $log:"
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
 fi
 
 step "tokenizer"

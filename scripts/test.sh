@@ -2,7 +2,7 @@
 # Set up, then run the whole test suite (real servers from npm and PyPI included).
 # pytest's exit code 5 ("no tests collected") is a failure here, never a silent pass.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh || exit 1
 .venv/bin/python -m pytest "$@"
 code=$?

@@ -1,8 +1,10 @@
-"""Shared test helpers: where the conformance cases live, fixture servers, records."""
+"""Shared test helpers: where the conformance cases live, fixture servers, records; the
+``--cpu-durations N`` report that finds tests to mark ``slow``."""
 
 from __future__ import annotations
 
 import os
+import resource
 import sys
 from pathlib import Path
 
@@ -12,11 +14,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CONFORMANCE = REPO / "tests" / "conformance"  # copied from shared/conformance (see its README.md)
 FIXTURE_SERVERS = REPO / "tests" / "fixtures" / "servers"
-# Under the sandbox a fixture server runs only because the tests vouch for its folder: nothing a
-# command names is shown to the sandbox on that account alone (issue #9, kind 4). As the person
-# running the harness, the suite shows it to every sandboxed launch, catalog entries included
-# (``MCP_CONTEXT_COST_SHOWN_DIRS``, inherited by the CLI subprocesses); a test about what is
-# shown vouches for it in ``Target.host_dirs`` instead and clears the variable.
+# The sandbox shows a launch nothing merely because its command names it: the suite, as the person
+# running the harness, shows the fixture servers' folder to every sandboxed launch
+# (``MCP_CONTEXT_COST_SHOWN_DIRS``, inherited by CLI subprocesses). A test about what is shown
+# vouches in ``Target.host_dirs`` instead and clears the variable.
 FIXTURE_DIRS = (str(FIXTURE_SERVERS),)
 os.environ["MCP_CONTEXT_COST_SHOWN_DIRS"] = str(FIXTURE_SERVERS)
 
@@ -31,7 +32,7 @@ def conformance_dir(*parts: str) -> Path:
 
 def shared_dir(*parts: str) -> Path:
     """A folder of ../shared; fails loudly (never skips) when it is missing. ``conformance`` is
-    served from the repository's own copy, so a clone with nothing beside it passes (issue #15)."""
+    served from the repository's own copy, so a clone with nothing beside it passes."""
     if parts and parts[0] == "conformance":
         return conformance_dir(*parts[1:])
     path = SHARED.joinpath(*parts)
@@ -66,7 +67,36 @@ def _tokenizer_ready():
 @pytest.fixture
 def launches_in_order(monkeypatch):
     """The confirmation launch waits for the first to end (``MCP_CONTEXT_COST_CONFIRMATION=after``),
-    for fixtures whose behaviour is scripted by the order their launches start in (issue #16)."""
+    for fixtures whose behaviour is scripted by the order their launches start in."""
     from harness.probe.measure import CONFIRMATION_VARIABLE
 
     monkeypatch.setenv(CONFIRMATION_VARIABLE, "after")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-durations", type=int, default=0, metavar="N",
+                     help="list the N tests that spent the most CPU (this process and its finished children); "
+                          "unlike --durations, not inflated by a busy machine")
+
+
+_CPU: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    start = _cpu_seconds()
+    yield
+    _CPU[item.nodeid] = _cpu_seconds() - start
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    count = config.getoption("--cpu-durations")
+    if count:
+        terminalreporter.write_sep("=", f"most CPU: {count} of {len(_CPU)} tests, {sum(_CPU.values()):.1f} s in all")
+        for nodeid, seconds in sorted(_CPU.items(), key=lambda item: -item[1])[:count]:
+            terminalreporter.write_line(f"{seconds:7.2f}s  {nodeid}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
+
 from tests.conftest import fixture_command
 
 
@@ -16,6 +18,7 @@ def write_config(folder, tools: int = 2, extra: dict | None = None) -> None:
     (folder / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
 
+@pytest.mark.slow
 def test_config_input_audits_and_writes_the_summary(run_action, tmp_path):
     write_config(tmp_path / "workspace")  # the run_action fixture's workspace
     run = run_action({"config": ".mcp.json", "budget": "100000", "timeout": "30"})
@@ -28,6 +31,7 @@ def test_config_input_audits_and_writes_the_summary(run_action, tmp_path):
     assert run.errors() == []
 
 
+@pytest.mark.slow
 def test_config_input_fails_closed_on_budget_and_on_an_added_broken_server(run_action, tmp_path):
     write_config(tmp_path / "workspace")
     run = run_action({"config": ".mcp.json", "budget": "1"})
@@ -54,6 +58,7 @@ def test_config_and_command_together_are_invalid(run_action):
     assert run.code == 1 and any("either 'config'" in line for line in run.errors())
 
 
+@pytest.mark.slow
 def test_config_input_shows_changed_and_suggest_and_fails_when_a_check_cannot_be_made(run_action, tmp_path):
     # issue #13: the Action's config audit can join to the capture index and place tools in the tool
     # shape; the job summary shows both; a published file that cannot be read fails the step by name.

@@ -64,12 +64,14 @@ def test_measures_and_writes_outputs_summary_record_and_badge(run_action):
     assert run.errors() == []
 
 
+@pytest.mark.slow
 def test_default_name_is_the_repository_slug(run_action):
     run = run_action({"command": fixture_command("well_behaved")})
     assert run.code == 0, run.stdout + run.stderr
     assert run.record()["server"] == "example_server"
 
 
+@pytest.mark.slow
 def test_budget_breach_fails_with_an_error_annotation(run_action):
     run = run_action({"command": fixture_command("well_behaved"), "name": "demo", "budget": "10"})
     assert run.code == 1
@@ -91,6 +93,7 @@ def test_unmeasurable_server_fails_with_an_annotation(run_action):
     assert (badge["message"], badge["color"]) == ("startup-failure", "lightgrey")
 
 
+@pytest.mark.slow
 def test_baseline_comparison_lists_added_removed_grown_and_delta(run_action):
     first = run_action({"command": fixture_command("well_behaved", "--tools", "4"), "name": "demo"})
     assert first.code == 0, first.stdout + first.stderr
@@ -115,6 +118,7 @@ def test_baseline_comparison_lists_added_removed_grown_and_delta(run_action):
     assert f"| search\\_issues | {before:,} | {after:,} | {after - before:+,} |" in grown
 
 
+@pytest.mark.slow
 def test_increase_above_max_increase_fails_and_within_passes(run_action):
     first = run_action({"command": fixture_command("well_behaved", "--tools", "3"), "name": "demo"})
     baseline = derived_baseline(first.record(), drop="tool_003", shorten="create_issue")
@@ -134,6 +138,7 @@ def test_increase_above_max_increase_fails_and_within_passes(run_action):
     assert loose.outputs["delta"] == str(delta)
 
 
+@pytest.mark.slow
 def test_hyphenated_inputs_are_read_under_the_underscore_spelling_too(run_action):
     first = run_action({"command": fixture_command("well_behaved"), "name": "demo"})
     write_json(first.workspace / "baseline.json", derived_baseline(first.record(), "create_issue", "search_issues"))
@@ -142,6 +147,7 @@ def test_hyphenated_inputs_are_read_under_the_underscore_spelling_too(run_action
     assert run.code == 1 and "increase above max-increase" in run.stdout
 
 
+@pytest.mark.slow
 def test_missing_baseline_fails_the_gate(run_action):
     run = run_action({"command": fixture_command("well_behaved"), "name": "demo", "baseline": "nope.json"})
     assert run.code == 1
@@ -152,6 +158,7 @@ def test_missing_baseline_fails_the_gate(run_action):
     assert "The comparison could not be made" in run.summary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content, why", [
     ("{not json", "is not JSON"),
     ('["a list"]', "is not a measurement record"),
@@ -164,6 +171,7 @@ def test_unusable_baseline_fails_the_gate(run_action, tmp_path, content, why):
     assert any(why in e for e in run.errors()), run.errors()
 
 
+@pytest.mark.slow
 def test_baseline_without_a_number_fails_the_gate(run_action):
     failed = run_action({"command": 'python3 -c "import sys; sys.exit(1)"', "name": "demo"})
     assert failed.outputs["status"] == "startup-failure"
@@ -186,6 +194,7 @@ def test_invalid_inputs_fail_with_one_annotation_each(run_action):
     assert "Invalid input" in run.summary
 
 
+@pytest.mark.slow
 def test_declared_env_values_reach_the_server_and_are_redacted(run_action):
     command = fixture_command("well_behaved", "--describe-env", "MY_API_KEY", "--describe-env", "EMPTY_SECRET")
     run = run_action({"command": command, "name": "demo", "env": "MY_API_KEY,\nEMPTY_SECRET"},
@@ -202,6 +211,7 @@ def test_declared_env_values_reach_the_server_and_are_redacted(run_action):
     assert "::notice title=empty env value::EMPTY_SECRET is empty here" in run.stdout
 
 
+@pytest.mark.slow
 def test_container_image_marks_the_record(run_action):
     run = run_action({"command": fixture_command("well_behaved"), "name": "demo"},
                      env={"MCP_CONTEXT_COST_ACTION_IMAGE": "mcp-context-cost action (test)"})
@@ -209,6 +219,7 @@ def test_container_image_marks_the_record(run_action):
     assert (iso["mode"], iso["image"]) == ("docker", "mcp-context-cost action (test)")
 
 
+@pytest.mark.slow
 def test_working_directory_and_badge_path(run_action, tmp_path):
     (tmp_path / "workspace" / "sub").mkdir()
     run = run_action({"command": fixture_command("well_behaved"), "name": "demo", "working-directory": "sub",

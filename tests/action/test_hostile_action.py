@@ -24,6 +24,7 @@ def _everything(run) -> tuple[str, ...]:
     return run.stdout, run.stderr, run.summary, "\n".join(run.outputs.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where,code", [("describe", 0), ("error", 1), ("stderr", 1), ("noise", 0)])
 def test_secrets_never_reach_the_log_outputs_summary_or_files(where, code, run_action, tmp_path):
     proof = tmp_path / "proof"
@@ -42,6 +43,7 @@ def test_secrets_never_reach_the_log_outputs_summary_or_files(where, code, run_a
     assert_safe_output(run.stdout, "the Action's log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where,code", [("names", 0), ("error", 1), ("stderr", 1)])
 def test_hostile_text_cannot_inject_commands_or_controls(where, code, run_action):
     run = run_action({"command": fixture_command("hostile_text", "--where", where), "name": "hostile",

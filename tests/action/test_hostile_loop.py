@@ -28,6 +28,7 @@ DUMP = "for p in /proc/[0-9]*; do tr '\\0' '\\n' < \"$p/environ\" 2>/dev/null ||
 
 # what a launched process can read ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_neither_the_build_nor_the_server_can_read_a_token_from_any_process(run_action, tmp_path):
     """/proc/<pid>/environ keeps the environment a process started with, whatever it deletes
     later: the build and the server each read every process's there (the harness's included)."""
@@ -48,6 +49,7 @@ def test_neither_the_build_nor_the_server_can_read_a_token_from_any_process(run_
 
 # what the Action writes, after the build and the server ran -------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("swap", [
     "rm -rf .mcp-context-cost && ln -s {outside} .mcp-context-cost",
     "mkdir -p .mcp-context-cost && ln -s {outside} .mcp-context-cost/results",
@@ -64,6 +66,7 @@ def test_a_link_made_by_the_build_after_the_check_is_never_written_through(run_a
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("swap", ["rm base.json && ln -s {outside}/record.json base.json",
                                   "mv base.json real.json && mkdir base.json",
                                   "rm base.json && mkfifo base.json"])
@@ -81,6 +84,7 @@ def test_a_baseline_swapped_by_the_build_after_the_check_is_not_read(run_action,
 
 # the base commit's tree -------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["working-directory", "command"])
 def test_a_link_in_the_base_commit_never_takes_the_build_or_the_server_out_of_its_worktree(
         run_action, tmp_path, github_api, where):
@@ -143,6 +147,7 @@ def test_an_artifact_that_is_not_plain_files_is_refused_by_name(tmp_path, tamper
         comment.load_artifact(folder)
 
 
+@pytest.mark.slow
 def test_the_same_commit_pushed_to_another_fork_cannot_comment_on_its_pull_request(run_action, repo, github_api,
                                                                                    tmp_path):
     """Another fork's run of the victim's head commit has the same workflow_run.head_sha."""

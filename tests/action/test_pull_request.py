@@ -107,6 +107,7 @@ def assert_inert(body: str) -> None:
     assert not re.search(r"https?://(?!img\.shields\.io/badge/)", body)
 
 
+@pytest.mark.slow
 def test_same_repository_pull_request_comment_created_updated_then_older_collapsed(run_action, repo, github_api,
                                                                                   tmp_path):
     workspace, base, head = repo
@@ -147,6 +148,7 @@ def test_same_repository_pull_request_comment_created_updated_then_older_collaps
     assert github_api.on(7)[0]["body"] == MARKER + "\nA person quoting the marker"  # never touched
 
 
+@pytest.mark.slow
 def test_a_change_that_changes_nothing_says_so_in_one_line(run_action, repo, github_api, tmp_path):
     workspace, base, _ = repo
     same = commit(workspace, {"README.md": "docs only\n"})
@@ -160,6 +162,7 @@ def test_a_change_that_changes_nothing_says_so_in_one_line(run_action, repo, git
     assert len(lines) == 1 and lines[0].startswith("No change in context cost:"), posted["body"]
 
 
+@pytest.mark.slow
 def test_fail_on_increase_in_tokens_and_percent(run_action, repo, github_api, tmp_path):
     workspace, base, head = repo
     env = event_env(tmp_path, github_api, "pull_request", {"pull_request": pull_request(9, base, head, REPO_NAME)})
@@ -170,6 +173,7 @@ def test_fail_on_increase_in_tokens_and_percent(run_action, repo, github_api, tm
     assert github_api.requests == []  # comment: false by default
 
 
+@pytest.mark.slow
 def test_fork_pull_request_holds_no_token_and_the_workflow_run_side_posts(run_action, repo, github_api, tmp_path):
     workspace, base, head = repo
     fork = pull_request(11, base, head, REPO_NAME, head_repo="stranger/example-server")
@@ -201,6 +205,7 @@ def _artifact(run_action, repo, github_api, tmp_path) -> tuple[Path, dict, str]:
     return workspace / ".mcp-context-cost" / "comment", fork, head
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper, words", [
     (lambda d: _edit(d / "head.measurement.json", "totalTokens", 987654), "do not re-derive"),
     (lambda d: _edit(d / "base.measurement.json", "canonicalSha256", "0" * 64), "do not re-derive"),

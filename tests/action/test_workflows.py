@@ -246,6 +246,7 @@ def test_the_push_script_keeps_the_token_out_of_files_and_command_lines(tmp_path
             assert token.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_every_catalog_launch_in_the_workflows_fails_the_job_without_bubblewrap(tmp_path):
     """Each launch line of the workflows, run where bubblewrap is missing (PATH holds git alone):
     exit 2 before anything is written — the job fails, it never falls back to the host."""

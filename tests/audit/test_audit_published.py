@@ -135,6 +135,7 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failure", ["404", "refused", "bad-json", "not-an-index", "empty-shape"])
 def test_a_published_file_that_cannot_be_read_is_a_named_problem_and_fails_the_run(tmp_path, failure):
     home, project = _project(tmp_path, {"github": fx.stdio(fx.OLD)})
@@ -169,6 +170,7 @@ def test_a_published_file_that_cannot_be_read_is_a_named_problem_and_fails_the_r
     assert "**Problem:**" in md.read_text() and f"**{name}: failed**" in md.read_text()
 
 
+@pytest.mark.slow
 def test_the_text_report_names_the_problem(tmp_path):
     home, project = _project(tmp_path, {"github": fx.stdio(fx.OLD)})
     done = run_audit(["--single", "--index", str(tmp_path / "nowhere.json")], project, home)

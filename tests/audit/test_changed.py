@@ -142,6 +142,7 @@ def _measure(capsys, root, *args) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_measure_changed_end_to_end(tmp_path, capsys):
     root = tmp_path / "repo"
     root.mkdir()

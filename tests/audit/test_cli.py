@@ -97,6 +97,7 @@ def test_the_text_report_says_why_nothing_was_measured_and_what_to_do(project):
     assert " ".join(done.stdout.split()).rsplit("nothing measured (exit 1): ", 1)[-1].startswith("no server in the 1 config")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling", [["--budget=1"], ["--budget", "1"]])
 def test_budget_spellings_behave_the_same(project, spelling):
     home, cwd = project
@@ -110,6 +111,7 @@ def test_budget_spellings_behave_the_same(project, spelling):
     assert passing.returncode == 0 and report_of(passing.stdout)["gates"][0]["passed"]
 
 
+@pytest.mark.slow
 def test_baseline_gate_paired_by_path(project, tmp_path):
     home, cwd = project
     write_mcp(cwd, {"well": stdio(WELL)})
@@ -134,6 +136,7 @@ def test_baseline_gate_paired_by_path(project, tmp_path):
     assert dropped.returncode == 1 and any("dropped config" in r for r in reasons)
 
 
+@pytest.mark.slow
 def test_methodology_change_fails_the_baseline_gate(project, tmp_path):
     home, cwd = project
     write_mcp(cwd, {"well": stdio(WELL)})
@@ -146,6 +149,7 @@ def test_methodology_change_fails_the_baseline_gate(project, tmp_path):
     assert done.returncode == 1 and "encoding changed" in report_of(done.stdout)["gates"][0]["reasons"][0]
 
 
+@pytest.mark.slow
 def test_outputs_and_nothing_written_unless_asked(project, tmp_path):
     home, cwd = project
     write_mcp(cwd, {"well": stdio(WELL)})
@@ -163,6 +167,7 @@ def test_outputs_and_nothing_written_unless_asked(project, tmp_path):
     assert (tmp_path / "audit.md").read_text().startswith("## MCP context cost")
 
 
+@pytest.mark.slow
 def test_untrusted_names_and_server_text_are_escaped(project):
     home, cwd = project
     name = "evil\n::error title=x::pwned\x1b]0;title\x07\u202e"
@@ -176,6 +181,7 @@ def test_untrusted_names_and_server_text_are_escaped(project):
     assert report_of(done.stdout)["configs"][0]["servers"][0]["name"] == name  # JSON keeps it, escaped by JSON
 
 
+@pytest.mark.slow
 def test_declared_secret_reaches_the_server_and_no_output(project, tmp_path):
     home, cwd = project
     sentinel = "sk-audit-SENTINEL-7c1e4f2a9b3d5e6f"

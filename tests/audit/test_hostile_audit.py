@@ -50,6 +50,7 @@ def audit(config, *args: str):
     return done
 
 
+@pytest.mark.slow
 def test_the_text_report_never_starts_a_line_with_untrusted_text(config):
     done = audit(config)
     assert "pwned" in done.stdout and "\\x9b31m" in done.stdout
@@ -57,6 +58,7 @@ def test_the_text_report_never_starts_a_line_with_untrusted_text(config):
     assert_safe_output(done.stderr, "audit's progress")
 
 
+@pytest.mark.slow
 def test_the_json_report_is_safe_and_keeps_every_value(config):
     done = audit(config, "--json")
     assert_safe_output(done.stdout, "audit --json")
@@ -65,6 +67,7 @@ def test_the_json_report_is_safe_and_keeps_every_value(config):
     assert any(t["tool"] == LONE for t in report["configs"][0]["heaviestTools"])
 
 
+@pytest.mark.slow
 def test_the_report_files_are_safe(config, tmp_path):
     audit(config, "--json", str(tmp_path / "a.json"), "--markdown", str(tmp_path / "a.md"))
     for path in (tmp_path / "a.json", tmp_path / "a.md"):

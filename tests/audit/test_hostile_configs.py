@@ -58,6 +58,7 @@ def test_a_url_no_client_can_use_is_a_malformed_entry(tmp_path, url):
     assert entries["ok"].problems == [] and entries["ok"].launch_url == "http://[::1]:9/mcp"
 
 
+@pytest.mark.slow
 def test_an_unparseable_url_no_longer_crashes_the_audit(tmp_path):
     home, project = _machine(tmp_path)
     _write_mcp(project, {"v6": {"type": "http", "url": "http://[::1"}, "port": {"url": "http://h:70000/"},
@@ -88,6 +89,7 @@ HOSTILE_NAMES = ["bidi\u202etxt.exe", "c1\x9b31m", "##[error]legacy", "lone\ud80
                  "::error title=x::pwned"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("to_file", [False, True])
 def test_the_json_report_is_inert_text_and_parses_back_to_the_same_names(tmp_path, to_file):
     home, project = _machine(tmp_path)
@@ -107,6 +109,7 @@ def _claude_user(home, servers: dict) -> None:
     (home / ".claude.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("breakage", ["not-json", "directory", "symlink-loop", "not-utf8"])
 def test_a_member_config_that_cannot_be_read_refuses_the_session_total(tmp_path, breakage):
     home, project = _machine(tmp_path)
@@ -174,6 +177,7 @@ def test_a_yaml_config_with_a_secret_on_its_broken_line_prints_nothing_of_it(tmp
         assert SECRET not in text and SECRET[8:20] not in text
 
 
+@pytest.mark.slow
 def test_literal_secrets_beside_an_unevaluated_reference_appear_nowhere(tmp_path):
     home, project = _machine(tmp_path)
     secrets = ["sk-ARGV-BESIDE-REF-0123456789", "QUERYBESIDEREF0123456789", "PWBESIDEREF0123456789"]
@@ -247,6 +251,7 @@ def test_ordinary_arguments_are_not_taken_for_credentials(word):
     assert argv_secrets(["srv", word]) == []
 
 
+@pytest.mark.slow
 def test_no_line_of_the_text_report_starts_a_workflow_command(tmp_path):
     # A rich table row starts with its first cell — the server's name — at column 0, so a config key
     # "::error title=x::pwned" began a line a GitHub runner reads as a workflow command.

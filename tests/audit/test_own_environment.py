@@ -59,6 +59,7 @@ def test_a_config_cannot_choose_the_sandbox_launcher_or_its_cache(tmp_path):
     assert not list(tmp_path.glob("mcp-context-cost-*")), "the config chose where working directories live"
 
 
+@pytest.mark.slow
 def test_a_config_cannot_change_the_harness_limits_but_its_server_gets_its_values(tmp_path):
     # In host mode (the default: as the client runs it) the server still receives every value;
     # the harness's own limits stay its own (a 10-byte message limit would fail every reply).

@@ -80,6 +80,7 @@ def _servers(report: dict) -> dict[str, dict]:
     return {(c["client"], s["name"]): s for c in report["configs"] for s in c["servers"]}
 
 
+@pytest.mark.slow
 def test_no_project_server_of_any_client_is_launched_without_an_approval(cloned):
     home, project, markers = cloned
     for client in CLIENTS:
@@ -277,6 +278,7 @@ def test_with_the_opt_in_expansion_follows_the_decision(cloned):
     assert entry.sandboxed and entry.launch_argv == ("node", "--key=caller-secret-value")
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize("client", ["claude-code", "vscode", "codex-cli"])
 def test_with_the_opt_in_a_project_server_runs_in_the_sandbox(cloned, client):

@@ -25,6 +25,7 @@ def _cursor(home, env: dict) -> None:
     (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"memory": server}}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [
     {"MEMORY_FILE_PATH": "HOME/.cursor/memory.json"},               # the case: beside the config
     {"MEMORY_FILE_PATH": "${userHome}/.cursor/memory.json"},        # the same through Cursor's variable

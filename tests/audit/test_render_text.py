@@ -82,6 +82,7 @@ def test_follows_the_width_and_never_splits_a_word(report, columns):
     assert max(len(line) for line in _lines(text)) > 40
 
 
+@pytest.mark.slow
 def test_columns_is_read_from_the_environment(machine):
     done = run_audit(["--single", "--timeout", "10"], machine / "project", machine / "home", env={"COLUMNS": "64"})
     lines = _lines(done.stdout)

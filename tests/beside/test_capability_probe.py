@@ -68,6 +68,7 @@ def test_no_difference_is_none():
     assert pair.compared and cp.difference(pair.without.capture.tools, pair.with_.capture.tools) is None
 
 
+@pytest.mark.slow
 def test_command_records_only_differences_and_marks_the_floor(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()

@@ -176,6 +176,7 @@ def _claude_cells(root: Path) -> dict[str, str]:
     return {r["server"]: r["claudeTokens"] for r in rows}
 
 
+@pytest.mark.slow
 def test_command_writes_rows_pages_show_current_only_and_the_key_never_leaks(endpoint, tmp_path):
     root = tmp_path / "repo"
     records = repo.build(root)
@@ -219,6 +220,7 @@ def test_command_writes_rows_pages_show_current_only_and_the_key_never_leaks(end
     _assert_nowhere(SENTINEL, [done.stdout, done.stderr], root)
 
 
+@pytest.mark.slow
 def test_missing_key_says_so_by_name_and_writes_nothing(tmp_path):
     root = tmp_path / "repo"
     repo.build(root)
@@ -229,6 +231,7 @@ def test_missing_key_says_so_by_name_and_writes_nothing(tmp_path):
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_wrong_key_writes_nothing_and_does_not_echo_it(endpoint, tmp_path):
     root = tmp_path / "repo"
     repo.build(root)

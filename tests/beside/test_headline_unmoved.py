@@ -8,10 +8,14 @@ import csv
 import io
 import shutil
 
+import pytest
+
 from harness.core.jsparse import parse
 from harness.db import readings_store
 from harness.pages.regen import regen
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # each test regenerates the whole published database
 
 HEADLINE = ("rank", "server", "status", "tokens", "toolCount", "band", "color", "canonicalSha256")
 

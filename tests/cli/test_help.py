@@ -85,6 +85,7 @@ def test_every_command_with_commit_is_exercised():
     assert with_commit <= set(BEHAVIOUR)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BEHAVIOUR))
 def test_no_command_commits_without_commit(name, repo):
     argv, expected = BEHAVIOUR[name]

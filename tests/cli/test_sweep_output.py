@@ -83,6 +83,7 @@ def _server_line(out: str, name: str) -> str:
     return found
 
 
+@pytest.mark.slow
 def test_summary_counts_reasons_and_commit_line(tmp_path, environment_evidence):
     root = init_repo(tmp_path / "repo", catalog_text(ENTRIES))
     code, out, err = sweep(root, "--all", "--commit", "--isolation", "host")

@@ -111,6 +111,7 @@ DEEP = st.builds(lambda n, obj, v: ('{"k":' * n + v + "}" * n) if obj else ("[" 
 WIRE = st.builds(lambda a, v, b: a + v + b, WS, st.one_of(VALUE, VALUE, VALUE, DEEP), WS)
 
 
+@pytest.mark.slow
 @pytest.mark.node
 @SETTINGS
 @given(WIRE)
@@ -124,6 +125,7 @@ def test_stringify_parse_matches_node(wire: str) -> None:
     assert _SURROGATES.sub(_fix_surrogate, _serialize_iterative(value, "")) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.node
 @settings(max_examples=150, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
@@ -140,6 +142,7 @@ SOUP_TOKENS = ["[", "]", "{", "}", ",", ":", '"a"', '"k"', "1", "-", "01", "1.",
                "\u2028", "\ufeff", "//c", "/*c*/", " ", "\n", "\u0661", "\\", '"']
 
 
+@pytest.mark.slow
 @pytest.mark.node
 @settings(max_examples=400, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])

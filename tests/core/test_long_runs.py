@@ -28,6 +28,7 @@ BLANKS = [" ", "\t", "\u3000", "\u00a0", "\u2003", "\u202f", "\x0b", "\x0c"]
 ALPHABET = BLANKS + ["\n", "\r", "a", "Z", "é", "中", "7", "!", "/", "'", "s", "\"", ",", "}"]
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(ALPHABET), max_size=60).map("".join))
 @settings(max_examples=3000, deadline=None)
 def test_cutting_at_every_run_equals_the_whole(text: str) -> None:
@@ -110,6 +111,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_descriptions_match_node(name: str, node_pieces: _NodePieces) -> None:
     tools = [{"name": "t", "description": HOSTILE[name], "inputSchema": {"type": "object"}}]

@@ -127,6 +127,7 @@ def test_a_history_file_that_cannot_take_a_row_stops_the_sweep_before_measuring(
 # The guard judges history rows too
 
 
+@pytest.mark.slow
 def test_a_back_dated_sweep_of_failures_is_a_harness_fault(tmp_path):
     names = [f"s{i}" for i in range(6)]
     root = init_repo(tmp_path / "repo", catalog_text([(n, well_behaved(2 + i)) for i, n in enumerate(names)]))
@@ -142,6 +143,7 @@ def test_a_back_dated_sweep_of_failures_is_a_harness_fault(tmp_path):
     assert out == ""
 
 
+@pytest.mark.slow
 def test_a_back_dated_sweep_that_passes_adds_only_history_rows(tmp_path):
     names = [f"s{i}" for i in range(6)]
     entries = [(n, well_behaved(2 + i)) for i, n in enumerate(names)]

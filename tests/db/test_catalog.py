@@ -294,6 +294,7 @@ _docs = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_docs)

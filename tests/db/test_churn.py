@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.db.sweeprepo import (
     catalog_text, commit_catalog, commit_count, fixture, git, head, init_repo, porcelain, records, sweep, well_behaved,
 )
 
 D1, D2 = "2026-11-02", "2026-11-09"
+pytestmark = pytest.mark.slow  # each test runs two full sweeps with commits
+
 HOST = ("--isolation", "host")
 # Files a new sweep date changes even when no server did: the history, and what is drawn from it
 # (pages, charts, the dashboard, cost movement's "held since" window, and the leaderboard's trend

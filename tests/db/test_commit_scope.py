@@ -172,6 +172,7 @@ def test_a_catalog_name_with_another_launch_is_refused(repo, name, command):
     assert working_files(root) == tree and not (root / ".mcp-context-cost").exists() and porcelain(root) == ""
 
 
+@pytest.mark.slow
 def test_ad_hoc_measures_go_to_the_gitignored_folder_or_out_never_the_database(repo, tmp_path):
     root, _ = repo
     tree = working_files(root)
@@ -189,6 +190,7 @@ def test_ad_hoc_measures_go_to_the_gitignored_folder_or_out_never_the_database(r
     assert working_files(root) == tree  # results/, badges/, history.csv, docs/ untouched
 
 
+@pytest.mark.slow
 def test_measure_server_publishes_through_the_sweep_path_and_blocks_a_bot_commit(repo):
     root, launches = repo
     done = _measure(root, "--server", "bravo")

@@ -210,6 +210,7 @@ def test_a_repository_without_git_refuses_a_linked_lock(tmp_path, outside):
     assert snapshot(outside) == before and not (root / "results").exists()
 
 
+@pytest.mark.slow
 def test_a_link_planted_during_an_interrupted_publish_stops_recovery_until_it_is_gone(repo, outside, tmp_path):
     commit_catalog(repo, catalog_text([("alpha", well_behaved(5)), ("bravo", well_behaved(3))]))
     with Stopped("promoting", "-", repo, "--all", *HOST, "--commit", "--date", D1) as run:

@@ -86,6 +86,7 @@ def test_regen_refuses_an_edited_figure_by_file_and_field(clone, field):
         assert "987,654" not in (clone / "results/leaderboard.md").read_text()
 
 
+@pytest.mark.slow
 def test_regen_backfill_refuses_a_committed_forgery(clone):
     record = _measured(clone)
     _edit(record, "totalTokens", "987654")

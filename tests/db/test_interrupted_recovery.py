@@ -19,6 +19,7 @@ D0, D1, D2 = "2026-11-02", "2026-11-09", "2026-11-16"
 COMMON = ("--all", "--isolation", "host", "--concurrency", "2")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("replay_step, sig", [("promoting", signal.SIGKILL), ("regen", signal.SIGKILL),
                                                ("history", signal.SIGINT), ("commit", signal.SIGINT)],
                          ids=["promoting-SIGKILL", "regen-SIGKILL", "history-SIGINT", "commit-SIGINT"])

@@ -44,6 +44,7 @@ def test_a_gate_never_runs_more_than_its_slots():
     assert [entries_in_flight(n) for n in (1, 2, 8)] == [1, 3, 12]
 
 
+@pytest.mark.slow
 def test_sweep_holds_launches_not_entries_to_its_concurrency(tmp_path, monkeypatch):
     """Five servers answering after 0.4 s, two launches each, ``concurrency=2``: at most two
     launches run at any moment, and both slots are used."""

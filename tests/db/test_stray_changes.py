@@ -36,6 +36,7 @@ def repo(tmp_path):
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("catalog", [
     TWO + [("charlie", well_behaved(4))],      # an entry added
     TWO[:1],                                   # an entry removed
@@ -71,6 +72,7 @@ def _edit_own_record(root):  # a file the interrupted publish itself promoted, e
     path.write_text(path.read_text().replace('"toolCount": 4', '"toolCount": 40'))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stray", [_delete_bravo, _edit_history, _new_record, _edit_own_record])
 def test_a_recovery_never_commits_pages_drawn_from_changes_it_did_not_make(repo, stray):
     commit_catalog(repo, catalog_text([("alpha", well_behaved(4)), TWO[1]]))

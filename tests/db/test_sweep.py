@@ -103,6 +103,7 @@ def test_sweep_commits_once_with_valid_records_and_rerun_changes_nothing(tmp_pat
     assert working_files(root) == published
 
 
+@pytest.mark.slow
 def test_rerun_of_servers_that_exit_at_once_changes_nothing(tmp_path):
     """A server that exits before answering is described the same way on every run, whether the
     harness's write or its read notices first — otherwise every same-day rerun recommits it."""
@@ -178,6 +179,7 @@ def test_simulated_harness_fault_publishes_nothing(tmp_path, monkeypatch):
     assert head(root) == committed and porcelain(root) == ""
 
 
+@pytest.mark.slow
 def test_four_regressions_are_a_real_breakage_and_publish(tmp_path):
     entries = _fixtures(10)
     root = init_repo(tmp_path / "repo", catalog_text(entries))

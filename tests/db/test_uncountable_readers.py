@@ -74,6 +74,7 @@ def test_regen_refuses_it_by_name(clone, panics):
     assert code == 2 and f"{path}: refused: rawToolsCapture or serverInstructions cannot be counted" in err, out + err
 
 
+@pytest.mark.slow
 def test_backfill_skips_that_version_and_publishes_the_rest(clone, panics):
     path = _measured(clone)
     original = _with_marker(path)

@@ -70,6 +70,7 @@ def test_each_hostile_server_has_its_status_and_the_healthy_ones_are_published(s
     assert "uncountable" in (root / "badges" / "panics.json").read_text()
 
 
+@pytest.mark.slow
 def test_every_record_written_reads_back_and_rederives(swept):
     root = swept[0]
     for path in sorted((root / "results").glob("*/measurement.json")):

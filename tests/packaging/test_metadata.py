@@ -1,7 +1,5 @@
-"""Packaging metadata installs quietly (issue #15, "Quiet, visible setup"): the editable install
-``scripts/setup.sh`` makes prints no setuptools warning banner, and the check can fail — the
-flat layout without ``package-dir`` (the metadata before the fix) does print one.
-"""
+"""Packaging metadata installs quietly: the editable install ``scripts/setup.sh`` makes prints no
+setuptools warning banner, and the check can fail (the flat layout without ``package-dir`` prints one)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The release workflow (issue #15): a version tag builds the sdist and wheel once, checks them with
+"""The release workflow: a version tag builds the sdist and wheel once, checks them with
 ``twine check``, runs the installed wheel from an empty directory, and only then publishes those
 same files with PyPI trusted publishing — the one job holding an OIDC token, and no stored secret.
 actionlint and the workflow schema check it with the others (tests/action/test_lints.py)."""

@@ -1,6 +1,6 @@
-"""scripts/setup.sh and scripts/main.sh (issue #15, "Quiet, visible setup" and "Help and README say
-what happens"): setup prints one line per step and no warning banner, on a fresh HOME; main.sh hands
-every argument to ``sweep`` and ends by saying what it left in the working tree."""
+"""scripts/setup.sh, test.sh and main.sh: setup prints one line per step and no warning banner on a
+fresh HOME, and runs pip only when what it installs from changed; main.sh hands every argument to
+``sweep`` and ends by saying what it left in the working tree."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.action.test_lints import tool
 from tests.conftest import REPO
 from tests.packaging.test_metadata import BANNER
 
-SCRIPTS = [REPO / "scripts" / "setup.sh", REPO / "scripts" / "main.sh"]
+SCRIPTS = [REPO / "scripts" / name for name in ("setup.sh", "test.sh", "main.sh")] + [REPO / ".ci" / "run"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -43,6 +43,74 @@ def test_setup_on_a_fresh_home_prints_one_line_per_step_and_no_banner(tmp_path):
     assert not BANNER.search(done.stdout + done.stderr)
     assert "sha256 verified" in lines[-1]  # the fresh HOME had no cached tokenizer: it was provisioned again
     assert not BANNER.search((REPO / ".venv" / "setup-pip.log").read_text(encoding="utf-8", errors="replace"))
+
+
+# A venv's python for setup.sh: answers the version questions, logs every pip call to $PIP_LOG and
+# exits with $FAKE_PIP_EXIT. Called as ``$PYTHON -m venv .venv``, it plants itself as .venv/bin/python.
+FAKE_PYTHON = """#!/usr/bin/env bash
+case "$1 $2" in
+  "-m venv") mkdir -p "$3/bin" && cp "$0" "$3/bin/python" ;;
+  "-VV "|"--version ") echo "Python $FAKE_VERSION (fake)" ;;
+  "-m pip") echo "pip ${*:3}" >>"$PIP_LOG"; exit "${FAKE_PIP_EXIT:-0}" ;;
+  "-m harness.core.tokenizer") echo "o200k_base ready" ;;
+esac
+"""
+
+
+@pytest.fixture
+def setup_checkout(tmp_path) -> Path:
+    """setup.sh in a checkout with no .venv, a fake Python (``FAKE_PYTHON``) and stub bwrap/chromium."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy2(REPO / "scripts" / "setup.sh", root / "scripts" / "setup.sh")
+    for name in ("pyproject.toml", "constraints.txt"):
+        shutil.copy2(REPO / name, root / name)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("python-fake", "bwrap", "chromium"):
+        (tools / name).write_text(FAKE_PYTHON if name == "python-fake" else "#!/bin/sh\n")
+        (tools / name).chmod(0o755)
+    return root
+
+
+def _setup(root: Path, version: str = "3.11.7", pip_exit: int = 0) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run setup.sh; its result and the pip calls it made."""
+    tools, pip_log = root.parent / "tools", root.parent / "pip.log"
+    pip_log.unlink(missing_ok=True)
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "PYTHON": str(tools / "python-fake"),
+           "PIP_LOG": str(pip_log), "FAKE_VERSION": version, "FAKE_PIP_EXIT": str(pip_exit)}
+    done = subprocess.run(["bash", str(root / "scripts" / "setup.sh")], env=env, capture_output=True, text=True, timeout=60)
+    return done, pip_log.read_text().splitlines() if pip_log.exists() else []
+
+
+def test_setup_runs_pip_only_when_what_it_installs_from_changed(setup_checkout):
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "first run downloads them" in done.stdout
+    assert pip[-1] == "pip install --quiet --disable-pip-version-check -c constraints.txt -e .[test]"
+
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0 and pip == [], done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("setup: pinned dependencies")]
+    assert "unchanged since the last install" in line and "pip skipped" in line
+    assert len(done.stdout.splitlines()) == 4, done.stdout
+
+    with open(setup_checkout / "constraints.txt", "a") as constraints:
+        constraints.write("# a changed pin\n")
+    assert _setup(setup_checkout)[1] != []
+    assert _setup(setup_checkout)[1] == []
+    assert _setup(setup_checkout, version="3.12.1")[1] != []
+    (setup_checkout / "pyproject.toml").write_text((setup_checkout / "pyproject.toml").read_text() + "\n")
+    assert _setup(setup_checkout, version="3.12.1")[1] != []
+
+
+def test_setup_after_a_failed_install_runs_pip_again(setup_checkout):
+    _setup(setup_checkout)
+    (setup_checkout / "constraints.txt").write_text("mcp==0\n")
+    done, pip = _setup(setup_checkout, pip_exit=1)
+    assert done.returncode == 1 and "pip failed" in done.stdout
+    (setup_checkout / "constraints.txt").write_text((REPO / "constraints.txt").read_text())
+    assert _setup(setup_checkout)[1] != []  # the earlier stamp went with the failed install
 
 
 @pytest.fixture

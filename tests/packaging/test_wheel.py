@@ -1,8 +1,6 @@
-"""The project installs like any Python tool (issue #15, "Installable like any Python tool"): a wheel
-built from the source, installed into a fresh virtual environment with the pinned dependencies,
-measures a real pinned server and verifies the record from an empty directory — no checkout, no
-``schemas/`` beside it.
-"""
+"""The project installs like any Python tool: a wheel built from the source, installed into a fresh
+virtual environment with the pinned dependencies, measures a real pinned server and verifies the
+record from an empty directory (no checkout, no ``schemas/`` beside it)."""
 
 from __future__ import annotations
 
@@ -49,6 +47,7 @@ def wheel(tmp_path_factory) -> Path:
     return build_wheel(copy_sources(tmp / "src"), tmp / "dist")
 
 
+@pytest.mark.slow
 def test_wheel_ships_every_schema_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.split("/")[-1] for n in names if n.startswith("harness/schemas/")}
@@ -56,6 +55,13 @@ def test_wheel_ships_every_schema_as_package_data(wheel):
     for member in (n for n in names if n.startswith("harness/schemas/")):
         assert zipfile.ZipFile(wheel).read(member) == (REPO / "schemas" / member.split("/")[-1]).read_bytes()
     assert not any(n.startswith(("tests/", "schemas/", "bench/")) for n in names)
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_typed_marker(wheel):
+    """PEP 561: ``harness/py.typed`` tells type checkers of code that imports ``harness`` to read its annotations."""
+    assert (REPO / "harness" / "py.typed").is_file()
+    assert "harness/py.typed" in zipfile.ZipFile(wheel).namelist()
 
 
 @pytest.mark.slow

@@ -41,6 +41,7 @@ def clone(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_backfill_of_this_repository_is_deterministic(clone):
     first = _regen(clone, "--backfill", seed="1")
     assert first.returncode == 0, first.stderr

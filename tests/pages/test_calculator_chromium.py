@@ -211,6 +211,7 @@ def test_comments_and_trailing_commas_only_outside_strings(browser, calculator_p
     page.close()
 
 
+@pytest.mark.slow
 def test_a_config_is_read_within_the_audits_bounds(browser, calculator_page):  # noqa: F811
     from harness.audit import readers
 

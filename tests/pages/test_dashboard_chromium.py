@@ -376,6 +376,7 @@ def test_the_console_check_is_not_vacuous(browser, tmp_path):
     page.close()
 
 
+@pytest.mark.slow
 def test_every_server_page_chart_sums_to_its_headline(open_page, site):
     """Per tool and for the whole server, the chart's segments add up exactly to the number shown."""
     checked = 0

@@ -197,6 +197,7 @@ def test_capture_index_joins_by_hash(swept):
 SANDBOX = isolation.resolve_mode("auto") == "sandbox"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot create namespaces here (scripts/setup.sh installs it)")
 def test_an_isolation_change_starts_a_new_comparable_run(tmp_path):
     moved = [tool("search", 12, 2), BASE[1], GROWN[2]]

@@ -125,6 +125,7 @@ def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path, b
         dashboard.close()
 
 
+@pytest.mark.slow
 def test_a_streak_broken_by_a_measurement_or_a_server_failure_is_not_shown(tmp_path):
     for newest in ("2026-12-03,kept,9,1,measured,host", "2026-12-03,kept,,,startup-failure,host", None):
         page, _ = _kept(tmp_path, ["2026-12-01,kept,,,not-measured-here,host", newest] if newest else [])

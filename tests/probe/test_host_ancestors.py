@@ -136,6 +136,7 @@ def _published(place: Path, done) -> str:
     return "\n".join(texts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_the_servers_parent_holds_only_what_the_server_was_given(variant, place):
     done = harness(place, VARIANTS[variant](place), unprivileged=False)
@@ -151,6 +152,7 @@ def test_the_servers_parent_holds_only_what_the_server_was_given(variant, place)
                if int(pid) in {p["pid"] for p in chain[:below + 1]})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_a_same_user_server_reads_nothing_of_the_harness(variant, place):
     done = harness(place, VARIANTS[variant](place), unprivileged=True)

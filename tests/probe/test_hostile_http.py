@@ -118,6 +118,7 @@ def test_a_redirect_loop_is_unreachable_and_names_it(results_root):
     assert len(run.measurement.attempts) == 1
 
 
+@pytest.mark.slow
 def test_an_answer_that_inflates_past_the_launch_bound_stops_there(results_root):
     """``gzip, gzip``: 1 GiB of comment lines from a few kilobytes; the launch's bound on what a
     server sends (64 MiB by default) is counted after decoding."""

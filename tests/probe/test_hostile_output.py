@@ -41,6 +41,7 @@ def measure(results_root: Path, name: str, where: str):
     return done, path
 
 
+@pytest.mark.slow
 def test_hostile_tool_names_and_server_info_are_escaped_in_measure_output(results_root):
     done, path = measure(results_root, "hostile-names", "names")
     assert done.returncode == 0, done.stdout + done.stderr

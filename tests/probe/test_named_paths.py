@@ -92,6 +92,7 @@ def names_seen(seen: dict, home: Path) -> set[str]:
 
 # --- a file: that file alone ----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["home-root", "subfolder", "relative", "symlink", "interpreter-flag", "node"])
 def test_a_named_script_is_shown_alone(variant, home):
     command, cwd, shown_as = {
@@ -118,6 +119,7 @@ def test_a_named_script_is_shown_alone(variant, home):
         assert seen["file"] == f"{home}/bin/linked.py"  # the path named, holding only the file linked to
 
 
+@pytest.mark.slow
 def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
     os.symlink(home / ".ssh", home / "proj" / ".ssh")  # a link out of the folder leads nowhere inside
     os.symlink(home / "notes.txt", home / "proj" / "notes.txt")
@@ -170,6 +172,7 @@ def test_a_home_an_ancestor_or_a_secret_path_is_refused(variant, home):
     assert_nothing_leaked(done, rec)
 
 
+@pytest.mark.slow
 def test_what_the_sandbox_keeps_empty_is_not_shown_from_the_host(home):
     done, rec = measure(home, f"python3 {home}/server.py --look /tmp --look {home.parent}/out")
     seen = seen_by(rec)

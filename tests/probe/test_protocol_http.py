@@ -82,6 +82,7 @@ def test_a_reply_that_drips_past_the_deadline_times_out_on_time(results_root):
     assert set(threading.enumerate()) <= threads
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags,bound", [(("--hold", "600"), 90), (("--drip", "2"), 90)])
 def test_the_measure_command_exits_promptly(flags, bound, tmp_path):
     server = sse_server(*flags)

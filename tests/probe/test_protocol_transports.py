@@ -176,6 +176,7 @@ def test_an_audited_entry_is_measured_on_the_transport_its_config_declares(decla
         assert "HTTP 500 from" in run.notes
 
 
+@pytest.mark.slow
 def test_audit_measures_a_config_entry_declaring_sse_end_to_end(tmp_path):
     import json
     import subprocess

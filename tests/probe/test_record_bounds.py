@@ -40,6 +40,7 @@ def test_the_written_bound_is_under_the_read_bound_and_githubs():
     assert record.MAX_WRITTEN_RECORD_BYTES <= 50 * 1024 * 1024 < GITHUB_FILE_LIMIT
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, status", [(record.MAX_RECORD_TOOLS - 1, "measured"),
                                            (record.MAX_RECORD_TOOLS, "too-large")])
 def test_tool_count_just_under_and_just_over(tmp_path, extra, status):
@@ -52,6 +53,7 @@ def test_tool_count_just_under_and_just_over(tmp_path, extra, status):
         assert f"listed {record.MAX_RECORD_TOOLS + 1:,} tools" in rec["notes"][0]
 
 
+@pytest.mark.slow
 def test_most_of_a_million_tiny_tools_is_a_small_too_large_record(tmp_path):
     """~13 MB in one tools/list reply, under the transport's 16 MiB message bound."""
     code, rec, path = _measure(tmp_path, "million", "--bare", "--tools", "750000")
@@ -86,6 +88,7 @@ def test_indentation_of_deep_nesting_counts_toward_the_bound(tmp_path, monkeypat
         assert _verify(path) == 0
 
 
+@pytest.mark.slow
 def test_many_deeply_nested_tools_are_too_large_before_the_record_is_built(tmp_path):
     """40 tools of 4,000 nested arrays: 320 KB on the wire, over 1 GB as an indented record, which
     is never built."""
