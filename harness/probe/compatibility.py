@@ -229,12 +229,21 @@ def _expected(error) -> str:
     return f"fails the schema's {rule!r} rule"
 
 
+def prepare() -> None:
+    """Load both references (the schema's validators, the SDK's types) ahead of the first check."""
+    for definition in _MODELS.values():
+        _validator(definition)
+    import mcp_types  # noqa: F401  - heavy (hundreds of pydantic models): loaded on first use only
+
+
 def _model_error(name: str, value: dict) -> str | None:
-    import mcp.types
+    # mcp_types is the SDK's own wire-types package: mcp.types re-exports it, every name the same
+    # object, without importing the SDK's client and server stack.
+    import mcp_types
     import pydantic
 
     try:
-        getattr(mcp.types, name).model_validate(value)
+        getattr(mcp_types, name).model_validate(value)
     except pydantic.ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
         return f"{_path(first.get('loc', ()))} {redact.cut(str(first.get('msg', '')), 160)}"
