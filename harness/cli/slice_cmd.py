@@ -8,7 +8,10 @@ Text output: a ``#`` header line naming the UTC ISO week and its position in the
 server name per line in catalog order. ``--json`` prints one object instead::
 
     {"week": "2026-W49", "weekIndex": 2970, "position": 0, "cycleWeeks": 3,
-     "reference": "memory", "servers": ["filesystem", ...]}
+     "reference": "memory", "servers": ["filesystem", ...],
+     "shards": [{"shard": 1, "servers": 44, "packages": "<16 hex>"}, ...]}
+
+``shards`` is the sweep workflow's matrix for the slice (``harness.db.shards.plan``).
 
 The date defaults to today in UTC. Exit codes: 0 on success; 2 when the catalog is unusable (the
 ``CatalogError`` lines go to stderr) or ``--date`` is malformed (argparse's own error).
@@ -22,6 +25,7 @@ import json
 import sys
 
 from harness.db.catalog import CatalogError, load_catalog
+from harness.db import shards
 from harness.db.rotation import slice_for, week_index, week_label
 from harness.util import untrusted
 from harness.util.cliargs import iso_date
@@ -36,13 +40,15 @@ def run(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         print(untrusted.lines(exc), file=sys.stderr)
         return 2
-    names = [entry.name for entry in slice_for(catalog, when)]
+    chosen = slice_for(catalog, when)
+    names = [entry.name for entry in chosen]
     index = week_index(when)
     position = index % catalog.cycle_weeks
     if args.json:
         print(json.dumps({
             "week": week_label(when), "weekIndex": index, "position": position,
             "cycleWeeks": catalog.cycle_weeks, "reference": catalog.reference, "servers": names,
+            "shards": shards.plan(chosen),
         }, indent=2))
     else:
         ref = f", reference {catalog.reference} included" if catalog.reference else ""
