@@ -174,9 +174,11 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
 def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
     """Raise ``ValueError`` when ``target.name`` is a catalog entry launched differently: its
     record would read as that entry's."""
-    from harness.db.catalog import CatalogError, load_catalog
+    from harness.db.catalog import BOUNDS, CatalogError, load_catalog
 
     if not catalog_path.is_file():
+        return
+    if not _may_name(catalog_path, target.name, BOUNDS.max_bytes):
         return
     try:
         entry = load_catalog(catalog_path).get(target.name)
@@ -188,6 +190,17 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
         raise ValueError(f"--name {target.name!r} is the catalog entry launched as "
                          f"{entry.command or urls.shown(entry.url or '')!r}; "
                          f"choose another name, or measure the entry itself with --server {target.name}")
+
+
+def _may_name(catalog_path: Path, name: str, max_bytes: int) -> bool:
+    """Whether the catalog file could hold an entry ``name``: it spells the name, or has a YAML escape
+    that could, or is too large to tell. A catalog that cannot is not parsed (a slug is never folded)."""
+    try:
+        with catalog_path.open("rb") as file:
+            text = file.read(max_bytes + 1)
+    except OSError:
+        return True
+    return len(text) > max_bytes or name.encode("utf-8") in text or b"\\" in text
 
 
 def _target(args) -> Target:
