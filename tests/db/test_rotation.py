@@ -144,3 +144,10 @@ def test_weeks_to_cover_refuses_what_no_cycle_fits():
         rotation.weeks_to_cover(10**6, 100)
     with pytest.raises(ValueError):
         rotation.weeks_to_cover(10, 1)
+
+
+def test_the_catalogs_cycle_fits_every_slice_into_one_sweep_run():
+    from harness.db import shards
+
+    catalog = load_catalog(Path(__file__).resolve().parents[2] / "servers.yaml")
+    assert catalog.cycle_weeks >= rotation.weeks_to_cover(len(catalog.entries), shards.capacity())
