@@ -1,10 +1,5 @@
-"""Weekly rotation: which catalog entries a scheduled sweep re-measures in a given week.
-
-``slice_for`` gives a week's slice: the entries whose ``slot_of`` is the week's position in a
-``cycle_weeks``-week cycle (``week_index``), plus the reference entry every week. ``weeks_to_cover``
-sizes the cycle to what one sweep measures. The rules and guarantees: methodology, "How often a row
-gets a new point"; docs/OPERATIONS.md, "Rotation".
-"""
+"""Weekly rotation: the slice of the catalog a sweep re-measures in a given week (``slice_for``),
+and the cycle that fits a sweep's capacity (``weeks_to_cover``). docs/OPERATIONS.md, "Rotation"."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -21,8 +16,7 @@ MAX_CYCLE_WEEKS = 52  # as servers.yaml's cycleWeeks allows
 
 
 def slot_of(name: str, cycle_weeks: int) -> int:
-    """The slot in ``0..cycle_weeks-1`` whose week re-measures ``name``: rendezvous hashing of the
-    name alone, so adding or removing other entries moves none. Raises ``ValueError`` if ``cycle_weeks < 1``."""
+    """The slot in ``0..cycle_weeks-1`` of ``name`` (rendezvous hashing). ``ValueError`` if ``cycle_weeks < 1``."""
     if cycle_weeks < 1:
         raise ValueError(f"cycle_weeks must be >= 1, got {cycle_weeks}")
 
@@ -34,7 +28,7 @@ def slot_of(name: str, cycle_weeks: int) -> int:
 
 
 def _utc_date(when: _dt.date | _dt.datetime) -> _dt.date:
-    """A ``date`` as given; a ``datetime`` converted to UTC first (naive means UTC)."""
+    """The UTC date of ``when`` (a naive ``datetime`` is UTC)."""
     if isinstance(when, _dt.datetime):
         if when.tzinfo is not None:
             when = when.astimezone(_dt.timezone.utc)
@@ -43,7 +37,7 @@ def _utc_date(when: _dt.date | _dt.datetime) -> _dt.date:
 
 
 def week_index(when: _dt.date | _dt.datetime) -> int:
-    """Whole weeks from ``EPOCH_MONDAY`` to the Monday of ``when``'s UTC ISO week (negative before it)."""
+    """Whole weeks from ``EPOCH_MONDAY`` to the Monday of ``when``'s UTC ISO week."""
     day = _utc_date(when)
     monday = day - _dt.timedelta(days=day.weekday())
     return (monday - EPOCH_MONDAY).days // 7
@@ -65,7 +59,7 @@ def slice_for(catalog: Catalog, when: _dt.date | _dt.datetime) -> list[Entry]:
 
 
 def slot_sizes(catalog: Catalog) -> list[int]:
-    """Number of non-reference entries in each slot ``0..cycle_weeks-1`` (the balance measure)."""
+    """Non-reference entries per slot ``0..cycle_weeks-1``."""
     sizes = [0] * catalog.cycle_weeks
     for entry in catalog.entries:
         if entry.name != catalog.reference:
@@ -74,12 +68,11 @@ def slot_sizes(catalog: Catalog) -> list[int]:
 
 
 def weeks_to_cover(entries: int, per_week: int) -> int:
-    """The shortest cycle whose every slice fits a sweep of ``per_week`` servers, for a catalog of
-    ``entries`` (the reference in every slice); ``ValueError`` when no cycle of 52 weeks or fewer does.
-    A slice of a longer cycle is allowed the ``3 * sqrt(n)`` spread of the balance bound."""
+    """The shortest cycle whose every slice, balance spread included, fits a sweep of ``per_week``
+    servers; ``ValueError`` when none of ``MAX_CYCLE_WEEKS`` or fewer does."""
     others, room = max(0, entries - 1), per_week - 1
     for weeks in range(1, MAX_CYCLE_WEEKS + 1):
-        spread = 0.0 if weeks == 1 else 3 * math.sqrt(others)
+        spread = 0.0 if weeks == 1 else 3 * math.sqrt(others)  # the Hoeffding bound of docs/OPERATIONS.md
         if others / weeks + spread <= room:
             return weeks
     raise ValueError(f"{entries} entries do not fit weekly sweeps of {per_week} servers in any cycle "

@@ -1,10 +1,6 @@
-"""Sweeping past one runner: a slice measured in shards, merged and published together.
-
-``sweep --shard K/N --out DIR`` measures the K-th of N parts (``part``) into ``DIR``; ``sweep --merge
-DIR...`` validates every shard (``read_shards``, ``check_catalog``) and publishes them as one sweep.
-``count`` sizes N from the slice so each shard job ends within ``JOB_SECONDS`` on a GitHub runner;
-``plan`` gives the workflow's matrix. docs/OPERATIONS.md, "Sweep capacity" and "Shards".
-"""
+"""A slice measured in shards (``part``, sized by ``count``, the workflow's matrix by ``plan``) and
+their directories read back for one publish (``read_shards``, ``check_catalog``).
+docs/OPERATIONS.md, "Shards" and "Sweep capacity"."""
 
 from __future__ import annotations
 
@@ -56,23 +52,23 @@ def part(entries: list[Entry], k: int, n: int) -> list[Entry]:
 
 
 def per_shard() -> int:
-    """Servers one shard job measures within ``JOB_SECONDS``, cold caches and the slowest tail included."""
+    """Servers one shard job measures within ``JOB_SECONDS``, cold."""
     return max(1, (JOB_SECONDS - SETUP_SECONDS - LONGEST_SECONDS) // SERVER_SECONDS)
 
 
 def capacity() -> int:
-    """Servers one sweep run measures within ``JOB_SECONDS``: every shard full."""
+    """Servers one sweep run measures: every shard full."""
     return MAX_SHARDS * per_shard()
 
 
 def count(servers: int) -> int:
-    """Shards for a slice of ``servers``: the fewest that keep each within ``per_shard``, 1 to ``MAX_SHARDS``."""
+    """The fewest shards (1 to ``MAX_SHARDS``) that keep each of ``servers`` within ``per_shard``."""
     return min(MAX_SHARDS, max(1, math.ceil(servers / per_shard())))
 
 
 def plan(entries: list[Entry]) -> list[dict]:
-    """One matrix row per shard of ``entries``: ``shard`` (K), ``servers`` and ``packages``, a digest
-    of the shard's names and launches (what its package caches hold, keyed per server by both)."""
+    """One matrix row per shard: ``shard`` (K), ``servers`` and ``packages`` (a digest of its names and
+    launches, which key its package caches)."""
     n = count(len(entries))
     rows = []
     for k in range(1, n + 1):
@@ -84,19 +80,16 @@ def plan(entries: list[Entry]) -> list[dict]:
 
 
 def write_manifest(out: Path, date: str, k: int, n: int, names: list[str]) -> None:
-    """Record which date and part a shard directory holds."""
+    """Write the shard's manifest: its date, part and servers."""
     atomic.write_text(Path(out) / MANIFEST, json.dumps({"date": date, "shard": f"{k}/{n}", "servers": sorted(names)},
                                                        indent=2) + "\n")
 
 
 def read_shards(dirs: list[Path]) -> tuple[str, dict[str, Record]]:
-    """``(date, server → record)`` from shard directories; every record is schema-validated.
+    """``(date, server → record)`` from shard directories, each record valid and re-derived.
 
-    Raises ``ShardError`` for a missing or malformed manifest, shards of different dates or splits,
-    a server listed without its record, a record that is not the server listed (or not of the
-    manifest's date), a record not listed, or the same server in two shards; ``SchemaViolation``
-    for an invalid record (naming its file and path).
-    """
+    ``ShardError`` when a manifest, a split, a date or a record does not match the others
+    (docs/OPERATIONS.md, "Shards"); ``SchemaViolation`` for an invalid record."""
     dates: set[str] = set()
     records: dict[str, Record] = {}
     parts: dict[int, tuple[Path, int]] = {}
@@ -116,8 +109,7 @@ def read_shards(dirs: list[Path]) -> tuple[str, dict[str, Record]]:
 
 
 def check_catalog(records: dict[str, Record], catalog: Catalog) -> list[str]:
-    """One line per merged record that the catalog does not vouch for: a server that is not an
-    entry, or a record whose ``launchCommand`` is not the entry's command (or URL)."""
+    """One line per record that is not a catalog entry's or not launched as its entry says."""
     problems = []
     for server, rec in sorted(records.items()):
         entry = catalog.get(server)
@@ -182,9 +174,8 @@ def _manifest(directory: Path) -> dict:
 
 
 def _record(path: Path, directory: Path) -> Record:
-    """The record at ``path`` in the shard ``directory``: never through a symbolic link, valid, and
-    with every figure re-derived from its own capture (a shard was made by a job that ran catalog
-    code: nothing it says is published unchecked)."""
+    """The record at ``path``, read without following links, valid and re-derived from its capture
+    (a shard comes from a job that ran catalog code)."""
     try:
         value = parse(record_file.read_bytes(directory, path).decode("utf-8"))
     except (OSError, ValueError) as exc:  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
