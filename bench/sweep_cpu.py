@@ -1,4 +1,4 @@
-"""Sweep CPU and catalog wall time, with and without resolve-once (issue #16; parts 4 and 5 of
+"""Sweep CPU and catalog wall time, with and without resolve-once (parts 4 and 5 of
 ``bench/sweep.py``, which calls this module).
 
 4. CPU per server (``--cpu``). A set of catalog servers whose bare launch-and-list works here (the
