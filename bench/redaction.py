@@ -1,4 +1,4 @@
-"""Benchmark: what redaction (issue #9) adds to building a record, against counting in the same run.
+"""Benchmark: what redaction adds to building a record, against counting in the same run.
 
 Inputs: every published capture in ``results/*/measurement.json`` (real servers' tool lists).
 For each: ``count_tools`` (what building a record costs anyway) and redaction of the capture by a

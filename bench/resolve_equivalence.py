@@ -1,4 +1,4 @@
-"""Resolve-once equivalence over a catalog (issue #16, item 3): every entry measured through its
+"""Resolve-once equivalence over a catalog: every entry measured through its
 launcher and from its package resolved once, as a sweep measures it (declared names get dummy
 values; the isolation a sweep would use). Prints, per entry: both statuses, whether the
 canonicalSha256 (and totalTokens) agree, the resolved version; and at the end the counts.

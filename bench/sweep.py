@@ -21,7 +21,7 @@ by default. Everything runs in one sitting, on throwaway git repositories under 
    against a bare launch; target at most 10%) and per measurement (against one bare launch, and
    against the two bare launches the design calls for).
 
-3. Sandbox cost (``--sandbox-cost``, issue #9 kind 4). For each server, interleaved: a bare
+3. Sandbox cost (``--sandbox-cost``). For each server, interleaved: a bare
    launch-and-list on the host (no sandbox), the same under the sandbox as it was before cache
    isolation (one package cache shared by every server, the entry's environment given to ``bwrap``
    itself, no capability drop, no secret masks), and under today's sandbox (a package cache of
@@ -32,7 +32,7 @@ by default. Everything runs in one sitting, on throwaway git repositories under 
 
 4. CPU per server in a warm sweep against two bare launches, with and without resolve-once
    (``--cpu``), and 5. catalog wall time cold and warm, with and without resolve-once (``--wall``):
-   ``bench/sweep_cpu.py`` (issue #16) says how each is taken.
+   ``bench/sweep_cpu.py`` says how each is taken.
 
 Run: ``.venv/bin/python bench/sweep.py [--fixtures 6] [--delay 1] [--reps 2] [--no-real]``;
 ``.venv/bin/python bench/sweep.py --sandbox-cost [--reps 3] [--fixtures 2]`` for part 3 alone;
@@ -74,7 +74,7 @@ from harness.probe.workdir import launch_dir  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "servers"
 # The fixture servers run under the sandbox only because the bench (the one running the harness)
-# shows their folder; a catalog's command alone shows nothing (issue #9, kind 4).
+# shows their folder; a catalog's command alone shows nothing.
 os.environ[sandbox.SHOWN_VARIABLE] = str(FIXTURES)
 UVX = 'uvx --with "mcp<2" '
 REAL = [  # pinned exactly, as in tests/probe/test_real_servers.py
@@ -184,7 +184,7 @@ def bare_launch(target, mode: str, variant: str = "now", gentle: bool = False) -
 
 
 def before_cache_isolation(argv: list[str], env: dict, fds: tuple) -> tuple[list[str], dict, tuple]:
-    """Today's bwrap argv turned back into the sandbox before issue #9: the shared cache
+    """Today's bwrap argv turned back into the older, shared-cache sandbox: one cache for all
     (``cache_root()/npm``, ``/uv``), the environment given to bwrap itself instead of ``--args``,
     no ``--cap-drop ALL``, no secret masks."""
     shared = sandbox.cache_root()

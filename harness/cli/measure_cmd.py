@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
-from harness.db.catalog import CatalogError, Entry, load_catalog
+from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
 from harness.db.lock import LockHeld
 from harness.db.targets import target_for
 from harness.probe import environment, envnames, isolation, record, redact, sandbox
@@ -165,6 +165,8 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
     """ValueError when ``target.name`` is a catalog entry launched differently."""
     if not catalog_path.is_file():
         return
+    if not _may_name(catalog_path, target.name, BOUNDS.max_bytes):
+        return
     try:
         entry = load_catalog(catalog_path).get(target.name)
     except CatalogError:
@@ -175,6 +177,17 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
         raise ValueError(f"--name {target.name!r} is the catalog entry launched as "
                          f"{entry.command or urls.shown(entry.url or '')!r}; "
                          f"choose another name, or measure the entry itself with --server {target.name}")
+
+
+def _may_name(catalog_path: Path, name: str, max_bytes: int) -> bool:
+    """Whether the catalog file could hold an entry ``name``: it spells the name, or has a YAML escape
+    that could, or is too large to tell. A catalog that cannot is not parsed (a slug is never folded)."""
+    try:
+        with catalog_path.open("rb") as file:
+            text = file.read(max_bytes + 1)
+    except OSError:
+        return True
+    return len(text) > max_bytes or name.encode("utf-8") in text or b"\\" in text
 
 
 def _target(args) -> Target:

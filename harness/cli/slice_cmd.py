@@ -1,5 +1,6 @@
 """``mcp-context-cost slice [--date D] [--json]``: the servers the weekly sweep re-measures for a date
-(docs/METHODOLOGY.md, 'Trends over time'). Exit 0, 2 bad catalog or date.
+(docs/METHODOLOGY.md, 'Trends over time'). ``--json`` adds ``shards``, the sweep
+workflow's matrix (:func:`harness.db.shards.plan`). Exit 0, 2 bad catalog or date.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import sys
 
 from harness.db.catalog import CatalogError, load_catalog
+from harness.db import shards
 from harness.db.rotation import slice_for, week_index, week_label
 from harness.util import published, untrusted
 from harness.util.cliargs import iso_date
@@ -22,13 +24,15 @@ def run(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         print(untrusted.lines(exc), file=sys.stderr)
         return 2
-    names = [entry.name for entry in slice_for(catalog, when)]
+    chosen = slice_for(catalog, when)
+    names = [entry.name for entry in chosen]
     index = week_index(when)
     position = index % catalog.cycle_weeks
     if args.json:
         print(json.dumps({
             "week": week_label(when), "weekIndex": index, "position": position,
             "cycleWeeks": catalog.cycle_weeks, "reference": catalog.reference, "servers": names,
+            "shards": shards.plan(chosen),
         }, indent=2))
     else:
         ref = f", reference {catalog.reference} included" if catalog.reference else ""

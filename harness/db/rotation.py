@@ -1,52 +1,22 @@
-"""Weekly rotation: which catalog entries a scheduled sweep re-measures in a given week.
-
-Methodology, "How often a row gets a new point": one deterministic slice of the server list is
-re-measured each week, derived from the date alone, so the whole set is refreshed on a rolling
-``cycle_weeks``-week cycle (default 3); the reference server is re-measured every week.
-
-Time. A date belongs to its UTC ISO week (Monday to Sunday). ``week_index(d)`` counts whole weeks
-from ``EPOCH_MONDAY`` (1969-12-29, the Monday of ISO week 1970-W01) to the Monday of ``d``'s week;
-the week's position in the cycle is ``week_index(d) % cycle_weeks``. A week in which the job does
-not run simply passes: those entries come round again next cycle.
-
-Assignment. ``slot_of(name, k)`` is rendezvous (highest-random-weight) hashing: the slot ``j`` in
-``0..k-1`` maximising ``sha256(SALT, name, j)``. It depends on the entry's name alone, never on
-its position or on the other entries. Guarantees:
-
-* Exactly once per cycle: every entry other than the reference is in exactly one of the ``k``
-  slices of every cycle; the reference is in all of them.
-* Stable membership: adding, removing or reordering other entries moves no entry between slices
-  (renaming an entry is a removal plus an addition). Changing ``k`` to ``k + 1`` moves only the
-  entries whose new slot is ``k`` (about one in ``k + 1``); every other entry keeps its slot. A
-  plain ``hash % k`` would reshuffle nearly all of them.
-* Balanced, in the only sense stability allows. Stability under every addition and removal forces
-  the slot to be a function of the name alone, so no deterministic size bound can hold for every
-  possible set of names (names could be picked that all land in one slot). For names not chosen
-  with knowledge of the hash, the non-reference entries in a slice number ``S ~ Binomial(n, 1/k)``
-  and Hoeffding gives ``P(|S - n/k| >= t) <= 2*exp(-2*t**2/n)``: with ``t = 3*sqrt(n)`` that is
-  below 3e-8 per slice. ``SALT`` was fixed once (2026-11-30) as the first value for which the
-  catalog of that day (95 entries besides the reference) splits 32/31/32 for ``k = 3`` (the
-  untuned salt split it 24/34/37); entries added later land as the bound above says. ``SALT``
-  must never change: that would reassign every entry at once.
-
-Each slice as published holds its share of the non-reference entries plus the reference.
-"""
+"""Weekly rotation: the slice of the catalog a sweep re-measures in a given week (``slice_for``),
+and the cycle that fits a sweep's capacity (``weeks_to_cover``). docs/OPERATIONS.md, "Rotation"."""
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import math
 
 from harness.db.catalog import Catalog, Entry
 
-EPOCH_MONDAY = _dt.date(1969, 12, 29)
+EPOCH_MONDAY = _dt.date(1969, 12, 29)  # the Monday of ISO week 1970-W01
+# Never changed: a new salt would reassign every entry at once (chosen as the first to split the
+# catalog of 2026-11-30 evenly for a 3-week cycle).
 SALT = "mcp-context-cost/rotation/v1/s86"
+MAX_CYCLE_WEEKS = 52  # as servers.yaml's cycleWeeks allows
 
 
 def slot_of(name: str, cycle_weeks: int) -> int:
-    """The slot in ``0..cycle_weeks-1`` whose week re-measures ``name``.
-
-    Raises ``ValueError`` if ``cycle_weeks < 1``.
-    """
+    """The slot in ``0..cycle_weeks-1`` of ``name`` (rendezvous hashing). ``ValueError`` if ``cycle_weeks < 1``."""
     if cycle_weeks < 1:
         raise ValueError(f"cycle_weeks must be >= 1, got {cycle_weeks}")
 
@@ -58,7 +28,7 @@ def slot_of(name: str, cycle_weeks: int) -> int:
 
 
 def _utc_date(when: _dt.date | _dt.datetime) -> _dt.date:
-    """A ``date`` as given; a ``datetime`` converted to UTC first (naive means UTC)."""
+    """The UTC date of ``when`` (a naive ``datetime`` is UTC)."""
     if isinstance(when, _dt.datetime):
         if when.tzinfo is not None:
             when = when.astimezone(_dt.timezone.utc)
@@ -67,8 +37,7 @@ def _utc_date(when: _dt.date | _dt.datetime) -> _dt.date:
 
 
 def week_index(when: _dt.date | _dt.datetime) -> int:
-    """Whole weeks from ``EPOCH_MONDAY`` to the Monday of ``when``'s UTC ISO week (negative
-    before the epoch). Every day of one ISO week gives the same number."""
+    """Whole weeks from ``EPOCH_MONDAY`` to the Monday of ``when``'s UTC ISO week."""
     day = _utc_date(when)
     monday = day - _dt.timedelta(days=day.weekday())
     return (monday - EPOCH_MONDAY).days // 7
@@ -81,8 +50,7 @@ def week_label(when: _dt.date | _dt.datetime) -> str:
 
 
 def slice_for(catalog: Catalog, when: _dt.date | _dt.datetime) -> list[Entry]:
-    """Entries to re-measure in ``when``'s week, in catalog order: those whose slot is this
-    week's position in the cycle, plus the reference entry (if the catalog names one)."""
+    """Entries to re-measure in ``when``'s week, in catalog order, the reference included."""
     position = week_index(when) % catalog.cycle_weeks
     return [
         entry for entry in catalog.entries
@@ -91,9 +59,21 @@ def slice_for(catalog: Catalog, when: _dt.date | _dt.datetime) -> list[Entry]:
 
 
 def slot_sizes(catalog: Catalog) -> list[int]:
-    """Number of non-reference entries in each slot ``0..cycle_weeks-1`` (the balance measure)."""
+    """Non-reference entries per slot ``0..cycle_weeks-1``."""
     sizes = [0] * catalog.cycle_weeks
     for entry in catalog.entries:
         if entry.name != catalog.reference:
             sizes[slot_of(entry.name, catalog.cycle_weeks)] += 1
     return sizes
+
+
+def weeks_to_cover(entries: int, per_week: int) -> int:
+    """The shortest cycle whose every slice, balance spread included, fits a sweep of ``per_week``
+    servers; ``ValueError`` when none of ``MAX_CYCLE_WEEKS`` or fewer does."""
+    others, room = max(0, entries - 1), per_week - 1
+    for weeks in range(1, MAX_CYCLE_WEEKS + 1):
+        spread = 0.0 if weeks == 1 else 3 * math.sqrt(others)  # the Hoeffding bound of docs/OPERATIONS.md
+        if others / weeks + spread <= room:
+            return weeks
+    raise ValueError(f"{entries} entries do not fit weekly sweeps of {per_week} servers in any cycle "
+                     f"of at most {MAX_CYCLE_WEEKS} weeks")

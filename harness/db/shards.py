@@ -1,39 +1,37 @@
-"""Sweeping past one runner: shards measured separately, merged and published together
-(issue #6, "Scale past one runner").
-
-``sweep --shard K/N --out DIR`` measures the K-th of N parts of the chosen entries into ``DIR``
-(``DIR/results/<server>/measurement.json`` plus ``DIR/shard.json``) and publishes nothing.
-``sweep --merge DIR...`` reads every shard, validates each record, and then runs the same guard and
-publish steps as a single sweep. Membership of a shard depends only on the sorted entry names,
-so every process computes the same split.
-
-A shard directory is checked against itself before anything of it is published (issue #10): the
-manifest's names are distinct slugs, each record names the server its manifest line and directory
-name it (a record of one server filed under another's name is refused, never published over the
-other's record), each record's ``measuredAt`` falls on the manifest's date, no record sits in the
-directory without a manifest line, and all shards agree on N and hold distinct parts. Against the
-catalog (:func:`check_catalog`): every server is an entry and its record's launch is the entry's.
-"""
+"""A slice measured in shards (``part``, sized by ``count``, the workflow's matrix by ``plan``) and
+their directories read back for one publish (``read_shards``, ``check_catalog``).
+docs/OPERATIONS.md, "Shards" and "Sweep capacity"."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 from pathlib import Path
+from typing import cast
 
 from harness.core.jsparse import parse
+from harness.core.record import Record
 from harness.core.rederive import refusal
 from harness.db import confine
-from harness.db.catalog import Entry
+from harness.db.catalog import Catalog, Entry
 from harness.util import atomic, bounded, names, schemas, urls
 from harness.util.untrusted import escape
 
 MANIFEST = "shard.json"
 MAX_MANIFEST_BYTES = 1024 * 1024
 
+# Sizing one shard job (docs/OPERATIONS.md, "Sweep capacity"): all figures in seconds.
+JOB_SECONDS = 30 * 60  # the target wall time of one shard job
+SETUP_SECONDS = 6 * 60  # checkout, Python, node, venv, bubblewrap, cache restore, artifact upload
+LONGEST_SECONDS = 270  # one measurement's overall deadline at the default 60 s budget: the tail
+SERVER_SECONDS = 25  # sweep wall time per server with empty package caches (bench/sweep_cpu.py --wall)
+MAX_SHARDS = 256  # GitHub's limit of jobs in one matrix
+
 
 class ShardError(ValueError):
-    """A shard spec or shard directory is malformed; ``str()`` names the file and the problem."""
+    """A malformed shard spec or shard directory; ``str()`` names the file and the problem."""
 
 
 def parse_spec(text: str) -> tuple[int, int]:
@@ -53,21 +51,48 @@ def part(entries: list[Entry], k: int, n: int) -> list[Entry]:
     return [e for i, e in enumerate(ordered) if i % n == k - 1]
 
 
+def per_shard() -> int:
+    """Servers one shard job measures within ``JOB_SECONDS``, cold."""
+    return max(1, (JOB_SECONDS - SETUP_SECONDS - LONGEST_SECONDS) // SERVER_SECONDS)
+
+
+def capacity() -> int:
+    """Servers one sweep run measures: every shard full."""
+    return MAX_SHARDS * per_shard()
+
+
+def count(servers: int) -> int:
+    """The fewest shards (1 to ``MAX_SHARDS``) that keep each of ``servers`` within ``per_shard``."""
+    return min(MAX_SHARDS, max(1, math.ceil(servers / per_shard())))
+
+
+def plan(entries: list[Entry]) -> list[dict]:
+    """One matrix row per shard: ``shard`` (K), ``servers`` and ``packages`` (a digest of its names and
+    launches, which key its package caches)."""
+    n = count(len(entries))
+    rows = []
+    for k in range(1, n + 1):
+        members = part(entries, k, n)
+        launches = "\n".join(f"{e.name}\0{e.command if e.command is not None else e.url}" for e in members)
+        rows.append({"shard": k, "servers": len(members),
+                     "packages": hashlib.sha256(launches.encode("utf-8", "surrogatepass")).hexdigest()[:16]})
+    return rows
+
+
 def write_manifest(out: Path, date: str, k: int, n: int, names: list[str]) -> None:
-    """Record which date and part a shard directory holds."""
+    """Write the shard's manifest: its date, part and servers."""
     atomic.write_text(Path(out) / MANIFEST, json.dumps({"date": date, "shard": f"{k}/{n}", "servers": sorted(names)},
                                                        indent=2) + "\n")
 
 
-def read_shards(dirs: list[Path]) -> tuple[str, dict[str, dict]]:
-    """``(date, server → record)`` from shard directories; every record is schema-validated.
+def read_shards(dirs: list[Path]) -> tuple[str, dict[str, Record]]:
+    """``(date, server → record)`` from shard directories, each record valid and re-derived.
 
-    Raises ``ShardError`` for a missing or malformed manifest, shards of different dates or splits,
-    a server listed without its record, a record that is not the server listed (or not of the
-    manifest's date), a record not listed, or the same server in two shards; ``SchemaViolation``
-    for an invalid record (naming its file and path).
-    """
-    dates, records, parts = set(), {}, {}
+    ``ShardError`` when a manifest, a split, a date or a record does not match the others
+    (docs/OPERATIONS.md, "Shards"); ``SchemaViolation`` for an invalid record."""
+    dates: set[str] = set()
+    records: dict[str, Record] = {}
+    parts: dict[int, tuple[Path, int]] = {}
     for directory in dirs:
         manifest = _manifest(Path(directory))
         dates.add(manifest["date"])
@@ -83,9 +108,8 @@ def read_shards(dirs: list[Path]) -> tuple[str, dict[str, dict]]:
     return dates.pop(), records
 
 
-def check_catalog(records: dict[str, dict], catalog) -> list[str]:
-    """One line per merged record that the catalog does not vouch for: a server that is not an
-    entry, or a record whose ``launchCommand`` is not the entry's command (or URL)."""
+def check_catalog(records: dict[str, Record], catalog: Catalog) -> list[str]:
+    """One line per record that is not a catalog entry's or not launched as its entry says."""
     problems = []
     for server, rec in sorted(records.items()):
         entry = catalog.get(server)
@@ -99,7 +123,7 @@ def check_catalog(records: dict[str, dict], catalog) -> list[str]:
     return problems
 
 
-def _matching(rec: dict, server: str, date: str, path: Path) -> dict:
+def _matching(rec: Record, server: str, date: str, path: Path) -> Record:
     """``rec`` when it is the record its manifest line says it is; raises ``ShardError`` if not."""
     if rec.get("server") != server:
         raise ShardError(f"{path}: the manifest lists {server!r} but the record is for {rec.get('server')!r}")
@@ -108,7 +132,7 @@ def _matching(rec: dict, server: str, date: str, path: Path) -> dict:
     return rec
 
 
-def _check_part(directory: Path, manifest: dict, parts: dict) -> None:
+def _check_part(directory: Path, manifest: dict, parts: dict[int, tuple[Path, int]]) -> None:
     try:
         k, n = parse_spec(str(manifest.get("shard")))
     except ShardError as exc:
@@ -149,16 +173,16 @@ def _manifest(directory: Path) -> dict:
     return manifest
 
 
-def _record(path: Path, directory: Path) -> dict:
-    """The record at ``path`` in the shard ``directory``: never through a symbolic link, valid, and
-    with every figure re-derived from its own capture (a shard was made by a job that ran catalog
-    code: nothing it says is published unchecked)."""
+def _record(path: Path, directory: Path) -> Record:
+    """The record at ``path``, read without following links, valid and re-derived from its capture
+    (a shard comes from a job that ran catalog code)."""
     try:
         value = parse(confine.read_bytes(directory, path).decode("utf-8"))
     except (OSError, ValueError) as exc:  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         raise ShardError(f"{path}: unreadable record ({exc})") from None
     schemas.check("measurement", value, where=str(path))
-    forged = refusal(value, str(path))
+    record = cast(Record, value)  # the schema check above is what makes it one
+    forged = refusal(dict(record), str(path))
     if forged:
         raise ShardError(forged)
-    return value
+    return record

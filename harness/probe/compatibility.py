@@ -29,6 +29,7 @@ import importlib.resources
 import itertools
 import json
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Protocol
 
 from harness.probe import redact
@@ -229,12 +230,28 @@ def _expected(error) -> str:
     return f"fails the schema's {rule!r} rule"
 
 
+def prepare() -> None:
+    """Load both references (the schema's validators, the SDK's types) ahead of the first check."""
+    for definition in _MODELS.values():
+        _validator(definition)
+    _sdk_types()
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_types() -> ModuleType:
+    """The SDK's types: ``mcp_types`` (SDK 2.x; ``mcp.types`` re-exports it, every name the same
+    object) spares importing the SDK's client and server stack; SDK 1.x has ``mcp.types`` alone."""
+    try:
+        return importlib.import_module("mcp_types")  # heavy (hundreds of pydantic models): on first use only
+    except ImportError:
+        return importlib.import_module("mcp.types")
+
+
 def _model_error(name: str, value: dict) -> str | None:
-    import mcp.types
     import pydantic
 
     try:
-        getattr(mcp.types, name).model_validate(value)
+        getattr(_sdk_types(), name).model_validate(value)
     except pydantic.ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
         return f"{_path(first.get('loc', ()))} {redact.cut(str(first.get('msg', '')), 160)}"

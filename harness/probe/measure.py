@@ -151,6 +151,7 @@ async def measure(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     deferred: list = []
     with redact.activated(secrets):
+        warmup.begin()  # the tokenizer, runtime versions and compatibility references load beside the install
         if installed is None:
             installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
                                                  environ=environ, requested_version=requested_version)
@@ -229,7 +230,6 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
                 early.launched = True
             if not ends:
                 ends.append(time.monotonic() + deadline)
-                warmup.begin()  # the tokenizer and runtime versions load beside the first launch
             remaining = max(1.0, ends[0] - time.monotonic())
             return await launcher(target, min(budget, remaining), limits, kwargs.pop("version", requested_version),
                                   **kwargs)

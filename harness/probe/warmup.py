@@ -1,9 +1,10 @@
-"""What a record needs that does not depend on the server, prepared while the first launch runs
-(issue #16, item 1): the o200k_base tokenizer and the runtime versions (``isolation.runtime_versions``:
-``node``, ``npm``, ``python3``, ``uv --version``).
+"""What a record needs that does not depend on the server, prepared while the install and the first
+launch run (issue #16, item 1): the o200k_base tokenizer, the runtime versions
+(``isolation.runtime_versions``: ``node``, ``npm``, ``python3``, ``uv --version``) and the
+compatibility check's references (``compatibility.prepare``).
 
-``begin()`` starts one background thread per process, the first time a measurement launches
-something; later calls (every other measurement of a sweep) find it started, and both results are
+``begin()`` starts one background thread per process, the first time a measurement installs or
+launches something; later calls (every other measurement of a sweep) find it started, and the results are
 cached for the life of the process by their own modules. Nothing here changes a value: whoever needs
 one calls the same function as before and gets the cached result, or waits for the thread's call in
 progress (``tokenizer.provision`` and ``isolation.runtime_versions`` are single-flight).
@@ -40,7 +41,7 @@ def wait(seconds: float | None = None) -> bool:
 def _warm() -> None:
     try:
         from harness.core import tokenizer
-        from harness.probe import isolation
+        from harness.probe import compatibility, isolation
 
         try:
             tokenizer.load_cached()
@@ -49,6 +50,10 @@ def _warm() -> None:
         try:
             isolation.runtime_versions()
         except Exception:  # noqa: BLE001 - record building calls it again and reports any failure
+            pass
+        try:
+            compatibility.prepare()
+        except Exception:  # noqa: BLE001 - the check loads them again and reports any failure
             pass
     finally:
         _done.set()

@@ -107,11 +107,15 @@ def test_sweep_fans_out_and_merges_once():
     doc = load(REPO / ".github" / "workflows" / "sweep.yml")
     assert set(doc["on"]) == {"schedule", "workflow_dispatch"}
     assert "date" in doc["on"]["workflow_dispatch"]["inputs"]
-    measure, publish = doc["jobs"]["measure"], doc["jobs"]["publish"]
-    assert len(measure["strategy"]["matrix"]["shard"]) == int(doc["env"]["SHARDS"])
-    measure_run = " ".join(s.get("run", "") for s in measure["steps"])
-    assert '--shard "$SHARD/$SHARDS" --out "shard-$SHARD" --isolation sandbox' in measure_run
-    assert "permissions" not in measure
+    plan, measure, publish = doc["jobs"]["plan"], doc["jobs"]["measure"], doc["jobs"]["publish"]
+    # the matrix is the plan's, sized from the slice: no shard count written in the workflow
+    assert measure["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert "SHARDS" not in doc.get("env", {})
+    measure_step = next(s for s in measure["steps"] if s.get("name") == "Measure this shard of the slice")
+    assert measure_step["env"]["SHARDS"] == "${{ needs.plan.outputs.shards }}"
+    assert '--shard "$SHARD/$SHARDS" --out "shard-$SHARD" --isolation sandbox' in measure_step["run"]
+    assert "mcp-context-cost slice --date" in " ".join(s.get("run", "") for s in plan["steps"])
+    assert "permissions" not in measure and "permissions" not in plan
     assert publish["needs"] == "measure"
     assert "sweep --merge shards/sweep-shard-* --commit" in " ".join(s.get("run", "") for s in publish["steps"])
 

@@ -5,9 +5,11 @@ import datetime as dt
 import math
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+import pytest
 
+from harness.db import rotation
 from harness.db.catalog import Catalog, Entry, load_catalog
 from harness.db.rotation import (EPOCH_MONDAY, slice_for, slot_of, slot_sizes, week_index,
                                  week_label)
@@ -117,3 +119,35 @@ def test_real_catalog_slices(capsys):
     for d in weeks:
         print(week_label(d), len(slice_for(catalog, d)))
     assert sorted(len(slice_for(catalog, d)) - 1 for d in weeks) == sorted(sizes)
+
+
+@pytest.mark.parametrize(("entries", "per_week", "weeks"), [
+    (1, 2, 1), (96, 96, 1), (97, 96, 2), (5000, 11776, 1), (11776, 11776, 1), (11777, 11776, 2), (30000, 11776, 3),
+])
+def test_weeks_to_cover_fits_every_slice_into_one_sweep(entries, per_week, weeks):
+    assert rotation.weeks_to_cover(entries, per_week) == weeks
+
+
+@given(st.integers(1, 20000), st.integers(2, 20000))
+def test_weeks_to_cover_is_the_shortest_cycle_that_fits(entries, per_week):
+    try:
+        weeks = rotation.weeks_to_cover(entries, per_week)
+    except ValueError:
+        assume(False)
+    others = entries - 1
+    fits = lambda k: others / k + (0 if k == 1 else 3 * others ** 0.5) <= per_week - 1  # noqa: E731
+    assert fits(weeks) and not any(fits(k) for k in range(1, weeks))
+
+
+def test_weeks_to_cover_refuses_what_no_cycle_fits():
+    with pytest.raises(ValueError):
+        rotation.weeks_to_cover(10**6, 100)
+    with pytest.raises(ValueError):
+        rotation.weeks_to_cover(10, 1)
+
+
+def test_the_catalogs_cycle_fits_every_slice_into_one_sweep_run():
+    from harness.db import shards
+
+    catalog = load_catalog(Path(__file__).resolve().parents[2] / "servers.yaml")
+    assert catalog.cycle_weeks >= rotation.weeks_to_cover(len(catalog.entries), shards.capacity())

@@ -196,3 +196,42 @@ def test_two_copies_of_one_part_or_parts_of_different_splits_are_refused(tmp_pat
         shards.read_shards([tmp_path / "a", tmp_path / "b"])
     with pytest.raises(shards.ShardError, match="does not split the slice like the others"):
         shards.read_shards([tmp_path / "a", tmp_path / "c"])
+
+
+# --------------------------------------------------------------------------------------------
+# The matrix is sized from the slice: every shard fits its job, at most GitHub's 256 jobs.
+
+
+class _Named:
+    def __init__(self, name: str, command: str | None = None, url: str | None = None):
+        self.name, self.command, self.url = name, command, url
+
+
+@pytest.mark.parametrize("servers", [0, 1, 45, 46, 47, 92, 93, 1000, 5000, 11776])
+def test_count_keeps_every_shard_within_its_job(servers):
+    n = shards.count(servers)
+    assert 1 <= n <= shards.MAX_SHARDS
+    assert -(-servers // n) <= shards.per_shard()  # the largest round-robin part fits
+    assert n == 1 or -(-servers // (n - 1)) > shards.per_shard()  # and no fewer shards would do
+
+
+def test_per_shard_comes_from_the_figures_and_count_saturates_at_the_matrix_limit():
+    room = shards.JOB_SECONDS - shards.SETUP_SECONDS - shards.LONGEST_SECONDS
+    assert shards.per_shard() * shards.SERVER_SECONDS <= room < (shards.per_shard() + 1) * shards.SERVER_SECONDS
+    assert shards.capacity() == shards.MAX_SHARDS * shards.per_shard() >= 5000
+    assert shards.count(shards.capacity() + 1) == shards.MAX_SHARDS
+
+
+def test_plan_rows_cover_the_slice_and_their_digest_follows_names_and_launches():
+    entries = [_Named(f"n{i:03d}", f"npx -y p{i}@1.0.0") for i in range(120)] + [_Named("remote", url="https://x/mcp")]
+    rows = shards.plan(entries)
+    assert [r["shard"] for r in rows] == [1, 2, 3]
+    assert [r["servers"] for r in rows] == [len(shards.part(entries, k, 3)) for k in (1, 2, 3)]
+    assert shards.plan(list(reversed(entries))) == rows  # order of the catalog does not matter
+    bumped = [_Named(e.name, e.command.replace("p5@1.0.0", "p5@1.0.1") if e.command else None, e.url)
+              for e in entries]
+    holder = next(k for k in (1, 2, 3) if entries[5] in shards.part(entries, k, 3))
+    changed = [a["shard"] for a, b in zip(rows, shards.plan(bumped)) if a["packages"] != b["packages"]]
+    assert changed == [holder]  # a new pin is a new cache for that shard alone
+    renamed = [_Named("zz" if e.name == "remote" else e.name, e.command, e.url) for e in entries]
+    assert [a["packages"] == b["packages"] for a, b in zip(rows, shards.plan(renamed))] == [False, True, True]

@@ -1,0 +1,56 @@
+"""An ad-hoc ``measure --name`` that is a catalog entry launched differently is refused before any
+launch, however the catalog spells the name; a catalog that cannot hold the name is not parsed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.cli.measure_cmd import _may_name
+
+ENTRY = "  command: npx -y @modelcontextprotocol/server-memory@2026.8.31\n  category: official-reference\n"
+ABSENT = "no-such-program-mcp-context-cost"
+
+
+def _catalog(tmp_path: Path, name_line: str) -> Path:
+    path = tmp_path / "servers.yaml"
+    path.write_text(f"reference: memory\nservers:\n- name: memory\n{ENTRY}- {name_line}\n{ENTRY}", encoding="utf-8")
+    return path
+
+
+def _measure(tmp_path: Path, catalog: Path, name: str, capsys) -> tuple[int, str]:
+    code = main(["measure", "--command", f"{ABSENT} --stdio", "--name", name, "--catalog", str(catalog),
+                 "--out", str(tmp_path / "out"), "--isolation", "host"])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name_line", ["name: twin", "name: 'twin'", 'name: "twin"', 'name: "\\x74win"',
+                                       'name: "\\u0074\\u0077in"'])
+def test_a_catalog_name_launched_differently_is_refused(tmp_path, capsys, name_line):
+    code, err = _measure(tmp_path, _catalog(tmp_path, name_line), "twin", capsys)
+    assert code == 2 and "is the catalog entry launched as" in err and "--server twin" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_name_the_catalog_cannot_hold_goes_on_to_the_launch_checks(tmp_path, capsys):
+    code, err = _measure(tmp_path, _catalog(tmp_path, "name: twin"), "another", capsys)
+    assert code == 2 and "catalog entry" not in err and ABSENT in err  # refused later: the program is not on PATH
+
+
+def test_an_invalid_catalog_is_noted_only_when_it_could_hold_the_name(tmp_path, capsys):
+    broken = tmp_path / "servers.yaml"
+    broken.write_text("servers: [twin\n", encoding="utf-8")
+    assert "not a valid catalog" in _measure(tmp_path, broken, "twin", capsys)[1]
+    assert "not a valid catalog" not in _measure(tmp_path, broken, "other", capsys)[1]
+
+
+def test_may_name(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"servers:\n- name: abc\n")
+    assert _may_name(path, "abc", 1024) and not _may_name(path, "abd", 1024)
+    assert _may_name(path, "abd", 8)  # larger than the bound: parsed, and refused there
+    path.write_bytes(b'servers:\n- name: "a\\x62d"\n')
+    assert _may_name(path, "abd", 1024)
+    assert _may_name(tmp_path / "missing.yaml", "abc", 1024)
