@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.action import event
-from harness.action.changes import ToolDelta, tool_deltas
+from harness.action.comparison import ToolDelta, tool_deltas
 from harness.action.ghapi import MARKER
 from harness.action import summary
 from harness.util import atomic, bounded, schemas

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.action.baseline import Comparison
+from harness.action.comparison import Comparison
 from harness.action.inputs import Inputs
 from harness.probe.record import MEASURED_STATUSES
 

@@ -38,7 +38,7 @@ from typing import TextIO
 
 from harness.action import base as basecommit
 from harness.action import event, gate, github, handover, paths, pull
-from harness.action.baseline import BaselineError, Comparison, compare, load
+from harness.action.comparison import BaselineError, Comparison, compare, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
 from harness.util import untrusted

@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness.action.baseline import Comparison, ToolChange
+from harness.action.comparison import Change, Comparison
 from harness.action.gate import GateFailure
 from harness.pages import composition
 from harness.pages.composition import Composition
@@ -147,7 +147,7 @@ def _baseline(comparison: Comparison | None, error: str | None, label: str | Non
     return lines
 
 
-def _changes(changes: list[ToolChange], moved: dict[tuple[str, int], str] | None = None) -> list[str]:
+def _changes(changes: list[Change], moved: dict[tuple[str, int], str] | None = None) -> list[str]:
     """A table of changed tools; with ``moved``, a column saying which fields moved."""
     head = ["tool", "baseline", "now", "delta"] + (["what changed"] if moved is not None else [])
     rows = [_row(head), _row(["---"] * len(head))]

@@ -15,7 +15,7 @@ from harness.audit.claude_settings import Place
 from harness.audit.figures import Row
 from harness.audit.identity import same_values
 from harness.audit.policy import Policy
-from harness.audit.records import record_for
+from harness.audit.client_statements import statement_for
 from harness.audit.sessions import Session
 
 CONDITIONS = (
@@ -79,7 +79,7 @@ def section(session: Session, rows: list[Row], places: list[Place], policy: Poli
         "refusals": [r.to_json() for r in refusals],
         "verdict": _verdict(posture, verdict, refusals, pinned),
         "conditions": list(CONDITIONS),
-        "record": record_for("claude-code"),
+        "record": statement_for("claude-code"),
     }
 
 

@@ -24,7 +24,7 @@ from harness.audit.measuring import Outcome
 from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
 from harness.audit.published import Lookup
-from harness.audit.records import record_for
+from harness.audit.client_statements import statement_for
 from harness.audit.sessions import Session
 from harness.audit.threshold import Band
 from harness.core.tokenizer import encoding_name
@@ -54,7 +54,7 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
         "configs": [_config(f, [rows[id(e)] for e in f.entries], context) for f in present],
         "sessions": [_session(s, rows, context, places, policy, band, managed_path) for s in sessions],
     }
-    report["records"] = [record_for(c) for c in dict.fromkeys(s["client"] or "unknown" for s in report["sessions"])]
+    report["records"] = [statement_for(c) for c in dict.fromkeys(s["client"] or "unknown" for s in report["sessions"])]
     report["summary"] = _summary(report, outcomes)
     ordered = [(f, rows[id(e)]) for f in present for e in f.entries]
     report["changed"] = changed_mod.section(changed, _joinable(ordered)) if changed else None
@@ -147,7 +147,7 @@ def _session(session: Session, rows: dict, context: int, places: list[Place], po
         "refused": session.refused,
         "notes": list(session.notes),
         "deferral": None,
-        "record": None if session.client == "claude-code" else record_for(session.client),
+        "record": None if session.client == "claude-code" else statement_for(session.client),
     }
     merged = posture.collapsed(members)
     if merged and report["total"] is not None:

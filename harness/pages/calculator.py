@@ -58,7 +58,7 @@ def rules() -> dict:
     from harness.audit.claude_settings import SHELL, Place
     from harness.audit.clients import BY_ID
     from harness.audit.model import READ
-    from harness.audit.records import record_for
+    from harness.audit.client_statements import statement_for as record_for
 
     clients = {}
     for client in CLIENTS:

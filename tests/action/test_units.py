@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.action import github
-from harness.action.baseline import BaselineError, compare, load
+from harness.action.comparison import BaselineError, compare, load
 from harness.action.catalog import changed_entries, main as catalog_main
 from harness.action.gate import evaluate
 from harness.action.inputs import Increase, InputError, read, split_names
