@@ -26,6 +26,7 @@ from typing import TextIO
 
 from harness.action import github
 from harness.action.inputs import OUTPUT_DIR, Inputs
+from harness.pages.mdescape import md
 
 
 def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO, outputs: dict, finish) -> int:
@@ -68,6 +69,4 @@ def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextI
 
 
 def _plain(text: str) -> str:
-    from harness.pages.mdescape import md
-
     return md(text, 500)

@@ -29,6 +29,10 @@ from harness.action import event
 from harness.action.comparison import ToolDelta, tool_deltas
 from harness.action.ghapi import MARKER
 from harness.action import summary
+from harness.audit.suggest import markdown
+from harness.core.jsparse import parse
+from harness.core.rederive import NotARecord, rederive
+from harness.pages.badge import badge_for
 from harness.util import atomic, bounded, schemas
 
 # GitHub links some plain text after rendering Markdown, where a backslash escape no longer shows:
@@ -125,8 +129,6 @@ def _signed(change) -> str:
 
 
 def _advice(head: dict, deltas: list[ToolDelta], source: str | None) -> list[str]:
-    from harness.audit.suggest import markdown
-
     changed = {d.name for d in deltas if d.kind != "removed"}
     rows = [t for t in head.get("tools") or [] if str(t["name"]) in changed]
     section = markdown(rows, source, text, limit=MAX_TOOL_ROWS)
@@ -148,8 +150,6 @@ def _compatibility(record: dict) -> list[str]:
 
 def badge_markdown(record: dict) -> str:
     """The record's badge as a shields.io static image (label, message and colour are ours)."""
-    from harness.pages.badge import badge_for
-
     badge = badge_for(record["status"], record.get("totalTokens"))
     parts = [urllib.parse.quote(str(badge[k]).replace("-", "--").replace("_", "__"), safe="")
              for k in ("label", "message", "color")]
@@ -207,9 +207,6 @@ def _pull(path: Path) -> dict:
 
 
 def _record(path: Path) -> dict:
-    from harness.core.jsparse import parse
-    from harness.core.rederive import NotARecord, rederive
-
     if path.is_symlink():
         raise ArtifactError(f"{path.name}: a symbolic link, not a record")
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, MutableMapping
+from harness.probe.reaper import PRCTL
 
 TOKEN_INPUT = "INPUT_GITHUB_TOKEN"
 FD_VARIABLE = "MCP_CONTEXT_COST_TOKEN_FD"
@@ -71,7 +72,5 @@ def received(environ: MutableMapping[str, str]) -> str | None:
 
 
 def _not_dumpable() -> None:
-    from harness.probe.reaper import PRCTL
-
     if PRCTL is not None:
         PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)

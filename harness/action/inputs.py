@@ -28,6 +28,8 @@ from pathlib import Path
 
 from harness.action import paths
 from harness.audit.gates import Increase
+from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
+from harness.audit.readers import MAX_CONFIG_BYTES
 from harness.probe import envnames
 from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util import names as slugs
@@ -190,9 +192,6 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
     """Every path input resolved inside the workspace and checked for its use (files read:
     regular and within their reader's bound; files written: absent or regular), keyed by input
     name (``config:<value>`` per config file). A refused one is absent, with its problem added."""
-    from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
-    from harness.audit.readers import MAX_CONFIG_BYTES
-
     located: dict[str, Path] = {}
     reads = [("baseline", given["baseline"], MAX_RECORD_BYTES)]
     reads += [(f"config:{c}", c, MAX_CONFIG_BYTES) for c in split_names(given["config"])]

@@ -41,6 +41,14 @@ from harness.action import event, gate, github, handover, paths, pull
 from harness.action.comparison import BaselineError, Comparison, compare, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
+from harness.action.audit_step import run_audit_step
+from harness.action import comment
+from harness.pages.badge import badge_for, write_badge
+from harness.probe import environment, isolation, record
+from harness.probe.measure import measure_sync
+from harness.probe.record import MEASURED_STATUSES
+from harness.probe.redact import Secrets
+from harness.probe.target import Target
 from harness.util import untrusted
 
 IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
@@ -83,8 +91,6 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
         code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
     if inputs.config:  # audit client configs instead of measuring one server (issue #12)
-        from harness.action.audit_step import run_audit_step
-
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
@@ -141,9 +147,6 @@ def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO
 def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[dict, Path]:
     """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
     Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
-    from harness.probe import isolation, record
-    from harness.probe.measure import measure_sync
-
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
     rec = record.build(measurement, _isolation(environ, isolation))
     paths.unmoved(inputs.workspace, results_dir / rec["server"] / "measurement.json", "record")
@@ -151,8 +154,6 @@ def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, result
 
 
 def _badge(inputs: Inputs, rec: dict) -> Path:
-    from harness.pages.badge import badge_for, write_badge
-
     badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
     return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))
 
@@ -191,8 +192,6 @@ def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide 
 
 def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_path: Path, side) -> str:
     """Leave the comment artifact; post the comment when asked and allowed. The summary's lines."""
-    from harness.action import comment
-
     folder = pull.leave_artifact(inputs, the_pull, record_path, side)
     lines = [f"Comment artifact: {text(github.relative_to_workspace(folder, inputs.workspace))}  "]
     if inputs.comment:
@@ -203,8 +202,6 @@ def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_p
 
 
 def _target(inputs: Inputs, command: str | None = None, cwd: Path | None = None):
-    from harness.probe.target import Target
-
     return Target(name=inputs.name, command=command if command is not None else inputs.command, url=inputs.url,
                   env=inputs.env, timeout_seconds=inputs.timeout_seconds,
                   cwd=str(cwd if cwd is not None else inputs.working_directory))
@@ -213,9 +210,6 @@ def _target(inputs: Inputs, command: str | None = None, cwd: Path | None = None)
 def _secrets(environ):
     """What the server is (or would be) handed that must not be shown: from the inputs when they
     can be read, else the credentials of the host's proxy and index settings."""
-    from harness.probe import environment
-    from harness.probe.redact import Secrets
-
     try:
         return Secrets.for_target(_target(read(environ)), environ)
     except Exception:  # noqa: BLE001 - unreadable inputs: redact what the host itself holds
@@ -245,8 +239,6 @@ def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Com
 
 
 def _numbered(side: pull.BaseSide) -> dict:
-    from harness.probe.record import MEASURED_STATUSES
-
     if side.record["status"] not in MEASURED_STATUSES:
         raise BaselineError(f"the {side.label} has status {side.record['status']!r} and no token count")
     return side.record

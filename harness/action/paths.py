@@ -21,6 +21,7 @@ import stat
 from pathlib import Path
 
 from harness.util.untrusted import escape
+from harness.db.confine import link_on_path
 
 
 def _shown(value: str, limit: int = 120) -> str:
@@ -50,8 +51,6 @@ class Moved(OSError):
 def unmoved(workspace: Path, path: Path, label: str) -> Path:
     """``path`` — resolved inside ``workspace`` when the inputs were read — when no component of
     it below the workspace is a symbolic link now; else :class:`Moved` naming ``label``."""
-    from harness.db.confine import link_on_path
-
     link = link_on_path(workspace, path.relative_to(workspace).as_posix())
     if link is not None:
         raise Moved(f"the {label} path goes through a symbolic link made after the inputs were checked "

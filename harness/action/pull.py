@@ -24,6 +24,7 @@ from typing import TextIO
 from harness.action import base as basecommit
 from harness.action import comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
+from harness.action.summary import text
 
 COMMENT_DIR = f"{OUTPUT_DIR}/comment"
 BASE_DIR = f"{OUTPUT_DIR}/base"
@@ -154,6 +155,4 @@ def _s(value) -> str:
 
 
 def _md(value: object) -> str:
-    from harness.action.summary import text
-
     return text(value)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from harness.action.comparison import Change, Comparison
 from harness.action.gate import GateFailure
+from harness.audit.suggest import markdown
 from harness.pages import composition
 from harness.pages.composition import Composition
 from harness.pages.text import one_line
@@ -207,8 +208,6 @@ def _tools(record: dict) -> list[str]:
 def _shape(record: dict, source: str | None) -> list[str]:
     """Each tool's place in the measured distribution (tool-shape/v1, issue #13): see
     :func:`harness.audit.suggest.markdown`."""
-    from harness.audit.suggest import markdown
-
     return markdown(record.get("tools") or [], source, text) if record.get("totalTokens") is not None else []
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.audit import readers
 from harness.audit.clients._common import Layout
-from harness.audit.clients.claude_code import managed_dir
+from harness.audit.trust import managed_dir
 from harness.audit.model import ABSENT, READ, UNREADABLE
 
 SHELL, MANAGED, LOCAL, PROJECT, USER = "shell", "managed", "local", "project", "user"

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.audit import changed, suggest
 from harness.util import schemas
 
 MAX_BASELINE_BYTES = 16 * 1024 * 1024
@@ -163,7 +164,6 @@ def _compare(path: str, config: dict, base: dict | None, increase: Increase | No
 def lookup_gate(name: str, section: dict) -> Gate:
     """``changed``/``suggest``: passed when the published file was read and the check made (the
     reason says what it found), failed with the named problem when it could not be."""
-    from harness.audit import changed, suggest
 
     if section["problem"]:
         return Gate(name, False, [f"--{name} could not be checked: {section['problem']}"])

@@ -25,6 +25,8 @@ from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import record
 from harness.probe.measure import measure
+from harness.probe import isolation as iso
+from harness.probe import sandbox
 from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
@@ -90,7 +92,6 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
     here: then under ``isolation``, and its notes say so). Never raises for server behaviour; a bug
     in measuring one server raises ``RuntimeError`` naming it, after every other measurement has
     finished."""
-    from harness.probe import isolation as iso
 
     gate = asyncio.Semaphore(concurrency)
     described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
@@ -173,7 +174,6 @@ def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
     project's server is usually a file inside it — never a home folder or an ancestor of one."""
     if not (entry.sandboxed and cwd):
         return ()
-    from harness.probe import sandbox
 
     folder = os.path.realpath(cwd)
     homes = sandbox.home_folders() | {os.path.realpath(os.path.expanduser("~"))}

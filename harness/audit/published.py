@@ -23,6 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.db.reason import decisive
+from harness.probe.environment import credential_like, url_secrets
+from harness.probe.redact import Secrets
 from harness.util import bounded, schemas, urls
 
 PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-cost/main/"
@@ -73,8 +76,6 @@ def _secrets(source: str):
     ``sig``)."""
     from urllib.parse import parse_qsl, urlsplit
 
-    from harness.probe.environment import credential_like, url_secrets
-    from harness.probe.redact import Secrets
 
     if not is_url(source):
         return Secrets(())
@@ -146,7 +147,6 @@ def _fetch(url: str, what: str) -> bytes:
     except bounded.DeadlineExceeded:
         raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s") from None
     except requests.RequestException as exc:
-        from harness.db.reason import decisive  # "cannot resolve host …", not the exception chain
 
         raise Unavailable(what, url, _short(decisive(str(exc)))) from None
 

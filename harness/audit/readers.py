@@ -27,6 +27,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from harness.util import yamlsafe
+
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 MAX_JSON5_BYTES = 256 * 1024
 MAX_YAML_BYTES = 1024 * 1024
@@ -117,7 +119,6 @@ def parse_yaml(text: str, where: str) -> object:
     ``MAX_YAML_ALIASES`` aliases. Raises ``ConfigError``."""
     import yaml
 
-    from harness.util import yamlsafe
 
     class Loader(yamlsafe.BoundedLoader):
         aliases = 0

@@ -7,6 +7,7 @@ the project — so nothing a config or a server holds can break a table or injec
 from __future__ import annotations
 
 from harness.pages.mdescape import md
+from harness.audit.suggest import placements, row_lines, table
 
 
 def render(report: dict) -> str:
@@ -90,7 +91,6 @@ def _changed(changed: dict | None) -> list[str]:
 
 def _suggest(section: dict | None) -> list[str]:
     """``--suggest``: per server, each tool's place (heaviest first) and the advice, or the problem."""
-    from harness.audit.suggest import placements, row_lines, table
 
     if section is None:
         return []

@@ -32,6 +32,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from harness.audit.changed import row_line
+from harness.audit.deferral import VARIABLES
+from harness.audit.suggest import row_lines
 from harness.util.untrusted import escape, laid_out
 
 WIDTH = 100  # when neither COLUMNS nor a terminal says otherwise
@@ -302,7 +305,6 @@ def _deferral(console: Console, deferral: dict) -> None:
 
 
 def _relevant(names: list[str]) -> list[str]:
-    from harness.audit.deferral import VARIABLES
 
     shown = [n for n in names if n in VARIABLES]
     rest = len(names) - len(shown)
@@ -311,7 +313,6 @@ def _relevant(names: list[str]) -> list[str]:
 
 def _changed(console: Console, changed: dict | None) -> None:
     """``--changed``: one line per configured server, or the named problem."""
-    from harness.audit.changed import row_line
 
     if changed is None:
         return
@@ -327,7 +328,6 @@ def _changed(console: Console, changed: dict | None) -> None:
 
 def _suggest(console: Console, section: dict | None) -> None:
     """``--suggest``: per server, its suggestions or "Nothing unusual", or the named problem."""
-    from harness.audit.suggest import row_lines
 
     if section is None:
         return

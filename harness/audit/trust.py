@@ -33,9 +33,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from harness.audit import readers
+
+if TYPE_CHECKING:  # Layout lives with the clients, which import this module
+    from harness.audit.clients._common import Layout
 
 TRUST_FLAG = "--trust-project"
 APPROVED, OPTED_IN, NOT_APPROVED, REJECTED = "approved", "opted-in", "not-approved", "rejected"
@@ -116,6 +120,15 @@ def _load(path: Path, kind: str = "json") -> dict:
     return document if isinstance(document, dict) else {}
 
 
+def managed_dir(layout: Layout) -> Path:
+    """Claude Code's system directory for managed files on the layout's platform."""
+    if layout.platform == "darwin":
+        return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
+    if layout.platform == "win32":
+        return Path("C:/Program Files/ClaudeCode")
+    return layout.system_root / "etc" / "claude-code"
+
+
 def resolved(path: Path) -> Path:
     """``path`` with ``~`` and symbolic links resolved (as given when it cannot be)."""
     try:
@@ -125,8 +138,6 @@ def resolved(path: Path) -> Path:
 
 
 def _claude(layout) -> Callable[[str], Trust]:
-    from harness.audit.clients.claude_code import managed_dir
-
     user = _load(layout.home / ".claude.json")
     projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
     target = resolved(layout.cwd)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness.audit.clients._common import Candidate, Context, Layout, Shape, entries_from_map
 from harness.audit.model import HTTP, SSE, ConfigFile
+from harness.audit.trust import managed_dir
 
 CLIENT = "claude-code"
 NAME = "Claude Code"
@@ -34,15 +35,6 @@ READ_ON = "2026-11-30"
 SHAPE = Shape(url_keys=(("url", HTTP),), always_load=True, syntax="claude",
               type_map={"stdio": "stdio", "http": HTTP, "streamable-http": HTTP, "sse": SSE})
 SCOPE_ORDER = ("local", "project", "user")  # highest precedence first (§Scope hierarchy and precedence)
-
-
-def managed_dir(layout: Layout) -> Path:
-    """The platform's system directory for managed files (managed-mcp.json, managed-settings.json)."""
-    if layout.platform == "darwin":
-        return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
-    if layout.platform == "win32":
-        return Path("C:/Program Files/ClaudeCode")
-    return layout.system_root / "etc" / "claude-code"
 
 
 def candidates(layout: Layout) -> list[Candidate]:
