@@ -64,9 +64,12 @@ def repository_root(path: Path) -> Path:
     import git
 
     try:
-        return Path(git.Repo(path, search_parent_directories=True).working_tree_dir).resolve()
-    except (git.exc.GitError, TypeError) as exc:
+        root = git.Repo(path, search_parent_directories=True).working_tree_dir
+    except git.exc.GitError as exc:
         raise BaseError(f"the working directory is not in a git repository ({type(exc).__name__})") from None
+    if root is None:  # a bare repository
+        raise BaseError("the working directory is not in a git repository (no work tree)")
+    return Path(root).resolve()
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from harness.core import canonical, tokenizer
 from harness.core.record import Record
@@ -100,8 +100,7 @@ def load(path: Path) -> Record:
     forged = refusal(record, f"baseline {path}")  # its figures are published beside the new ones
     if forged:
         raise BaselineError(forged)
-    checked: Record = record  # the schema check above makes it one
-    return checked
+    return cast(Record, record)  # the schema check above makes it one
 
 
 def compare(baseline: Record, current: Record) -> Comparison:
@@ -109,8 +108,9 @@ def compare(baseline: Record, current: Record) -> Comparison:
     if current.get("status") not in MEASURED_STATUSES or not isinstance(current.get("totalTokens"), int):
         raise BaselineError(f"the server has status {current.get('status')!r} and no token count: "
                             "nothing to compare with the baseline")
-    result = Comparison(_int(baseline["totalTokens"]), _int(current["totalTokens"]), _int(baseline["toolCount"]),
-                        _int(current["toolCount"]), same_capture=baseline["canonicalSha256"] == current["canonicalSha256"])
+    result = Comparison(counted(baseline["totalTokens"]), counted(current["totalTokens"]),
+                        counted(baseline["toolCount"]), counted(current["toolCount"]),
+                        same_capture=baseline["canonicalSha256"] == current["canonicalSha256"])
     before, after = _tokens_by_key(baseline.get("tools") or []), _tokens_by_key(current.get("tools") or [])
     for key, tokens in after.items():
         if key not in before:
@@ -186,7 +186,8 @@ def _count(text: str | None) -> int | None:
     return None if text is None else tokenizer.count(text)
 
 
-def _int(value: object) -> int:
+def counted(value: object) -> int:
+    """A measured record's count, typed: ``totalTokens`` or ``toolCount``."""
     assert isinstance(value, int)  # a measured status carries integer counts (schema + status checked by load/compare)
     return value
 

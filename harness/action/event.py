@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from harness.util import bounded
 
@@ -62,7 +63,7 @@ def pull_request(environ: Mapping[str, str]) -> PullRequest | None:
     return pull_request_from(load(environ).get("pull_request"))
 
 
-def pull_request_from(value: object) -> PullRequest:
+def pull_request_from(value: Any) -> PullRequest:
     """A :class:`PullRequest` from an API or event ``pull_request`` object. Raises :class:`EventError`."""
     try:
         base, head = value["base"], value["head"]

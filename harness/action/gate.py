@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.core.record import Record
 from harness.action.comparison import Comparison
 from harness.action.inputs import Inputs
 from harness.probe.record import MEASURED_STATUSES
@@ -33,7 +34,7 @@ class GateFailure:
     message: str
 
 
-def evaluate(record: dict, inputs: Inputs, comparison: Comparison | None,
+def evaluate(record: Record, inputs: Inputs, comparison: Comparison | None,
              baseline_error: str | None) -> list[GateFailure]:
     """Every gate failure for ``record`` under ``inputs``; ``comparison`` is the baseline
     comparison when one was made, ``baseline_error`` why it could not be (both ``None`` when no
@@ -59,7 +60,7 @@ def evaluate(record: dict, inputs: Inputs, comparison: Comparison | None,
     return failures
 
 
-def _increase_message(record: dict, comparison: Comparison, label: str, limit, allowed: float) -> str:
+def _increase_message(record: Record, comparison: Comparison, label: str, limit, allowed: float) -> str:
     pct = "" if comparison.percent is None else f" ({comparison.percent:+.1f}%)"
     return (f"{record['server']}: {comparison.before_tokens:,} → {comparison.after_tokens:,} tokens, "
             f"{comparison.delta:+,}{pct}; {label} {limit} allows at most {math.floor(allowed):,}")

@@ -97,10 +97,10 @@ class GitHub:
                 break
         return found
 
-    def create(self, repo: str, number: int, body: str) -> dict:
+    def create(self, repo: str, number: int, body: str) -> object:
         return self._call("POST", f"{self.api}/repos/{repo}/issues/{number}/comments", {"body": body})
 
-    def update(self, repo: str, comment_id: int, body: str) -> dict:
+    def update(self, repo: str, comment_id: int, body: str) -> object:
         return self._call("PATCH", f"{self.api}/repos/{repo}/issues/comments/{comment_id}", {"body": body})
 
     def minimize(self, node_id: str) -> None:
@@ -114,7 +114,8 @@ class GitHub:
 def ours(comment: dict) -> bool:
     """A comment this Action wrote: by a bot, its body starting with the marker (and with the
     ``id``, ``node_id`` and ``created_at`` a comment has)."""
-    user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+    user = comment.get("user")
+    user = user if isinstance(user, dict) else {}
     body, number = comment.get("body"), comment.get("id")
     return (user.get("type") == "Bot" and isinstance(body, str) and body.startswith(MARKER)
             and isinstance(number, int) and not isinstance(number, bool) and number > 0

@@ -105,7 +105,9 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", _LONE_SURROGATES)
 
 
-def _lone_surrogates(error: UnicodeEncodeError) -> tuple[bytes, int]:
+def _lone_surrogates(error: UnicodeError) -> tuple[bytes, int]:
+    if not isinstance(error, UnicodeEncodeError):  # registered for encoding only
+        raise error
     out = bytearray()
     for char in error.object[error.start:error.end]:
         code = ord(char)

@@ -166,11 +166,12 @@ def read(environ: Mapping[str, str]) -> Inputs:
                         for flag, source in (("changed", "index"), ("suggest", "tool-shape")))
     if problems:
         raise InputError(problems)
+    assert timeout is not None  # a missing or bad timeout added a problem above
     return Inputs(
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
         baseline=located.get("baseline"), max_increase=max_increase,
         badge_path=located["badge-path"], workspace=workspace, working_directory=workdir,
-        config=tuple(located.get(f"config:{c}") for c in config),
+        config=tuple(located[f"config:{c}"] for c in config),  # a refused one added a problem
         changed=changed, suggest=suggest,
         fail_on_increase=fail_on_increase, comment=comment, base=base, build=given["build"],
         github_token=given["github-token"], comment_from=comment_from,

@@ -34,8 +34,9 @@ import os
 import sys
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
+from harness.core.record import Record
 from harness.action import base as basecommit
 from harness.action import event, gate, github, handover, paths, pull
 from harness.action.comparison import BaselineError, Comparison, compare, load
@@ -88,7 +89,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
     _drop_token(environ)  # read into inputs; run in-process (not restarted), nothing launched sees it either
     if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
-        code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
+        code, markdown = pull.post_from_artifact(inputs, inputs.comment_from, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
     if inputs.config:  # audit client configs instead of measuring one server (issue #12)
         return run_audit_step(inputs, environ, out, outputs,
@@ -144,16 +145,16 @@ def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO
                             "requests from forks): the server gets a placeholder value instead")
 
 
-def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[dict, Path]:
+def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[Record, Path]:
     """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
     Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
-    rec = record.build(measurement, _isolation(environ, isolation))
-    paths.unmoved(inputs.workspace, results_dir / rec["server"] / "measurement.json", "record")
-    return rec, record.write(rec, results_dir)
+    built = record.build(measurement, _isolation(environ, isolation))
+    paths.unmoved(inputs.workspace, results_dir / built["server"] / "measurement.json", "record")
+    return cast(Record, built), record.write(built, results_dir)  # build checked it against the schema
 
 
-def _badge(inputs: Inputs, rec: dict) -> Path:
+def _badge(inputs: Inputs, rec: Record) -> Path:
     badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
     return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))
 
@@ -166,7 +167,7 @@ def _pull_request(environ, out: TextIO) -> event.PullRequest | None:
         return None
 
 
-def _baseline_record(inputs: Inputs, side: pull.BaseSide | None) -> dict | None:
+def _baseline_record(inputs: Inputs, side: pull.BaseSide | None) -> Record | None:
     """The record the comparison was made against: the base side's, else the ``baseline`` file's."""
     if side is not None:
         return side.record
@@ -190,7 +191,7 @@ def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide 
     return side
 
 
-def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_path: Path, side) -> str:
+def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: Record, record_path: Path, side) -> str:
     """Leave the comment artifact; post the comment when asked and allowed. The summary's lines."""
     folder = pull.leave_artifact(inputs, the_pull, record_path, side)
     lines = [f"Comment artifact: {text(github.relative_to_workspace(folder, inputs.workspace))}  "]
@@ -223,7 +224,7 @@ def _isolation(environ, isolation) -> dict:
     return isolation.describe("host", note=HOST_NOTE)
 
 
-def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
+def _compare(inputs: Inputs, rec: Record, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
     """The comparison with the base commit's record (``side``) or the baseline file, and why it
     could not be made (both ``None`` when none was asked for)."""
     try:
@@ -238,13 +239,14 @@ def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Com
         return None, str(exc)
 
 
-def _numbered(side: pull.BaseSide) -> dict:
-    if side.record["status"] not in MEASURED_STATUSES:
-        raise BaselineError(f"the {side.label} has status {side.record['status']!r} and no token count")
+def _numbered(side: pull.BaseSide) -> Record:
+    if side.record is None or side.record["status"] not in MEASURED_STATUSES:
+        status = None if side.record is None else side.record["status"]
+        raise BaselineError(f"the {side.label} has status {status!r} and no token count")
     return side.record
 
 
-def _log(out: TextIO, rec: dict, comparison: Comparison | None, outputs: dict) -> None:
+def _log(out: TextIO, rec: Record, comparison: Comparison | None, outputs: dict) -> None:
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools"

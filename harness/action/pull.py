@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from harness.core.record import Record
 from harness.action import base as basecommit
 from harness.action import comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
@@ -36,7 +37,7 @@ class BaseSide:
     ``problem`` when it could not be measured."""
 
     label: str
-    record: dict | None = None
+    record: Record | None = None
     path: Path | None = None
     problem: str | None = None
 
@@ -45,9 +46,11 @@ def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
     """The commit to compare with: the ``base`` input, or under ``auto`` the pull request's base
     when no committed ``baseline`` is given; ``None`` for no base comparison (and for a ``url``:
     an endpoint has no commit to go back to)."""
-    if inputs.url or inputs.base == "none" or (inputs.base == "auto" and (pull is None or inputs.baseline is not None)):
+    if inputs.url or inputs.base == "none":
         return None
-    return pull.base_sha if inputs.base == "auto" else inputs.base
+    if inputs.base != "auto":
+        return inputs.base
+    return None if pull is None or inputs.baseline is not None else pull.base_sha
 
 
 def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str, measure, out: TextIO) -> BaseSide:
@@ -101,12 +104,12 @@ def _post(client: ghapi.GitHub, repo: str, number: int, body: str, out: TextIO) 
     return f"Pull-request comment {done.action}{collapsed}."
 
 
-def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO,
-                       outputs: dict) -> tuple[int, str]:
+def post_from_artifact(inputs: Inputs, folder: Path, environ: MutableMapping[str, str], out: TextIO,
+                       outputs: dict[str, str]) -> tuple[int, str]:
     """The ``workflow_run`` side: validate, re-derive, check the pull request, render, post.
     Returns the exit code and the job summary's Markdown."""
     try:
-        artifact = comment.load_artifact(inputs.comment_from)
+        artifact = comment.load_artifact(folder)
         run = event.load(environ).get("workflow_run")
         head_sha = run.get("head_sha") if isinstance(run, dict) else None
         head_repository = run.get("head_repository") if isinstance(run, dict) else None
@@ -139,13 +142,15 @@ def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: T
     head, base = artifact.head, artifact.base
     outputs.update({"head-total": _s(head.get("totalTokens")), "base-total": _s(base and base.get("totalTokens")),
                     "tokens": _s(head.get("totalTokens")), "status": head["status"]})
-    if head.get("totalTokens") is not None and base and base.get("totalTokens") is not None:
-        outputs["delta"] = str(head["totalTokens"] - base["totalTokens"])
+    head_total, base_total = head.get("totalTokens"), base and base.get("totalTokens")
+    if head_total is not None and base_total is not None:
+        outputs["delta"] = str(head_total - base_total)
     if refusal is not None:
         github.annotate(out, "error", "comment not posted", refusal)
         return 1, f"## Context cost comment\n\nNothing was posted: {_md(refusal)}\n"
     body = comment.render(head, base, f"base {pull['baseSha'][:7]}",
                           base_problem=None if base else "the measuring run had no base measurement")
+    assert client is not None  # no refusal: the client was made
     line = _post(client, repo, pull["number"], body, out)
     return 0, f"## Context cost comment\n\n{line}\n\n" + body.replace(ghapi.MARKER, "")
 

@@ -25,6 +25,7 @@ import re
 import sys
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.action.comparison import Change, Comparison
 from harness.action.gate import GateFailure
 from harness.audit.suggest import markdown
@@ -38,7 +39,7 @@ MAX_TEXT = 500
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
-def _compatibility(record: dict) -> list[str]:
+def _compatibility(record: Record) -> list[str]:
     """The record's compatibility line: which strict clients would reject what the server sends."""
     compat = record.get("compatibility")
     if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
@@ -55,10 +56,10 @@ def text(value: object, limit: int = MAX_TEXT) -> str:
     return _PUNCT.sub(r"\\\1", untrusted.escape(raw))
 
 
-def render(record: dict, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
+def render(record: Record, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
            baseline_error: str | None = None, budget: int | None = None, baseline_label: str | None = None,
            paths: dict[str, str] | None = None, tool_shape: str | None = None,
-           baseline_record: dict | None = None) -> str:
+           baseline_record: Record | None = None) -> str:
     """The Markdown section for ``record``. ``failures`` is the gate's verdict (``None``: no gate
     ran); ``paths`` maps labels to file paths shown at the end; ``tool_shape`` is where the
     tool-shape baseline is read (path or URL; default: this checkout's, else the published one);
@@ -81,7 +82,7 @@ def render(record: dict, *, failures: list[GateFailure] | None = None, compariso
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _headline(record: dict, budget: int | None) -> list[str]:
+def _headline(record: Record, budget: int | None) -> list[str]:
     tokens, count = record.get("totalTokens"), record.get("toolCount")
     sha = record.get("canonicalSha256")
     row = [text(record["status"]), f"{tokens:,}" if tokens is not None else "—",
@@ -190,7 +191,7 @@ def _composition(comp: Composition) -> list[str]:
     return lines + [""]
 
 
-def _tools(record: dict) -> list[str]:
+def _tools(record: Record) -> list[str]:
     tools = record.get("tools") or []
     if not tools:
         return []
@@ -205,7 +206,7 @@ def _tools(record: dict) -> list[str]:
     return lines + [""]
 
 
-def _shape(record: dict, source: str | None) -> list[str]:
+def _shape(record: Record, source: str | None) -> list[str]:
     """Each tool's place in the measured distribution (tool-shape/v1, issue #13): see
     :func:`harness.audit.suggest.markdown`."""
     return markdown(record.get("tools") or [], source, text) if record.get("totalTokens") is not None else []

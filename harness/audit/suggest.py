@@ -18,10 +18,10 @@ boundaries, and a rewritten description tokenizes as itself. When nothing fires,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.audit import published
 from harness.pages.tool_shape import METRICS, percentile_of
@@ -133,7 +133,7 @@ def report(shape: dict, tools: list[dict]) -> list[str]:
     return [sentence(s) for s in found] if found else [NOTHING_UNUSUAL]
 
 
-def markdown(tools: list[dict], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
+def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
     """A Markdown section (the Action's job summary) placing each of ``tools`` — a record's
     per-tool diagnostics — in the baseline read from ``source`` (default as :func:`load_shape`),
     largest first, at most ``limit`` rows; then the suggestions, or :data:`NOTHING_UNUSUAL`.

@@ -20,6 +20,7 @@ import bisect
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
+from harness.core.record import Record
 from harness.core.tokenizer import get_encoding
 from harness.pages.text import as_int, one_line
 
@@ -133,7 +134,7 @@ def _name(tool: object) -> str:
     return one_line(name if isinstance(name, str) else stringify(name) or "(unnamed)", 200)
 
 
-def of_record(record: dict | None) -> Composition | None:
+def of_record(record: Record | None) -> Composition | None:
     """The composition of a published record's capture, checked against its ``totalTokens``."""
     if not record or as_int(record.get("totalTokens")) is None:
         return None
