@@ -51,7 +51,9 @@ class Changed:
     @property
     def delta(self) -> int | None:
         """Tokens moving to the current capture would add (positive) or save (negative), per request."""
-        return None if self.state != BEHIND else self.current_tokens - self.tokens
+        if self.state != BEHIND or self.current_tokens is None or self.tokens is None:
+            return None
+        return self.current_tokens - self.tokens
 
     @property
     def name(self) -> str:
@@ -96,8 +98,8 @@ def describe(c: Changed) -> str:
     if c.state == CURRENT:
         return (f"{c.name}: current — the published capture since {c.since} ({c.tokens:,} tokens); "
                 "nothing to update")
-    if c.state == BEHIND:
-        d = c.delta
+    d = c.delta
+    if d is not None:
         move = ("would change no tokens" if d == 0 else
                 f"would add {d:,} tokens to every request" if d > 0 else f"would save {-d:,} tokens on every request")
         return (f"{c.name}: behind — this capture was published {c.published} ({c.tokens:,} tokens); moving to "

@@ -89,7 +89,8 @@ class Reading:
     setters: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"variable": self.variable, "state": self.state, "reading": show(self.variable, self.value),
+        reading = None if self.value is None else show(self.variable, self.value)
+        return {"variable": self.variable, "state": self.state, "reading": reading,
                 "jsonType": self.json_type, "place": self.place, "setBy": self.setters,
                 "refusal": self.refusal.to_json() if self.refusal else None}
 
@@ -187,7 +188,7 @@ def _reading(variable: str, place: Place) -> Reading:
 def _ccdeb(reading: Reading, places: list[Place]) -> Posture | None:
     if reading.state == "unset":
         return None
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     word = reading.value.lower()
     if word in FALSE_WORDS:
@@ -215,7 +216,7 @@ def _managed_override(places: list[Place]) -> Refusal | None:
 def _ets(reading: Reading) -> Posture | None:
     if reading.state == "unset":
         return None
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     value, where = reading.value, f"{ETS} in {reading.place}"
     if value == "true":
@@ -235,13 +236,13 @@ def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
     """``ANTHROPIC_BASE_URL`` decides (``ccdeb``: how the first variable read, set to a false
     reading or unset, which the sentence names rather than claiming nothing sets it)."""
     if reading.state == "unset":
-        if ccdeb.state == "value":
+        if ccdeb.state == "value" and ccdeb.value is not None:
             return Posture(DEFERRED, f"{CCDEB}={show(CCDEB, ccdeb.value)} in {ccdeb.place} reads as false and neither "
                            f"{ETS} nor {BASE_URL} is set: the documented default, every definition deferred, no "
                            "threshold", decided_by=f"{CCDEB} in {ccdeb.place}")
         return Posture(DEFERRED, "nothing sets the three variables: the documented default, every definition "
                        "deferred, no threshold")
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     host = _host(reading.value)
     where = f"{BASE_URL} in {reading.place}"
@@ -254,7 +255,7 @@ def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
 
 
 def _refuse_reading(reading: Reading) -> Posture:
-    if reading.state == "refused":
+    if reading.state == "refused" and reading.refusal is not None:
         return _posture_refused(reading.refusal)
     return _posture_refused(Refusal(UNREADABLE_VALUE, f"{reading.place} sets {reading.variable} to a JSON "
                                     f"{reading.json_type}, not a string: it is set there and what it is set to is "
@@ -285,11 +286,9 @@ def _host(value: str) -> str | None:
     return host.rstrip(".").lower() if host else None
 
 
-def show(variable: str, value: str | None) -> str | None:
+def show(variable: str, value: str) -> str:
     """How a value of one of the three variables is printed: ANTHROPIC_BASE_URL by its host only
     (a gateway URL can carry a credential), the others quoted and cut to 80 characters."""
-    if value is None:
-        return None
     if variable == BASE_URL:
         host = _host(value)
         return f"host {host}" if host else "a value that does not parse as a URL"
@@ -297,7 +296,8 @@ def show(variable: str, value: str | None) -> str | None:
 
 
 def _shown(reading: Reading) -> str:
-    return show(reading.variable, reading.value) if reading.state == "value" else f"a JSON {reading.json_type}"
+    value = reading.value if reading.state == "value" else None
+    return f"a JSON {reading.json_type}" if value is None else show(reading.variable, value)
 
 
 def _shown_raw(variable: str, raw: object) -> str:

@@ -9,6 +9,7 @@ so a report can say what was searched as well as what was found. Reading is boun
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.audit import readers
@@ -23,7 +24,7 @@ GENERIC = Shape(url_keys=(("url", HTTP), ("serverUrl", HTTP), ("httpUrl", HTTP))
                 always_load=True, syntax="unknown")
 
 
-def discover(layout: Layout, extra: list[Path] = (), search: bool = True) -> list[ConfigFile]:
+def discover(layout: Layout, extra: Sequence[Path] = (), search: bool = True) -> list[ConfigFile]:
     """Every documented location of every client (when ``search``), then each ``extra`` path."""
     found: list[ConfigFile] = []
     seen: set[Path] = set()

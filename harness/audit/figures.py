@@ -12,6 +12,7 @@ on record: never launched, in no total — ``harness.audit.trust``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from harness.audit.identity import identity
 from harness.audit.measuring import Cost, Outcome, cost
@@ -84,7 +85,7 @@ def figure(tokens: int, floor: bool) -> str:
 
 def heaviest_tools(rows: list[Row], limit: int = 10) -> list[dict]:
     """The ``limit`` heaviest tools across ``rows`` (tokens of each tool's own JSON)."""
-    tools = [{"server": r.entry.name, "tool": str(t.get("name")), "tokens": int(t.get("tokens", 0)),
+    tools: list[dict[str, Any]] = [{"server": r.entry.name, "tool": str(t.get("name")), "tokens": int(t.get("tokens", 0)),
               "descriptionTokens": int(t.get("descriptionTokens", 0)),
               "inputSchemaTokens": int(t.get("inputSchemaTokens", 0))}
              for r in rows if r.counted and r.cost for t in r.cost.per_tool if isinstance(t, dict)]
@@ -95,10 +96,11 @@ def trim_plan(rows: list[Row], context: int, limit: int = 5) -> list[dict]:
     """Steps that lower a file's total, largest first: switching off whole servers, then dropping
     the heaviest tools where the client's file has a tool filter. Tool savings are per-tool counts
     and sum only approximately across token boundaries, so they are marked approximate."""
-    servers = sorted((r for r in rows if r.counted and r.cost), key=lambda r: (-r.cost.tokens, r.entry.name))
-    steps = [{"action": "disable-server", "server": r.entry.name, "saves": r.cost.tokens,
-              "savesShare": share(r.cost.tokens, context), "approximate": False,
-              "how": f"remove or disable {r.entry.name!r} in this file"} for r in servers[:limit]]
+    servers = sorted(((r.entry.name, r.cost.tokens) for r in rows if r.counted and r.cost),
+                     key=lambda s: (-s[1], s[0]))
+    steps = [{"action": "disable-server", "server": name, "saves": tokens, "savesShare": share(tokens, context),
+              "approximate": False, "how": f"remove or disable {name!r} in this file"}
+             for name, tokens in servers[:limit]]
     for tool in heaviest_tools(rows, limit):
         row = next(r for r in rows if r.entry.name == tool["server"])
         key = TOOL_FILTER.get(row.entry.client)

@@ -97,7 +97,8 @@ def load_baseline(path: Path) -> dict:
 
 def budget_gate(report: dict, budget: int) -> Gate:
     """Every session's total must be an exact figure at or under ``budget``."""
-    reasons, worst = [], None
+    reasons: list[str] = []
+    worst: tuple[str, int] | None = None
     for session in report["sessions"]:
         total = session["total"]
         if total is None:
@@ -117,7 +118,7 @@ def budget_gate(report: dict, budget: int) -> Gate:
             worst = (session["label"], total["tokens"])
     if not report["sessions"]:
         reasons.append("no session was found to gate")
-    if reasons:
+    if reasons or worst is None:  # no session, or none with a total, added a reason
         return Gate("budget", False, reasons)
     return Gate("budget", True, [f"costliest session: {worst[0]}, {worst[1]:,} tokens ≤ {budget:,}"])
 

@@ -194,13 +194,14 @@ def outcome_of(rec: dict) -> Outcome:
 
 def cost(entry: Entry, outcome: Outcome) -> Cost | None:
     """``entry``'s figure under its tool filter, or ``None`` when the server has no number."""
-    if not outcome.numbered:
+    if not outcome.numbered or outcome.tokens is None or outcome.tool_count is None:
         return None
     if entry.include_tools is None and not entry.exclude_tools:
         return Cost(outcome.tokens, outcome.tool_count, outcome.per_tool)
-    kept = [tool for tool in outcome.tools if _kept(tool, entry)]
+    tools = outcome.tools or []
+    kept = [tool for tool in tools if _kept(tool, entry)]
     counts = count_tools(kept).to_json()
-    return Cost(counts["totalTokens"], counts["toolCount"], counts["tools"], len(outcome.tools) - len(kept))
+    return Cost(counts["totalTokens"], counts["toolCount"], counts["tools"], len(tools) - len(kept))
 
 
 def _kept(tool: object, entry: Entry) -> bool:

@@ -119,7 +119,7 @@ def matches(item: dict, entry: Entry) -> bool:
         return entry.transport == STDIO and isinstance(value, list) and list(entry.launch_argv or entry.argv) == value
     if key == "serverUrl":
         url = entry.launch_url or entry.url
-        return entry.transport in (HTTP, SSE) and isinstance(value, str) and bool(url) and url_matches(value, url)
+        return bool(entry.transport in (HTTP, SSE) and isinstance(value, str) and url and url_matches(value, url))
     return False
 
 

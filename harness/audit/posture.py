@@ -55,7 +55,7 @@ def section(session: Session, rows: list[Row], places: list[Place], policy: Poli
     pinned = [r for r in rows if r.entry.always_load]
     deferrable = [r for r in rows if not r.entry.always_load]
     verdict = None
-    if posture.kind == deferral.THRESHOLD and not session.refused:
+    if posture.kind == deferral.THRESHOLD and posture.percent is not None and not session.refused:
         merged = collapsed(deferrable)
         if merged:
             refusals.append(deferral.Refusal(deferral.COLLAPSED, "the stack's total could not be established: "

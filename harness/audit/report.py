@@ -13,21 +13,25 @@ escapes it); every value a config holds is removed by the redactor before anythi
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any, TypeVar, cast
 
 from harness import METHODOLOGY_VERSION, __version__
 from harness.audit import changed as changed_mod
 from harness.audit import figures, posture
 from harness.audit import suggest as suggest_mod
 from harness.audit.claude_settings import Place
+from harness.audit.client_statements import statement_for
 from harness.audit.figures import Row
 from harness.audit.measuring import Outcome
 from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
 from harness.audit.published import Lookup
-from harness.audit.client_statements import statement_for
 from harness.audit.sessions import Session
 from harness.audit.threshold import Band
 from harness.core.tokenizer import encoding_name
+from harness.probe.redact import Secrets
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 KIND = "mcp-context-cost audit"
@@ -41,7 +45,7 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
     (``None``: not asked for)."""
     rows = {id(e): figures.row_for(e, outcomes) for f in files for e in f.entries}
     present = [f for f in files if f.state != ABSENT]
-    report = {
+    report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "kind": KIND,
         "methodologyVersion": METHODOLOGY_VERSION,
@@ -138,7 +142,7 @@ def _session(session: Session, rows: dict, context: int, places: list[Place], po
             denial = denied_by(row.entry, policy)
             (excluded.append((row, f"denied by {denial}")) if denial else kept.append(row))
         members = kept
-    report = {
+    report: dict[str, Any] = {
         "client": session.client, "label": session.label, "composition": session.composition,
         "configs": [f.display for f in session.files],
         "servers": [_member(r, session, policy) for r in members],
@@ -198,14 +202,14 @@ CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding
 PATH_LISTS = frozenset({"configs", "paths"})
 
 
-def redact(value: object, redactor, key: str | None = None) -> object:
+def redact(value: T, redactor: Secrets, key: str | None = None) -> T:
     """``value`` with every config-held secret replaced by the probe's redactor in every string
     that is not in a ``CONTROLLED`` field (keys are the report's own and are left alone)."""
     if isinstance(value, dict):
-        return {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()}
+        return cast(T, {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()})
     if isinstance(value, list):
         if key in PATH_LISTS and all(isinstance(item, str) for item in value):
-            return list(value)
-        return [redact(item, redactor, key) for item in value]
-    return redactor.text(value) if isinstance(value, str) else value
+            return cast(T, list(value))
+        return cast(T, [redact(item, redactor, key) for item in value])
+    return cast(T, redactor.text(value)) if isinstance(value, str) else value
 

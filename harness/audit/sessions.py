@@ -71,13 +71,13 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
     state = _managed_state(managed)
     session = Session("claude-code", "Claude Code session in the current directory", mine, "user+local+project",
                       managed_state=state)
-    if state == "unreadable":
+    if state == "unreadable" and managed is not None:
         session.composition, session.refused_kind, session.refused = "refused", MANAGED_MCP_UNREADABLE, (
             f"managed-mcp.json exists and cannot be read ({managed.error or '; '.join(managed.notes)}): which servers a "
             "session loads cannot be said, so no session total is claimed")
         return session
     others = [e for f in mine if f.scope != "managed" for e in f.entries]
-    if state in ("servers", "empty"):
+    if state in ("servers", "empty") and managed is not None:
         session.composition = "managed" if state == "servers" else "managed-empty"
         session.excluded += [(e, "suppressed: managed-mcp.json has exclusive control") for e in others]
         session.notes.append("in-process servers the launching app registers load too; no config file describes them")
@@ -138,7 +138,7 @@ def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> Non
         if entry.disabled:
             session.excluded.append((entry, f"disabled ({entry.disabled})"))
         elif entry.blocked:
-            session.excluded.append((entry, f"not approved: {entry.trust.reason}"))
+            session.excluded.append((entry, f"not approved: {entry.trust.reason if entry.trust else ''}"))
         elif order and winner[entry.name] is not entry:
             session.excluded.append((entry, f"shadowed by the {winner[entry.name].scope}-scope entry of the same name"))
         else:

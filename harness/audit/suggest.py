@@ -81,15 +81,14 @@ def load_usable(source: str | Path) -> dict:
     return shape
 
 
-def _counts(tool: dict) -> tuple[int, int, int] | None:
-    values = tuple(tool.get(m) for m in METRICS) if isinstance(tool, dict) else ()
-    if len(values) != 3 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
-                                    and float(v).is_integer() for v in values):
-        return None
-    return tuple(int(v) for v in values)
+def _counts(tool: object) -> tuple[int, int, int] | None:
+    values = [tool.get(m) for m in METRICS] if isinstance(tool, Mapping) else []
+    counts = [int(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+              and float(v).is_integer()]
+    return (counts[0], counts[1], counts[2]) if len(counts) == len(values) == 3 else None
 
 
-def place(shape: dict, tools: list[dict]) -> list[Placement]:
+def place(shape: dict[str, Any], tools: Sequence[Mapping[str, Any]]) -> list[Placement]:
     """A placement for every tool with three whole counts (a record's per-tool diagnostics), in
     order. Raises :class:`NoBaseline` when the baseline's tables are empty."""
     tables = [shape["metrics"][m] for m in METRICS]
@@ -99,8 +98,8 @@ def place(shape: dict, tools: list[dict]) -> list[Placement]:
     for tool in tools:
         counts = _counts(tool)
         if counts is not None:
-            out.append(Placement(str(tool.get("name")), counts,
-                                 tuple(percentile_of(t, v) for t, v in zip(tables, counts))))
+            tokens, description, schema = (percentile_of(t, v) for t, v in zip(tables, counts))
+            out.append(Placement(str(tool.get("name")), counts, (tokens, description, schema)))
     return out
 
 
@@ -109,10 +108,10 @@ def fires(points: list[int], description: int) -> bool:
     return description >= points[FIRES_AT] and description > points[MEDIAN]
 
 
-def suggest(shape: dict, tools: list[dict]) -> list[Suggestion]:
+def suggest(shape: dict[str, Any], tools: Sequence[Mapping[str, Any]]) -> list[Suggestion]:
     """Suggestions for the descriptions that fire, largest recovery first (ties: name)."""
     points = shape["metrics"]["descriptionTokens"]
-    found = [Suggestion(p.name, p.counts[1], p.percentiles[1], points[MEDIAN])
+    found = [Suggestion(p.name, p.counts[1], p.percentiles[1] or 0, points[MEDIAN])  # fired: at or above p90
              for p in place(shape, tools) if fires(points, p.counts[1])]
     return sorted(found, key=lambda s: (-s.recovery, s.name))
 
@@ -169,7 +168,8 @@ def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
     document with tables comes from :func:`load_usable`), the ``baseline``'s size and the
     description median and p90 (tokens), and per server every tool's three counts with their
     percentiles, the ``suggestions`` (largest recovery first) and ``nothingUnusual``."""
-    out = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None, "servers": []}
+    out: dict[str, Any] = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None,
+                           "servers": []}
     shape = looked.document
     if shape is None:
         return out

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from harness.audit import readers
@@ -129,6 +129,12 @@ def managed_dir(layout: Layout) -> Path:
     return layout.system_root / "etc" / "claude-code"
 
 
+def _member(document: dict[str, Any], key: str) -> dict[str, Any]:
+    """``document[key]`` when it is an object, else ``{}``."""
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def resolved(path: Path) -> Path:
     """``path`` with ``~`` and symbolic links resolved (as given when it cannot be)."""
     try:
@@ -139,7 +145,7 @@ def resolved(path: Path) -> Path:
 
 def _claude(layout) -> Callable[[str], Trust]:
     user = _load(layout.home / ".claude.json")
-    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    projects = _member(user, "projects")
     target = resolved(layout.cwd)
     project = next((v for k, v in projects.items() if isinstance(k, str) and k and isinstance(v, dict)
                     and resolved(Path(k)) == target), {})
@@ -186,7 +192,7 @@ def _codex(layout) -> tuple[bool, str]:
     environ = layout.environ if layout.environ is not None else os.environ
     home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
     user = _load(home / "config.toml", "toml")
-    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    projects = _member(user, "projects")
     levels = {resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
               if isinstance(k, str) and k and isinstance(v, dict)}
     markers = user.get("project_root_markers", [".git"])
@@ -231,8 +237,7 @@ def _main_checkout(here: Path) -> Path | None:
 
 def _gemini(layout) -> tuple[bool, str]:
     settings = _load(layout.home / ".gemini" / "settings.json")
-    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
-    folder_trust = security.get("folderTrust") if isinstance(security.get("folderTrust"), dict) else {}
+    folder_trust = _member(_member(settings, "security"), "folderTrust")
     if folder_trust.get("enabled") is not True:
         return False, "Gemini CLI's folder trust is off (security.folderTrust.enabled), so nothing records that you " \
                       "chose to run this project's servers"

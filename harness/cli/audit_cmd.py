@@ -204,7 +204,7 @@ def _published(args) -> dict:
     """The capture index and tool-shape baseline asked for (``None`` each when not), read before
     any server is launched; a source that cannot be read is a named problem in its ``Lookup``."""
 
-    looked = {"changed": None, "suggest": None}
+    looked: dict[str, published.Lookup | None] = {"changed": None, "suggest": None}
     for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
                                            ("suggest", args.tool_shape, suggest.SHAPE, suggest.load_usable)):
         if getattr(args, name) or source:

@@ -20,6 +20,8 @@ from harness.audit.readers import brief
 from harness.audit.trust import Rule, Trust, resolved, rule_for
 from harness.probe.redact import public_value
 
+DEFAULT_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP,
+                 "streamable_http": HTTP, "sse": SSE}
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
 
 
@@ -90,10 +92,6 @@ class Shape:
     env_name_lists: tuple[str, ...] = ()
 
 
-DEFAULT_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP,
-                 "streamable_http": HTTP, "sse": SSE}
-
-
 @dataclass
 class Context:
     """Where entries come from: ``client``, ``source`` (the file), ``scope``, the ``layout``, and
@@ -131,7 +129,7 @@ def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) ->
         return [], []
     if not isinstance(servers, dict):
         return [], [f"{where} is not an object (found {type(servers).__name__})"]
-    entries = []
+    entries: list[Entry] = []
     for index, (name, raw) in enumerate(servers.items()):
         if index >= MAX_ENTRIES:
             return entries, [f"{where} holds more than {MAX_ENTRIES} entries; the rest were not read"]
@@ -220,7 +218,7 @@ def _command(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expand
 def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
     key = next((k for k, _ in shape.url_keys if k in raw), None)
     url = raw.get(key) if key else None
-    if not isinstance(url, str) or not url.strip():
+    if key is None or not isinstance(url, str) or not url.strip():
         entry.problems.append(f"{where}.{key or 'url'}: missing or not a non-empty string")
         return
     entry.url = url
