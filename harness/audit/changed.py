@@ -1,22 +1,6 @@
-"""``--changed``: is an installed server behind what is published? (method capture-index/v1;
-methodology, "Capture index"; issue #13). Used by ``measure --changed`` and ``audit --changed``.
+"""``--changed``: join each local capture to the published capture index by canonicalSha256 (capture-index/v1).
 
-A local capture is joined to ``results/capture-index.json`` by its canonicalSha256 — never by name:
-a config's key is an arbitrary local label, and a server someone calls ``github`` may be a fork,
-a pin or something else. The join lands in exactly one of three states:
-
-* **behind** — the bytes are a published capture that is no longer its server's current one: the
-  report gives the exact tokens moving to current would add to (or save from) every request — the
-  two captures' published ``totalTokens``, which are the counts of these very bytes — and both
-  dates (when this capture was first published, and since when the current one has been);
-* **current** — the server's current published capture: identified, nothing to update;
-* **unidentified** — anything else (a version never measured here, or one published before the
-  index began). Nothing is claimed about it.
-
-When the local label differs from the published server's name, both are printed:
-``my-alias (published as github)``. The index comes from a local checkout or a raw URL
-(:mod:`harness.audit.published`); one that cannot be read is :class:`~harness.audit.published.
-Unavailable`, which the caller reports as a named problem.
+Public: ``load_index``, ``join``, ``section``, ``row_line``, ``tally``. Rule: docs/AUDIT.md, "Against what is published".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""The places Claude Code takes its tool-search variables and MCP policy from, read as the spec
-lists them (methodology, "Who pays the number", §Two places set them, and both are read):
+"""The places Claude Code reads its tool-search variables and MCP policy from, each with its state and env names.
 
-1. the shell the audit runs in;
-2. the managed settings file for the platform and every ``managed-settings.d/*.json`` drop-in
-   beside it — one source, documented as merged, with no order between the files on record;
-3. ``<cwd>/.claude/settings.local.json``; 4. ``<cwd>/.claude/settings.json``;
-5. ``~/.claude/settings.json``.
-
-Each place is published by name with its state — ``read``, ``absent`` or ``unreadable`` — and
-the env *names* it sets (never values; an env block can hold an API key). The managed settings
-path is ``/etc/claude-code/managed-settings.json`` on Linux, ``/Library/Application
-Support/ClaudeCode/managed-settings.json`` on macOS and ``C:\\Program Files\\ClaudeCode\\
-managed-settings.json`` on Windows (not ``%ProgramData%``, a legacy path Claude Code does not read).
+Public: ``Place``, ``shell_place``, ``settings_places``. Rule: docs/METHODOLOGY.md, "Where it is deferred away".
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
-"""Claude Code's deferral posture, resolved exactly as the spec's table reads it (methodology,
-"Who pays the number, and where it is deferred away"; client-tool-search.txt).
+"""Claude Code's deferral posture, resolved from three variables as the methodology's table reads them.
 
-Three variables, in this order — a disagreement about a variable, or an unknown in it, does not
-spoil an answer that variable would not have decided:
-
-1. ``CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS``: ``1``/``true``/``yes``/``on`` in any casing → loads up
-   front (ENABLE_TOOL_SEARCH cannot override it — unless the managed tier sets ENABLE_TOOL_SEARCH to
-   a value the vendor does not document: the organisation override, refused); ``0``/``false``/
-   ``no``/``off`` → decides nothing; any other value → unrecognized, refused.
-2. ``ENABLE_TOOL_SEARCH``: ``true`` → deferred at any size; ``false`` → up front; ``auto`` /
-   ``auto:N`` (N = 0–100) → deferred once the definitions reach 10% / N% of the window; anything
-   else → undocumented, refused.
-3. ``ANTHROPIC_BASE_URL`` (only while ENABLE_TOOL_SEARCH is unset): a host other than
-   ``api.anthropic.com``, or a value that does not parse → up front.
-Otherwise the documented default: every definition deferred, no threshold.
-
-Where each variable's value comes from (``resolve_variable``): the settings files in precedence
-order — the managed source (file + drop-ins, no order between them on record), local, project,
-user — where the first that *sets* the variable wins, readably or not; a settings file that exists
-and cannot be read, reached before any place sets the variable, leaves it unknown; and the shell,
-whose order against the settings files is not on record, so a shell value that differs from the
-settings value is a disagreement. A value that is not a string (JSON ``false``, a number, ``null``)
-is set-but-unreadable — ``false`` is not ``"false"``.
-
-Every non-answer is its own named refusal (``REFUSALS``), never one "unknown".
+Public: ``resolve``, ``resolve_variable``, ``show``. Rule: docs/METHODOLOGY.md, "Where it is deferred away".
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Finding the configs on this machine: every client module's documented locations under HOME and
-the current directory, plus the files named with ``--config PATH`` (client unknown).
+"""Finding the client configs on this machine, plus the ``--config`` files: one ``ConfigFile`` per location looked at.
 
-Returns one :class:`ConfigFile` per location looked at — ``read``, ``absent`` or ``unreadable`` —
-so a report can say what was searched as well as what was found. Reading is bounded
-(``harness.audit.readers``) and never raises for what a file holds.
+Public: ``discover``, ``parse_unknown``, ``display_path``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Variable references in config values, per client syntax, expanded only where the value is in hand.
+"""Variable references in config values, expanded per client syntax only where the value is in hand.
 
-Each client documents its own syntax (cited in its module); the audit expands a reference from the
-environment it runs in when that environment holds the variable, and otherwise records it as
-*set-but-unevaluated* (issue #12) — the file sets the field, and what it resolves to is unknown
-here. ``${input:…}`` (VS Code prompts the user) and Continue's ``${{ secrets.… }}`` are never in
-hand. Every value an expansion substituted is remembered as a secret — it reaches the server and
-never an output — unless it is public by its nature (``harness.probe.redact.public_value``: a
-path or a flag under a name that does not look secret).
+Public: ``Expander``, ``workspace_context``. Rule: docs/AUDIT.md, "What it reads".
 """
 
 from __future__ import annotations

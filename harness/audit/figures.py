@@ -1,12 +1,5 @@
-"""From entries and measurements to the figures a report prints: each entry's status and cost, a
-list's total (a floor when anything in it has no number), heaviest tools and a trim plan.
-
-Audit statuses beyond the probe's (which pass through unchanged): ``disabled`` (listed, never
-measured, in no total), ``malformed`` (a field the client cannot use; the problem names it),
-``unevaluated`` (the command or URL holds a reference whose value is not in hand),
-``not-measurable`` (a built-in or extension server no file describes a launch for),
-``not-approved`` (a project's server its client would not start without an approval that is not
-on record: never launched, in no total — ``harness.audit.trust``).
+"""From entries and measurements to a report's figures: statuses, costs, totals (a floor when a number is missing),
+heaviest tools and trim plans. Rule: docs/AUDIT.md, "The report".
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""Gates that fail closed (issue #12, "Gates that fail closed").
+"""The audit's gates, which fail closed: ``--budget``, ``--baseline``/``--max-increase``, ``--changed``, ``--suggest``.
 
-* ``--budget N`` gates the sessions: it passes only when every session's total is an exact figure
-  at or under N. A floor could be over any budget (an unmeasured server does not pass a budget), and
-  a session whose composition is refused has no total to pass with.
-* ``--baseline REPORT.json`` (+ ``--max-increase N`` tokens or ``N%``) compares config by config,
-  paired by the path the reports print. A dropped config, a config or server that cannot be
-  measured now, a baseline total that was a floor, a methodology or encoding change — any comparison
-  it cannot make fails the gate with the reason. An added config is compared against zero.
-
-* ``--changed`` and ``--suggest`` are questions, not limits: what they find (a server behind, a
-  description at p97) never fails the run. But a check that was asked for and could not be made —
-  the capture index or tool-shape baseline could not be fetched, was not JSON, was not a valid
-  document, held no measured tools — is a failed gate naming the problem, so exit 1: a requested
-  check that was not made must not read as success (issue #13, "a fetch failure is a named problem
-  in the report, never a silent skip").
-
-A baseline that does not parse, or is not an audit report, is bad input (:class:`BaselineError`,
-exit 2) and is checked before any server is launched.
+Rule: docs/AUDIT.md, "Gates and exit codes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Measuring each distinct server once, concurrently, through the probe's public API.
 
-Each identity (``harness.audit.identity``) becomes one ``harness.probe.target.Target`` measured by
-``harness.probe.measure.measure`` — the same attempts, retries, confirmation launch, limits and
-statuses as a sweep — and one record built by ``harness.probe.record.build`` with a redactor that
-knows every value the configs hold. Status strings are carried through as the probe names them
-(a status added to the probe later needs no change here): ``measured``/``dynamic`` have a number,
-every other status does not.
-
-A client's tool filter (Gemini ``includeTools``/``excludeTools``, Kiro ``disabledTools``, Codex
-``enabled_tools``/``disabled_tools``, goose ``available_tools``) is applied to the capture and
-the kept tools counted again with the same rules, so an entry's figure is what that client sends.
+Public: ``measure_all``, ``Outcome``, ``Cost``, ``cost``, ``redactor_for``. Rule: docs/AUDIT.md, "Measuring".
 """
 
 from __future__ import annotations

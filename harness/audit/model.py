@@ -1,12 +1,4 @@
-"""What discovery produces: config files and the server entries they hold.
-
-An :class:`Entry` keeps two faces of a server. The *configured* face (``argv``, ``url``, names) is
-what the file says, with ``${…}`` references left as written: it is what every report prints. The
-*launch* face (``launch_argv``, ``launch_url``, ``env_values``, ``header_values``) is what a
-client would run, with the references this audit holds a value for expanded. Values are secrets
-(issue #12: "Env values from a config are passed to the server and never written or printed"):
-they live only in memory, are excluded from ``repr`` and are never serialised.
-"""
+"""What discovery produces: ``ConfigFile`` and its ``Entry`` items, each with its configured and launched face."""
 
 from __future__ import annotations
 

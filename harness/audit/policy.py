@@ -1,18 +1,6 @@
-"""Claude Code's ``allowedMcpServers`` / ``deniedMcpServers``, treated by direction (methodology,
-§The allowlist and the denylist, and why only one of them is applied; code.claude.com/docs/en/
-managed-mcp §Match servers by URL, command, or name, §How a server is evaluated, read 2026-11-30).
+"""Claude Code's ``allowedMcpServers``/``deniedMcpServers``: deny entries applied, allow entries only reported.
 
-* A server matching a deny entry read here is left out of the session's claims: nothing overrides
-  a deny, and a deny entry in a tier this audit does not read could only lower the bill further.
-* An allow verdict is reported and never subtracted: allowlists merge as a union across scopes,
-  so an entry in an unread tier could only broaden what loads. ``allowManagedMcpServersOnly``,
-  set readably by a managed source, narrows the counted allowlist to the managed tier.
-* Neither list ever touches a file's own total.
-
-Matching: ``serverName`` exactly (never expanded); ``serverCommand`` the exact argv, every argument
-in order; ``serverUrl`` with ``*`` wildcards anywhere, host case-insensitive and a trailing dot
-ignored. An entry holding a ``${…}`` reference is *set-but-unevaluated*: both sides expand from
-environments this audit does not hold, so it is printed as such and not applied.
+Rule: docs/METHODOLOGY.md, "The allowlist and the denylist".
 """
 
 from __future__ import annotations

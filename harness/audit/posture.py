@@ -1,11 +1,6 @@
-"""The deferral section of a Claude Code session: places, posture, ``alwaysLoad``, the managed
-file's state, the lists, the threshold range, refusals and conditions (methodology, "Who pays the
-number, and where it is deferred away").
+"""The ``deferral`` section of a Claude Code session report: places, posture, threshold range, refusals, conditions.
 
-Refusals collected here, each its own named kind (``harness.audit.deferral.REFUSALS``): the
-posture's own (conflicting places, an unreadable settings file, an unreadable value, an
-undocumented value, the organisation override), the managed file refusing the composition, the
-threshold range straddling the line, and two configured entries collapsing onto one measurement.
+Rule: docs/METHODOLOGY.md, "Who pays the number, and where it is deferred away".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""Reading a file the publish layer writes — ``results/capture-index.json``,
-``results/tool-shape.json`` — from a local checkout or, when run elsewhere, from the published
-repository's raw URL (issue #13: ``--index URL|PATH``).
+"""Reading a published file (capture index, tool shape) from this checkout or the repository's raw URL, bounded.
 
-A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
-where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
-most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
-:data:`DEADLINE` seconds for the whole download (headers included), a local path must be a regular file (a FIFO would
-block the read forever, a device never ends: ``harness.util.bounded.read_regular``), and a JSON
-document nested deeper than Python's parser allows is refused like any other bad document.
-
-A URL may carry credentials (``https://user:token@host/…``, ``?token=…`` for a private raw file, a
-presigned ``?X-Amz-Signature=…``):
-they are secrets (``harness.probe.redact``), so every ``source`` this module reports — in
-:class:`Lookup`, in an :class:`Unavailable`'s text, and so in every report and terminal line made
-from them — is :func:`shown`, the URL with them masked.
+Public: ``lookup``, ``Lookup``, ``Unavailable``, ``shown``, ``default_source``.
 """
 
 from __future__ import annotations

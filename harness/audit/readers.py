@@ -1,23 +1,6 @@
-"""Reading config files with libraries, bounded in size and depth.
+"""Reading config files (JSON, JSON5, TOML, YAML) with their libraries, bounded in size, depth and nodes.
 
-* JSON / JSONC / JSON5: the standard library's strict parser first (fast, and most files are
-  strict JSON — ``~/.claude.json`` can run to megabytes); only when that fails, the ``json5``
-  library, which accepts comments and trailing commas (VS Code, Zed, Cursor files). ``json5`` is
-  pure Python and slow, so it is only given files up to ``MAX_JSON5_BYTES``.
-* TOML: ``tomllib``, up to ``MAX_TOML_BYTES`` (it is pure Python: a 25 MB file takes over a minute).
-* YAML: PyYAML's safe loader through ``harness.util.yamlsafe``, which bounds the text, the nesting
-  and the nodes *with every alias expanded* while composing (a 573-byte alias bomb under an alias
-  cap still expands into gigabytes in whatever walks it next), plus an alias cap.
-
-Every reader is bounded in bytes first, then in what the bytes can expand into, so parsing ends
-in bounded time and memory; the values it returns are still untrusted structure, which callers
-cut before they turn one into text (``harness.audit.clients._common.label``).
-
-Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes. A parse
-error says where (line and column) and what kind of error it is, and never quotes the file: the
-libraries' own messages do (PyYAML prints the offending line), and the line a config breaks on can
-hold a secret the redactor never learned — the file did not parse — or, for a config path that is
-a symlink, the content of whatever file it points at.
+Bounds: docs/AUDIT.md, "What it reads".
 """
 
 from __future__ import annotations

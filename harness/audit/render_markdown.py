@@ -1,8 +1,4 @@
-"""The report as GitHub Markdown, for a pull-request comment or a job summary.
-
-Every value passes through ``harness.pages.mdescape.md`` — the one Markdown escaping function of
-the project — so nothing a config or a server holds can break a table or inject markup.
-"""
+"""The audit report as GitHub Markdown, every value escaped by ``harness.pages.mdescape.md``."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""The report for people, in the order a person asks: first one line per session — who pays
-what, up front and per request —, then the servers, then the details (each config, each session's
-members and deferral, changed, suggest, records, gates).
-
-Width: the terminal's (``COLUMNS``, else the terminal's size, else 100 columns when not a
-terminal), never less than 40. Lines wrap between words only: a package name, a path or a URL is
-never split, and stands longer than the width on a line of its own when it must.
-
-Every string that came from a config or a server passes through ``harness.util.untrusted.escape``
-and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
-``[bold]``-style markup in it reaches the terminal as anything but visible characters. The laid-out
-report passes through ``untrusted.laid_out``: a wrapped line or a folded cell can begin with an
-untrusted word (a table row starts with a server's name at column 0), and a ``::`` there would be a
-workflow command to a CI runner.
-
-:class:`Running` is the screen while servers are measured: on a terminal (stderr), which servers
-are still running and against which budget; elsewhere, one line per finished server.
+"""The audit report for a terminal: one line per session, then servers, then details; and the live ``Running`` screen.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The audit report: one JSON document (``schemas/audit-report.schema.json``) that the text and
-Markdown renderings are made from and that ``--baseline`` compares against.
+"""The audit report (``schemas/audit-report.schema.json``): built from files, sessions and outcomes; redacted.
 
-Shape: ``configs`` (per file, never merged: servers, total, heaviest tools, trim plan),
-``sessions`` (what one client loads together: members, exclusions, total, and for Claude Code the
-deferral section), ``records`` (other clients' records, as records), ``searched`` (every location
-looked at and its state), ``changed`` and ``suggest`` (issue #13: the join to the published
-capture index and the placement in the published tool shape, ``null`` unless asked for), ``gates``
-and ``exitCode``. Untrusted text is stored as it was (JSON
-escapes it); every value a config holds is removed by the redactor before anything leaves.
+Public: ``build``, ``redact``. Shape: docs/AUDIT.md, "The report".
 """
 
 from __future__ import annotations

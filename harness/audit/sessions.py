@@ -1,18 +1,6 @@
-"""Which configs one client loads together, and which of their entries a session loads.
+"""Which configs one client loads together and which entries a session loads (a session, not a file, is gated).
 
-Per-file totals are never merged; a session is the unit the threshold question and ``--budget``
-are put to (methodology, §Configs one session loads together). Compositions:
-
-* Claude Code: ``~/.claude.json`` (user and local scope) + ``<cwd>/.mcp.json``, one name loaded
-  once with local > project > user precedence — or, where ``managed-mcp.json`` is deployed, that
-  file alone (an empty map: no servers; unreadable: the composition itself is refused). Entries a
-  deny entry matches are left out of the session's claims, never out of a file's total.
-* Any session one of whose files exists and cannot be read is refused the same way: what that file
-  loads is unknown.
-* Another known client: its discovered files together; where its docs put one scope over another
-  (``SCOPE_ORDER``), a shadowed name is not loaded; where no order is on record, same-named entries
-  are both counted (the direction that cannot understate a session).
-* A ``--config`` file: a session of its own, client unknown.
+Rule: docs/METHODOLOGY.md, "Configs one session loads together face the question together".
 """
 
 from __future__ import annotations

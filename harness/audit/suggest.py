@@ -1,19 +1,6 @@
-"""``--suggest``: place each of a server's tools in the measured distribution and say which tool
-descriptions are unusually expensive (method tool-shape/v1; methodology, "Tool shape"; issue #13).
-Used by ``audit --suggest`` and the Action's job summary.
+"""``--suggest``: each tool's percentile in the published tool shape, and the descriptions that draw advice (tool-shape/v1).
 
-Placement: for each tool's whole-tool, description and input-schema tokens, the percentile it sits
-at in ``results/tool-shape.json`` — the largest ``p`` whose nearest-rank point is at or below it
-(:func:`harness.pages.tool_shape.percentile_of`; ``None`` below p0).
-
-Advice: only descriptions. A schema is functional surface — trimming it changes what the tool can
-do — so it never draws advice; a description is prose, and trimming it changes only what every
-request pays. A description earns a suggestion when it is at or above p90 (``tokens ≥ points[90]``)
-and above the median (a degenerate distribution whose p90 equals its median recovers nothing).
-The suggestion names the exact percentile it fired at and the recovery — description minus the
-measured median — marked approximate: component counts sum only approximately across token
-boundaries, and a rewritten description tokenizes as itself. When nothing fires, the report says
-:data:`NOTHING_UNUSUAL` in those words; no advice is invented to have some.
+Rule: docs/AUDIT.md, "Against what is published"; docs/METHODOLOGY.md, "Tool shape".
 """
 
 from __future__ import annotations

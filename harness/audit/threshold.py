@@ -1,15 +1,6 @@
-"""The ``auto``/``auto:N`` threshold comparison, as a range (methodology, "The threshold
-comparison is a range, not a point").
+"""The ``auto``/``auto:N`` threshold comparison as a range through the divergence band.
 
-The audit's numbers are o200k_base tokens of the wire bytes; the threshold is counted in what the
-client sends to the API. So each server's figure is converted through the published Claude
-divergence band — taking the exact published Claude count where a server's capture still matches
-the row's ``canonicalSha256`` — and the verdict is *above* only when the low end clears the
-threshold, *below* only when the high end does not, and otherwise the range straddles the line
-(a refusal). A stack holding a server with no number has no high end.
-
-The band is read from ``results/divergence.json`` when that file exists and holds a derived range
-(issue #14 produces it); otherwise it is the spec's published 0.19×–1.93× (86 servers).
+Rule: docs/METHODOLOGY.md, "The threshold comparison is a range, not a point".
 """
 
 from __future__ import annotations

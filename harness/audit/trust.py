@@ -1,31 +1,6 @@
 """Whether the user approved a project's MCP servers, by each client's own rule.
 
-A config file inside the current directory is the repository's, not the user's: a cloned project
-can ship ``.mcp.json``, ``.vscode/mcp.json``, ``.codex/config.toml`` … naming any command. Each
-client asks the user before it starts such a server; ``audit`` launches a project-scope entry only
-when that approval is on record in a file the repository cannot write, or when the user opts in
-with ``--trust-project`` (and then under the sandbox where it works). An entry not approved is
-never launched, never expanded from the caller's environment, and counted in no total.
-
-The rules, per client (sources in docs/AUDIT.md, "Which project servers are launched"):
-
-* Claude Code: a ``.mcp.json`` server is approved by ``enableAllProjectMcpServers: true`` or by its
-  name in ``enabledMcpjsonServers`` — read from ``~/.claude.json`` (``projects[<cwd>]``),
-  ``~/.claude/settings.json`` and the managed settings; ``.claude/settings.json`` and
-  ``.claude/settings.local.json`` sit in the repository, so they approve only once the user
-  accepted the folder's trust dialog (``projects[<cwd>].hasTrustDialogAccepted``). A name in
-  ``disabledMcpjsonServers`` anywhere is rejected, even with ``--trust-project``.
-* Codex CLI: ``.codex/config.toml`` is read only for a trusted project: the user's ``config.toml``
-  says ``trust_level = "trusted"`` under ``[projects."<path>"]`` for, in this order, the current
-  directory, its project root (the nearest directory at or above it holding a
-  ``project_root_markers`` entry, ``.git`` by default) or, in a linked worktree, the main checkout.
-  A trusted directory further up does not trust a repository cloned inside it.
-* Gemini CLI: project settings count only with ``security.folderTrust.enabled`` in the user's
-  settings and the folder trusted in ``~/.gemini/trustedFolders.json`` (the most specific rule
-  wins). With folder trust off Gemini asks nobody, so nothing records the user's choice.
-* VS Code, Cursor, Zed, Kiro, Continue: the approval lives in the application's own state
-  (a database or a per-project approval store), which this audit does not read.
-* Claude Desktop, Windsurf, Goose, Cline: user files only — no project scope.
+Public: ``rule_for``, ``Trust``, ``managed_dir``. Rules: docs/AUDIT.md, "Which project servers are launched".
 """
 
 from __future__ import annotations
@@ -125,7 +100,7 @@ def managed_dir(layout: Layout) -> Path:
     if layout.platform == "darwin":
         return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
     if layout.platform == "win32":
-        return Path("C:/Program Files/ClaudeCode")
+        return Path("C:/Program Files/ClaudeCode")  # not %ProgramData%: a legacy path Claude Code does not read
     return layout.system_root / "etc" / "claude-code"
 
 

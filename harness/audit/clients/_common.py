@@ -1,9 +1,5 @@
-"""What the client modules share: where the audit looks (``Layout``), what a client module
-declares (``Candidate``), and one entry builder for the ``name → {command, args, env, url, …}``
-shape most clients use, parameterised by each client's documented key names (``Shape``).
-
-Every malformed field becomes a problem on its entry naming the entry and the field; one bad
-entry never hides the others, and nothing here raises for what a file holds.
+"""What the client modules share: ``Layout`` (where to look), ``Candidate``, ``Shape`` (a client's key names)
+and the entry builders for the common ``name → {command, args, env, url, …}`` shape.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""Windsurf: ``~/.codeium/windsurf/mcp_config.json``.
-
-Documentation: docs.windsurf.com/windsurf/cascade/mcp, confirmed on 2026-11-30 through pages quoting
-it (the first-party page was not in the search corpus).
-
-Entry keys under ``mcpServers``: ``command``, ``args``, ``env``, ``serverUrl`` (remote; ``url`` is
-also accepted by some builds and read the same way), ``headers``, ``disabled``. Interpolation:
-``${env:VAR}``.
-"""
+"""Windsurf: ``~/.codeium/windsurf/mcp_config.json``. Source: ``DOCS``, confirmed through pages quoting it."""
 
 from __future__ import annotations
 
