@@ -1,19 +1,6 @@
-"""The GitHub Action's ``config:`` input: audit client config files with the same gates.
+"""The Action's ``config`` input: ``mcp-context-cost audit`` over the named config files, in a child process, same gates.
 
-``harness.action.main`` hands over here when ``config`` is set. The audit runs as
-``mcp-context-cost audit --no-discover --config PATH… [--budget] [--baseline --max-increase]
-[--changed | --index=SOURCE] [--suggest | --tool-shape=SOURCE]`` in a child process whose working
-directory is the input ``working-directory`` (so report paths are relative to it and a base-branch
-report made in another checkout pairs with this one), writes
-``<working-directory>/.mcp-context-cost/audit.json``, prints its text report to the log with
-workflow commands switched off, and appends its Markdown report to the job summary.
-
-Outputs: ``status`` (``audited`` when every gate passed, ``failed`` when a gate failed — a
-``changed``/``suggest`` check whose published file could not be read included — or nothing could
-be measured, ``error`` for bad input), ``tokens`` (the costliest session's total when it is
-an exact figure, else ''), ``audit-report-path``. Exit code: 0 passed, 1 otherwise. Which client
-reads a file named with ``config`` is not knowable from the file, so no ``${…}`` reference in it is
-evaluated (methodology, §Where the cost is paid in full).
+Public: ``run_audit_step``. Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""The comparison's other side: the pull request's base commit, built and measured like the head.
+"""The pull request's base commit, checked out in a worktree outside the workspace, built and measured like the head.
 
-The base commit is checked out in a git worktree in a temporary folder (outside the workspace),
-``build`` runs there as it ran in the working directory, and the server is launched with the same
-command — every occurrence of the repository's root in its arguments pointing into the worktree
-instead, so ``node /github/workspace/dist/index.js`` measures the base's ``dist/index.js``. A
-commit missing from a shallow checkout is fetched once (depth 1); when that fails the comparison
-is not made and the reason is said (``actions/checkout`` with ``fetch-depth: 0`` avoids it).
-
-``build`` runs with ``bash -e`` in its own process group, its output kept to the last
-``MAX_BUILD_LOG`` bytes, killed with its children after ``BUILD_TIMEOUT_SECONDS``; it gets the
-step's environment without the Action's inputs (the comment token is one of them).
+Public: ``build``, ``worktree``, ``repoint``, ``relocate``. Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
-"""The pull-request comment: what this change costs, tool by tool, rendered from two records.
+"""The pull-request comment, rendered from the head and base records alone, and the artifact that carries them.
 
-:func:`render` turns the base and head records (``measurement.json``) into the comment's Markdown:
-the hidden marker (``ghapi.MARKER``) first, then the total and per-session change, a table of the
-added, removed and changed tools with the fields that changed (description, inputSchema,
-outputSchema, annotations, ...), the compatibility notes of the head record when it has any, the
-tool-shape advice for the changed tools, and the badge. A change that leaves the tool list
-byte-identical is said in one line. Everything a server chose passes through
-:func:`harness.action.summary.text` (``harness.util.untrusted`` underneath): no Markdown, HTML,
-mention or marker of its own survives. The body is bounded (``MAX_BODY_CHARS``, under GitHub's
-65,536).
-
-The artifact (:func:`write_artifact`, :func:`load_artifact`) is what a measurement run leaves for
-the ``workflow_run`` workflow that posts the comment: ``pull-request.json`` (number, commits,
-repository) and the two records. Loading it validates both records against the schema and
-re-derives their numbers from their captures (``harness.core.rederive``); the comment is rendered
-from the records alone, never from text the measurement run wrote.
+Public: ``render``, ``write_artifact``, ``load_artifact``. Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations

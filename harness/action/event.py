@@ -1,9 +1,4 @@
-"""The event that started the workflow run (``GITHUB_EVENT_PATH``), as far as the Action needs it.
-
-The event file is written by the runner, but its pull-request fields (title, branch names, the
-head repository) are chosen by whoever opened the pull request: it is read bounded and
-regular-only, and only numbers, commit SHAs and repository names are taken from it, each checked
-for its shape.
+"""The workflow run's event (``GITHUB_EVENT_PATH``), read bounded; only numbers, SHAs and repository names are taken.
 """
 
 from __future__ import annotations

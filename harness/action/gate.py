@@ -1,18 +1,6 @@
-"""The gate: does this measurement pass the author's limits?
+"""The gate: one ``GateFailure`` per limit the measurement breaks; none means the step passes.
 
-It fails (one :class:`GateFailure` per reason) when
-
-* the server has no number — any status other than ``measured``/``dynamic``;
-* ``budget`` is set and totalTokens is above it;
-* a ``baseline`` was given and the comparison could not be made, for any reason
-  (see :mod:`harness.action.baseline`) — never a silent pass;
-* a comparison with the base commit could not be made while ``fail-on-increase`` is set;
-* ``max-increase`` (over the baseline) or ``fail-on-increase`` (over the base commit, or the
-  baseline) is set and totalTokens grew by more than it allows
-  (tokens, or a percentage of the baseline's totalTokens; over a baseline of 0 any growth fails a
-  percentage limit).
-
-No failures means the step passes.
+Rule: docs/ACTION.md, "The gate".
 """
 
 from __future__ import annotations

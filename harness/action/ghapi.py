@@ -1,16 +1,6 @@
-"""The few GitHub API calls the pull-request comment needs, over ``requests``.
+"""The GitHub API calls the pull-request comment needs, bounded in time and size; ``keep_current`` updates ours.
 
-REST under ``GITHUB_API_URL`` (default ``https://api.github.com``; GitHub Enterprise Server sets
-its own) and GraphQL under ``GITHUB_GRAPHQL_URL`` (default: the REST root + ``/graphql``). Every
-call has a per-operation timeout and an overall deadline, every reply a size bound; listing
-comments stops after ``MAX_PAGES`` pages; a redirect is not followed (the token goes to the host
-named, nowhere else). Whatever a reply holds — an error status, too deep or not JSON, a field of
-the wrong type — is :class:`ApiError` with the method, path and status, never the token.
-
-:func:`keep_current` is the comment's life cycle: the newest comment of ours (a bot's comment
-whose body starts with the hidden marker) is updated in place, or one is created; every older one
-of ours is minimized as outdated (GraphQL ``minimizeComment``; one that fails is counted, the
-comment itself stands). A person's comment that quotes the marker is never touched.
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""The Action's credentials, out of reach of everything it launches.
-
-The step's environment holds the comment token (input ``github-token``, by default the job's
-token) and, in a container action, the runner's own ``ACTIONS_*`` tokens (artifact and cache
-service, OIDC). Deleting a variable from ``os.environ`` does not erase it from
-``/proc/<pid>/environ``, which shows the environment a process started with to every process of
-the same user — the ``build`` script and the measured server among them. So :func:`restart`
-starts the entry point again (``execve``, same pid) with none of these variables, the comment
-token handed over through a pipe; :func:`received` reads it back. The harness then also makes
-itself non-dumpable, which closes ``/proc/<pid>/mem`` and ptrace to same-user processes without
-``CAP_SYS_PTRACE`` (root in a default container lacks it).
+"""The Action's tokens out of reach of what it launches: ``restart`` re-executes without them, ``received`` reads
+the comment token back from a pipe. Rule: docs/ACTION.md, "Secrets and forks".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
-"""The Action's inputs, read from ``INPUT_*`` environment variables and checked.
+"""The Action's inputs, read from ``INPUT_*`` (either spelling), bounded and checked; every problem raised at once.
 
-How inputs arrive: for a container action the runner sets ``INPUT_<NAME>`` with the input id
-upper-cased and spaces turned into ``_`` — a hyphen is kept, so ``max-increase`` arrives as
-``INPUT_MAX-INCREASE`` (a name a POSIX shell cannot read, but ``os.environ`` can). The composite
-host variant maps its inputs into the environment itself and uses underscores
-(``INPUT_MAX_INCREASE``). Both spellings are accepted here; inputs never pass through a shell.
-
-Paths: ``working-directory`` is relative to ``GITHUB_WORKSPACE`` (default: the workspace);
-``baseline`` and ``badge-path`` are relative to the working directory.
-
-Every problem is collected and raised at once as :class:`InputError` (one line per problem).
-Every input is bounded before it is looked at (issue #9, kind 5): at most ``MAX_INPUT_CHARS``
-characters, no NUL or other control character (``command``, ``env`` and ``config`` may span
-lines), numbers of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most
-``MAX_BUDGET_DIGITS`` digits, a ``name`` that is a full-match slug of at most 64 characters,
-``env`` names that are names and not refused (:mod:`harness.probe.envnames`).
+Public: ``read``, ``Inputs``, ``InputError``. Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
-"""The GitHub Action: measure one server, write its record and badge, gate, report.
+"""The GitHub Action: measure one server (or audit configs), write its record and badge, gate, summarise, comment.
 
-Called by the top-level ``entrypoint.py`` — in the container action (``action.yml``) and in the
-composite host variant (``host/action.yml``) alike. Reads ``INPUT_*`` (see
-:mod:`harness.action.inputs`), ``GITHUB_WORKSPACE``, ``GITHUB_OUTPUT`` and
-``GITHUB_STEP_SUMMARY``.
-
-Declared ``env`` names are passed to the server with their real values: this runs in the
-author's own CI with the author's secrets (``pass_declared_values=True``). A declared name whose
-value is empty — a secret a fork pull request cannot see — is treated as unset, so the server
-gets the harness's placeholder, and a notice says so. Values are never recorded; a value that
-shows up in what the server says is redacted before anything is written.
-
-Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
-``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
-``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
-inside it), ``delta`` (signed tokens against the base or the baseline), ``head-total`` and ``base-total``,
-``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.action.audit_step`).
-
-On a pull request the base commit is measured beside the head and the comment artifact is left
-(:mod:`harness.action.pull`); with ``comment-from`` the step posts another run's artifact instead
-of measuring.
-
-Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
-
-Whatever goes wrong — a record that cannot be written, a bug, text that is not valid Unicode — the
-step still writes its outputs (``status`` ``error`` when there is no record), a job summary saying
-what failed and an ``::error`` annotation, with every secret redacted from the message (issue #9).
+Public: ``run``, ``main``. Inputs, outputs and exit codes: docs/ACTION.md.
 """
 
 from __future__ import annotations

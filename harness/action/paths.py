@@ -1,17 +1,6 @@
-"""Path inputs of the Action, confined to the workspace.
+"""Path inputs and outputs of the Action, confined to the workspace: ``..``, outside paths and symbolic links refused.
 
-Every path a workflow hands the Action (``working-directory``, ``baseline``, ``badge-path``,
-``config``, ``index``, ``tool-shape``) and the output folder it writes (``.mcp-context-cost``) must
-resolve inside ``GITHUB_WORKSPACE``: ``..``, an absolute path elsewhere and a symbolic link that
-points out (a pull request can commit one) are refused, naming the input. An absolute path that
-resolves inside the workspace is accepted (the container action mounts it at /github/workspace).
-
-A file the Action reads must already be a regular file of at most its reader's bound: a FIFO
-would block the read, a device (``/dev/zero``) never ends. The check here gives the one-line
-input error early; the readers themselves read through ``harness.util.bounded.read_regular``, so
-a file swapped after the check is still read bounded and regular-only. What the Action writes is
-checked again just before it is written (:func:`unmoved`): the ``build`` script and the server
-run in between and may have put a symbolic link on the way.
+Public: ``inside``, ``unmoved``, ``no_links``, ``readable``, ``writable``. Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations

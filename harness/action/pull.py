@@ -1,17 +1,5 @@
-"""The pull-request loop: measure the base beside the head, leave the comment artifact, keep the
-comment current — or, in the ``workflow_run`` workflow, post it from another run's artifact.
-
-Where the comment is posted from:
-
-* a pull request from a branch of the same repository, with ``comment: true`` and a token that
-  can write pull requests: by the measuring run itself;
-* a pull request from a fork (its run has no secrets and a read-only token): by the
-  ``workflow_run`` workflow, which runs ``comment-from`` on the artifact this run leaves in
-  ``.mcp-context-cost/comment``. It checks the artifact against the schema, re-derives both
-  records' numbers from their captures, checks that the pull request it names is in this
-  repository, that its head is the commit the measuring run measured and is in the repository
-  that run ran for (``workflow_run.head_repository``), and only then renders
-  the comment — from the records, never from text the measuring run wrote.
+"""The pull-request loop: measure the base beside the head, leave the comment artifact, keep the comment current,
+or post another run's artifact (``workflow_run``). Rule: docs/ACTION.md, "The two workflow files".
 """
 
 from __future__ import annotations

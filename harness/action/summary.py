@@ -1,21 +1,6 @@
-"""The job summary: Markdown for ``GITHUB_STEP_SUMMARY``.
+"""The job summary (``GITHUB_STEP_SUMMARY``): status, tokens, the verdict, the comparison, the per-tool breakdown.
 
-One section per measured server: a table of status, tokens (o200k_base) and tool count; the gate's
-verdict; against a baseline, the delta and which tools were added, removed, grew or shrank (by how
-many per-tool tokens, and for a grown or shrunk tool which fields moved: description, input
-schema, output schema, annotations…); then where the tokens go — per tool and per field, parts
-that sum exactly to the total (:mod:`harness.pages.composition`; the standalone per-tool counts
-when the capture does not re-derive) —, each tool's place among every tool measured (tool-shape/v1:
-descriptions at or above p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
-
-Everything a server chose (tool names, notes) is escaped so that it reads as text — no table
-break, no link, no HTML, and no control or bidi character or lone surrogate (those become visible
-escapes through ``harness.util.untrusted``, so writing the summary never fails). Long tables are
-cut at ``MAX_TOOL_ROWS`` rows with a line saying so
-(GitHub keeps at most 1 MiB of summary per step).
-
-Also a command: ``python -m harness.action.summary RECORD.json...`` prints the section of each
-record (exit 2 when one cannot be read) — the catalog PR workflow uses it.
+Rule: docs/ACTION.md, "The gate".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""``mcp-context-cost audit``: what the MCP servers in this machine's client configs cost, which
-session pays it, and gates that fail closed (issue #12).
+"""``mcp-context-cost audit``: what the MCP servers in this machine's client configs cost, and gates that fail closed.
 
-    mcp-context-cost audit                                  # every client config under HOME and here
-    mcp-context-cost audit --config ./team/mcp.json         # plus a file whose client is unknown
-    mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
-    mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
-    mcp-context-cost audit --changed --suggest              # behind what is published? unusual tools?
-    mcp-context-cost audit --trust-project                  # also this project's unapproved servers, sandboxed
-
-A project's server is launched only when its client's approval of it is on record
-(``harness.audit.trust``); otherwise it is reported as not approved and counted nowhere.
-
-Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
-measured (a ``--changed``/``--suggest`` check whose published file could not be read is a failed
-gate naming the problem); 2 bad input (an unknown flag, a bad number, a ``--config`` that does not
-exist, a baseline that does not parse) — checked before any server is launched. Progress goes to
-stderr; nothing is written anywhere unless a file is named (``--json FILE``, ``--markdown FILE``).
+Usage, report and exit codes: docs/AUDIT.md.
 """
 
 from __future__ import annotations
