@@ -19,9 +19,8 @@ PR_SET_DUMPABLE = 4
 
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:
-    """The variables of ``environ`` that no launched process may read: the token input under
-    either spelling (``INPUT_GITHUB-TOKEN``, ``INPUT_GITHUB_TOKEN``) and :data:`RUNNER_SECRETS`.
-    (A ``GITHUB_TOKEN`` the workflow set is its own: it may be declared in ``env`` for the server.)"""
+    """The variables of ``environ`` that no launched process may read: the token input under either spelling
+    (``INPUT_GITHUB-TOKEN``, ``INPUT_GITHUB_TOKEN``) and :data:`RUNNER_SECRETS`."""
     return [k for k in environ if k.upper().replace("-", "_") == TOKEN_INPUT or k in RUNNER_SECRETS]
 
 
@@ -46,8 +45,8 @@ def restart() -> None:
 
 
 def received(environ: MutableMapping[str, str]) -> str | None:
-    """The token :func:`restart` handed over ('' for none), removing its trace from ``environ``;
-    ``None`` when this process was not restarted. Makes this process non-dumpable."""
+    """The token :func:`restart` handed over ('' for none), removing its trace from ``environ``; ``None`` when this
+    process was not restarted."""
     fd = environ.pop(FD_VARIABLE, None)
     if fd is None or not fd.isdigit():
         return None

@@ -46,8 +46,7 @@ class InputError(ValueError):
 
 @dataclass(frozen=True)
 class Inputs:
-    """Checked inputs. Paths are absolute. ``budget`` is in tokens, ``timeout_seconds`` the first
-    attempt's budget in seconds; ``baseline``/``max_increase``/``budget`` are ``None`` when unset."""
+    """Checked inputs: paths absolute, ``budget`` in tokens, ``None`` where unset."""
 
     name: str
     command: str | None
@@ -176,9 +175,8 @@ def _working_directory(workspace: Path, value: str, problems: list[str]) -> Path
 
 def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str, audit: bool,
              problems: list[str]) -> dict[str, Path]:
-    """Every path input resolved inside the workspace and checked for its use (files read:
-    regular and within their reader's bound; files written: absent or regular), keyed by input
-    name (``config:<value>`` per config file). A refused one is absent, with its problem added."""
+    """Every path input resolved inside the workspace and checked for its use (files read: regular and within their
+    reader's bound; files written: absent or regular), keyed by input name (``config:<value>`` per config file)."""
     located: dict[str, Path] = {}
     reads = [("baseline", given["baseline"], MAX_RECORD_BYTES)]
     reads += [(f"config:{c}", c, MAX_CONFIG_BYTES) for c in split_names(given["config"])]

@@ -48,9 +48,8 @@ def unmoved(workspace: Path, path: Path, label: str) -> Path:
 
 
 def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
-    """Refuse an output ``folder`` under ``workdir`` that is, or holds anywhere below, a symbolic
-    link: a committed link would move what the Action writes (elsewhere in the workspace or out
-    of it). Only link entries are looked at; nothing is followed."""
+    """Refuse an output ``folder`` under ``workdir`` that is, or holds anywhere below, a symbolic link: a committed
+    link would move what the Action writes (elsewhere in the workspace or out of it)."""
     top = workdir / folder
     found = [top] if top.is_symlink() else []
     if not found and top.is_dir():
@@ -65,8 +64,7 @@ def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
 
 
 def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[str]) -> bool:
-    """Whether ``path`` is a regular file of at most ``max_bytes``; else a problem naming
-    ``label``. Never opens the file (a FIFO would block)."""
+    """Whether ``path`` is a regular file of at most ``max_bytes``; else a problem naming ``label``."""
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -42,8 +42,8 @@ def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
 
 
 def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str, measure, out: TextIO) -> BaseSide:
-    """Check ``commit`` out in a worktree, build it and measure it with ``measure(target_inputs,
-    results_dir)`` (the head's own measuring function). A failure is the side's ``problem``."""
+    """Check ``commit`` out in a worktree, build it and measure it with ``measure(target_inputs, results_dir)`` (the
+    head's own measuring function)."""
     side = BaseSide(label=f"base {commit[:7]}")
     try:
         root = basecommit.repository_root(inputs.working_directory)

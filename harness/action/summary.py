@@ -45,10 +45,7 @@ def render(record: Record, *, failures: list[GateFailure] | None = None, compari
            baseline_error: str | None = None, budget: int | None = None, baseline_label: str | None = None,
            paths: dict[str, str] | None = None, tool_shape: str | None = None,
            baseline_record: Record | None = None) -> str:
-    """The Markdown section for ``record``. ``failures`` is the gate's verdict (``None``: no gate
-    ran); ``paths`` maps labels to file paths shown at the end; ``tool_shape`` is where the
-    tool-shape baseline is read (path or URL; default: this checkout's, else the published one);
-    ``baseline_record`` is the baseline itself, for which fields of a changed tool moved."""
+    """The Markdown section for ``record``."""
     now = composition.of_record(record)
     lines = [f"## Context cost: {text(record['server'])}", ""]
     lines += _headline(record, budget)

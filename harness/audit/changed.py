@@ -19,18 +19,16 @@ BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
 
 @dataclass(frozen=True)
 class Changed:
-    """The join of one local capture. ``server`` is the published name (``None`` when
-    unidentified); ``published`` the date the local capture was first published; ``since`` the
-    date the server's current capture became current; tokens are published ``totalTokens``."""
+    """The join of one local capture."""
 
     label: str
     state: str
     sha: str
-    server: str | None = None
-    tokens: int | None = None
-    published: str | None = None
+    server: str | None = None  # the published name; None when unidentified
+    tokens: int | None = None  # published totalTokens
+    published: str | None = None  # the date the local capture was first published
     current_tokens: int | None = None
-    since: str | None = None
+    since: str | None = None  # the date the server's current capture became current
 
     @property
     def delta(self) -> int | None:
@@ -54,9 +52,10 @@ def load_index(source: str | Path | None = None, root: Path | None = None) -> di
 
 
 def join(index: dict, label: str, sha: str) -> Changed:
-    """Join the local capture with canonicalSha256 ``sha``, configured as ``label``. Where several
-    servers published the same bytes, the one it is current for wins, then the one named
-    ``label``, then the most recently published, then the first by name."""
+    """Join the local capture with canonicalSha256 ``sha``, configured as ``label``.
+
+    Of several servers that published the same bytes: the one it is current for, then the one named ``label``,
+    then the most recently published, then the first by name."""
     current = index["current"]
     rows = index["captures"].get(sha) or []
     if not rows:

@@ -20,16 +20,14 @@ MAX_DROP_INS = 100
 
 @dataclass
 class Place:
-    """One place variables and lists are read from. ``env``: name → the JSON value as written
-    (kept in memory for the resolver; only names are published). ``lists``: the policy keys it
-    sets (``allowedMcpServers``, ``deniedMcpServers``, ``allowManagedMcpServersOnly``) as written."""
+    """One place variables and lists are read from."""
 
     name: str
     tier: str
     state: str
     path: str | None = None
-    env: dict = field(default_factory=dict, repr=False)
-    lists: dict = field(default_factory=dict, repr=False)
+    env: dict = field(default_factory=dict, repr=False)  # name → JSON value; only names are published
+    lists: dict = field(default_factory=dict, repr=False)  # the policy keys it sets, as written
     error: str | None = None
 
     def public(self) -> dict:

@@ -53,17 +53,15 @@ class Refusal:
 
 @dataclass
 class Reading:
-    """What one variable resolved to. ``state``: ``unset``, ``value`` (a string in ``value``),
-    ``unreadable-value`` (``json_type`` says what was there) or ``refused`` (see ``refusal``).
-    ``place``: the place whose setting is in force; ``setters``: every place that sets it."""
+    """What one variable resolved to."""
 
     variable: str
-    state: str
-    value: str | None = None
-    json_type: str | None = None
-    place: str | None = None
+    state: str  # unset, value, unreadable-value or refused
+    value: str | None = None  # the string, for state value
+    json_type: str | None = None  # what was there, for unreadable-value
+    place: str | None = None  # the place whose setting is in force
     refusal: Refusal | None = None
-    setters: list[str] = field(default_factory=list)
+    setters: list[str] = field(default_factory=list)  # every place that sets it
 
     def to_json(self) -> dict:
         reading = None if self.value is None else show(self.variable, self.value)

@@ -84,9 +84,8 @@ def parse_unknown(document: object, cfile: ConfigFile, layout: Layout) -> None:
 
 
 def display_path(path: Path, layout: Layout) -> str:
-    """``path`` as reports print and baselines pair it: relative to the current directory when
-    inside it, ``~/…`` when inside HOME, else absolute. Pairing by this form lets a report made in
-    one checkout be compared with one made in another (issue #12, ``--baseline``)."""
+    """``path`` as reports print and baselines pair it: relative to the current directory when inside it, ``~/…`` when
+    inside HOME, else absolute."""
     path = Path(path)
     absolute = path if path.is_absolute() else layout.cwd / path
     for base, prefix in ((layout.cwd, ""), (layout.home, "~/")):

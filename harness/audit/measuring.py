@@ -75,14 +75,8 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
                       started=None, ended=None, measurer=measure,
                       sandbox: str | None = "sandbox") -> dict[str, Outcome]:
-    """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server, cleaned by ``redactor``; ``started``
-    and ``ended`` (optional) the cleaned name of each server as its launch begins and as it ends
-    (a live screen of what still runs). A group of project entries measured only because of
-    ``--trust-project`` runs under ``sandbox`` (the sandbox's mode, or ``None`` where it cannot start
-    here: then under ``isolation``, and its notes say so). Never raises for server behaviour; a bug
-    in measuring one server raises ``RuntimeError`` naming it, after every other measurement has
-    finished."""
+    """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. Never raises for server behaviour; a
+    bug in measuring one server raises ``RuntimeError`` naming it, after every other measurement has finished."""
 
     gate = asyncio.Semaphore(concurrency)
     described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
@@ -135,11 +129,9 @@ def assignments(entry: Entry) -> dict[str, str | None]:
 
 
 def environ_for(entry: Entry, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment ``entry``'s server is measured from (``measure``'s ``environ``): ``base``
-    (default ``os.environ``) with ``assignments(entry)`` applied — a name whose value is not in
-    hand removed, so the probe gives its placeholder, never a host value the config did not ask
-    for. A copy: the harness's own environment, where it reads its own settings (``bwrap`` on
-    ``PATH``, the sandbox cache, its limits), never holds a config's value (issue #9, kind 4)."""
+    """The environment ``entry``'s server is measured from (``measure``'s ``environ``): ``base`` (default
+    ``os.environ``) with ``assignments(entry)`` applied — a name whose value is not in hand removed, so the probe
+    gives its placeholder, never a host value the config did not ask for."""
     environ = dict(os.environ if base is None else base)
     for name, value in assignments(entry).items():
         if value is None:

@@ -18,31 +18,26 @@ READ, ABSENT, UNREADABLE = "read", "absent", "unreadable"
 
 @dataclass
 class Entry:
-    """One configured server. ``scope``: where in the client's model it lives (``user``,
-    ``project``, ``local``, ``managed``, ``workspace``, ``file``). ``disabled``: why it is off, or
-    ``None``. ``include_tools``/``exclude_tools``: the client's documented tool filter (``None``
-    = no allowlist). ``unevaluated``: ``"<field>: <reference>"`` for every expansion whose value
-    is not in hand (set-but-unevaluated). ``problems``: malformed fields, each naming the field. ``trust``: the client's approval
-    decision for a project-scope entry (``harness.audit.trust``; ``None`` for the user's own files)."""
+    """One configured server."""
 
     name: str
     client: str
     source: str
-    scope: str
+    scope: str  # user, project, local, managed, workspace or file
     transport: str
-    argv: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()  # as configured, ``${…}`` left as written; the launch face is ``launch_*``
     url: str | None = None
     env_names: tuple[str, ...] = ()
     header_names: tuple[str, ...] = ()
-    disabled: str | None = None
-    include_tools: tuple[str, ...] | None = None
+    disabled: str | None = None  # why it is off
+    include_tools: tuple[str, ...] | None = None  # the client's tool filter; None: no allowlist
     exclude_tools: tuple[str, ...] = ()
     always_load: bool = False
-    unevaluated: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    unevaluated: list[str] = field(default_factory=list)  # "<field>: <reference>" whose value is not in hand
+    problems: list[str] = field(default_factory=list)  # malformed fields, each naming the field
     cwd: str | None = None
     source_display: str = ""
-    trust: Trust | None = None
+    trust: Trust | None = None  # the approval decision for a project-scope entry; None for the user's own files
     launch_argv: tuple[str, ...] = field(default=(), repr=False)
     launch_url: str | None = field(default=None, repr=False)
     env_values: dict[str, str] = field(default_factory=dict, repr=False)
@@ -80,19 +75,16 @@ class Entry:
 
 @dataclass
 class ConfigFile:
-    """One file discovery looked at. ``state``: read / absent / unreadable; ``error``: why it is
-    unreadable (names the file and, where known, the field). ``client``: the client whose
-    documented path it is, or ``None`` for ``--config PATH``. ``document``: the parsed top
-    level (kept for the Claude Code settings reader; never serialised)."""
+    """One file discovery looked at."""
 
     path: str
-    client: str | None
+    client: str | None  # None for a --config file
     scope: str
-    state: str
-    error: str | None = None
+    state: str  # read, absent or unreadable
+    error: str | None = None  # why it is unreadable
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    document: object = field(default=None, repr=False)
+    document: object = field(default=None, repr=False)  # the parsed top level, never serialised
     display: str = ""
 
 

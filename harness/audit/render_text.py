@@ -145,9 +145,7 @@ def _servers(console: Console, report: dict) -> None:
 
 
 class Running:
-    """What the screen says while servers are measured. On a terminal (stderr): a live line naming
-    the servers still running, since when, against the per-server budget; finished servers print
-    above it. Elsewhere (a CI log, a pipe): only the finished lines, one each."""
+    """What the screen says while servers are measured: a live line on a terminal, finished lines only elsewhere."""
 
     def __init__(self, total: int, budget: float, stream=None) -> None:
         self.total, self.budget = total, budget

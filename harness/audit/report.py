@@ -33,9 +33,7 @@ KIND = "mcp-context-cost audit"
 def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, Outcome], *, context: int,
           isolation: str, places: list[Place], policy: Policy, band: Band, managed_path: str,
           changed: Lookup | None = None, suggest: Lookup | None = None) -> dict:
-    """The report dict (gates and exit code are added by ``harness.audit.gates``). ``changed`` and
-    ``suggest`` are the capture index and tool-shape baseline read for ``--changed``/``--suggest``
-    (``None``: not asked for)."""
+    """The report dict (gates and exit code are added by ``harness.audit.gates``)."""
     rows = {id(e): figures.row_for(e, outcomes) for f in files for e in f.entries}
     present = [f for f in files if f.state != ABSENT]
     report: dict[str, Any] = {

@@ -19,9 +19,8 @@ SCOPE_ORDER = {"claude-code": ("local", "project", "user"),
 
 @dataclass
 class Session:
-    """``members``: entries the session loads; ``excluded``: ``(entry, why)`` for entries it does
-    not (disabled, shadowed, suppressed by the managed file, denied). ``composition`` names how it
-    was put together; ``refused`` is set when which servers load cannot be said."""
+    """``members``: entries the session loads; ``excluded``: ``(entry, why)`` for entries it does not (disabled,
+    shadowed, suppressed by the managed file, denied)."""
 
     client: str | None
     label: str
@@ -77,11 +76,9 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
 
 
 def _refuse_unreadable(session: Session, files: list[ConfigFile]) -> bool:
-    """Refuse the session's composition when a file it loads exists and cannot be read: the
-    servers that file defines are unknown — it may add servers, or (where one scope shadows
-    another) replace same-named ones with others — so no figure for the session, not even a floor,
-    can be claimed. Its readable files keep their own totals. Before this, such a session printed
-    the readable files' sum as an exact figure, and ``--budget`` passed it."""
+    """Refuse the session's composition when a file it loads exists and cannot be read: the servers that file defines
+    are unknown — it may add servers, or (where one scope shadows another) replace same-named ones with others — so
+    no figure for the session, not even a floor, can be claimed; its readable files keep their own totals."""
     broken = [f for f in files if f.state == UNREADABLE]
     if not broken:
         return False

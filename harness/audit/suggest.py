@@ -120,11 +120,9 @@ def report(shape: dict, tools: list[dict]) -> list[str]:
 
 
 def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
-    """A Markdown section (the Action's job summary) placing each of ``tools`` — a record's
-    per-tool diagnostics — in the baseline read from ``source`` (default as :func:`load_shape`),
-    largest first, at most ``limit`` rows; then the suggestions, or :data:`NOTHING_UNUSUAL`.
-    ``quote`` makes a tool name inert Markdown. A baseline that cannot be read or is empty is said
-    so in the section, never skipped. ``[]`` for no tools."""
+    """A Markdown section (the Action's job summary) placing each of ``tools`` — a record's per-tool diagnostics — in
+    the baseline read from ``source`` (default as :func:`load_shape`), largest first, at most ``limit`` rows; then
+    the suggestions, or :data:`NOTHING_UNUSUAL`."""
     if not tools:
         return []
     lines = ["### Tool shape", "", "Percentile of each count among every tool measured by mcp-context-cost "

@@ -55,8 +55,8 @@ Rule = Callable[[str], Trust]
 
 
 def rule_for(client: str, scope: str, layout) -> Rule | None:
-    """The decision function for entries of ``client``'s file at ``scope`` (``None``: a file of
-    the user's own — no approval needed). Files the rule needs are read once, here."""
+    """The decision function for entries of ``client``'s file at ``scope`` (``None``: a file of the user's own — no
+    approval needed)."""
     if scope not in PROJECT_SCOPES:
         return None
     opted = getattr(layout, "trust_project", False)

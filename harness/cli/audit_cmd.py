@@ -224,10 +224,10 @@ def _emit(args, report: dict) -> None:
 
 
 def json_text(report: dict) -> str:
-    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify``
-    does (a lone surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it
-    raw and writing it raised, losing the report), then every bidi, C1 or format character and
-    every ``##[`` escaped by ``harness.util.untrusted.json_text``. Parses back to the same value."""
+    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify`` does (a lone
+    surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it raw and writing it raised,
+    losing the report), then every bidi, C1 or format character and every ``##[`` escaped by
+    ``harness.util.untrusted.json_text``."""
 
     return untrusted.json_text(stringify(report, indent=2)) + "\n"
 

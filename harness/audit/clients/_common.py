@@ -23,9 +23,8 @@ MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not
 
 @dataclass(frozen=True)
 class Layout:
-    """Where discovery looks: ``home`` and ``cwd`` (resolved), the ``platform`` (``linux``,
-    ``darwin``, ``win32``), ``appdata`` (Windows' roaming profile) and ``environ`` (expansion
-    values; default ``os.environ``). Tests build one over temporary directories."""
+    """Where discovery looks: ``home`` and ``cwd`` (resolved), the ``platform`` (``linux``, ``darwin``, ``win32``),
+    ``appdata`` (Windows' roaming profile) and ``environ`` (expansion values; default ``os.environ``)."""
 
     home: Path
     cwd: Path
@@ -66,25 +65,22 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Shape:
-    """One client's documented keys for a server entry. ``type_map`` maps a ``type`` value to a
-    transport; ``url_keys`` maps each URL key to the transport it implies without a ``type``;
-    ``disabled_key`` (true = off) / ``enabled_key`` (false = off); ``include``/``exclude``: tool
-    filter keys; ``syntax``: the expansion syntax (``harness.audit.expand.SYNTAXES``)."""
+    """One client's documented keys for a server entry."""
 
     command: str = "command"
     args: str = "args"
     env: str = "env"
-    url_keys: tuple[tuple[str, str], ...] = (("url", HTTP),)
+    url_keys: tuple[tuple[str, str], ...] = (("url", HTTP),)  # URL key → the transport it implies without a type
     headers: str | None = "headers"
     type_key: str | None = "type"
     type_map: dict = field(default_factory=lambda: dict(DEFAULT_TYPES))
-    disabled_key: str | None = None
-    enabled_key: str | None = None
-    include: str | None = None
+    disabled_key: str | None = None  # true: off
+    enabled_key: str | None = None  # false: off
+    include: str | None = None  # tool filter keys
     exclude: str | None = None
     always_load: bool = False
     cwd_key: str | None = None
-    syntax: str = "literal"
+    syntax: str = "literal"  # expansion syntax, one of harness.audit.expand.SYNTAXES
     env_name_lists: tuple[str, ...] = ()
 
 
@@ -119,8 +115,7 @@ class Context:
 
 
 def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) -> tuple[list[Entry], list[str]]:
-    """Entries of a ``name → entry`` object at ``where`` (e.g. ``mcpServers``); returns
-    ``(entries, file problems)``. A value that is not an object is an entry with a problem."""
+    """Entries of a ``name → entry`` object at ``where`` (e.g. ``mcpServers``); returns ``(entries, file problems)``."""
     if servers is None:
         return [], []
     if not isinstance(servers, dict):
@@ -246,10 +241,8 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
 
 
 def url_problem(url: str) -> str | None:
-    """Why ``url`` is not one a client can connect to (``None`` when it is): an http(s) URL that
-    parses, with a host, a port from 0 to 65535 if any, and no white space or control character.
-    The reason never quotes the URL (it can carry a credential). A URL the probe cannot split once
-    crashed the whole audit (``http://[::1``: ``ValueError``)."""
+    """Why ``url`` is not one a client can connect to (``None`` when it is): an http(s) URL that parses, with a host, a
+    port from 0 to 65535 if any, and no white space or control character."""
     from urllib.parse import urlsplit
 
     if not url.startswith(("http://", "https://")):
@@ -339,8 +332,7 @@ __all__ = ["BUILTIN", "EXTENSION", "Candidate", "Context", "Layout", "Shape", "b
 
 def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, workspace: Path | None = None,
             scope: str | None = None) -> None:
-    """Add the entries of ``document[key]`` to ``cfile`` (a ``ConfigFile``), file problems to its
-    notes. A top level that is not an object is one note."""
+    """Add the entries of ``document[key]`` to ``cfile`` (a ``ConfigFile``), file problems to its notes."""
     if not isinstance(document, dict):
         cfile.notes.append("the top level is not an object")
         return
