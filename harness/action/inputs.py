@@ -59,7 +59,7 @@ class Inputs:
     badge_path: Path
     workspace: Path
     working_directory: Path
-    config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
+    config: tuple[Path, ...] = ()  # client config files to audit instead of one server
     changed: str | None = None  # with config: capture index for audit --changed ('' = the default source)
     suggest: str | None = None  # with config: tool-shape baseline for audit --suggest ('' = the default)
     fail_on_increase: Increase | None = None  # against the base commit's (or the baseline's) record
@@ -202,7 +202,7 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
 
 def _published(given: Mapping[str, str], flag: str, source_name: str, located: Path | None, audit: bool,
                problems: list[str]) -> str | None:
-    """The ``changed``/``suggest`` switch and its source (issue #13), for ``config`` audits only:
+    """The ``changed``/``suggest`` switch and its source, for ``config`` audits only:
     ``None`` when off, ``''`` for the default source (the Action's own checkout, else the published
     raw URL), else a URL or the path resolved inside the workspace."""
     on, source = _boolean(given[flag], flag, problems), given[source_name]

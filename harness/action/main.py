@@ -66,7 +66,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
         code, markdown = pull.post_from_artifact(inputs, inputs.comment_from, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
-    if inputs.config:  # audit client configs instead of measuring one server (issue #12)
+    if inputs.config:  # audit client configs instead of measuring one server
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:

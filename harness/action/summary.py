@@ -189,8 +189,7 @@ def _tools(record: Record) -> list[str]:
 
 
 def _shape(record: Record, source: str | None) -> list[str]:
-    """Each tool's place in the measured distribution (tool-shape/v1, issue #13): see
-    :func:`harness.audit.suggest.markdown`."""
+    """Each tool's place in the measured distribution (tool-shape/v1): see :func:`harness.audit.suggest.markdown`."""
     return markdown(record.get("tools") or [], source, text) if record.get("totalTokens") is not None else []
 
 

@@ -57,12 +57,8 @@ class Cost:
 
 
 def redactor_for(entries: list[Entry]) -> Secrets:
-    """One secret set over everything the ``entries`` hand a server (``Secrets.handed``: every env
-    and header value, secret-named options in the launch argv such as ``--api-key X``, credentials in
-    the URL) plus every value an expansion substituted (issue #9: a secret is any non-public value
-    handed to a server) — and the same readings of the argv and URL *as the file writes them*: an
-    entry whose launch is not in hand (a ``${VAR}`` with no value beside a literal ``--api-key X``)
-    has no launch face, but its configured face is printed, and once printed that key whole."""
+    """One secret set over everything the ``entries`` hand a server, and over their argv and URL as the file writes
+    them (an entry with no launch face still prints its configured one)."""
     values = [value for entry in entries for value in entry.secret_values]
     for entry in entries:  # gathered first: the set's tables are built once, over every value
         values += handed_values(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,

@@ -71,7 +71,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-# (check, what it does, source flag, the file it reads) — issue #13, spelled as ``measure`` spells them.
+# (check, what it does, source flag, what it reads, its path), spelled as ``measure`` spells them.
 PUBLISHED_CHECKS = (
     ("--changed", "join each measured server by canonicalSha256 to the published capture index: behind (with the "
                   "tokens moving to current would add or save, and both dates), current, or unidentified",

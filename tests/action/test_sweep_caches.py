@@ -1,5 +1,5 @@
-"""The sweep workflow keeps its package caches between runs, for at most one ISO week (issue #16,
-item 5): installing a package runs its code, so a poisoned cache must not carry over."""
+"""The sweep workflow keeps its package caches between runs, for at most one ISO week:
+installing a package runs its code, so a poisoned cache must not carry over."""
 
 from __future__ import annotations
 

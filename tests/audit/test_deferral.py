@@ -1,4 +1,4 @@
-"""Issue #12 acceptance: the deferral resolver, row by row against the spec's table (methodology,
+"""The deferral resolver, row by row against the spec's table (methodology,
 "Where it is deferred away"), every refusal included; settings holding ``false`` vs ``"false"``; a
 drop-in that disagrees with the managed file; an unreadable settings file above and below the
 deciding one; the threshold as a range above, below and across the line."""

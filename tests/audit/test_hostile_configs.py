@@ -195,9 +195,8 @@ def test_literal_secrets_beside_an_unevaluated_reference_appear_nowhere(tmp_path
 
 @pytest.mark.timeout(120)  # the failure this guards against is a hang
 def test_a_bug_measuring_one_server_lets_the_others_finish_then_names_it(tmp_path):
-    # gather() used to cancel the other measurements mid-flight when one raised; cancelling a probe in
-    # the middle of a remote request left asyncio.run's cleanup waiting forever (an audit of
-    # "http://[::1" beside a stdio server never exited).
+    # gather() would cancel the other measurements mid-flight when one raised; cancelling a probe in
+    # the middle of a remote request leaves asyncio.run's cleanup waiting forever.
     import asyncio
 
     from harness.audit import identity, measuring

@@ -261,8 +261,8 @@ def url_problem(url: str) -> str | None:
 
 
 # RFC 9110 §5.6.2: a field name is a token; a field value holds no CR, LF, NUL or other control
-# character but horizontal tab (§5.5). A client cannot send anything else, and an HTTP library that
-# refuses it before connecting used to read as the server being "unreachable".
+# character but horizontal tab (§5.5). A client cannot send anything else; an HTTP library refusing
+# it before connecting would read as the server being "unreachable".
 _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
