@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import cast
 from pathlib import Path
 
-from harness.core.record import Record
 from harness.action import event
+from harness.action import summary
 from harness.action.comparison import ToolDelta, counted, tool_deltas
 from harness.action.ghapi import MARKER
-from harness.action import summary
 from harness.audit.suggest import markdown
 from harness.core.jsparse import parse
+from harness.core.record import Record
 from harness.core.rederive import NotARecord, rederive
 from harness.pages.badge import badge_for
 from harness.util import atomic, bounded, schemas

@@ -1,18 +1,20 @@
-"""Two measurement records compared: the baseline check, the totals, and tool by tool down to the field.
+"""Two measurement records compared, and the gate on the result.
 
-Public: ``load`` (a baseline, or :class:`BaselineError`), ``compare`` (totals and per-tool tokens),
-``tool_deltas`` (per-tool and per-field changes for the pull-request comment). Rules: docs/ACTION.md,
-"The gate" and "Pull requests: the comparison and the comment".
+Public: ``load`` (a baseline, or :class:`BaselineError`), ``compare`` (totals and per-tool tokens), ``evaluate``
+(one ``GateFailure`` per limit broken), ``tool_deltas`` (per-field changes for the pull-request comment).
+Rules: docs/ACTION.md, "The gate" and "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from harness.action.inputs import Inputs
 from harness.core import canonical, tokenizer
 from harness.core.record import Record
 from harness.core.rederive import refusal
@@ -123,6 +125,46 @@ def compare(baseline: Record, current: Record) -> Comparison:
     result.grown.sort(key=lambda c: -c.delta)
     result.shrunk.sort(key=lambda c: c.delta)
     return result
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    """One reason the step fails: a short ``title`` and a ``message`` (plain text)."""
+
+    title: str
+    message: str
+
+
+def evaluate(record: Record, inputs: Inputs, comparison: Comparison | None,
+             baseline_error: str | None) -> list[GateFailure]:
+    """Every gate failure for ``record`` under ``inputs``; ``comparison`` is the baseline
+    comparison when one was made, ``baseline_error`` why it could not be (both ``None`` when no
+    baseline was asked for)."""
+    failures: list[GateFailure] = []
+    tokens = record.get("totalTokens")
+    if record.get("status") not in MEASURED_STATUSES or tokens is None:
+        why = (record.get("notes") or ["no note"])[0]
+        failures.append(GateFailure("server not measured",
+                                    f"{record['server']}: status {record['status']} (no token count): {why}"))
+    elif inputs.budget is not None and tokens > inputs.budget:
+        failures.append(GateFailure("over budget", f"{record['server']}: {tokens:,} tokens is above the budget of "
+                                    f"{inputs.budget:,} by {tokens - inputs.budget:,}"))
+    if comparison is None and (inputs.baseline is not None
+                               or (baseline_error is not None and inputs.fail_on_increase is not None)):
+        failures.append(GateFailure("baseline comparison failed", baseline_error or "the comparison could not be made"))
+    for label, limit in (("max-increase", inputs.max_increase), ("fail-on-increase", inputs.fail_on_increase)):
+        if comparison is not None and limit is not None:
+            allowed = limit.allowed(comparison.before_tokens)
+            if comparison.delta > allowed:
+                failures.append(GateFailure(f"increase above {label}",
+                                            _increase_message(record, comparison, label, limit, allowed)))
+    return failures
+
+
+def _increase_message(record: Record, comparison: Comparison, label: str, limit, allowed: float) -> str:
+    pct = "" if comparison.percent is None else f" ({comparison.percent:+.1f}%)"
+    return (f"{record['server']}: {comparison.before_tokens:,} → {comparison.after_tokens:,} tokens, "
+            f"{comparison.delta:+,}{pct}; {label} {limit} allows at most {math.floor(allowed):,}")
 
 
 def tool_deltas(base: Record, head: Record) -> list[ToolDelta]:

@@ -11,14 +11,14 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TextIO, cast
 
-from harness.core.record import Record
 from harness.action import base as basecommit
-from harness.action import event, gate, github, handover, paths, pull
-from harness.action.comparison import BaselineError, Comparison, compare, load
+from harness.action import comment
+from harness.action import event, github, handover, paths, pull
+from harness.action.audit_step import run_audit_step
+from harness.action.comparison import BaselineError, Comparison, compare, evaluate, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
-from harness.action.audit_step import run_audit_step
-from harness.action import comment
+from harness.core.record import Record
 from harness.pages.badge import badge_for, write_badge
 from harness.probe import environment, isolation, record
 from harness.probe.measure import measure_sync
@@ -84,7 +84,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     the_pull = _pull_request(environ, out)
     side = _base_side(inputs, environ, out, the_pull)
     comparison, baseline_error = _compare(inputs, rec, side)
-    failures = gate.evaluate(rec, inputs, comparison, baseline_error)
+    failures = evaluate(rec, inputs, comparison, baseline_error)
     outputs.update({
         "tokens": _s(rec["totalTokens"]), "tool-count": _s(rec["toolCount"]), "status": rec["status"],
         "canonical-sha256": rec["canonicalSha256"] or "",

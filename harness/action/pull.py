@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from harness.core.record import Record
 from harness.action import base as basecommit
 from harness.action import comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
 from harness.action.summary import text
+from harness.core.record import Record
 
 COMMENT_DIR = f"{OUTPUT_DIR}/comment"
 BASE_DIR = f"{OUTPUT_DIR}/base"

@@ -10,10 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-from harness.core.record import Record
-from harness.action.comparison import Change, Comparison
-from harness.action.gate import GateFailure
+from harness.action.comparison import Change, Comparison, GateFailure
 from harness.audit.suggest import markdown
+from harness.core.record import Record
 from harness.pages import composition
 from harness.pages.composition import Composition
 from harness.pages.text import one_line

@@ -16,7 +16,7 @@ from harness.audit.model import ABSENT, HTTP, READ, UNREADABLE, ConfigFile
 
 UNKNOWN = "unknown"
 # A file of unknown client in the common ``name → entry`` shape: every documented URL key is read,
-# and every ``${…}`` reference stays unevaluated (harness.audit.expand, syntax "unknown").
+# and every ``${…}`` reference stays unevaluated (harness.audit.clients._common, syntax "unknown").
 GENERIC = Shape(url_keys=(("url", HTTP), ("serverUrl", HTTP), ("httpUrl", HTTP)), disabled_key="disabled",
                 always_load=True, syntax="unknown")
 

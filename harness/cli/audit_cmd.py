@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.audit import changed, claude_settings, discovery, identity, measuring, published, render_markdown, render_text
 from harness.audit import gates as gates_mod
-from harness.audit import sessions, suggest, threshold, trust
+from harness.audit import posture, sessions, suggest, trust
 from harness.audit.clients._common import Layout
 from harness.audit.gates import load_baseline, parse_increase
 from harness.audit.policy import read_policy
@@ -168,7 +168,7 @@ def _audit(args, measurer):
             sandbox=_sandbox() if any(e.sandboxed for e in entries) else None, **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
-    band = threshold.load_band(REPO / "results" / "divergence.json")
+    band = posture.load_band(REPO / "results" / "divergence.json")
     built = build_report(files, composed, outcomes, context=args.context, isolation=mode, places=places,
                          policy=read_policy(places[1:]), band=band,
                          managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)

@@ -13,7 +13,7 @@ import pytest
 from harness.audit import claude_settings, discovery, identity, report, sessions
 from harness.audit.measuring import Outcome
 from harness.audit.policy import read_policy, url_matches
-from harness.audit.threshold import Band
+from harness.audit.posture import Band
 from harness.core.counting import count_tools
 from harness.util import schemas
 
