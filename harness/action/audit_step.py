@@ -17,8 +17,7 @@ from harness.pages.mdescape import md
 
 
 def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO, outputs: dict, finish) -> int:
-    """Run the audit for the Action; ``finish(environ, outputs, markdown, code)`` writes outputs
-    and the summary. Returns the step's exit code."""
+    """Run the audit for the Action; ``finish`` writes the outputs and summary. Returns the exit code."""
     folder = inputs.working_directory / OUTPUT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     report_path, markdown_path = folder / "audit.json", folder / "audit.md"

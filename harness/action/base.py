@@ -96,9 +96,8 @@ def worktree(root: Path, commit: str) -> Iterator[Path]:
 
 
 def repoint(command: str, root: Path, tree: Path) -> str:
-    """``command`` with every occurrence of ``root`` in an argument replaced by ``tree``. Raises
-    :class:`BaseError` when such an argument is a path that, in the base commit, resolves outside
-    the worktree (a symbolic link there)."""
+    """``command`` with ``root`` in its arguments replaced by ``tree``; :class:`BaseError` when such a path leaves the
+    worktree."""
     args = [arg.replace(str(root), str(tree)) for arg in shlex.split(command)]
     for arg in args:
         if arg.startswith(str(tree)):
@@ -107,8 +106,7 @@ def repoint(command: str, root: Path, tree: Path) -> str:
 
 
 def relocate(path: Path, root: Path, tree: Path) -> Path:
-    """``path`` (inside ``root``) at the same place inside ``tree``. Raises :class:`BaseError`
-    when, in the base commit, it resolves outside the worktree (a symbolic link there)."""
+    """``path`` (inside ``root``) at the same place in ``tree``; :class:`BaseError` when it leaves the worktree."""
     return _inside(tree / path.resolve().relative_to(root), tree, "the working directory")
 
 

@@ -40,8 +40,7 @@ class ArtifactError(ValueError):
 
 @dataclass(frozen=True)
 class Artifact:
-    """A loaded comment artifact: the pull request and the head and base records (base ``None``
-    when the run had nothing to compare with)."""
+    """A loaded comment artifact (``base`` is ``None`` when the run had nothing to compare with)."""
 
     pull: dict
     head: Record
@@ -49,8 +48,7 @@ class Artifact:
 
 
 def text(value: object) -> str:
-    """``value`` as inert text in a comment: :func:`harness.action.summary.text` (one line, no
-    control character, every punctuation mark escaped), then nothing GitHub would link later."""
+    """``value`` as inert comment text: :func:`harness.action.summary.text`, then nothing GitHub would link later."""
     escaped = summary.text(value)
     for before, after in _LINKED_LATER.items():
         escaped = escaped.replace(before, after)

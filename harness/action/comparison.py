@@ -137,9 +137,7 @@ class GateFailure:
 
 def evaluate(record: Record, inputs: Inputs, comparison: Comparison | None,
              baseline_error: str | None) -> list[GateFailure]:
-    """Every gate failure for ``record`` under ``inputs``; ``comparison`` is the baseline
-    comparison when one was made, ``baseline_error`` why it could not be (both ``None`` when no
-    baseline was asked for)."""
+    """Every gate failure for ``record``; ``baseline_error`` says why no ``comparison`` could be made."""
     failures: list[GateFailure] = []
     tokens = record.get("totalTokens")
     if record.get("status") not in MEASURED_STATUSES or tokens is None:

@@ -23,8 +23,7 @@ class EventError(ValueError):
 
 @dataclass(frozen=True)
 class PullRequest:
-    """A pull request: its ``number``, the base and head commit SHAs, the repository it is opened
-    against (``repository``) and the one its head is in (``head_repository``)."""
+    """A pull request: number, base and head SHAs, its repository and the head's."""
 
     number: int
     base_sha: str

@@ -23,9 +23,7 @@ class ApiError(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What :func:`keep_current` did: ``action`` is ``created`` or ``updated``, ``url`` the
-    comment's address, ``minimized`` the number of older comments collapsed, ``not_minimized``
-    the number that could not be."""
+    """What :func:`keep_current` did: ``created`` or ``updated``, the URL, and older comments collapsed or not."""
 
     action: str
     url: str
@@ -102,8 +100,7 @@ class GitHub:
 
 
 def ours(comment: dict) -> bool:
-    """A comment this Action wrote: by a bot, its body starting with the marker (and with the
-    ``id``, ``node_id`` and ``created_at`` a comment has)."""
+    """A comment this Action wrote: by a bot, starting with the marker, with the fields a comment has."""
     user = comment.get("user")
     user = user if isinstance(user, dict) else {}
     body, number = comment.get("body"), comment.get("id")
@@ -113,8 +110,7 @@ def ours(comment: dict) -> bool:
 
 
 def keep_current(github: GitHub, repo: str, number: int, body: str) -> Outcome:
-    """Update the newest comment of ours on pull request ``number`` to ``body`` (or create one),
-    then minimize every older one of ours."""
+    """Update our newest comment on pull request ``number`` (or create one), then minimize our older ones."""
     mine = sorted((c for c in github.comments(repo, number) if ours(c)), key=lambda c: (c["created_at"], c["id"]))
     if mine:
         newest = mine[-1]

@@ -59,8 +59,7 @@ def format_outputs(values: Mapping[str, str]) -> str:
 
 
 def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
-    """Append ``values`` to the ``GITHUB_OUTPUT`` file at ``path``; nothing when ``path`` is empty
-    (a local run). Raises ``OSError`` when the file cannot be written."""
+    """Append ``values`` to ``GITHUB_OUTPUT`` at ``path`` (nothing when empty). Raises ``OSError``."""
     if path:
         with open(path, "ab") as handle:
             handle.write(_encode(format_outputs(values)))
@@ -74,8 +73,7 @@ def append_summary(path: str | None, markdown: str) -> None:
 
 
 def relative_to_workspace(path: Path, workspace: Path) -> str:
-    """``path`` as later steps should see it: relative to the workspace when inside it (the
-    container action mounts the workspace at another absolute path than the runner's), else as is."""
+    """``path`` relative to the workspace when inside it (the container mounts it elsewhere), else as is."""
     try:
         return Path(path).resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:

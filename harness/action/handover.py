@@ -25,9 +25,8 @@ def secret_names(environ: Mapping[str, str]) -> list[str]:
 
 
 def restart() -> None:
-    """When this process's environment holds a secret, start this program again without them
-    (the token passed through a pipe); returns only when there is nothing to hand over or the
-    restart is impossible."""
+    """Re-execute this program without the secret variables, the token through a pipe; returns when there is nothing to
+    hand over."""
     names = secret_names(os.environ)
     if not names or FD_VARIABLE in os.environ:
         return

@@ -86,8 +86,7 @@ def raw(environ: Mapping[str, str], name: str) -> str:
 
 
 def bounded(environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
-    """Every input's stripped value, '' for one that breaks a bound (and a problem saying which):
-    longer than ``MAX_INPUT_CHARS``, or holding a control character or invalid Unicode."""
+    """Every input's stripped value; '' and a problem for one too long or holding a control character."""
     values = {}
     for name in NAMES:
         value = raw(environ, name)
@@ -175,8 +174,7 @@ def _working_directory(workspace: Path, value: str, problems: list[str]) -> Path
 
 def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str, audit: bool,
              problems: list[str]) -> dict[str, Path]:
-    """Every path input resolved inside the workspace and checked for its use (files read: regular and within their
-    reader's bound; files written: absent or regular), keyed by input name (``config:<value>`` per config file)."""
+    """Every path input resolved inside the workspace and checked for its use, keyed by input name."""
     located: dict[str, Path] = {}
     reads = [("baseline", given["baseline"], MAX_RECORD_BYTES)]
     reads += [(f"config:{c}", c, MAX_CONFIG_BYTES) for c in split_names(given["config"])]
@@ -202,9 +200,7 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
 
 def _published(given: Mapping[str, str], flag: str, source_name: str, located: Path | None, audit: bool,
                problems: list[str]) -> str | None:
-    """The ``changed``/``suggest`` switch and its source, for ``config`` audits only:
-    ``None`` when off, ``''`` for the default source (the Action's own checkout, else the published
-    raw URL), else a URL or the path resolved inside the workspace."""
+    """The ``changed``/``suggest`` source for ``config`` audits: ``None`` off, ``''`` the default, else a URL or path."""
     on, source = _boolean(given[flag], flag, problems), given[source_name]
     if not (on or source):
         return None

@@ -121,8 +121,7 @@ def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO
 
 
 def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[Record, Path]:
-    """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
-    Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
+    """Measure the server and write its record: ``(record, path)``."""
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
     built = record.build(measurement, _isolation(environ, isolation))
     paths.unmoved(inputs.workspace, results_dir / built["server"] / "measurement.json", "record")
@@ -184,8 +183,7 @@ def _target(inputs: Inputs, command: str | None = None, cwd: Path | None = None)
 
 
 def _secrets(environ):
-    """What the server is (or would be) handed that must not be shown: from the inputs when they
-    can be read, else the credentials of the host's proxy and index settings."""
+    """What the server is handed that must not be shown (the host's credentials when the inputs cannot be read)."""
     try:
         return Secrets.for_target(_target(read(environ)), environ)
     except Exception:  # noqa: BLE001 - unreadable inputs: redact what the host itself holds
@@ -200,8 +198,7 @@ def _isolation(environ, isolation) -> dict:
 
 
 def _compare(inputs: Inputs, rec: Record, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
-    """The comparison with the base commit's record (``side``) or the baseline file, and why it
-    could not be made (both ``None`` when none was asked for)."""
+    """The comparison with the base's record or the baseline, and why it could not be made."""
     try:
         if side is not None:
             if side.record is None:
@@ -237,8 +234,7 @@ def _label(inputs: Inputs) -> str | None:
 
 
 def _finish(environ, out: TextIO, outputs: dict, markdown: str, code: int) -> int:
-    """Write the outputs, then the summary; a file that cannot be written is an ``::error`` and
-    exit code 1, and does not stop the other from being written."""
+    """Write the outputs, then the summary; a write failure is an ``::error`` and exit 1, not a stop."""
     for variable, write in (("GITHUB_OUTPUT", lambda path: github.write_outputs(path, outputs)),
                             ("GITHUB_STEP_SUMMARY", lambda path: github.append_summary(path, markdown))):
         try:
@@ -254,7 +250,6 @@ def _s(value) -> str:
 
 
 def main() -> int:
-    """Console entry: ``run()`` against the process environment, restarted first without the
-    credentials a launched process could read (:mod:`harness.action.handover`)."""
+    """Console entry: ``run()``, restarted first without the credentials (:mod:`harness.action.handover`)."""
     handover.restart()
     return run()

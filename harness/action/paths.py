@@ -19,8 +19,7 @@ def _shown(value: str, limit: int = 120) -> str:
 
 
 def inside(workspace: Path, base: Path, value: str, label: str, problems: list[str]) -> Path | None:
-    """``value`` (relative to ``base``, or absolute) resolved, symbolic links followed; ``None``
-    with a problem naming input ``label`` when it resolves outside ``workspace``."""
+    """``value`` resolved (links followed); ``None`` and a problem naming ``label`` when outside ``workspace``."""
     try:
         resolved = (base / value).resolve()
         resolved.relative_to(workspace)
@@ -38,8 +37,7 @@ class Moved(OSError):
 
 
 def unmoved(workspace: Path, path: Path, label: str) -> Path:
-    """``path`` — resolved inside ``workspace`` when the inputs were read — when no component of
-    it below the workspace is a symbolic link now; else :class:`Moved` naming ``label``."""
+    """``path`` when no component below the workspace is a symbolic link now; else :class:`Moved`."""
     link = link_on_path(workspace, path.relative_to(workspace).as_posix())
     if link is not None:
         raise Moved(f"the {label} path goes through a symbolic link made after the inputs were checked "
@@ -48,8 +46,7 @@ def unmoved(workspace: Path, path: Path, label: str) -> Path:
 
 
 def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
-    """Refuse an output ``folder`` under ``workdir`` that is, or holds anywhere below, a symbolic link: a committed
-    link would move what the Action writes (elsewhere in the workspace or out of it)."""
+    """Refuse an output ``folder`` that is, or holds, a symbolic link (it would move what the Action writes)."""
     top = workdir / folder
     found = [top] if top.is_symlink() else []
     if not found and top.is_dir():
@@ -84,8 +81,7 @@ def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[
 
 
 def writable(path: Path, value: str, label: str, problems: list[str]) -> bool:
-    """Whether a file may be written at ``path``: absent, or a regular file (never a directory,
-    FIFO or device); else a problem naming ``label``."""
+    """Whether ``path`` is absent or a regular file; else a problem naming ``label``."""
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -21,8 +21,7 @@ BASE_DIR = f"{OUTPUT_DIR}/base"
 
 @dataclass
 class BaseSide:
-    """The comparison's base: its record and path when measured, its ``label`` for people, and
-    ``problem`` when it could not be measured."""
+    """The comparison's base: its record and path when measured, else the ``problem``."""
 
     label: str
     record: Record | None = None
@@ -31,9 +30,7 @@ class BaseSide:
 
 
 def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
-    """The commit to compare with: the ``base`` input, or under ``auto`` the pull request's base
-    when no committed ``baseline`` is given; ``None`` for no base comparison (and for a ``url``:
-    an endpoint has no commit to go back to)."""
+    """The commit to compare with, or ``None`` (``base: none``, a ``url``, or ``auto`` with a committed baseline)."""
     if inputs.url or inputs.base == "none":
         return None
     if inputs.base != "auto":
@@ -42,8 +39,7 @@ def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
 
 
 def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str, measure, out: TextIO) -> BaseSide:
-    """Check ``commit`` out in a worktree, build it and measure it with ``measure(target_inputs, results_dir)`` (the
-    head's own measuring function)."""
+    """Check ``commit`` out in a worktree, build it and measure it with the head's ``measure``."""
     side = BaseSide(label=f"base {commit[:7]}")
     try:
         root = basecommit.repository_root(inputs.working_directory)

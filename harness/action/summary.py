@@ -32,8 +32,7 @@ def _compatibility(record: Record) -> list[str]:
 
 
 def text(value: object, limit: int = MAX_TEXT) -> str:
-    """``value`` as inline Markdown text: one line, at most ``limit`` characters of the original,
-    control characters as visible escapes, punctuation backslash-escaped."""
+    """``value`` as one line of inline Markdown, cut to ``limit``, controls visible, punctuation escaped."""
     raw = " ".join(str(value).split())
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
@@ -82,8 +81,7 @@ def _verdict(failures: list[GateFailure]) -> list[str]:
 
 
 def _fields_moved(before: Composition | None, after: Composition | None) -> dict[tuple[str, int], str]:
-    """``{(tool name, n-th of that name): "description +120, input schema +8"}`` for every tool in
-    both compositions whose fields moved (empty without both)."""
+    """``{(tool name, n-th of that name): "description +120, …"}`` for tools whose fields moved."""
     if before is None or after is None:
         return {}
     old = _by_occurrence(before)

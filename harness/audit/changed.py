@@ -46,8 +46,8 @@ class Changed:
 
 
 def load_index(source: str | Path | None = None, root: Path | None = None) -> dict:
-    """The capture index at ``source`` (path or URL); by default ``root``'s (or this checkout's)
-    ``results/capture-index.json``, else the published raw URL. Raises ``published.Unavailable``."""
+    """The capture index at ``source``, by default the checkout's else the published one. Raises
+    ``published.Unavailable``."""
     return published.read(source or published.default_source(INDEX, root), "capture index", "capture-index")
 
 
@@ -93,8 +93,7 @@ def describe(c: Changed) -> str:
 
 
 class Subject(NamedTuple):
-    """One configured server to join: its local ``label``, measurement ``identity``, the config
-    ``paths`` that name it so, its probe ``status`` and canonicalSha256 (``None``: no capture)."""
+    """One configured server to join, with its identity, configs, status and hash (``None``: no capture)."""
 
     label: str
     identity: str
@@ -104,10 +103,7 @@ class Subject(NamedTuple):
 
 
 def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
-    """The audit report's ``changed`` section (``schemas/audit-report.schema.json``): ``method``,
-    the index's ``source``, the named ``problem`` when it could not be read (then no row: nothing
-    was joined), and one row per subject — the join's fields, or ``state: null`` for a server
-    without a capture (there is nothing to join, which is not a fourth state of a capture)."""
+    """The report's ``changed`` section: one row per subject, or the named ``problem`` and no row."""
     rows = []
     if looked.document is not None:
         for s in subjects:

@@ -39,8 +39,7 @@ UP_FRONT, DEFERRED, THRESHOLD, REFUSED = "loads-up-front", "deferred", "threshol
 
 @dataclass(frozen=True)
 class Refusal:
-    """A named non-answer: ``kind`` (one of ``REFUSALS``), the ``variable`` it concerns (if any)
-    and a ``detail`` sentence naming the places involved (names and readings, never env values)."""
+    """A named non-answer: ``kind`` (one of ``REFUSALS``), its ``variable`` and a ``detail`` (never env values)."""
 
     kind: str
     detail: str
@@ -72,9 +71,7 @@ class Reading:
 
 @dataclass
 class Posture:
-    """The resolved posture: ``kind`` (``UP_FRONT``, ``DEFERRED``, ``THRESHOLD``, ``REFUSED``),
-    ``percent`` for a threshold, ``decided_by`` (``"<VARIABLE> in <place>"`` or ``default``),
-    ``reason`` (one sentence), ``refusal`` when refused, and the readings consulted in order."""
+    """The resolved posture, who decided it, why, and the readings consulted in order."""
 
     kind: str
     reason: str
@@ -208,8 +205,7 @@ def _ets(reading: Reading) -> Posture | None:
 
 
 def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
-    """``ANTHROPIC_BASE_URL`` decides (``ccdeb``: how the first variable read, set to a false
-    reading or unset, which the sentence names rather than claiming nothing sets it)."""
+    """``ANTHROPIC_BASE_URL`` decides; ``ccdeb`` is named in the sentence when it was set to false."""
     if reading.state == "unset":
         if ccdeb.state == "value" and ccdeb.value is not None:
             return Posture(DEFERRED, f"{CCDEB}={show(CCDEB, ccdeb.value)} in {ccdeb.place} reads as false and neither "
@@ -262,8 +258,7 @@ def _host(value: str) -> str | None:
 
 
 def show(variable: str, value: str) -> str:
-    """How a value of one of the three variables is printed: ANTHROPIC_BASE_URL by its host only
-    (a gateway URL can carry a credential), the others quoted and cut to 80 characters."""
+    """A value as printed: ANTHROPIC_BASE_URL by its host only (it can hold a credential), others quoted and cut."""
     if variable == BASE_URL:
         host = _host(value)
         return f"host {host}" if host else "a value that does not parse as a URL"

@@ -20,8 +20,7 @@ TOOL_FILTER = {"gemini-cli": "excludeTools", "kiro": "disabledTools", "codex-cli
 
 @dataclass
 class Row:
-    """One entry with what was found: ``status``, ``cost`` (``None`` without a number), the
-    identity it was measured under and the measurement's ``outcome``."""
+    """One entry with its status, cost (``None`` without a number), identity and outcome."""
 
     entry: Entry
     status: str
@@ -55,9 +54,7 @@ def row_for(entry: Entry, outcomes: dict[str, Outcome]) -> Row:
 
 
 def total(rows: list[Row], context: int, unknown: bool = False) -> dict:
-    """``{tokens, floor, share, display, unmeasured}``: the sum over counted rows; a floor (printed
-    ``≥``) when any counted row has no number, or when ``unknown`` (a file that could not be read
-    holds servers nobody can count: its total is ``≥ 0``, never an exact 0)."""
+    """The sum over counted rows; a floor (``≥``) when a row has no number or ``unknown`` (never an exact 0)."""
     counted = [r for r in rows if r.counted]
     tokens = sum(r.cost.tokens for r in counted if r.cost)
     unmeasured = [r.entry.name for r in counted if r.cost is None]

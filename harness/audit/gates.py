@@ -23,8 +23,7 @@ class BaselineError(ValueError):
 
 @dataclass(frozen=True)
 class Gate:
-    """One gate result: ``gate`` (budget/baseline), ``passed`` and the ``reasons`` it failed for
-    (or what it checked, when it passed)."""
+    """One gate's result and its reasons (what it checked, when it passed)."""
 
     gate: str
     passed: bool
@@ -147,8 +146,7 @@ def _compare(path: str, config: dict, base: dict | None, increase: Increase | No
 
 
 def lookup_gate(name: str, section: dict) -> Gate:
-    """``changed``/``suggest``: passed when the published file was read and the check made (the
-    reason says what it found), failed with the named problem when it could not be."""
+    """``changed``/``suggest``: passed when the check was made, failed with the named problem when not."""
 
     if section["problem"]:
         return Gate(name, False, [f"--{name} could not be checked: {section['problem']}"])

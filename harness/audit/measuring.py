@@ -28,8 +28,7 @@ NUMBERED = ("measured", "dynamic")  # harness.probe.record.MEASURED_STATUSES
 
 @dataclass
 class Outcome:
-    """What one identity's measurement gave: the probe's ``status``, the (redacted) capture
-    ``tools`` and its counts when numbered, the server's ``instructions`` and the record's notes."""
+    """What one identity's measurement gave: status, redacted tools and counts, instructions, notes."""
 
     status: str
     tools: list | None = None
@@ -47,8 +46,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Cost:
-    """An entry's figure after its client's tool filter: ``tokens``, ``tool_count``, per-tool rows,
-    and ``filtered`` (how many tools the filter removed, ``0`` when none)."""
+    """An entry's figure after its client's tool filter; ``filtered`` counts the tools it removed."""
 
     tokens: int
     tool_count: int
@@ -116,8 +114,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
 
 
 def assignments(entry: Entry) -> dict[str, str | None]:
-    """The environment one measurement of ``entry`` needs: its env values, its header values as
-    ``MCP_HEADER_<NAME>``, and every declared name whose value is not in hand held unset."""
+    """One measurement's environment changes: env values, ``MCP_HEADER_<NAME>`` values, names not in hand unset."""
     wanted: dict[str, str | None] = {name: entry.env_values.get(name) for name in entry.env_names}
     for name in entry.header_names:
         wanted[header_env_name(name)] = entry.header_values.get(name)
@@ -125,9 +122,7 @@ def assignments(entry: Entry) -> dict[str, str | None]:
 
 
 def environ_for(entry: Entry, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment ``entry``'s server is measured from (``measure``'s ``environ``): ``base`` (default
-    ``os.environ``) with ``assignments(entry)`` applied — a name whose value is not in hand removed, so the probe
-    gives its placeholder, never a host value the config did not ask for."""
+    """A copy of ``base`` with ``assignments(entry)`` applied: a name not in hand is removed, never a host value."""
     environ = dict(os.environ if base is None else base)
     for name, value in assignments(entry).items():
         if value is None:
@@ -148,9 +143,7 @@ def target_for(key: str, entry: Entry, timeout: float) -> Target:
 
 
 def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
-    """What the sandbox shows (read-only) of the host for ``entry``: the project folder of an entry
-    the user opted in with ``--trust-project`` — that flag vouches for the project, and a
-    project's server is usually a file inside it — never a home folder or an ancestor of one."""
+    """The host folder the sandbox shows read-only: an opted-in project's, never a home folder or its ancestor."""
     if not (entry.sandboxed and cwd):
         return ()
 

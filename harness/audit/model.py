@@ -64,8 +64,7 @@ class Entry:
         return self.trust is not None and self.trust.state == OPTED_IN
 
     def display_launch(self) -> str:
-        """The configured command line or URL, as the file writes it (references unexpanded; a
-        URL through the one URL printer, so a credential written into it is masked)."""
+        """The configured command line or URL as the file writes it (a URL's credentials masked)."""
         if self.transport in (HTTP, SSE):
             return urls.shown(self.url) if self.url else ""
         if self.transport in (BUILTIN, EXTENSION):

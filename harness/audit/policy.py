@@ -18,9 +18,7 @@ _REFERENCE = re.compile(r"\$\{")
 
 @dataclass
 class Policy:
-    """The lists read from the settings places: usable ``deny``/``allow`` entries (with the place
-    each came from), entries set but not evaluable here, whether the allowlist is set anywhere, and
-    whether a managed source narrows it (``managed_only``)."""
+    """The deny and allow entries read from the settings places, with the places they came from."""
 
     deny: list[tuple[dict, str]] = field(default_factory=list)
     allow: list[tuple[dict, str]] = field(default_factory=list)

@@ -37,8 +37,7 @@ class Band:
 
 @dataclass(frozen=True)
 class Verdict:
-    """``verdict`` (above/below/straddles), the converted range in Claude tokens (``high`` is
-    ``None`` when unbounded), the ``threshold`` in tokens and how many servers used an exact count."""
+    """Above, below or straddling, with the converted range in Claude tokens (``high`` ``None``: unbounded)."""
 
     verdict: str
     low: float
@@ -73,8 +72,7 @@ def compare(parts: list[tuple[int | None, str | None]], percent: int, context: i
 
 
 def load_band(path: Path) -> Band:
-    """The band from ``path`` (``results/divergence.json``) when it holds a derived range, else the
-    spec's. Never raises: a file that is missing or of another shape means the spec's band."""
+    """The derived band in ``path`` when it holds one, else the spec's; never raises."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):

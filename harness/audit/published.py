@@ -32,8 +32,7 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Lookup:
-    """A published file a report asked for: the ``source`` it was read from (path or URL), the
-    ``document`` (``None`` when it could not be had) and the named ``problem`` that says why."""
+    """A published file asked for: where it was read from, the document, or the ``problem``."""
 
     source: str
     document: dict | None = None
@@ -56,11 +55,7 @@ def shown(source: str | Path) -> str:
 
 
 def _secrets(source: str):
-    """The credentials a URL may carry, to mask in a message that quotes it: what the URL printer
-    masks (``urls.credentials``), its userinfo and secret-named query values
-    (``environment.url_secrets``), and — since a published file needs no query to be named — every
-    query value that reads as a credential whatever its name (a presigned ``X-Amz-Signature``,
-    ``sig``)."""
+    """The credentials a URL may carry: userinfo, secret-named query values, any value that reads as one."""
     from urllib.parse import parse_qsl, urlsplit
 
 

@@ -97,9 +97,8 @@ def parse_toml(text: str, where: str) -> dict:
 
 
 def parse_yaml(text: str, where: str) -> object:
-    """YAML via PyYAML's safe loader, bounded by ``harness.util.yamlsafe``: ``MAX_YAML_BYTES`` of
-    text, ``MAX_YAML_DEPTH`` levels, ``MAX_YAML_NODES`` nodes with aliases expanded, and at most
-    ``MAX_YAML_ALIASES`` aliases. Raises ``ConfigError``."""
+    """YAML via PyYAML's safe loader within the ``MAX_YAML_*`` bounds (``harness.util.yamlsafe``). Raises
+    ``ConfigError``."""
     import yaml
 
 
@@ -147,10 +146,7 @@ def _unquoted(message: str) -> str:
 
 
 def brief(value: object, limit: int = 40) -> str:
-    """A config value as a few words for a message, cut *before* it becomes text: a string's first
-    ``limit`` characters, a number or boolean as written (bounded), a list or object by its size
-    only — ``str()`` of untrusted structure is never taken (one a few hundred bytes of YAML aliases
-    long is gigabytes as text)."""
+    """A config value in a few words, cut before it becomes text (``str()`` of untrusted structure is never taken)."""
     if isinstance(value, str):
         return value[:limit] + ("…" if len(value) > limit else "")
     if value is None or isinstance(value, (bool, int, float)):

@@ -62,8 +62,7 @@ def _t(value: object, style: str | None = None) -> Text:
 
 
 def _line(console: Console, *parts: object, style: str | None = None) -> None:
-    """One logical line, escaped, wrapped between words at the console's width with continuation
-    lines indented under it; a word longer than the width (a URL, a path) is kept whole."""
+    """One logical line, escaped and wrapped at the console's width; a longer word stays whole."""
     text = escape("".join(str(p) for p in parts))
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
     wrapped = textwrap.fill(text, console.width, subsequent_indent=indent, break_long_words=False,

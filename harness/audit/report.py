@@ -58,8 +58,7 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
 
 
 def _joinable(ordered: list[tuple[ConfigFile, Row]]) -> list[changed_mod.Subject]:
-    """Each (identity, local name) measured, once, with the configs naming it so: the join is by
-    the capture's hash, and each distinct label prints its own alias line."""
+    """Each (identity, local name) measured, once, with the configs naming it so."""
     found: dict[tuple[str, str], changed_mod.Subject] = {}
     for cfile, row in ordered:
         if row.key is None or row.outcome is None:
@@ -71,9 +70,7 @@ def _joinable(ordered: list[tuple[ConfigFile, Row]]) -> list[changed_mod.Subject
 
 
 def _placeable(ordered: list[tuple[ConfigFile, Row]]) -> list[suggest_mod.Subject]:
-    """Each distinct measured server, once, with every local name and config: what is placed is the
-    server's whole capture (a client's tool filter changes what one config loads, not what the
-    server's descriptions cost)."""
+    """Each distinct measured server, once, with its names and configs (its whole capture is placed, unfiltered)."""
     found: dict[str, suggest_mod.Subject] = {}
     for cfile, row in ordered:
         if row.key is None or row.outcome is None or not row.outcome.numbered:
@@ -194,8 +191,7 @@ PATH_LISTS = frozenset({"configs", "paths"})
 
 
 def redact(value: T, redactor: Secrets, key: str | None = None) -> T:
-    """``value`` with every config-held secret replaced by the probe's redactor in every string
-    that is not in a ``CONTROLLED`` field (keys are the report's own and are left alone)."""
+    """``value`` with every config-held secret redacted outside the ``CONTROLLED`` fields."""
     if isinstance(value, dict):
         return cast(T, {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()})
     if isinstance(value, list):

@@ -76,9 +76,7 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
 
 
 def _refuse_unreadable(session: Session, files: list[ConfigFile]) -> bool:
-    """Refuse the session's composition when a file it loads exists and cannot be read: the servers that file defines
-    are unknown — it may add servers, or (where one scope shadows another) replace same-named ones with others — so
-    no figure for the session, not even a floor, can be claimed; its readable files keep their own totals."""
+    """Refuse the composition when a file it loads cannot be read: no total, not even a floor."""
     broken = [f for f in files if f.state == UNREADABLE]
     if not broken:
         return False
@@ -111,9 +109,7 @@ def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
 
 
 def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> None:
-    """Add ``entries`` to ``session``: disabled and unapproved ones excluded; with a scope ``order``, a name
-    defined in a higher scope shadows the same name in a lower one (an unapproved entry shadows
-    nothing: the client does not load it)."""
+    """Add ``entries`` to ``session``; with a scope ``order``, a higher scope's name shadows a lower one's."""
     winner: dict[str, Entry] = {}
     if order:
         for entry in sorted(entries, key=lambda e: order.index(e.scope) if e.scope in order else len(order)):

@@ -35,8 +35,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A description at or above p90: ``percentile`` it fired at, the measured ``median``, and the
-    approximate ``recovery`` (description minus median), all in tokens."""
+    """A description at or above p90, and the approximate tokens it would recover (description − median)."""
 
     name: str
     description: int
@@ -53,8 +52,7 @@ class NoBaseline(ValueError):
 
 
 def load_shape(source: str | Path | None = None, root: Path | None = None) -> dict:
-    """The tool-shape baseline at ``source`` (path or URL); by default ``root``'s (or this
-    checkout's) ``results/tool-shape.json``, else the published raw URL. Raises
+    """The tool-shape baseline at ``source``, by default the checkout's else the published one. Raises
     ``published.Unavailable``."""
     return published.read(source or published.default_source(SHAPE, root), "tool-shape baseline", "tool-shape")
 
@@ -120,9 +118,7 @@ def report(shape: dict, tools: list[dict]) -> list[str]:
 
 
 def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
-    """A Markdown section (the Action's job summary) placing each of ``tools`` — a record's per-tool diagnostics — in
-    the baseline read from ``source`` (default as :func:`load_shape`), largest first, at most ``limit`` rows; then
-    the suggestions, or :data:`NOTHING_UNUSUAL`."""
+    """A Markdown section placing ``tools`` in the baseline, then the suggestions; ``[]`` for no tools."""
     if not tools:
         return []
     lines = ["### Tool shape", "", "Percentile of each count among every tool measured by mcp-context-cost "
@@ -138,8 +134,7 @@ def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quot
 
 
 class Subject(NamedTuple):
-    """One distinct measured server to place: the local ``names`` configs give it, its measurement
-    ``identity``, the config ``paths`` it is in, and its capture's per-tool diagnostics ``tools``."""
+    """One distinct measured server to place, with its names, identity, configs and per-tool counts."""
 
     names: list[str]
     identity: str
@@ -148,11 +143,7 @@ class Subject(NamedTuple):
 
 
 def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
-    """The audit report's ``suggest`` section (``schemas/audit-report.schema.json``): ``method``,
-    the baseline's ``source``, the named ``problem`` when it could not be read (then no row; a
-    document with tables comes from :func:`load_usable`), the ``baseline``'s size and the
-    description median and p90 (tokens), and per server every tool's three counts with their
-    percentiles, the ``suggestions`` (largest recovery first) and ``nothingUnusual``."""
+    """The report's ``suggest`` section: per server the placements and suggestions, or the named ``problem``."""
     out: dict[str, Any] = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None,
                            "servers": []}
     shape = looked.document
@@ -184,8 +175,7 @@ def row_lines(row: dict, quote: Callable[[str], str] = escape) -> list[str]:
 
 
 def table(placed: list[Placement], quote: Callable[[str], str], limit: int) -> list[str]:
-    """A Markdown table of ``placed`` tools, largest first, at most ``limit`` rows (then a line
-    saying how many more): each count with the percentile it sits at."""
+    """A Markdown table of ``placed`` tools, largest first, at most ``limit`` rows."""
     lines = ["| tool | tokens | description | input schema |", "| --- | --- | --- | --- |"]
     for p in sorted(placed, key=lambda p: -p.counts[0])[:limit]:
         cells = [quote(p.name)] + [f"{c:,} {'below p0' if q is None else f'at p{q}'}"

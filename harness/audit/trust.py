@@ -36,8 +36,7 @@ _APP_STATE = {
 
 @dataclass(frozen=True)
 class Trust:
-    """The decision for one project-scope entry: ``state`` (approved, opted-in, not-approved,
-    rejected) and ``reason`` (what decided it; for the two refusals, also how to opt in)."""
+    """The decision for one project-scope entry: its ``state`` and the ``reason`` (with how to opt in)."""
 
     state: str
     reason: str
@@ -86,8 +85,7 @@ def _whole(found: tuple[bool, str]) -> Callable[[str], Trust]:
 
 
 def _load(path: Path, kind: str = "json") -> dict:
-    """A settings document, or ``{}`` when absent or unreadable (an unreadable file approves
-    nothing; its own refusal is reported where the file is read for its servers)."""
+    """A settings document, or ``{}`` when absent or unreadable (which approves nothing)."""
     try:
         document = readers.load(path, kind)
     except (OSError, readers.ConfigError):
@@ -193,9 +191,7 @@ def _project_root(here: Path, markers: list[str]) -> Path | None:
 
 
 def _main_checkout(here: Path) -> Path | None:
-    """For a linked git worktree, the main checkout Codex keys trust by: ``.git`` is a file naming
-    ``<main>/.git/worktrees/<name>``, and that directory's ``gitdir`` names this ``.git`` back (a
-    ``.git`` file alone, which anyone can write, does not borrow another checkout's trust)."""
+    """The main checkout of a linked git worktree, when its ``gitdir`` names this ``.git`` back."""
     root = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
     if root is None or not (root / ".git").is_file():
         return None

@@ -176,8 +176,7 @@ def _audit(args, measurer):
 
 
 def _sandbox() -> str | None:
-    """The sandbox's mode where it can start here, else ``None`` (opted-in project servers then run
-    under ``--isolation``, and say so)."""
+    """The sandbox's mode where it can start here, else ``None``."""
 
     try:
         return isolation.resolve_mode("sandbox")
@@ -186,8 +185,7 @@ def _sandbox() -> str | None:
 
 
 def _published(args) -> dict:
-    """The capture index and tool-shape baseline asked for (``None`` each when not), read before
-    any server is launched; a source that cannot be read is a named problem in its ``Lookup``."""
+    """The published files asked for, read before any server is launched (a failure is a named problem)."""
 
     looked: dict[str, published.Lookup | None] = {"changed": None, "suggest": None}
     for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
@@ -198,8 +196,7 @@ def _published(args) -> dict:
 
 
 def _source_secrets(looked: dict):
-    """Credentials in an ``--index``/``--tool-shape`` URL (a private raw URL carries ``?token=``)
-    are secrets like any a config holds: they appear in no output."""
+    """Credentials in an ``--index``/``--tool-shape`` URL: secrets, in no output."""
 
     return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
@@ -224,10 +221,7 @@ def _emit(args, report: dict) -> None:
 
 
 def json_text(report: dict) -> str:
-    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify`` does (a lone
-    surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it raw and writing it raised,
-    losing the report), then every bidi, C1 or format character and every ``##[`` escaped by
-    ``harness.util.untrusted.json_text``."""
+    """The report as JSON text as ``JSON.stringify`` writes it, then escaped by ``harness.util.untrusted.json_text``."""
 
     return untrusted.json_text(stringify(report, indent=2)) + "\n"
 

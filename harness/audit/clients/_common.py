@@ -149,8 +149,7 @@ class Shape:
 
 @dataclass
 class Context:
-    """Where entries come from: ``client``, ``source`` (the file), ``scope``, the ``layout``, and
-    the ``workspace`` a project-scope entry is launched in (``None``: a fresh directory)."""
+    """Where entries come from; ``workspace`` is the directory a project-scope entry launches in."""
 
     client: str
     source: str
@@ -304,8 +303,7 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
 
 
 def url_problem(url: str) -> str | None:
-    """Why ``url`` is not one a client can connect to (``None`` when it is): an http(s) URL that parses, with a host, a
-    port from 0 to 65535 if any, and no white space or control character."""
+    """Why ``url`` is not one a client can connect to, never quoting it; ``None`` when it is."""
     from urllib.parse import urlsplit
 
     if not url.startswith(("http://", "https://")):
@@ -406,8 +404,7 @@ def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, wor
 
 
 def table(document: object, key: str, cfile) -> list[tuple[str, object]]:
-    """The ``(name, raw entry)`` pairs of ``document[key]`` (at most ``MAX_ENTRIES``); a value
-    that is not an object is a note on ``cfile`` and no pairs."""
+    """The ``(name, raw entry)`` pairs of ``document[key]``; a non-object is a note on ``cfile``."""
     servers = document.get(key) if isinstance(document, dict) else None
     if servers is None:
         return []
