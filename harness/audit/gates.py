@@ -147,7 +147,6 @@ def _compare(path: str, config: dict, base: dict | None, increase: Increase | No
 
 def lookup_gate(name: str, section: dict) -> Gate:
     """``changed``/``suggest``: passed when the check was made, failed with the named problem when not."""
-
     if section["problem"]:
         return Gate(name, False, [f"--{name} could not be checked: {section['problem']}"])
     return Gate(name, True, [(changed.tally if name == "changed" else suggest.tally)(section)])

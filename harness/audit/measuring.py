@@ -71,7 +71,6 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
                       sandbox: str | None = "sandbox") -> dict[str, Outcome]:
     """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. Never raises for server behaviour; a
     bug in measuring one server raises ``RuntimeError`` naming it, after every other measurement has finished."""
-
     gate = asyncio.Semaphore(concurrency)
     described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
     outcomes: dict[str, Outcome] = {}

@@ -87,7 +87,6 @@ def _changed(changed: dict | None) -> list[str]:
 
 def _suggest(section: dict | None) -> list[str]:
     """``--suggest``: per server, each tool's place (heaviest first) and the advice, or the problem."""
-
     if section is None:
         return []
     out = [f"### Tool shape ({md(section['method'])})", "",

@@ -286,7 +286,6 @@ def _deferral(console: Console, deferral: dict) -> None:
 
 
 def _relevant(names: list[str]) -> list[str]:
-
     shown = [n for n in names if n in VARIABLES]
     rest = len(names) - len(shown)
     return shown + ([f"+{rest} other name(s)"] if rest else [])
@@ -294,7 +293,6 @@ def _relevant(names: list[str]) -> list[str]:
 
 def _changed(console: Console, changed: dict | None) -> None:
     """``--changed``: one line per configured server, or the named problem."""
-
     if changed is None:
         return
     console.print()
@@ -309,7 +307,6 @@ def _changed(console: Console, changed: dict | None) -> None:
 
 def _suggest(console: Console, section: dict | None) -> None:
     """``--suggest``: per server, its suggestions or "Nothing unusual", or the named problem."""
-
     if section is None:
         return
     console.print()

@@ -121,7 +121,6 @@ def run(args, measurer=None) -> int:
 
 def _check_input(args) -> dict | None:
     """Everything that can be wrong with the invocation, before anything is launched."""
-
     if args.max_increase is not None and args.baseline is None:
         raise ValueError("--max-increase needs --baseline to compare against")
     if args.json == STDOUT and args.markdown == STDOUT:
@@ -140,7 +139,6 @@ def _check_input(args) -> dict | None:
 
 
 def _audit(args, measurer):
-
     layout = dataclasses.replace(Layout.current(), trust_project=args.trust_project)
     files = discovery.discover(layout, args.config, search=not args.no_discover)
     entries = [e for f in files for e in f.entries]
@@ -177,7 +175,6 @@ def _audit(args, measurer):
 
 def _sandbox() -> str | None:
     """The sandbox's mode where it can start here, else ``None``."""
-
     try:
         return isolation.resolve_mode("sandbox")
     except isolation.Unavailable:
@@ -186,7 +183,6 @@ def _sandbox() -> str | None:
 
 def _published(args) -> dict:
     """The published files asked for, read before any server is launched (a failure is a named problem)."""
-
     looked: dict[str, published.Lookup | None] = {"changed": None, "suggest": None}
     for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
                                            ("suggest", args.tool_shape, suggest.SHAPE, suggest.load_usable)):
@@ -197,12 +193,10 @@ def _published(args) -> dict:
 
 def _source_secrets(looked: dict):
     """Credentials in an ``--index``/``--tool-shape`` URL: secrets, in no output."""
-
     return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
 
 def _emit(args, report: dict) -> None:
-
     text = json_text(report)
     markdown = render_markdown.render(report)
     # The report was redacted field by field (``harness.audit.report.redact``) and both human forms
@@ -222,7 +216,6 @@ def _emit(args, report: dict) -> None:
 
 def json_text(report: dict) -> str:
     """The report as JSON text as ``JSON.stringify`` writes it, then escaped by ``harness.util.untrusted.json_text``."""
-
     return untrusted.json_text(stringify(report, indent=2)) + "\n"
 
 
@@ -238,7 +231,6 @@ def _tokens(text: str) -> int:
 
 
 def _increase(text: str):
-
     try:
         return parse_increase(text)
     except ValueError as exc:
