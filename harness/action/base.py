@@ -1,6 +1,6 @@
 """The pull request's base commit, checked out in a worktree outside the workspace, built and measured like the head.
 
-Public: ``build``, ``worktree``, ``repoint``, ``relocate``. Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations

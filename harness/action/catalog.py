@@ -15,9 +15,7 @@ from harness.util import untrusted, yamlsafe
 
 
 def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
-    """Names of entries in ``head_path`` that are absent from, or differ from, ``base_text``.
-
-    Raises ``CatalogError`` when the head catalog is invalid."""
+    """Names of ``head_path``'s entries absent from or different in ``base_text``. Raises ``CatalogError``."""
     load_catalog(head_path)  # validates: names are unique slugs from here on
     head = _entries(yamlsafe.load(yamlsafe.read_text(head_path, BOUNDS.max_bytes), BOUNDS))
     base = _entries(_lenient(base_text))

@@ -1,6 +1,6 @@
 """The pull-request comment, rendered from the head and base records alone, and the artifact that carries them.
 
-Public: ``render``, ``write_artifact``, ``load_artifact``. Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations

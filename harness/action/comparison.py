@@ -1,8 +1,6 @@
 """Two measurement records compared, and the gate on the result.
 
-Public: ``load`` (a baseline, or :class:`BaselineError`), ``compare`` (totals and per-tool tokens), ``evaluate``
-(one ``GateFailure`` per limit broken), ``tool_deltas`` (per-field changes for the pull-request comment).
-Rules: docs/ACTION.md, "The gate" and "Pull requests: the comparison and the comment".
+Public: ``load``, ``compare``, ``evaluate``, ``tool_deltas``. Rules: docs/ACTION.md, "The gate".
 """
 
 from __future__ import annotations

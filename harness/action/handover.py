@@ -19,8 +19,7 @@ PR_SET_DUMPABLE = 4
 
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:
-    """The variables of ``environ`` that no launched process may read: the token input under either spelling
-    (``INPUT_GITHUB-TOKEN``, ``INPUT_GITHUB_TOKEN``) and :data:`RUNNER_SECRETS`."""
+    """The variables no launched process may read: the token input (either spelling) and :data:`RUNNER_SECRETS`."""
     return [k for k in environ if k.upper().replace("-", "_") == TOKEN_INPUT or k in RUNNER_SECRETS]
 
 

@@ -39,8 +39,7 @@ OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measureme
 
 
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
-    """Run the Action against ``environ`` (default ``os.environ``), writing commands and the log
-    to ``stdout``. Returns the exit code."""
+    """Run the Action against ``environ``, writing commands and the log to ``stdout``; returns the exit code."""
     environ = os.environ if environ is None else environ
     out = stdout or sys.stdout
     outputs = dict.fromkeys(OUTPUT_NAMES, "")

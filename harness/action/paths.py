@@ -1,6 +1,6 @@
 """Path inputs and outputs of the Action, confined to the workspace: ``..``, outside paths and symbolic links refused.
 
-Public: ``inside``, ``unmoved``, ``no_links``, ``readable``, ``writable``. Rule: docs/ACTION.md, "Inputs".
+Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations

@@ -90,8 +90,7 @@ def _post(client: ghapi.GitHub, repo: str, number: int, body: str, out: TextIO) 
 
 def post_from_artifact(inputs: Inputs, folder: Path, environ: MutableMapping[str, str], out: TextIO,
                        outputs: dict[str, str]) -> tuple[int, str]:
-    """The ``workflow_run`` side: validate, re-derive, check the pull request, render, post.
-    Returns the exit code and the job summary's Markdown."""
+    """The ``workflow_run`` side: validate, re-derive, check, render, post; returns the exit code and summary."""
     try:
         artifact = comment.load_artifact(folder)
         run = event.load(environ).get("workflow_run")

@@ -84,8 +84,7 @@ def parse_unknown(document: object, cfile: ConfigFile, layout: Layout) -> None:
 
 
 def display_path(path: Path, layout: Layout) -> str:
-    """``path`` as reports print and baselines pair it: relative to the current directory when inside it, ``~/…`` when
-    inside HOME, else absolute."""
+    """``path`` as reports print and baselines pair it: cwd-relative, ``~/…``, else absolute."""
     path = Path(path)
     absolute = path if path.is_absolute() else layout.cwd / path
     for base, prefix in ((layout.cwd, ""), (layout.home, "~/")):

@@ -83,8 +83,7 @@ def heaviest_tools(rows: list[Row], limit: int = 10) -> list[dict]:
 
 
 def trim_plan(rows: list[Row], context: int, limit: int = 5) -> list[dict]:
-    """Steps that lower a file's total, largest first: switching off whole servers, then dropping the heaviest tools
-    where the client's file has a tool filter (approximate: per-tool counts)."""
+    """Steps that lower a file's total, largest first: whole servers, then the heaviest filterable tools (approximate)."""
     servers = sorted(((r.entry.name, r.cost.tokens) for r in rows if r.counted and r.cost),
                      key=lambda s: (-s[1], s[0]))
     steps = [{"action": "disable-server", "server": name, "saves": tokens, "savesShare": share(tokens, context),

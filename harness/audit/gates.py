@@ -35,8 +35,7 @@ class Gate:
 
 @dataclass(frozen=True)
 class Increase:
-    """An allowed increase over the baseline: ``amount`` tokens, or ``amount`` percent of the
-    baseline's totalTokens when ``percent`` is true."""
+    """An allowed increase: ``amount`` tokens, or percent of the baseline's totalTokens."""
 
     amount: float
     percent: bool

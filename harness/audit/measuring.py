@@ -55,8 +55,7 @@ class Cost:
 
 
 def redactor_for(entries: list[Entry]) -> Secrets:
-    """One secret set over everything the ``entries`` hand a server, and over their argv and URL as the file writes
-    them (an entry with no launch face still prints its configured one)."""
+    """One secret set over all the ``entries`` hand a server, and their argv and URL as the file writes them."""
     values = [value for entry in entries for value in entry.secret_values]
     for entry in entries:  # gathered first: the set's tables are built once, over every value
         values += handed_values(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
@@ -69,8 +68,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
                       started=None, ended=None, measurer=measure,
                       sandbox: str | None = "sandbox") -> dict[str, Outcome]:
-    """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. Never raises for server behaviour; a
-    bug in measuring one server raises ``RuntimeError`` naming it, after every other measurement has finished."""
+    """``{identity: Outcome}``, ``concurrency`` at once; a bug in one raises ``RuntimeError`` after the rest finish."""
     gate = asyncio.Semaphore(concurrency)
     described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
     outcomes: dict[str, Outcome] = {}

@@ -110,8 +110,7 @@ def matches(item: dict, entry: Entry) -> bool:
 
 
 def url_matches(pattern: str, url: str) -> bool:
-    """``*`` matches any run of characters; the host part compares case-insensitively with a
-    trailing dot ignored; the path stays case-sensitive."""
+    """``*`` matches any run; the host compares case-insensitively, trailing dot ignored; the path case-sensitively."""
     regex = "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", _fold_host(pattern)))
     return re.fullmatch(regex, _fold_host(url), flags=re.DOTALL) is not None
 

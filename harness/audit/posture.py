@@ -26,8 +26,7 @@ ABOVE, BELOW, STRADDLES = "above", "below", "straddles"
 
 @dataclass(frozen=True)
 class Band:
-    """``low``/``high`` ratios (Claude tokens per o200k token), where they came from, and the exact
-    published Claude counts by ``canonicalSha256``."""
+    """The ratio range (Claude tokens per o200k token), its source, and exact Claude counts by ``canonicalSha256``."""
 
     low: float = SPEC_BAND[0]
     high: float = SPEC_BAND[1]
@@ -51,8 +50,7 @@ class Verdict:
 
 
 def compare(parts: list[tuple[int | None, str | None]], percent: int, context: int, band: Band) -> Verdict:
-    """Compare a stack against ``percent``% of a ``context``-token window. ``parts``: each
-    deferrable server's ``(o200k tokens or None, canonicalSha256 or None)``."""
+    """Compare a stack's ``(tokens, canonicalSha256)`` parts against ``percent``% of a ``context``-token window."""
     low = high = 0.0
     exact = 0
     for tokens, sha in parts:

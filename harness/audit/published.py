@@ -49,8 +49,7 @@ def lookup(source: str, reader: Callable[[str], dict]) -> Lookup:
 
 
 def shown(source: str | Path) -> str:
-    """``source`` as it may be printed or recorded: a URL through the one URL printer
-    (``harness.util.urls``, credentials masked); a path unchanged."""
+    """``source`` as it may be printed: a URL with its credentials masked, a path unchanged."""
     return urls.shown(str(source)) if is_url(str(source)) else str(source)
 
 
@@ -80,8 +79,7 @@ def default_source(relative: str, root: Path | None = None) -> str:
 
 
 def read(source: str | Path, what: str, schema: str) -> dict:
-    """The JSON document at ``source`` (a path or an http(s) URL), validated against
-    ``schemas/<schema>.schema.json``. Raises :class:`Unavailable` for anything else."""
+    """The JSON document at ``source``, schema-checked. Raises :class:`Unavailable` for anything else."""
     source = str(source)
     data = _fetch(source, what) if is_url(source) else _local(source, what)
     try:

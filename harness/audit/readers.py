@@ -29,8 +29,8 @@ class ConfigError(ValueError):
 
 
 def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
-    """The UTF-8 text of regular file ``path`` (at most ``limit`` bytes). Raises ``ConfigError``
-    (not a regular file, too large, unreadable, not UTF-8) or ``FileNotFoundError``."""
+    """The UTF-8 text of regular file ``path``, at most ``limit`` bytes. Raises ``ConfigError`` or
+    ``FileNotFoundError``."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -140,8 +140,7 @@ _QUOTED = re.compile(r"'<[a-z ]+>'|'[^'\n]*'|\"[^\"\n]*\"")
 
 
 def _unquoted(message: str) -> str:
-    """A parser's message with every quoted piece of the file replaced by ``'…'`` (the parser's
-    own ``'<token>'`` names are kept: ``expected '<document start>'``)."""
+    """A parser's message with every quoted piece of the file replaced by ``'…'`` (its own ``'<token>'`` names kept)."""
     return _QUOTED.sub(lambda m: m.group(0) if m.group(0).startswith("'<") else "'…'", message)
 
 
@@ -159,8 +158,7 @@ def brief(value: object, limit: int = 40) -> str:
 
 
 def load(path: Path, kind: str) -> object:
-    """Read and parse ``path`` as ``kind`` (``json``, ``toml`` or ``yaml``). Raises
-    ``FileNotFoundError`` when absent, ``ConfigError`` when present and unreadable."""
+    """Read and parse ``path`` as ``kind``. Raises ``FileNotFoundError`` when absent, ``ConfigError`` when unreadable."""
     limit = {"yaml": MAX_YAML_BYTES, "toml": MAX_TOML_BYTES}.get(kind, MAX_CONFIG_BYTES)
     text = read_text(path, limit)
     parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[kind]

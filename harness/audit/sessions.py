@@ -19,8 +19,7 @@ SCOPE_ORDER = {"claude-code": ("local", "project", "user"),
 
 @dataclass
 class Session:
-    """``members``: entries the session loads; ``excluded``: ``(entry, why)`` for entries it does not (disabled,
-    shadowed, suppressed by the managed file, denied)."""
+    """What a session loads (``members``) and what it does not, with why (``excluded``)."""
 
     client: str | None
     label: str

@@ -58,8 +58,7 @@ def load_shape(source: str | Path | None = None, root: Path | None = None) -> di
 
 
 def load_usable(source: str | Path) -> dict:
-    """:func:`load_shape`, and :class:`~harness.audit.published.Unavailable` as well when the
-    baseline holds no measured tools (nothing can be placed against it)."""
+    """:func:`load_shape`, refusing (``Unavailable``) a baseline with no measured tools."""
     shape = load_shape(source)
     if any(shape["metrics"][m] is None for m in METRICS):
         raise published.Unavailable("tool-shape baseline", str(source), "it holds no measured tools to compare against")
@@ -74,8 +73,7 @@ def _counts(tool: object) -> tuple[int, int, int] | None:
 
 
 def place(shape: dict[str, Any], tools: Sequence[Mapping[str, Any]]) -> list[Placement]:
-    """A placement for every tool with three whole counts (a record's per-tool diagnostics), in
-    order. Raises :class:`NoBaseline` when the baseline's tables are empty."""
+    """A placement for every tool with three whole counts, in order. Raises :class:`NoBaseline` on empty tables."""
     tables = [shape["metrics"][m] for m in METRICS]
     if any(t is None for t in tables):
         raise NoBaseline("the tool-shape baseline holds no measured tools to compare against")

@@ -54,8 +54,7 @@ Rule = Callable[[str], Trust]
 
 
 def rule_for(client: str, scope: str, layout) -> Rule | None:
-    """The decision function for entries of ``client``'s file at ``scope`` (``None``: a file of the user's own — no
-    approval needed)."""
+    """The decision function for ``client``'s entries at ``scope`` (``None``: the user's own file)."""
     if scope not in PROJECT_SCOPES:
         return None
     opted = getattr(layout, "trust_project", False)

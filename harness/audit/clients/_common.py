@@ -35,8 +35,7 @@ SYNTAXES = {
 
 @dataclass
 class Expander:
-    """Expands one client's references. ``environ``: where values come from (default
-    ``os.environ``); ``context``: values of client variables such as ``workspaceFolder``."""
+    """Expands one client's references from ``environ`` and the client's own ``context`` variables."""
 
     syntax: str
     environ: Mapping[str, str] | None = None
@@ -45,8 +44,7 @@ class Expander:
     used: list[str] = field(default_factory=list)
 
     def expand(self, text: str, where: str) -> tuple[str, bool]:
-        """``(expanded text, complete)``; ``complete`` is false when a reference was left
-        unevaluated (it stays in the text as written and is recorded under ``where``)."""
+        """``(expanded text, complete)``; an unevaluated reference stays as written and is recorded under ``where``."""
         pattern = SYNTAXES[self.syntax]
         if pattern is None or not isinstance(text, str):
             return text, True
@@ -86,8 +84,7 @@ MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not
 
 @dataclass(frozen=True)
 class Layout:
-    """Where discovery looks: ``home`` and ``cwd`` (resolved), the ``platform`` (``linux``, ``darwin``, ``win32``),
-    ``appdata`` (Windows' roaming profile) and ``environ`` (expansion values; default ``os.environ``)."""
+    """Where discovery looks: home, cwd, platform, Windows' ``appdata`` and the expansion ``environ``."""
 
     home: Path
     cwd: Path
@@ -159,8 +156,7 @@ class Context:
 
     @cached_property
     def trust(self) -> Rule | None:
-        """The client's approval rule for this file's entries (``None``: the user's own file, or
-        one the user named with ``--config``)."""
+        """The client's approval rule for this file (``None``: the user's own file, or a ``--config`` one)."""
         if resolved(Path(self.source)) in self.layout.named:
             return None
         return rule_for(self.client, self.scope, self.layout)
@@ -169,8 +165,7 @@ class Context:
         return self.trust(name) if self.trust else None
 
     def expander(self, syntax: str, verdict: Trust | None = None) -> Expander:
-        """An expander for this file; an entry the user has not approved gets no value from the
-        caller's environment (its references stay unevaluated)."""
+        """An expander for this file; an unapproved entry gets no value from the caller's environment."""
         context = workspace_context(str(self.workspace or self.layout.cwd), str(self.layout.home))
         environ = {} if verdict is not None and verdict.blocks else self.layout.environ
         return Expander(syntax, environ=environ, context=context)
