@@ -52,7 +52,7 @@ def build(script: str, cwd: Path, environ: Mapping[str, str]) -> str:
 
 def repository_root(path: Path) -> Path:
     """The work tree root of the git repository holding ``path``. Raises :class:`BaseError`."""
-    import git
+    import git  # GitPython is slow to import; only a base comparison needs it
 
     try:
         root = git.Repo(path, search_parent_directories=True).working_tree_dir
@@ -66,7 +66,7 @@ def repository_root(path: Path) -> Path:
 @contextlib.contextmanager
 def worktree(root: Path, commit: str) -> Iterator[Path]:
     """The work tree of ``commit`` in a temporary folder, removed afterwards."""
-    import git
+    import git  # GitPython is slow to import; only a base comparison needs it
 
     repo = git.Repo(root)
     with repo.git.custom_environment(**TRUSTED):

@@ -35,7 +35,7 @@ class GitHub:
     """A client for one repository's issue comments, authenticated with ``token``."""
 
     def __init__(self, token: str, environ: Mapping[str, str]):
-        import requests
+        import requests  # loaded only when a comment is posted
 
         self.api = (environ.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/")
         self.graphql_url = environ.get("GITHUB_GRAPHQL_URL") or f"{self.api}/graphql"
@@ -44,7 +44,7 @@ class GitHub:
                                      "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "mcp-context-cost"})
 
     def _call(self, method: str, url: str, payload: dict | None = None) -> object:
-        import requests
+        import requests  # loaded only when a comment is posted
 
         path = url.removeprefix(self.api)
         ends = time.monotonic() + DEADLINE_SECONDS

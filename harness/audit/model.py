@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from harness.audit.trust import OPTED_IN, Trust
@@ -88,6 +89,4 @@ class ConfigFile:
 
 
 def _quote(arg: str) -> str:
-    import shlex
-
     return shlex.quote(arg) if arg else "''"

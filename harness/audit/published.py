@@ -6,6 +6,7 @@ Public: ``lookup``, ``Lookup``, ``Unavailable``, ``shown``, ``default_source``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,9 +104,7 @@ def _local(path: str, what: str) -> bytes:
 
 
 def _fetch(url: str, what: str) -> bytes:
-    import time
-
-    import requests
+    import requests  # loaded only when a source is a URL
 
     started = time.monotonic()
     try:

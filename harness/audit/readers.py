@@ -70,7 +70,7 @@ def parse_json(text: str, where: str) -> object:
     if len(text.encode("utf-8")) > MAX_JSON5_BYTES:
         raise ConfigError(f"{where}: not valid JSON ({first}); files over {MAX_JSON5_BYTES:,} bytes are only read as "
                           "strict JSON")
-    import json5
+    import json5  # loaded only when strict JSON fails
 
     try:
         return json5.loads(text)
@@ -99,7 +99,7 @@ def parse_toml(text: str, where: str) -> dict:
 def parse_yaml(text: str, where: str) -> object:
     """YAML via PyYAML's safe loader within the ``MAX_YAML_*`` bounds (``harness.util.yamlsafe``). Raises
     ``ConfigError``."""
-    import yaml
+    import yaml  # loaded only for a YAML config
 
 
     class Loader(yamlsafe.BoundedLoader):
