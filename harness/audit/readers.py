@@ -10,6 +10,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import yaml
+
 from harness.util import yamlsafe
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
@@ -99,9 +101,6 @@ def parse_toml(text: str, where: str) -> dict:
 def parse_yaml(text: str, where: str) -> object:
     """YAML via PyYAML's safe loader within the ``MAX_YAML_*`` bounds (``harness.util.yamlsafe``). Raises
     ``ConfigError``."""
-    import yaml  # loaded only for a YAML config
-
-
     class Loader(yamlsafe.BoundedLoader):
         aliases = 0
 
