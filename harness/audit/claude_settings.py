@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.audit import readers
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from harness.audit.trust import managed_dir
 from harness.audit.model import ABSENT, READ, UNREADABLE
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from harness.audit import readers
 from harness.audit.clients import MODULES, codex_cli, continue_dev, goose, zed
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ABSENT, HTTP, READ, UNREADABLE, ConfigFile
 
 UNKNOWN = "unknown"
 # A file of unknown client in the common ``name → entry`` shape: every documented URL key is read,
-# and every ``${…}`` reference stays unevaluated (harness.audit.clients._common, syntax "unknown").
+# and every ``${…}`` reference stays unevaluated (harness.audit.clients.config_format, syntax "unknown").
 GENERIC = Shape(url_keys=(("url", HTTP), ("serverUrl", HTTP), ("httpUrl", HTTP)), disabled_key="disabled",
                 always_load=True, syntax="unknown")
 

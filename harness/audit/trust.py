@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.audit import readers
 
 if TYPE_CHECKING:  # Layout lives with the clients, which import this module
-    from harness.audit.clients._common import Layout
+    from harness.audit.clients.config_format import Layout
 
 TRUST_FLAG = "--trust-project"
 APPROVED, OPTED_IN, NOT_APPROVED, REJECTED = "approved", "opted-in", "not-approved", "rejected"

@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.audit import changed, claude_settings, discovery, identity, measuring, published, render_markdown, render_text
 from harness.audit import gates as gates_mod
 from harness.audit import posture, sessions, suggest, trust
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from harness.audit.gates import load_baseline, parse_increase
 from harness.audit.policy import read_policy
 from harness.audit.render_text import Running

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from harness.audit import discovery, readers, sessions
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS
 

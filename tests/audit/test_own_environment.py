@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from harness.audit import discovery, identity, measuring
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from harness.probe.measure import measure
 from tests.audit.conftest import approve_project, run_audit
 from tests.conftest import FIXTURE_SERVERS

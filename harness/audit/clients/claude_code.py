@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, entries_from_map
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, entries_from_map
 from harness.audit.model import HTTP, SSE, ConfigFile
 from harness.audit.trust import managed_dir
 

@@ -5,7 +5,7 @@ Source: ``DOCS``, confirmed through pages quoting it; the Linux path (community 
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "claude-desktop"

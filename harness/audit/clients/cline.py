@@ -5,7 +5,7 @@ Source: ``DOCS``; the page names no path, so both paths are confirmed only throu
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "cline"

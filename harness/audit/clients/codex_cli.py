@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, table
 from harness.audit.model import HTTP, ConfigFile
 
 CLIENT = "codex-cli"

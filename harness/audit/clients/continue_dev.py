@@ -9,7 +9,7 @@ import os
 from itertools import islice
 from pathlib import Path
 
-from harness.audit.clients._common import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
+from harness.audit.clients.config_format import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
 from harness.audit.model import ConfigFile
 
 CLIENT = "continue"

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import HTTP, SSE, ConfigFile
 
 CLIENT = "gemini-cli"

@@ -5,7 +5,7 @@ Source: ``DOCS``. ``env_keys`` values live in goose's secret store, never in han
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import BUILTIN, HTTP, SSE, STDIO, ConfigFile
 
 CLIENT = "goose"

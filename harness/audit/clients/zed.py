@@ -5,7 +5,7 @@ Source: ``DOCS``. Extension servers run inside Zed and are listed as not measura
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import EXTENSION, ConfigFile
 
 CLIENT = "zed"

@@ -1,4 +1,4 @@
-"""What the client modules share: ``Layout`` (where to look), ``Candidate``, ``Shape`` (a client's key names),
+"""A client config format: ``Layout`` (where to look), ``Candidate``, ``Shape`` (a client's key names),
 the ``Expander`` of variable references per client syntax, and the entry builders for the common
 ``name → {command, args, env, url, …}`` shape. Expansion rule: docs/AUDIT.md, "What it reads".
 """
