@@ -1,0 +1,2 @@
+"""The GitHub Action (docs/ACTION.md): ``main`` runs it; ``entrypoint.py`` at the repository root calls it."""
+

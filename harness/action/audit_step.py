@@ -1,19 +1,6 @@
-"""The GitHub Action's ``config:`` input: audit client config files with the same gates.
+"""The Action's ``config`` input: ``mcp-context-cost audit`` over the named config files, in a child process, same gates.
 
-``harness.action.main`` hands over here when ``config`` is set. The audit runs as
-``mcp-context-cost audit --no-discover --config PATH… [--budget] [--baseline --max-increase]
-[--changed | --index=SOURCE] [--suggest | --tool-shape=SOURCE]`` in a child process whose working
-directory is the input ``working-directory`` (so report paths are relative to it and a base-branch
-report made in another checkout pairs with this one), writes
-``<working-directory>/.mcp-context-cost/audit.json``, prints its text report to the log with
-workflow commands switched off, and appends its Markdown report to the job summary.
-
-Outputs: ``status`` (``audited`` when every gate passed, ``failed`` when a gate failed — a
-``changed``/``suggest`` check whose published file could not be read included — or nothing could
-be measured, ``error`` for bad input), ``tokens`` (the costliest session's total when it is
-an exact figure, else ''), ``audit-report-path``. Exit code: 0 passed, 1 otherwise. Which client
-reads a file named with ``config`` is not knowable from the file, so no ``${…}`` reference in it is
-evaluated (methodology, §Where the cost is paid in full).
+Public: ``run_audit_step``. Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations
@@ -26,11 +13,11 @@ from typing import TextIO
 
 from harness.action import github
 from harness.action.inputs import OUTPUT_DIR, Inputs
+from harness.pages.text import md
 
 
 def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO, outputs: dict, finish) -> int:
-    """Run the audit for the Action; ``finish(environ, outputs, markdown, code)`` writes outputs
-    and the summary. Returns the step's exit code."""
+    """Run the audit for the Action; ``finish`` writes the outputs and summary. Returns the exit code."""
     folder = inputs.working_directory / OUTPUT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     report_path, markdown_path = folder / "audit.json", folder / "audit.md"
@@ -68,6 +55,4 @@ def run_audit_step(inputs: Inputs, environ: MutableMapping[str, str], out: TextI
 
 
 def _plain(text: str) -> str:
-    from harness.pages.text import md
-
     return md(text, 500)

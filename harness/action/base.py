@@ -1,15 +1,6 @@
-"""The comparison's other side: the pull request's base commit, built and measured like the head.
+"""The pull request's base commit, checked out in a worktree outside the workspace, built and measured like the head.
 
-The base commit is checked out in a git worktree in a temporary folder (outside the workspace),
-``build`` runs there as it ran in the working directory, and the server is launched with the same
-command — every occurrence of the repository's root in its arguments pointing into the worktree
-instead, so ``node /github/workspace/dist/index.js`` measures the base's ``dist/index.js``. A
-commit missing from a shallow checkout is fetched once (depth 1); when that fails the comparison
-is not made and the reason is said (``actions/checkout`` with ``fetch-depth: 0`` avoids it).
-
-``build`` runs with ``bash -e`` in its own process group, its output kept to the last
-``MAX_BUILD_LOG`` bytes, killed with its children after ``BUILD_TIMEOUT_SECONDS``; it gets the
-step's environment without the Action's inputs (the comment token is one of them).
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations
@@ -61,18 +52,21 @@ def build(script: str, cwd: Path, environ: Mapping[str, str]) -> str:
 
 def repository_root(path: Path) -> Path:
     """The work tree root of the git repository holding ``path``. Raises :class:`BaseError`."""
-    import git
+    import git  # GitPython is slow to import; only a base comparison needs it
 
     try:
-        return Path(git.Repo(path, search_parent_directories=True).working_tree_dir).resolve()
-    except (git.exc.GitError, TypeError) as exc:
+        root = git.Repo(path, search_parent_directories=True).working_tree_dir
+    except git.exc.GitError as exc:
         raise BaseError(f"the working directory is not in a git repository ({type(exc).__name__})") from None
+    if root is None:  # a bare repository
+        raise BaseError("the working directory is not in a git repository (no work tree)")
+    return Path(root).resolve()
 
 
 @contextlib.contextmanager
 def worktree(root: Path, commit: str) -> Iterator[Path]:
     """The work tree of ``commit`` in a temporary folder, removed afterwards."""
-    import git
+    import git  # GitPython is slow to import; only a base comparison needs it
 
     repo = git.Repo(root)
     with repo.git.custom_environment(**TRUSTED):
@@ -102,9 +96,8 @@ def worktree(root: Path, commit: str) -> Iterator[Path]:
 
 
 def repoint(command: str, root: Path, tree: Path) -> str:
-    """``command`` with every occurrence of ``root`` in an argument replaced by ``tree``. Raises
-    :class:`BaseError` when such an argument is a path that, in the base commit, resolves outside
-    the worktree (a symbolic link there)."""
+    """``command`` with ``root`` in its arguments replaced by ``tree``; :class:`BaseError` when such a path leaves the
+    worktree."""
     args = [arg.replace(str(root), str(tree)) for arg in shlex.split(command)]
     for arg in args:
         if arg.startswith(str(tree)):
@@ -113,8 +106,7 @@ def repoint(command: str, root: Path, tree: Path) -> str:
 
 
 def relocate(path: Path, root: Path, tree: Path) -> Path:
-    """``path`` (inside ``root``) at the same place inside ``tree``. Raises :class:`BaseError`
-    when, in the base commit, it resolves outside the worktree (a symbolic link there)."""
+    """``path`` (inside ``root``) at the same place in ``tree``; :class:`BaseError` when it leaves the worktree."""
     return _inside(tree / path.resolve().relative_to(root), tree, "the working directory")
 
 

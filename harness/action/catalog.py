@@ -1,16 +1,5 @@
-"""Catalog helpers for the repository's own workflows.
-
-    python -m harness.action.catalog changed --base BASE.yaml --head servers.yaml
-        Names of the head catalog's entries that are new or differ from the base's entry of the
-        same name, one per line, in head order. The head must be a valid catalog (exit 2 with the
-        catalog errors otherwise). A missing, empty or unparsable base counts as having no entries,
-        so every head entry is listed (a note on stderr says why).
-
-    python -m harness.action.catalog reference servers.yaml
-        The name of the catalog's reference server (exit 1 when it declares none).
-
-Entries are compared as parsed YAML mappings, so a reformatted entry is not "changed", and a
-changed ``notes`` field is (the workflow measures it again; that is cheap and never wrong).
+"""Catalog helpers for this repository's workflows: ``changed --base B --head H`` lists entries new or different
+(as parsed YAML; an unreadable base has none); ``reference CATALOG`` names the reference server.
 """
 
 from __future__ import annotations
@@ -26,9 +15,7 @@ from harness.util import untrusted, yamlsafe
 
 
 def changed_entries(base_text: str | None, head_path: Path) -> list[str]:
-    """Names of entries in ``head_path`` that are absent from, or differ from, ``base_text``.
-
-    Raises ``CatalogError`` when the head catalog is invalid."""
+    """Names of ``head_path``'s entries absent from or different in ``base_text``. Raises ``CatalogError``."""
     load_catalog(head_path)  # validates: names are unique slugs from here on
     head = _entries(yamlsafe.load(yamlsafe.read_text(head_path, BOUNDS.max_bytes), BOUNDS))
     base = _entries(_lenient(base_text))

@@ -1,20 +1,6 @@
-"""The pull-request comment: what this change costs, tool by tool, rendered from two records.
+"""The pull-request comment, rendered from the head and base records alone, and the artifact that carries them.
 
-:func:`render` turns the base and head records (``measurement.json``) into the comment's Markdown:
-the hidden marker (``ghapi.MARKER``) first, then the total and per-session change, a table of the
-added, removed and changed tools with the fields that changed (description, inputSchema,
-outputSchema, annotations, ...), the compatibility notes of the head record when it has any, the
-tool-shape advice for the changed tools, and the badge. A change that leaves the tool list
-byte-identical is said in one line. Everything a server chose passes through
-:func:`harness.action.summary.text` (``harness.util.untrusted`` underneath): no Markdown, HTML,
-mention or marker of its own survives. The body is bounded (``MAX_BODY_CHARS``, under GitHub's
-65,536).
-
-The artifact (:func:`write_artifact`, :func:`load_artifact`) is what a measurement run leaves for
-the ``workflow_run`` workflow that posts the comment: ``pull-request.json`` (number, commits,
-repository) and the two records. Loading it validates both records against the schema and
-re-derives their numbers from their captures (``harness.core.rederive``); the comment is rendered
-from the records alone, never from text the measurement run wrote.
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations
@@ -23,12 +9,18 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass
+from typing import cast
 from pathlib import Path
 
 from harness.action import event
-from harness.action.changes import ToolDelta, tool_deltas
-from harness.action.ghapi import MARKER
 from harness.action import summary
+from harness.action.comparison import ToolDelta, counted, tool_deltas
+from harness.action.ghapi import MARKER
+from harness.audit.suggest import markdown
+from harness.core.jsparse import parse
+from harness.core.record import Record
+from harness.core.rederive import NotARecord, rederive
+from harness.pages.badge import badge_for
 from harness.util import atomic, bounded, schemas
 
 # GitHub links some plain text after rendering Markdown, where a backslash escape no longer shows:
@@ -48,24 +40,22 @@ class ArtifactError(ValueError):
 
 @dataclass(frozen=True)
 class Artifact:
-    """A loaded comment artifact: the pull request and the head and base records (base ``None``
-    when the run had nothing to compare with)."""
+    """A loaded comment artifact (``base`` is ``None`` when the run had nothing to compare with)."""
 
     pull: dict
-    head: dict
-    base: dict | None
+    head: Record
+    base: Record | None
 
 
 def text(value: object) -> str:
-    """``value`` as inert text in a comment: :func:`harness.action.summary.text` (one line, no
-    control character, every punctuation mark escaped), then nothing GitHub would link later."""
+    """``value`` as inert comment text: :func:`harness.action.summary.text`, then nothing GitHub would link later."""
     escaped = summary.text(value)
     for before, after in _LINKED_LATER.items():
         escaped = escaped.replace(before, after)
     return _GH_REFERENCE.sub("\\1\u2060", escaped)
 
 
-def render(head: dict, base: dict | None, base_label: str, *, base_problem: str | None = None,
+def render(head: Record, base: Record | None, base_label: str, *, base_problem: str | None = None,
            tool_shape: str | None = None) -> str:
     """The comment's Markdown for ``head`` against ``base`` (``None``: no comparison, and
     ``base_problem`` says why)."""
@@ -91,14 +81,15 @@ def render(head: dict, base: dict | None, base_label: str, *, base_problem: str 
     return _finish(lines, head)
 
 
-def _totals(base: dict, head: dict, label: str) -> list[str]:
-    before, after = base["totalTokens"], head["totalTokens"]
+def _totals(base: Record, head: Record, label: str) -> list[str]:
+    before, after = counted(base["totalTokens"]), counted(head["totalTokens"])
+    tools_before, tools_after = counted(base["toolCount"]), counted(head["toolCount"])
     delta = after - before
     pct = "" if before == 0 else f" ({100 * delta / before:+.1f}%)"
     word = "heavier" if delta > 0 else "lighter" if delta < 0 else "the same size"
     return ["| | " + text(label) + " | this commit | change |", "|---|---|---|---|",
             f"| tokens (o200k_base) | {before:,} | {after:,} | **{delta:+,}**{pct} |",
-            f"| tools | {base['toolCount']} | {head['toolCount']} | {head['toolCount'] - base['toolCount']:+,} |", "",
+            f"| tools | {tools_before} | {tools_after} | {tools_after - tools_before:+,} |", "",
             f"Every session that loads this server starts **{abs(delta):,} tokens {word}**." if delta else
             "Every session that loads this server pays the same number of tokens.", ""]
 
@@ -124,39 +115,35 @@ def _signed(change) -> str:
     return f"({change.delta:+,})"
 
 
-def _advice(head: dict, deltas: list[ToolDelta], source: str | None) -> list[str]:
-    from harness.audit.suggest import markdown
-
+def _advice(head: Record, deltas: list[ToolDelta], source: str | None) -> list[str]:
     changed = {d.name for d in deltas if d.kind != "removed"}
     rows = [t for t in head.get("tools") or [] if str(t["name"]) in changed]
     section = markdown(rows, source, text, limit=MAX_TOOL_ROWS)
     return [line.replace("### Tool shape", "#### Tool shape of the changed tools") for line in section]
 
 
-def _compatibility(record: dict) -> list[str]:
+def _compatibility(record: Record) -> list[str]:
     notes = record.get("compatibility")
     if not notes:
         return []
     items = notes if isinstance(notes, list) else [notes]
     lines = ["#### Compatibility", ""]
     for item in items[:MAX_TOOL_ROWS]:
-        if isinstance(item, dict):
-            item = "; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in item.items())
-        lines.append(f"- {text(item)}")
+        shown = ("; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in item.items())
+                 if isinstance(item, dict) else item)
+        lines.append(f"- {text(shown)}")
     return lines + [""]
 
 
-def badge_markdown(record: dict) -> str:
+def badge_markdown(record: Record) -> str:
     """The record's badge as a shields.io static image (label, message and colour are ours)."""
-    from harness.pages.badge import badge_for
-
     badge = badge_for(record["status"], record.get("totalTokens"))
     parts = [urllib.parse.quote(str(badge[k]).replace("-", "--").replace("_", "__"), safe="")
              for k in ("label", "message", "color")]
     return f"![{text(badge['label'])}: {text(badge['message'])}](https://img.shields.io/badge/{'-'.join(parts)})"
 
 
-def _finish(lines: list[str], head: dict) -> str:
+def _finish(lines: list[str], head: Record) -> str:
     lines += [badge_markdown(head), "",
               "<sub>Measured by mcp-context-cost: the o200k_base tokens of the canonical tools/list "
               "(re-derivable from the record in the job's artifact).</sub>"]
@@ -206,17 +193,15 @@ def _pull(path: Path) -> dict:
     return pull
 
 
-def _record(path: Path) -> dict:
-    from harness.core.jsparse import parse
-    from harness.core.rederive import NotARecord, rederive
-
+def _record(path: Path) -> Record:
     if path.is_symlink():
         raise ArtifactError(f"{path.name}: a symbolic link, not a record")
     try:
-        record = parse(bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8"))
-        schemas.check("measurement", record, where=path.name)
+        parsed = parse(bounded.read_regular(path, bounded.MAX_RECORD_BYTES).decode("utf-8"))
+        schemas.check("measurement", parsed, where=path.name)
     except (OSError, ValueError, RecursionError) as exc:  # SchemaViolation, TooLarge, WireJSONError: ValueErrors
         raise ArtifactError(f"{path.name}: not a valid measurement record ({str(exc)[:300]})") from None
+    record = cast(Record, parsed)  # the schema check above makes it one
     if record.get("totalTokens") is not None:  # a status without a number has nothing to re-derive
         try:
             check = rederive(record)
@@ -226,7 +211,7 @@ def _record(path: Path) -> dict:
             raise ArtifactError(f"{path.name}: its numbers do not re-derive from its capture "
                                 f"({', '.join(check.mismatches)} differ)")
     # The capture keeps JSON.parse's floats: canonical JSON of a float is JavaScript's.
-    return {k: v if k == "rawToolsCapture" else _integers(v) for k, v in record.items()}
+    return cast(Record, {k: v if k == "rawToolsCapture" else _integers(v) for k, v in record.items()})
 
 
 def _integers(value: object) -> object:

@@ -1,9 +1,4 @@
-"""The event that started the workflow run (``GITHUB_EVENT_PATH``), as far as the Action needs it.
-
-The event file is written by the runner, but its pull-request fields (title, branch names, the
-head repository) are chosen by whoever opened the pull request: it is read bounded and
-regular-only, and only numbers, commit SHAs and repository names are taken from it, each checked
-for its shape.
+"""The workflow run's event (``GITHUB_EVENT_PATH``), read bounded; only numbers, SHAs and repository names are taken.
 """
 
 from __future__ import annotations
@@ -12,6 +7,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from harness.util import bounded
 
@@ -27,8 +23,7 @@ class EventError(ValueError):
 
 @dataclass(frozen=True)
 class PullRequest:
-    """A pull request: its ``number``, the base and head commit SHAs, the repository it is opened
-    against (``repository``) and the one its head is in (``head_repository``)."""
+    """A pull request: number, base and head SHAs, its repository and the head's."""
 
     number: int
     base_sha: str
@@ -62,7 +57,7 @@ def pull_request(environ: Mapping[str, str]) -> PullRequest | None:
     return pull_request_from(load(environ).get("pull_request"))
 
 
-def pull_request_from(value: object) -> PullRequest:
+def pull_request_from(value: Any) -> PullRequest:
     """A :class:`PullRequest` from an API or event ``pull_request`` object. Raises :class:`EventError`."""
     try:
         base, head = value["base"], value["head"]

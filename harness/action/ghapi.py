@@ -1,16 +1,6 @@
-"""The few GitHub API calls the pull-request comment needs, over ``requests``.
+"""The GitHub API calls the pull-request comment needs, bounded in time and size; ``keep_current`` updates ours.
 
-REST under ``GITHUB_API_URL`` (default ``https://api.github.com``; GitHub Enterprise Server sets
-its own) and GraphQL under ``GITHUB_GRAPHQL_URL`` (default: the REST root + ``/graphql``). Every
-call has a per-operation timeout and an overall deadline, every reply a size bound; listing
-comments stops after ``MAX_PAGES`` pages; a redirect is not followed (the token goes to the host
-named, nowhere else). Whatever a reply holds — an error status, too deep or not JSON, a field of
-the wrong type — is :class:`ApiError` with the method, path and status, never the token.
-
-:func:`keep_current` is the comment's life cycle: the newest comment of ours (a bot's comment
-whose body starts with the hidden marker) is updated in place, or one is created; every older one
-of ours is minimized as outdated (GraphQL ``minimizeComment``; one that fails is counted, the
-comment itself stands). A person's comment that quotes the marker is never touched.
+Rule: docs/ACTION.md, "Pull requests: the comparison and the comment".
 """
 
 from __future__ import annotations
@@ -33,9 +23,7 @@ class ApiError(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What :func:`keep_current` did: ``action`` is ``created`` or ``updated``, ``url`` the
-    comment's address, ``minimized`` the number of older comments collapsed, ``not_minimized``
-    the number that could not be."""
+    """What :func:`keep_current` did: ``created`` or ``updated``, the URL, and older comments collapsed or not."""
 
     action: str
     url: str
@@ -47,7 +35,7 @@ class GitHub:
     """A client for one repository's issue comments, authenticated with ``token``."""
 
     def __init__(self, token: str, environ: Mapping[str, str]):
-        import requests
+        import requests  # loaded only when a comment is posted
 
         self.api = (environ.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/")
         self.graphql_url = environ.get("GITHUB_GRAPHQL_URL") or f"{self.api}/graphql"
@@ -56,7 +44,7 @@ class GitHub:
                                      "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "mcp-context-cost"})
 
     def _call(self, method: str, url: str, payload: dict | None = None) -> object:
-        import requests
+        import requests  # loaded only when a comment is posted
 
         path = url.removeprefix(self.api)
         ends = time.monotonic() + DEADLINE_SECONDS
@@ -97,10 +85,10 @@ class GitHub:
                 break
         return found
 
-    def create(self, repo: str, number: int, body: str) -> dict:
+    def create(self, repo: str, number: int, body: str) -> object:
         return self._call("POST", f"{self.api}/repos/{repo}/issues/{number}/comments", {"body": body})
 
-    def update(self, repo: str, comment_id: int, body: str) -> dict:
+    def update(self, repo: str, comment_id: int, body: str) -> object:
         return self._call("PATCH", f"{self.api}/repos/{repo}/issues/comments/{comment_id}", {"body": body})
 
     def minimize(self, node_id: str) -> None:
@@ -112,9 +100,9 @@ class GitHub:
 
 
 def ours(comment: dict) -> bool:
-    """A comment this Action wrote: by a bot, its body starting with the marker (and with the
-    ``id``, ``node_id`` and ``created_at`` a comment has)."""
-    user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+    """A comment this Action wrote: by a bot, starting with the marker, with the fields a comment has."""
+    user = comment.get("user")
+    user = user if isinstance(user, dict) else {}
     body, number = comment.get("body"), comment.get("id")
     return (user.get("type") == "Bot" and isinstance(body, str) and body.startswith(MARKER)
             and isinstance(number, int) and not isinstance(number, bool) and number > 0
@@ -122,8 +110,7 @@ def ours(comment: dict) -> bool:
 
 
 def keep_current(github: GitHub, repo: str, number: int, body: str) -> Outcome:
-    """Update the newest comment of ours on pull request ``number`` to ``body`` (or create one),
-    then minimize every older one of ours."""
+    """Update our newest comment on pull request ``number`` (or create one), then minimize our older ones."""
     mine = sorted((c for c in github.comments(repo, number) if ours(c)), key=lambda c: (c["created_at"], c["id"]))
     if mine:
         newest = mine[-1]

@@ -1,23 +1,6 @@
-"""Talking to the GitHub Actions runner: workflow commands, step outputs, the job summary.
+"""Talking to the Actions runner: workflow commands, step outputs and the job summary, every value escaped.
 
-Workflow commands are lines on stdout (``::error title=T::message``). The runner reads a command
-at the start of a line (``::``) and, in the legacy form, anywhere in one (``##[``), so escaping is
-what keeps a message on one line and keeps text a server chose (a tool name, a note, a stderr
-line) from being read as a command of its own. Every message and property value first passes
-through ``harness.util.untrusted.escape`` (control and bidi characters shown as visible escapes,
-lone surrogates too, ``##[`` broken), then the runner's own escaping:
-
-* data (the message after ``::``): ``%`` → ``%25``, ``\\r`` → ``%0D``, ``\\n`` → ``%0A``;
-* property values (``title=…``, ``file=…``): the same, plus ``:`` → ``%3A`` and ``,`` → ``%2C``.
-
-Plain log text that may contain untrusted lines is printed line by line through
-``untrusted.line`` between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token.
-
-Outputs go to the file named by ``GITHUB_OUTPUT`` in the multiline-safe form
-``name<<DELIMITER`` / value / ``DELIMITER``, with a random delimiter that does not occur in the
-value. The job summary is Markdown appended to the file named by ``GITHUB_STEP_SUMMARY``. Neither
-write fails on text that is not valid Unicode (issue #9): a string the OS decoded with
-``surrogateescape`` gets its original bytes back, any other lone surrogate a ``\\udxxx`` escape.
+Rule: docs/SECURITY.md, "Output: terminals, CI logs, published files".
 """
 
 from __future__ import annotations
@@ -76,8 +59,7 @@ def format_outputs(values: Mapping[str, str]) -> str:
 
 
 def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
-    """Append ``values`` to the ``GITHUB_OUTPUT`` file at ``path``; nothing when ``path`` is empty
-    (a local run). Raises ``OSError`` when the file cannot be written."""
+    """Append ``values`` to ``GITHUB_OUTPUT`` at ``path`` (nothing when empty). Raises ``OSError``."""
     if path:
         with open(path, "ab") as handle:
             handle.write(_encode(format_outputs(values)))
@@ -91,8 +73,7 @@ def append_summary(path: str | None, markdown: str) -> None:
 
 
 def relative_to_workspace(path: Path, workspace: Path) -> str:
-    """``path`` as later steps should see it: relative to the workspace when inside it (the
-    container action mounts the workspace at another absolute path than the runner's), else as is."""
+    """``path`` relative to the workspace when inside it (the container mounts it elsewhere), else as is."""
     try:
         return Path(path).resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
@@ -105,7 +86,9 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", _LONE_SURROGATES)
 
 
-def _lone_surrogates(error: UnicodeEncodeError) -> tuple[bytes, int]:
+def _lone_surrogates(error: UnicodeError) -> tuple[bytes, int]:
+    if not isinstance(error, UnicodeEncodeError):  # registered for encoding only
+        raise error
     out = bytearray()
     for char in error.object[error.start:error.end]:
         code = ord(char)

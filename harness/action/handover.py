@@ -1,14 +1,5 @@
-"""The Action's credentials, out of reach of everything it launches.
-
-The step's environment holds the comment token (input ``github-token``, by default the job's
-token) and, in a container action, the runner's own ``ACTIONS_*`` tokens (artifact and cache
-service, OIDC). Deleting a variable from ``os.environ`` does not erase it from
-``/proc/<pid>/environ``, which shows the environment a process started with to every process of
-the same user — the ``build`` script and the measured server among them. So :func:`restart`
-starts the entry point again (``execve``, same pid) with none of these variables, the comment
-token handed over through a pipe; :func:`received` reads it back. The harness then also makes
-itself non-dumpable, which closes ``/proc/<pid>/mem`` and ptrace to same-user processes without
-``CAP_SYS_PTRACE`` (root in a default container lacks it).
+"""The Action's tokens out of reach of what it launches: ``restart`` re-executes without them, ``received`` reads
+the comment token back from a pipe. Rule: docs/ACTION.md, "Secrets and forks".
 """
 
 from __future__ import annotations
@@ -16,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, MutableMapping
+from harness.probe.reaper import PRCTL
 
 TOKEN_INPUT = "INPUT_GITHUB_TOKEN"
 FD_VARIABLE = "MCP_CONTEXT_COST_TOKEN_FD"
@@ -27,16 +19,13 @@ PR_SET_DUMPABLE = 4
 
 
 def secret_names(environ: Mapping[str, str]) -> list[str]:
-    """The variables of ``environ`` that no launched process may read: the token input under
-    either spelling (``INPUT_GITHUB-TOKEN``, ``INPUT_GITHUB_TOKEN``) and :data:`RUNNER_SECRETS`.
-    (A ``GITHUB_TOKEN`` the workflow set is its own: it may be declared in ``env`` for the server.)"""
+    """The variables no launched process may read: the token input (either spelling) and :data:`RUNNER_SECRETS`."""
     return [k for k in environ if k.upper().replace("-", "_") == TOKEN_INPUT or k in RUNNER_SECRETS]
 
 
 def restart() -> None:
-    """When this process's environment holds a secret, start this program again without them
-    (the token passed through a pipe); returns only when there is nothing to hand over or the
-    restart is impossible."""
+    """Re-execute this program without the secret variables, the token through a pipe; returns when there is nothing to
+    hand over."""
     names = secret_names(os.environ)
     if not names or FD_VARIABLE in os.environ:
         return
@@ -54,8 +43,8 @@ def restart() -> None:
 
 
 def received(environ: MutableMapping[str, str]) -> str | None:
-    """The token :func:`restart` handed over ('' for none), removing its trace from ``environ``;
-    ``None`` when this process was not restarted. Makes this process non-dumpable."""
+    """The token :func:`restart` handed over ('' for none), removing its trace from ``environ``; ``None`` when this
+    process was not restarted."""
     fd = environ.pop(FD_VARIABLE, None)
     if fd is None or not fd.isdigit():
         return None
@@ -71,7 +60,5 @@ def received(environ: MutableMapping[str, str]) -> str | None:
 
 
 def _not_dumpable() -> None:
-    from harness.probe.reaper import PRCTL
-
     if PRCTL is not None:
         PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)

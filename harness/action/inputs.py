@@ -1,20 +1,6 @@
-"""The Action's inputs, read from ``INPUT_*`` environment variables and checked.
+"""The Action's inputs, read from ``INPUT_*`` (either spelling), bounded and checked; every problem raised at once.
 
-How inputs arrive: for a container action the runner sets ``INPUT_<NAME>`` with the input id
-upper-cased and spaces turned into ``_`` — a hyphen is kept, so ``max-increase`` arrives as
-``INPUT_MAX-INCREASE`` (a name a POSIX shell cannot read, but ``os.environ`` can). The composite
-host variant maps its inputs into the environment itself and uses underscores
-(``INPUT_MAX_INCREASE``). Both spellings are accepted here; inputs never pass through a shell.
-
-Paths: ``working-directory`` is relative to ``GITHUB_WORKSPACE`` (default: the workspace);
-``baseline`` and ``badge-path`` are relative to the working directory.
-
-Every problem is collected and raised at once as :class:`InputError` (one line per problem).
-Every input is bounded before it is looked at (issue #9, kind 5): at most ``MAX_INPUT_CHARS``
-characters, no NUL or other control character (``command``, ``env`` and ``config`` may span
-lines), numbers of at most ``MAX_NUMBER_CHARS`` characters and a ``budget`` of at most
-``MAX_BUDGET_DIGITS`` digits, a ``name`` that is a full-match slug of at most 64 characters,
-``env`` names that are names and not refused (:mod:`harness.probe.envnames`).
+Public: ``read``, ``Inputs``, ``InputError``. Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations
@@ -28,6 +14,8 @@ from pathlib import Path
 
 from harness.action import paths
 from harness.audit.gates import Increase
+from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
+from harness.audit.readers import MAX_CONFIG_BYTES
 from harness.probe import envnames
 from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util import names as slugs
@@ -58,8 +46,7 @@ class InputError(ValueError):
 
 @dataclass(frozen=True)
 class Inputs:
-    """Checked inputs. Paths are absolute. ``budget`` is in tokens, ``timeout_seconds`` the first
-    attempt's budget in seconds; ``baseline``/``max_increase``/``budget`` are ``None`` when unset."""
+    """Checked inputs: paths absolute, ``budget`` in tokens, ``None`` where unset."""
 
     name: str
     command: str | None
@@ -72,7 +59,7 @@ class Inputs:
     badge_path: Path
     workspace: Path
     working_directory: Path
-    config: tuple[Path, ...] = ()  # client config files to audit instead of one server (issue #12)
+    config: tuple[Path, ...] = ()  # client config files to audit instead of one server
     changed: str | None = None  # with config: capture index for audit --changed ('' = the default source)
     suggest: str | None = None  # with config: tool-shape baseline for audit --suggest ('' = the default)
     fail_on_increase: Increase | None = None  # against the base commit's (or the baseline's) record
@@ -99,8 +86,7 @@ def raw(environ: Mapping[str, str], name: str) -> str:
 
 
 def bounded(environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
-    """Every input's stripped value, '' for one that breaks a bound (and a problem saying which):
-    longer than ``MAX_INPUT_CHARS``, or holding a control character or invalid Unicode."""
+    """Every input's stripped value; '' and a problem for one too long or holding a control character."""
     values = {}
     for name in NAMES:
         value = raw(environ, name)
@@ -164,11 +150,12 @@ def read(environ: Mapping[str, str]) -> Inputs:
                         for flag, source in (("changed", "index"), ("suggest", "tool-shape")))
     if problems:
         raise InputError(problems)
+    assert timeout is not None  # a missing or bad timeout added a problem above
     return Inputs(
         name=name, command=command, url=url, env=env, timeout_seconds=float(timeout), budget=budget,
         baseline=located.get("baseline"), max_increase=max_increase,
         badge_path=located["badge-path"], workspace=workspace, working_directory=workdir,
-        config=tuple(located.get(f"config:{c}") for c in config),
+        config=tuple(located[f"config:{c}"] for c in config),  # a refused one added a problem
         changed=changed, suggest=suggest,
         fail_on_increase=fail_on_increase, comment=comment, base=base, build=given["build"],
         github_token=given["github-token"], comment_from=comment_from,
@@ -187,12 +174,7 @@ def _working_directory(workspace: Path, value: str, problems: list[str]) -> Path
 
 def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str, audit: bool,
              problems: list[str]) -> dict[str, Path]:
-    """Every path input resolved inside the workspace and checked for its use (files read:
-    regular and within their reader's bound; files written: absent or regular), keyed by input
-    name (``config:<value>`` per config file). A refused one is absent, with its problem added."""
-    from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
-    from harness.audit.readers import MAX_CONFIG_BYTES
-
+    """Every path input resolved inside the workspace and checked for its use, keyed by input name."""
     located: dict[str, Path] = {}
     reads = [("baseline", given["baseline"], MAX_RECORD_BYTES)]
     reads += [(f"config:{c}", c, MAX_CONFIG_BYTES) for c in split_names(given["config"])]
@@ -218,9 +200,7 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
 
 def _published(given: Mapping[str, str], flag: str, source_name: str, located: Path | None, audit: bool,
                problems: list[str]) -> str | None:
-    """The ``changed``/``suggest`` switch and its source (issue #13), for ``config`` audits only:
-    ``None`` when off, ``''`` for the default source (the Action's own checkout, else the published
-    raw URL), else a URL or the path resolved inside the workspace."""
+    """The ``changed``/``suggest`` source for ``config`` audits: ``None`` off, ``''`` the default, else a URL or path."""
     on, source = _boolean(given[flag], flag, problems), given[source_name]
     if not (on or source):
         return None

@@ -1,31 +1,6 @@
-"""The GitHub Action: measure one server, write its record and badge, gate, report.
+"""The GitHub Action: measure one server (or audit configs), write its record and badge, gate, summarise, comment.
 
-Called by the top-level ``entrypoint.py`` — in the container action (``action.yml``) and in the
-composite host variant (``host/action.yml``) alike. Reads ``INPUT_*`` (see
-:mod:`harness.action.inputs`), ``GITHUB_WORKSPACE``, ``GITHUB_OUTPUT`` and
-``GITHUB_STEP_SUMMARY``.
-
-Declared ``env`` names are passed to the server with their real values: this runs in the
-author's own CI with the author's secrets (``pass_declared_values=True``). A declared name whose
-value is empty — a secret a fork pull request cannot see — is treated as unset, so the server
-gets the harness's placeholder, and a notice says so. Values are never recorded; a value that
-shows up in what the server says is redacted before anything is written.
-
-Outputs (``GITHUB_OUTPUT``; written on every run, '' where there is no value): ``tokens``,
-``tool-count``, ``status`` (a record status, or ``error`` when nothing could be measured),
-``canonical-sha256``, ``measurement-path`` and ``badge-path`` (relative to the workspace when
-inside it), ``delta`` (signed tokens against the base or the baseline), ``head-total`` and ``base-total``,
-``audit-report-path`` (with ``config``: the audit report, see :mod:`harness.action.audit_step`).
-
-On a pull request the base commit is measured beside the head and the comment artifact is left
-(:mod:`harness.action.pull`); with ``comment-from`` the step posts another run's artifact instead
-of measuring.
-
-Exit code: 0 when the gate passes, 1 when it fails or the step could not measure at all.
-
-Whatever goes wrong — a record that cannot be written, a bug, text that is not valid Unicode — the
-step still writes its outputs (``status`` ``error`` when there is no record), a job summary saying
-what failed and an ``::error`` annotation, with every secret redacted from the message (issue #9).
+Public: ``run``, ``main``. Inputs, outputs and exit codes: docs/ACTION.md.
 """
 
 from __future__ import annotations
@@ -34,13 +9,22 @@ import os
 import sys
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from harness.action import base as basecommit
-from harness.action import event, gate, github, handover, paths, pull
-from harness.action.baseline import BaselineError, Comparison, compare, load
+from harness.action import comment
+from harness.action import event, github, handover, paths, pull
+from harness.action.audit_step import run_audit_step
+from harness.action.comparison import BaselineError, Comparison, compare, evaluate, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
+from harness.core.record import Record
+from harness.pages.badge import badge_for, write_badge
+from harness.probe import environment, isolation, record
+from harness.probe.measure import measure_sync
+from harness.probe.record import MEASURED_STATUSES
+from harness.probe.redact import Secrets
+from harness.probe.target import Target
 from harness.util import untrusted
 
 IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
@@ -55,8 +39,7 @@ OUTPUT_NAMES = ("tokens", "tool-count", "status", "canonical-sha256", "measureme
 
 
 def run(environ: MutableMapping[str, str] | None = None, stdout: TextIO | None = None) -> int:
-    """Run the Action against ``environ`` (default ``os.environ``), writing commands and the log
-    to ``stdout``. Returns the exit code."""
+    """Run the Action against ``environ``, writing commands and the log to ``stdout``; returns the exit code."""
     environ = os.environ if environ is None else environ
     out = stdout or sys.stdout
     outputs = dict.fromkeys(OUTPUT_NAMES, "")
@@ -80,11 +63,9 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
                        "\n".join(f"- {text(p)}" for p in exc.problems), 1)
     _drop_token(environ)  # read into inputs; run in-process (not restarted), nothing launched sees it either
     if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
-        code, markdown = pull.post_from_artifact(inputs, environ, out, outputs)
+        code, markdown = pull.post_from_artifact(inputs, inputs.comment_from, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
-    if inputs.config:  # audit client configs instead of measuring one server (issue #12)
-        from harness.action.audit_step import run_audit_step
-
+    if inputs.config:  # audit client configs instead of measuring one server
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
@@ -102,7 +83,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     the_pull = _pull_request(environ, out)
     side = _base_side(inputs, environ, out, the_pull)
     comparison, baseline_error = _compare(inputs, rec, side)
-    failures = gate.evaluate(rec, inputs, comparison, baseline_error)
+    failures = evaluate(rec, inputs, comparison, baseline_error)
     outputs.update({
         "tokens": _s(rec["totalTokens"]), "tool-count": _s(rec["toolCount"]), "status": rec["status"],
         "canonical-sha256": rec["canonicalSha256"] or "",
@@ -138,21 +119,15 @@ def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO
                             "requests from forks): the server gets a placeholder value instead")
 
 
-def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[dict, Path]:
-    """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
-    Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
-    from harness.probe import isolation, record
-    from harness.probe.measure import measure_sync
-
+def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[Record, Path]:
+    """Measure the server and write its record: ``(record, path)``."""
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
-    rec = record.build(measurement, _isolation(environ, isolation))
-    paths.unmoved(inputs.workspace, results_dir / rec["server"] / "measurement.json", "record")
-    return rec, record.write(rec, results_dir)
+    built = record.build(measurement, _isolation(environ, isolation))
+    paths.unmoved(inputs.workspace, results_dir / built["server"] / "measurement.json", "record")
+    return cast(Record, built), record.write(built, results_dir)  # build checked it against the schema
 
 
-def _badge(inputs: Inputs, rec: dict) -> Path:
-    from harness.pages.badge import badge_for, write_badge
-
+def _badge(inputs: Inputs, rec: Record) -> Path:
     badge_path = paths.unmoved(inputs.workspace, inputs.badge_path, "badge-path")
     return write_badge(badge_path, badge_for(rec["status"], rec["totalTokens"]))
 
@@ -165,7 +140,7 @@ def _pull_request(environ, out: TextIO) -> event.PullRequest | None:
         return None
 
 
-def _baseline_record(inputs: Inputs, side: pull.BaseSide | None) -> dict | None:
+def _baseline_record(inputs: Inputs, side: pull.BaseSide | None) -> Record | None:
     """The record the comparison was made against: the base side's, else the ``baseline`` file's."""
     if side is not None:
         return side.record
@@ -189,10 +164,8 @@ def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide 
     return side
 
 
-def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_path: Path, side) -> str:
+def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: Record, record_path: Path, side) -> str:
     """Leave the comment artifact; post the comment when asked and allowed. The summary's lines."""
-    from harness.action import comment
-
     folder = pull.leave_artifact(inputs, the_pull, record_path, side)
     lines = [f"Comment artifact: {text(github.relative_to_workspace(folder, inputs.workspace))}  "]
     if inputs.comment:
@@ -203,19 +176,13 @@ def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: dict, record_p
 
 
 def _target(inputs: Inputs, command: str | None = None, cwd: Path | None = None):
-    from harness.probe.target import Target
-
     return Target(name=inputs.name, command=command if command is not None else inputs.command, url=inputs.url,
                   env=inputs.env, timeout_seconds=inputs.timeout_seconds,
                   cwd=str(cwd if cwd is not None else inputs.working_directory))
 
 
 def _secrets(environ):
-    """What the server is (or would be) handed that must not be shown: from the inputs when they
-    can be read, else the credentials of the host's proxy and index settings."""
-    from harness.probe import environment
-    from harness.probe.redact import Secrets
-
+    """What the server is handed that must not be shown (the host's credentials when the inputs cannot be read)."""
     try:
         return Secrets.for_target(_target(read(environ)), environ)
     except Exception:  # noqa: BLE001 - unreadable inputs: redact what the host itself holds
@@ -229,9 +196,8 @@ def _isolation(environ, isolation) -> dict:
     return isolation.describe("host", note=HOST_NOTE)
 
 
-def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
-    """The comparison with the base commit's record (``side``) or the baseline file, and why it
-    could not be made (both ``None`` when none was asked for)."""
+def _compare(inputs: Inputs, rec: Record, side: pull.BaseSide | None) -> tuple[Comparison | None, str | None]:
+    """The comparison with the base's record or the baseline, and why it could not be made."""
     try:
         if side is not None:
             if side.record is None:
@@ -244,15 +210,14 @@ def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Com
         return None, str(exc)
 
 
-def _numbered(side: pull.BaseSide) -> dict:
-    from harness.probe.record import MEASURED_STATUSES
-
-    if side.record["status"] not in MEASURED_STATUSES:
-        raise BaselineError(f"the {side.label} has status {side.record['status']!r} and no token count")
+def _numbered(side: pull.BaseSide) -> Record:
+    if side.record is None or side.record["status"] not in MEASURED_STATUSES:
+        status = None if side.record is None else side.record["status"]
+        raise BaselineError(f"the {side.label} has status {status!r} and no token count")
     return side.record
 
 
-def _log(out: TextIO, rec: dict, comparison: Comparison | None, outputs: dict) -> None:
+def _log(out: TextIO, rec: Record, comparison: Comparison | None, outputs: dict) -> None:
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tools"
@@ -268,8 +233,7 @@ def _label(inputs: Inputs) -> str | None:
 
 
 def _finish(environ, out: TextIO, outputs: dict, markdown: str, code: int) -> int:
-    """Write the outputs, then the summary; a file that cannot be written is an ``::error`` and
-    exit code 1, and does not stop the other from being written."""
+    """Write the outputs, then the summary; a write failure is an ``::error`` and exit 1, not a stop."""
     for variable, write in (("GITHUB_OUTPUT", lambda path: github.write_outputs(path, outputs)),
                             ("GITHUB_STEP_SUMMARY", lambda path: github.append_summary(path, markdown))):
         try:
@@ -285,7 +249,6 @@ def _s(value) -> str:
 
 
 def main() -> int:
-    """Console entry: ``run()`` against the process environment, restarted first without the
-    credentials a launched process could read (:mod:`harness.action.handover`)."""
+    """Console entry: ``run()``, restarted first without the credentials (:mod:`harness.action.handover`)."""
     handover.restart()
     return run()

@@ -1,17 +1,6 @@
-"""Path inputs of the Action, confined to the workspace.
+"""Path inputs and outputs of the Action, confined to the workspace: ``..``, outside paths and symbolic links refused.
 
-Every path a workflow hands the Action (``working-directory``, ``baseline``, ``badge-path``,
-``config``, ``index``, ``tool-shape``) and the output folder it writes (``.mcp-context-cost``) must
-resolve inside ``GITHUB_WORKSPACE``: ``..``, an absolute path elsewhere and a symbolic link that
-points out (a pull request can commit one) are refused, naming the input. An absolute path that
-resolves inside the workspace is accepted (the container action mounts it at /github/workspace).
-
-A file the Action reads must already be a regular file of at most its reader's bound: a FIFO
-would block the read, a device (``/dev/zero``) never ends. The check here gives the one-line
-input error early; the readers themselves read through ``harness.util.bounded.read_regular``, so
-a file swapped after the check is still read bounded and regular-only. What the Action writes is
-checked again just before it is written (:func:`unmoved`): the ``build`` script and the server
-run in between and may have put a symbolic link on the way.
+Rule: docs/ACTION.md, "Inputs".
 """
 
 from __future__ import annotations
@@ -21,6 +10,7 @@ import stat
 from pathlib import Path
 
 from harness.util.untrusted import escape
+from harness.db.confine import link_on_path
 
 
 def _shown(value: str, limit: int = 120) -> str:
@@ -29,8 +19,7 @@ def _shown(value: str, limit: int = 120) -> str:
 
 
 def inside(workspace: Path, base: Path, value: str, label: str, problems: list[str]) -> Path | None:
-    """``value`` (relative to ``base``, or absolute) resolved, symbolic links followed; ``None``
-    with a problem naming input ``label`` when it resolves outside ``workspace``."""
+    """``value`` resolved (links followed); ``None`` and a problem naming ``label`` when outside ``workspace``."""
     try:
         resolved = (base / value).resolve()
         resolved.relative_to(workspace)
@@ -48,10 +37,7 @@ class Moved(OSError):
 
 
 def unmoved(workspace: Path, path: Path, label: str) -> Path:
-    """``path`` — resolved inside ``workspace`` when the inputs were read — when no component of
-    it below the workspace is a symbolic link now; else :class:`Moved` naming ``label``."""
-    from harness.db.confine import link_on_path
-
+    """``path`` when no component below the workspace is a symbolic link now; else :class:`Moved`."""
     link = link_on_path(workspace, path.relative_to(workspace).as_posix())
     if link is not None:
         raise Moved(f"the {label} path goes through a symbolic link made after the inputs were checked "
@@ -60,9 +46,7 @@ def unmoved(workspace: Path, path: Path, label: str) -> Path:
 
 
 def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
-    """Refuse an output ``folder`` under ``workdir`` that is, or holds anywhere below, a symbolic
-    link: a committed link would move what the Action writes (elsewhere in the workspace or out
-    of it). Only link entries are looked at; nothing is followed."""
+    """Refuse an output ``folder`` that is, or holds, a symbolic link (it would move what the Action writes)."""
     top = workdir / folder
     found = [top] if top.is_symlink() else []
     if not found and top.is_dir():
@@ -77,8 +61,7 @@ def no_links(workdir: Path, folder: str, problems: list[str]) -> None:
 
 
 def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[str]) -> bool:
-    """Whether ``path`` is a regular file of at most ``max_bytes``; else a problem naming
-    ``label``. Never opens the file (a FIFO would block)."""
+    """Whether ``path`` is a regular file of at most ``max_bytes``; else a problem naming ``label``."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -98,8 +81,7 @@ def readable(path: Path, value: str, label: str, max_bytes: int, problems: list[
 
 
 def writable(path: Path, value: str, label: str, problems: list[str]) -> bool:
-    """Whether a file may be written at ``path``: absent, or a regular file (never a directory,
-    FIFO or device); else a problem naming ``label``."""
+    """Whether ``path`` is absent or a regular file; else a problem naming ``label``."""
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -1,17 +1,5 @@
-"""The pull-request loop: measure the base beside the head, leave the comment artifact, keep the
-comment current — or, in the ``workflow_run`` workflow, post it from another run's artifact.
-
-Where the comment is posted from:
-
-* a pull request from a branch of the same repository, with ``comment: true`` and a token that
-  can write pull requests: by the measuring run itself;
-* a pull request from a fork (its run has no secrets and a read-only token): by the
-  ``workflow_run`` workflow, which runs ``comment-from`` on the artifact this run leaves in
-  ``.mcp-context-cost/comment``. It checks the artifact against the schema, re-derives both
-  records' numbers from their captures, checks that the pull request it names is in this
-  repository, that its head is the commit the measuring run measured and is in the repository
-  that run ran for (``workflow_run.head_repository``), and only then renders
-  the comment — from the records, never from text the measuring run wrote.
+"""The pull-request loop: measure the base beside the head, leave the comment artifact, keep the comment current,
+or post another run's artifact (``workflow_run``). Rule: docs/ACTION.md, "The two workflow files".
 """
 
 from __future__ import annotations
@@ -24,6 +12,8 @@ from typing import TextIO
 from harness.action import base as basecommit
 from harness.action import comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
+from harness.action.summary import text
+from harness.core.record import Record
 
 COMMENT_DIR = f"{OUTPUT_DIR}/comment"
 BASE_DIR = f"{OUTPUT_DIR}/base"
@@ -31,27 +21,25 @@ BASE_DIR = f"{OUTPUT_DIR}/base"
 
 @dataclass
 class BaseSide:
-    """The comparison's base: its record and path when measured, its ``label`` for people, and
-    ``problem`` when it could not be measured."""
+    """The comparison's base: its record and path when measured, else the ``problem``."""
 
     label: str
-    record: dict | None = None
+    record: Record | None = None
     path: Path | None = None
     problem: str | None = None
 
 
 def base_commit(inputs: Inputs, pull: event.PullRequest | None) -> str | None:
-    """The commit to compare with: the ``base`` input, or under ``auto`` the pull request's base
-    when no committed ``baseline`` is given; ``None`` for no base comparison (and for a ``url``:
-    an endpoint has no commit to go back to)."""
-    if inputs.url or inputs.base == "none" or (inputs.base == "auto" and (pull is None or inputs.baseline is not None)):
+    """The commit to compare with, or ``None`` (``base: none``, a ``url``, or ``auto`` with a committed baseline)."""
+    if inputs.url or inputs.base == "none":
         return None
-    return pull.base_sha if inputs.base == "auto" else inputs.base
+    if inputs.base != "auto":
+        return inputs.base
+    return None if pull is None or inputs.baseline is not None else pull.base_sha
 
 
 def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str, measure, out: TextIO) -> BaseSide:
-    """Check ``commit`` out in a worktree, build it and measure it with ``measure(target_inputs,
-    results_dir)`` (the head's own measuring function). A failure is the side's ``problem``."""
+    """Check ``commit`` out in a worktree, build it and measure it with the head's ``measure``."""
     side = BaseSide(label=f"base {commit[:7]}")
     try:
         root = basecommit.repository_root(inputs.working_directory)
@@ -100,12 +88,11 @@ def _post(client: ghapi.GitHub, repo: str, number: int, body: str, out: TextIO) 
     return f"Pull-request comment {done.action}{collapsed}."
 
 
-def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO,
-                       outputs: dict) -> tuple[int, str]:
-    """The ``workflow_run`` side: validate, re-derive, check the pull request, render, post.
-    Returns the exit code and the job summary's Markdown."""
+def post_from_artifact(inputs: Inputs, folder: Path, environ: MutableMapping[str, str], out: TextIO,
+                       outputs: dict[str, str]) -> tuple[int, str]:
+    """The ``workflow_run`` side: validate, re-derive, check, render, post; returns the exit code and summary."""
     try:
-        artifact = comment.load_artifact(inputs.comment_from)
+        artifact = comment.load_artifact(folder)
         run = event.load(environ).get("workflow_run")
         head_sha = run.get("head_sha") if isinstance(run, dict) else None
         head_repository = run.get("head_repository") if isinstance(run, dict) else None
@@ -138,13 +125,15 @@ def post_from_artifact(inputs: Inputs, environ: MutableMapping[str, str], out: T
     head, base = artifact.head, artifact.base
     outputs.update({"head-total": _s(head.get("totalTokens")), "base-total": _s(base and base.get("totalTokens")),
                     "tokens": _s(head.get("totalTokens")), "status": head["status"]})
-    if head.get("totalTokens") is not None and base and base.get("totalTokens") is not None:
-        outputs["delta"] = str(head["totalTokens"] - base["totalTokens"])
+    head_total, base_total = head.get("totalTokens"), base and base.get("totalTokens")
+    if head_total is not None and base_total is not None:
+        outputs["delta"] = str(head_total - base_total)
     if refusal is not None:
         github.annotate(out, "error", "comment not posted", refusal)
         return 1, f"## Context cost comment\n\nNothing was posted: {_md(refusal)}\n"
     body = comment.render(head, base, f"base {pull['baseSha'][:7]}",
                           base_problem=None if base else "the measuring run had no base measurement")
+    assert client is not None  # no refusal: the client was made
     line = _post(client, repo, pull["number"], body, out)
     return 0, f"## Context cost comment\n\n{line}\n\n" + body.replace(ghapi.MARKER, "")
 
@@ -154,6 +143,4 @@ def _s(value) -> str:
 
 
 def _md(value: object) -> str:
-    from harness.action.summary import text
-
     return text(value)

@@ -1,21 +1,6 @@
-"""The job summary: Markdown for ``GITHUB_STEP_SUMMARY``.
+"""The job summary (``GITHUB_STEP_SUMMARY``): status, tokens, the verdict, the comparison, the per-tool breakdown.
 
-One section per measured server: a table of status, tokens (o200k_base) and tool count; the gate's
-verdict; against a baseline, the delta and which tools were added, removed, grew or shrank (by how
-many per-tool tokens, and for a grown or shrunk tool which fields moved: description, input
-schema, output schema, annotations…); then where the tokens go — per tool and per field, parts
-that sum exactly to the total (:mod:`harness.pages.composition`; the standalone per-tool counts
-when the capture does not re-derive) —, each tool's place among every tool measured (tool-shape/v1:
-descriptions at or above p90 draw a suggestion, or "Nothing unusual" is said) and the record's notes.
-
-Everything a server chose (tool names, notes) is escaped so that it reads as text — no table
-break, no link, no HTML, and no control or bidi character or lone surrogate (those become visible
-escapes through ``harness.util.untrusted``, so writing the summary never fails). Long tables are
-cut at ``MAX_TOOL_ROWS`` rows with a line saying so
-(GitHub keeps at most 1 MiB of summary per step).
-
-Also a command: ``python -m harness.action.summary RECORD.json...`` prints the section of each
-record (exit 2 when one cannot be read) — the catalog PR workflow uses it.
+Rule: docs/ACTION.md, "The gate".
 """
 
 from __future__ import annotations
@@ -25,8 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-from harness.action.baseline import Comparison, ToolChange
-from harness.action.gate import GateFailure
+from harness.action.comparison import Change, Comparison, GateFailure
+from harness.audit.suggest import markdown
+from harness.core.record import Record
 from harness.pages import composition
 from harness.pages.composition import Composition
 from harness.pages.text import one_line
@@ -37,7 +23,7 @@ MAX_TEXT = 500
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
-def _compatibility(record: dict) -> list[str]:
+def _compatibility(record: Record) -> list[str]:
     """The record's compatibility line: which strict clients would reject what the server sends."""
     compat = record.get("compatibility")
     if not isinstance(compat, dict) or not isinstance(compat.get("summary"), str):
@@ -46,22 +32,18 @@ def _compatibility(record: dict) -> list[str]:
 
 
 def text(value: object, limit: int = MAX_TEXT) -> str:
-    """``value`` as inline Markdown text: one line, at most ``limit`` characters of the original,
-    control characters as visible escapes, punctuation backslash-escaped."""
+    """``value`` as one line of inline Markdown, cut to ``limit``, controls visible, punctuation escaped."""
     raw = " ".join(str(value).split())
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
     return _PUNCT.sub(r"\\\1", untrusted.escape(raw))
 
 
-def render(record: dict, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
+def render(record: Record, *, failures: list[GateFailure] | None = None, comparison: Comparison | None = None,
            baseline_error: str | None = None, budget: int | None = None, baseline_label: str | None = None,
            paths: dict[str, str] | None = None, tool_shape: str | None = None,
-           baseline_record: dict | None = None) -> str:
-    """The Markdown section for ``record``. ``failures`` is the gate's verdict (``None``: no gate
-    ran); ``paths`` maps labels to file paths shown at the end; ``tool_shape`` is where the
-    tool-shape baseline is read (path or URL; default: this checkout's, else the published one);
-    ``baseline_record`` is the baseline itself, for which fields of a changed tool moved."""
+           baseline_record: Record | None = None) -> str:
+    """The Markdown section for ``record``."""
     now = composition.of_record(record)
     lines = [f"## Context cost: {text(record['server'])}", ""]
     lines += _headline(record, budget)
@@ -80,7 +62,7 @@ def render(record: dict, *, failures: list[GateFailure] | None = None, compariso
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _headline(record: dict, budget: int | None) -> list[str]:
+def _headline(record: Record, budget: int | None) -> list[str]:
     tokens, count = record.get("totalTokens"), record.get("toolCount")
     sha = record.get("canonicalSha256")
     row = [text(record["status"]), f"{tokens:,}" if tokens is not None else "—",
@@ -99,8 +81,7 @@ def _verdict(failures: list[GateFailure]) -> list[str]:
 
 
 def _fields_moved(before: Composition | None, after: Composition | None) -> dict[tuple[str, int], str]:
-    """``{(tool name, n-th of that name): "description +120, input schema +8"}`` for every tool in
-    both compositions whose fields moved (empty without both)."""
+    """``{(tool name, n-th of that name): "description +120, …"}`` for tools whose fields moved."""
     if before is None or after is None:
         return {}
     old = _by_occurrence(before)
@@ -147,7 +128,7 @@ def _baseline(comparison: Comparison | None, error: str | None, label: str | Non
     return lines
 
 
-def _changes(changes: list[ToolChange], moved: dict[tuple[str, int], str] | None = None) -> list[str]:
+def _changes(changes: list[Change], moved: dict[tuple[str, int], str] | None = None) -> list[str]:
     """A table of changed tools; with ``moved``, a column saying which fields moved."""
     head = ["tool", "baseline", "now", "delta"] + (["what changed"] if moved is not None else [])
     rows = [_row(head), _row(["---"] * len(head))]
@@ -189,7 +170,7 @@ def _composition(comp: Composition) -> list[str]:
     return lines + [""]
 
 
-def _tools(record: dict) -> list[str]:
+def _tools(record: Record) -> list[str]:
     tools = record.get("tools") or []
     if not tools:
         return []
@@ -204,11 +185,8 @@ def _tools(record: dict) -> list[str]:
     return lines + [""]
 
 
-def _shape(record: dict, source: str | None) -> list[str]:
-    """Each tool's place in the measured distribution (tool-shape/v1, issue #13): see
-    :func:`harness.audit.suggest.markdown`."""
-    from harness.audit.suggest import markdown
-
+def _shape(record: Record, source: str | None) -> list[str]:
+    """Each tool's place in the measured distribution (tool-shape/v1): see :func:`harness.audit.suggest.markdown`."""
     return markdown(record.get("tools") or [], source, text) if record.get("totalTokens") is not None else []
 
 

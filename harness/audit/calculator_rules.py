@@ -14,7 +14,7 @@ from harness.audit import deferral, readers
 from harness.audit.claude_settings import SHELL, Place
 from harness.audit.clients import BY_ID
 from harness.audit.model import READ
-from harness.audit.records import record_for
+from harness.audit.client_statements import statement_for as record_for
 from harness.pages.calculator import CLAUDE_CHOICES, CLIENTS, RULES_FILE, SERVERS_KEY
 
 

@@ -1,22 +1,6 @@
-"""``--changed``: is an installed server behind what is published? (method capture-index/v1;
-methodology, "Capture index"; issue #13). Used by ``measure --changed`` and ``audit --changed``.
+"""``--changed``: join each local capture to the published capture index by canonicalSha256 (capture-index/v1).
 
-A local capture is joined to ``results/capture-index.json`` by its canonicalSha256 — never by name:
-a config's key is an arbitrary local label, and a server someone calls ``github`` may be a fork,
-a pin or something else. The join lands in exactly one of three states:
-
-* **behind** — the bytes are a published capture that is no longer its server's current one: the
-  report gives the exact tokens moving to current would add to (or save from) every request — the
-  two captures' published ``totalTokens``, which are the counts of these very bytes — and both
-  dates (when this capture was first published, and since when the current one has been);
-* **current** — the server's current published capture: identified, nothing to update;
-* **unidentified** — anything else (a version never measured here, or one published before the
-  index began). Nothing is claimed about it.
-
-When the local label differs from the published server's name, both are printed:
-``my-alias (published as github)``. The index comes from a local checkout or a raw URL
-(:mod:`harness.audit.published`); one that cannot be read is :class:`~harness.audit.published.
-Unavailable`, which the caller reports as a named problem.
+Public: ``load_index``, ``join``, ``section``, ``row_line``, ``tally``. Rule: docs/AUDIT.md, "Against what is published".
 """
 
 from __future__ import annotations
@@ -35,23 +19,23 @@ BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
 
 @dataclass(frozen=True)
 class Changed:
-    """The join of one local capture. ``server`` is the published name (``None`` when
-    unidentified); ``published`` the date the local capture was first published; ``since`` the
-    date the server's current capture became current; tokens are published ``totalTokens``."""
+    """The join of one local capture."""
 
     label: str
     state: str
     sha: str
-    server: str | None = None
-    tokens: int | None = None
-    published: str | None = None
+    server: str | None = None  # the published name; None when unidentified
+    tokens: int | None = None  # published totalTokens
+    published: str | None = None  # the date the local capture was first published
     current_tokens: int | None = None
-    since: str | None = None
+    since: str | None = None  # the date the server's current capture became current
 
     @property
     def delta(self) -> int | None:
         """Tokens moving to the current capture would add (positive) or save (negative), per request."""
-        return None if self.state != BEHIND else self.current_tokens - self.tokens
+        if self.state != BEHIND or self.current_tokens is None or self.tokens is None:
+            return None
+        return self.current_tokens - self.tokens
 
     @property
     def name(self) -> str:
@@ -62,15 +46,16 @@ class Changed:
 
 
 def load_index(source: str | Path | None = None, root: Path | None = None) -> dict:
-    """The capture index at ``source`` (path or URL); by default ``root``'s (or this checkout's)
-    ``results/capture-index.json``, else the published raw URL. Raises ``published.Unavailable``."""
+    """The capture index at ``source``, by default the checkout's else the published one. Raises
+    ``published.Unavailable``."""
     return published.read(source or published.default_source(INDEX, root), "capture index", "capture-index")
 
 
 def join(index: dict, label: str, sha: str) -> Changed:
-    """Join the local capture with canonicalSha256 ``sha``, configured as ``label``. Where several
-    servers published the same bytes, the one it is current for wins, then the one named
-    ``label``, then the most recently published, then the first by name."""
+    """Join the local capture with canonicalSha256 ``sha``, configured as ``label``.
+
+    Of several servers that published the same bytes: the one it is current for, then the one named ``label``,
+    then the most recently published, then the first by name."""
     current = index["current"]
     rows = index["captures"].get(sha) or []
     if not rows:
@@ -96,8 +81,8 @@ def describe(c: Changed) -> str:
     if c.state == CURRENT:
         return (f"{c.name}: current — the published capture since {c.since} ({c.tokens:,} tokens); "
                 "nothing to update")
-    if c.state == BEHIND:
-        d = c.delta
+    d = c.delta
+    if d is not None:
         move = ("would change no tokens" if d == 0 else
                 f"would add {d:,} tokens to every request" if d > 0 else f"would save {-d:,} tokens on every request")
         return (f"{c.name}: behind — this capture was published {c.published} ({c.tokens:,} tokens); moving to "
@@ -108,8 +93,7 @@ def describe(c: Changed) -> str:
 
 
 class Subject(NamedTuple):
-    """One configured server to join: its local ``label``, measurement ``identity``, the config
-    ``paths`` that name it so, its probe ``status`` and canonicalSha256 (``None``: no capture)."""
+    """One configured server to join, with its identity, configs, status and hash (``None``: no capture)."""
 
     label: str
     identity: str
@@ -119,10 +103,7 @@ class Subject(NamedTuple):
 
 
 def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
-    """The audit report's ``changed`` section (``schemas/audit-report.schema.json``): ``method``,
-    the index's ``source``, the named ``problem`` when it could not be read (then no row: nothing
-    was joined), and one row per subject — the join's fields, or ``state: null`` for a server
-    without a capture (there is nothing to join, which is not a fourth state of a capture)."""
+    """The report's ``changed`` section: one row per subject, or the named ``problem`` and no row."""
     rows = []
     if looked.document is not None:
         for s in subjects:

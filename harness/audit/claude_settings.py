@@ -1,17 +1,6 @@
-"""The places Claude Code takes its tool-search variables and MCP policy from, read as the spec
-lists them (methodology, "Who pays the number", §Two places set them, and both are read):
+"""The places Claude Code reads its tool-search variables and MCP policy from, each with its state and env names.
 
-1. the shell the audit runs in;
-2. the managed settings file for the platform and every ``managed-settings.d/*.json`` drop-in
-   beside it — one source, documented as merged, with no order between the files on record;
-3. ``<cwd>/.claude/settings.local.json``; 4. ``<cwd>/.claude/settings.json``;
-5. ``~/.claude/settings.json``.
-
-Each place is published by name with its state — ``read``, ``absent`` or ``unreadable`` — and
-the env *names* it sets (never values; an env block can hold an API key). The managed settings
-path is ``/etc/claude-code/managed-settings.json`` on Linux, ``/Library/Application
-Support/ClaudeCode/managed-settings.json`` on macOS and ``C:\\Program Files\\ClaudeCode\\
-managed-settings.json`` on Windows (not ``%ProgramData%``, a legacy path Claude Code does not read).
+Public: ``Place``, ``shell_place``, ``settings_places``. Rule: docs/METHODOLOGY.md, "Where it is deferred away".
 """
 
 from __future__ import annotations
@@ -21,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.audit import readers
-from harness.audit.clients._common import Layout
-from harness.audit.clients.claude_code import managed_dir
+from harness.audit.clients.config_format import Layout
+from harness.audit.trust import managed_dir
 from harness.audit.model import ABSENT, READ, UNREADABLE
 
 SHELL, MANAGED, LOCAL, PROJECT, USER = "shell", "managed", "local", "project", "user"
@@ -31,16 +20,14 @@ MAX_DROP_INS = 100
 
 @dataclass
 class Place:
-    """One place variables and lists are read from. ``env``: name → the JSON value as written
-    (kept in memory for the resolver; only names are published). ``lists``: the policy keys it
-    sets (``allowedMcpServers``, ``deniedMcpServers``, ``allowManagedMcpServersOnly``) as written."""
+    """One place variables and lists are read from."""
 
     name: str
     tier: str
     state: str
     path: str | None = None
-    env: dict = field(default_factory=dict, repr=False)
-    lists: dict = field(default_factory=dict, repr=False)
+    env: dict = field(default_factory=dict, repr=False)  # name → JSON value; only names are published
+    lists: dict = field(default_factory=dict, repr=False)  # the policy keys it sets, as written
     error: str | None = None
 
     def public(self) -> dict:

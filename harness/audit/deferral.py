@@ -1,29 +1,6 @@
-"""Claude Code's deferral posture, resolved exactly as the spec's table reads it (methodology,
-"Who pays the number, and where it is deferred away"; client-tool-search.txt).
+"""Claude Code's deferral posture, resolved from three variables as the methodology's table reads them.
 
-Three variables, in this order — a disagreement about a variable, or an unknown in it, does not
-spoil an answer that variable would not have decided:
-
-1. ``CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS``: ``1``/``true``/``yes``/``on`` in any casing → loads up
-   front (ENABLE_TOOL_SEARCH cannot override it — unless the managed tier sets ENABLE_TOOL_SEARCH to
-   a value the vendor does not document: the organisation override, refused); ``0``/``false``/
-   ``no``/``off`` → decides nothing; any other value → unrecognized, refused.
-2. ``ENABLE_TOOL_SEARCH``: ``true`` → deferred at any size; ``false`` → up front; ``auto`` /
-   ``auto:N`` (N = 0–100) → deferred once the definitions reach 10% / N% of the window; anything
-   else → undocumented, refused.
-3. ``ANTHROPIC_BASE_URL`` (only while ENABLE_TOOL_SEARCH is unset): a host other than
-   ``api.anthropic.com``, or a value that does not parse → up front.
-Otherwise the documented default: every definition deferred, no threshold.
-
-Where each variable's value comes from (``resolve_variable``): the settings files in precedence
-order — the managed source (file + drop-ins, no order between them on record), local, project,
-user — where the first that *sets* the variable wins, readably or not; a settings file that exists
-and cannot be read, reached before any place sets the variable, leaves it unknown; and the shell,
-whose order against the settings files is not on record, so a shell value that differs from the
-settings value is a disagreement. A value that is not a string (JSON ``false``, a number, ``null``)
-is set-but-unreadable — ``false`` is not ``"false"``.
-
-Every non-answer is its own named refusal (``REFUSALS``), never one "unknown".
+Public: ``resolve``, ``resolve_variable``, ``show``. Rule: docs/METHODOLOGY.md, "Where it is deferred away".
 """
 
 from __future__ import annotations
@@ -62,8 +39,7 @@ UP_FRONT, DEFERRED, THRESHOLD, REFUSED = "loads-up-front", "deferred", "threshol
 
 @dataclass(frozen=True)
 class Refusal:
-    """A named non-answer: ``kind`` (one of ``REFUSALS``), the ``variable`` it concerns (if any)
-    and a ``detail`` sentence naming the places involved (names and readings, never env values)."""
+    """A named non-answer: ``kind`` (one of ``REFUSALS``), its ``variable`` and a ``detail`` (never env values)."""
 
     kind: str
     detail: str
@@ -76,29 +52,26 @@ class Refusal:
 
 @dataclass
 class Reading:
-    """What one variable resolved to. ``state``: ``unset``, ``value`` (a string in ``value``),
-    ``unreadable-value`` (``json_type`` says what was there) or ``refused`` (see ``refusal``).
-    ``place``: the place whose setting is in force; ``setters``: every place that sets it."""
+    """What one variable resolved to."""
 
     variable: str
-    state: str
-    value: str | None = None
-    json_type: str | None = None
-    place: str | None = None
+    state: str  # unset, value, unreadable-value or refused
+    value: str | None = None  # the string, for state value
+    json_type: str | None = None  # what was there, for unreadable-value
+    place: str | None = None  # the place whose setting is in force
     refusal: Refusal | None = None
-    setters: list[str] = field(default_factory=list)
+    setters: list[str] = field(default_factory=list)  # every place that sets it
 
     def to_json(self) -> dict:
-        return {"variable": self.variable, "state": self.state, "reading": show(self.variable, self.value),
+        reading = None if self.value is None else show(self.variable, self.value)
+        return {"variable": self.variable, "state": self.state, "reading": reading,
                 "jsonType": self.json_type, "place": self.place, "setBy": self.setters,
                 "refusal": self.refusal.to_json() if self.refusal else None}
 
 
 @dataclass
 class Posture:
-    """The resolved posture: ``kind`` (``UP_FRONT``, ``DEFERRED``, ``THRESHOLD``, ``REFUSED``),
-    ``percent`` for a threshold, ``decided_by`` (``"<VARIABLE> in <place>"`` or ``default``),
-    ``reason`` (one sentence), ``refusal`` when refused, and the readings consulted in order."""
+    """The resolved posture, who decided it, why, and the readings consulted in order."""
 
     kind: str
     reason: str
@@ -187,7 +160,7 @@ def _reading(variable: str, place: Place) -> Reading:
 def _ccdeb(reading: Reading, places: list[Place]) -> Posture | None:
     if reading.state == "unset":
         return None
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     word = reading.value.lower()
     if word in FALSE_WORDS:
@@ -215,7 +188,7 @@ def _managed_override(places: list[Place]) -> Refusal | None:
 def _ets(reading: Reading) -> Posture | None:
     if reading.state == "unset":
         return None
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     value, where = reading.value, f"{ETS} in {reading.place}"
     if value == "true":
@@ -232,16 +205,15 @@ def _ets(reading: Reading) -> Posture | None:
 
 
 def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
-    """``ANTHROPIC_BASE_URL`` decides (``ccdeb``: how the first variable read, set to a false
-    reading or unset, which the sentence names rather than claiming nothing sets it)."""
+    """``ANTHROPIC_BASE_URL`` decides; ``ccdeb`` is named in the sentence when it was set to false."""
     if reading.state == "unset":
-        if ccdeb.state == "value":
+        if ccdeb.state == "value" and ccdeb.value is not None:
             return Posture(DEFERRED, f"{CCDEB}={show(CCDEB, ccdeb.value)} in {ccdeb.place} reads as false and neither "
                            f"{ETS} nor {BASE_URL} is set: the documented default, every definition deferred, no "
                            "threshold", decided_by=f"{CCDEB} in {ccdeb.place}")
         return Posture(DEFERRED, "nothing sets the three variables: the documented default, every definition "
                        "deferred, no threshold")
-    if reading.state != "value":
+    if reading.state != "value" or reading.value is None:
         return _refuse_reading(reading)
     host = _host(reading.value)
     where = f"{BASE_URL} in {reading.place}"
@@ -254,7 +226,7 @@ def _base_url(reading: Reading, ccdeb: Reading) -> Posture:
 
 
 def _refuse_reading(reading: Reading) -> Posture:
-    if reading.state == "refused":
+    if reading.state == "refused" and reading.refusal is not None:
         return _posture_refused(reading.refusal)
     return _posture_refused(Refusal(UNREADABLE_VALUE, f"{reading.place} sets {reading.variable} to a JSON "
                                     f"{reading.json_type}, not a string: it is set there and what it is set to is "
@@ -285,11 +257,8 @@ def _host(value: str) -> str | None:
     return host.rstrip(".").lower() if host else None
 
 
-def show(variable: str, value: str | None) -> str | None:
-    """How a value of one of the three variables is printed: ANTHROPIC_BASE_URL by its host only
-    (a gateway URL can carry a credential), the others quoted and cut to 80 characters."""
-    if value is None:
-        return None
+def show(variable: str, value: str) -> str:
+    """A value as printed: ANTHROPIC_BASE_URL by its host only (it can hold a credential), others quoted and cut."""
     if variable == BASE_URL:
         host = _host(value)
         return f"host {host}" if host else "a value that does not parse as a URL"
@@ -297,7 +266,8 @@ def show(variable: str, value: str | None) -> str | None:
 
 
 def _shown(reading: Reading) -> str:
-    return show(reading.variable, reading.value) if reading.state == "value" else f"a JSON {reading.json_type}"
+    value = reading.value if reading.state == "value" else None
+    return f"a JSON {reading.json_type}" if value is None else show(reading.variable, value)
 
 
 def _shown_raw(variable: str, raw: object) -> str:

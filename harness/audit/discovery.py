@@ -1,29 +1,27 @@
-"""Finding the configs on this machine: every client module's documented locations under HOME and
-the current directory, plus the files named with ``--config PATH`` (client unknown).
+"""Finding the client configs on this machine, plus the ``--config`` files: one ``ConfigFile`` per location looked at.
 
-Returns one :class:`ConfigFile` per location looked at — ``read``, ``absent`` or ``unreadable`` —
-so a report can say what was searched as well as what was found. Reading is bounded
-(``harness.audit.readers``) and never raises for what a file holds.
+Public: ``discover``, ``parse_unknown``, ``display_path``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.audit import readers
 from harness.audit.clients import MODULES, codex_cli, continue_dev, goose, zed
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ABSENT, HTTP, READ, UNREADABLE, ConfigFile
 
 UNKNOWN = "unknown"
 # A file of unknown client in the common ``name → entry`` shape: every documented URL key is read,
-# and every ``${…}`` reference stays unevaluated (harness.audit.expand, syntax "unknown").
+# and every ``${…}`` reference stays unevaluated (harness.audit.clients.config_format, syntax "unknown").
 GENERIC = Shape(url_keys=(("url", HTTP), ("serverUrl", HTTP), ("httpUrl", HTTP)), disabled_key="disabled",
                 always_load=True, syntax="unknown")
 
 
-def discover(layout: Layout, extra: list[Path] = (), search: bool = True) -> list[ConfigFile]:
+def discover(layout: Layout, extra: Sequence[Path] = (), search: bool = True) -> list[ConfigFile]:
     """Every documented location of every client (when ``search``), then each ``extra`` path."""
     found: list[ConfigFile] = []
     seen: set[Path] = set()
@@ -86,9 +84,7 @@ def parse_unknown(document: object, cfile: ConfigFile, layout: Layout) -> None:
 
 
 def display_path(path: Path, layout: Layout) -> str:
-    """``path`` as reports print and baselines pair it: relative to the current directory when
-    inside it, ``~/…`` when inside HOME, else absolute. Pairing by this form lets a report made in
-    one checkout be compared with one made in another (issue #12, ``--baseline``)."""
+    """``path`` as reports print and baselines pair it: cwd-relative, ``~/…``, else absolute."""
     path = Path(path)
     absolute = path if path.is_absolute() else layout.cwd / path
     for base, prefix in ((layout.cwd, ""), (layout.home, "~/")):

@@ -1,17 +1,11 @@
-"""From entries and measurements to the figures a report prints: each entry's status and cost, a
-list's total (a floor when anything in it has no number), heaviest tools and a trim plan.
-
-Audit statuses beyond the probe's (which pass through unchanged): ``disabled`` (listed, never
-measured, in no total), ``malformed`` (a field the client cannot use; the problem names it),
-``unevaluated`` (the command or URL holds a reference whose value is not in hand),
-``not-measurable`` (a built-in or extension server no file describes a launch for),
-``not-approved`` (a project's server its client would not start without an approval that is not
-on record: never launched, in no total — ``harness.audit.trust``).
+"""From entries and measurements to a report's figures: statuses, costs, totals (a floor when a number is missing),
+heaviest tools and trim plans. Rule: docs/AUDIT.md, "The report".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from harness.audit.identity import identity
 from harness.audit.measuring import Cost, Outcome, cost
@@ -26,8 +20,7 @@ TOOL_FILTER = {"gemini-cli": "excludeTools", "kiro": "disabledTools", "codex-cli
 
 @dataclass
 class Row:
-    """One entry with what was found: ``status``, ``cost`` (``None`` without a number), the
-    identity it was measured under and the measurement's ``outcome``."""
+    """One entry with its status, cost (``None`` without a number), identity and outcome."""
 
     entry: Entry
     status: str
@@ -61,9 +54,7 @@ def row_for(entry: Entry, outcomes: dict[str, Outcome]) -> Row:
 
 
 def total(rows: list[Row], context: int, unknown: bool = False) -> dict:
-    """``{tokens, floor, share, display, unmeasured}``: the sum over counted rows; a floor (printed
-    ``≥``) when any counted row has no number, or when ``unknown`` (a file that could not be read
-    holds servers nobody can count: its total is ``≥ 0``, never an exact 0)."""
+    """The sum over counted rows; a floor (``≥``) when a row has no number or ``unknown`` (never an exact 0)."""
     counted = [r for r in rows if r.counted]
     tokens = sum(r.cost.tokens for r in counted if r.cost)
     unmeasured = [r.entry.name for r in counted if r.cost is None]
@@ -84,7 +75,7 @@ def figure(tokens: int, floor: bool) -> str:
 
 def heaviest_tools(rows: list[Row], limit: int = 10) -> list[dict]:
     """The ``limit`` heaviest tools across ``rows`` (tokens of each tool's own JSON)."""
-    tools = [{"server": r.entry.name, "tool": str(t.get("name")), "tokens": int(t.get("tokens", 0)),
+    tools: list[dict[str, Any]] = [{"server": r.entry.name, "tool": str(t.get("name")), "tokens": int(t.get("tokens", 0)),
               "descriptionTokens": int(t.get("descriptionTokens", 0)),
               "inputSchemaTokens": int(t.get("inputSchemaTokens", 0))}
              for r in rows if r.counted and r.cost for t in r.cost.per_tool if isinstance(t, dict)]
@@ -92,13 +83,12 @@ def heaviest_tools(rows: list[Row], limit: int = 10) -> list[dict]:
 
 
 def trim_plan(rows: list[Row], context: int, limit: int = 5) -> list[dict]:
-    """Steps that lower a file's total, largest first: switching off whole servers, then dropping
-    the heaviest tools where the client's file has a tool filter. Tool savings are per-tool counts
-    and sum only approximately across token boundaries, so they are marked approximate."""
-    servers = sorted((r for r in rows if r.counted and r.cost), key=lambda r: (-r.cost.tokens, r.entry.name))
-    steps = [{"action": "disable-server", "server": r.entry.name, "saves": r.cost.tokens,
-              "savesShare": share(r.cost.tokens, context), "approximate": False,
-              "how": f"remove or disable {r.entry.name!r} in this file"} for r in servers[:limit]]
+    """Steps that lower a file's total, largest first: whole servers, then the heaviest filterable tools (approximate)."""
+    servers = sorted(((r.entry.name, r.cost.tokens) for r in rows if r.counted and r.cost),
+                     key=lambda s: (-s[1], s[0]))
+    steps = [{"action": "disable-server", "server": name, "saves": tokens, "savesShare": share(tokens, context),
+              "approximate": False, "how": f"remove or disable {name!r} in this file"}
+             for name, tokens in servers[:limit]]
     for tool in heaviest_tools(rows, limit):
         row = next(r for r in rows if r.entry.name == tool["server"])
         key = TOOL_FILTER.get(row.entry.client)

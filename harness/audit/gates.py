@@ -1,22 +1,6 @@
-"""Gates that fail closed (issue #12, "Gates that fail closed").
+"""The audit's gates, which fail closed: ``--budget``, ``--baseline``/``--max-increase``, ``--changed``, ``--suggest``.
 
-* ``--budget N`` gates the sessions: it passes only when every session's total is an exact figure
-  at or under N. A floor could be over any budget (an unmeasured server does not pass a budget), and
-  a session whose composition is refused has no total to pass with.
-* ``--baseline REPORT.json`` (+ ``--max-increase N`` tokens or ``N%``) compares config by config,
-  paired by the path the reports print. A dropped config, a config or server that cannot be
-  measured now, a baseline total that was a floor, a methodology or encoding change — any comparison
-  it cannot make fails the gate with the reason. An added config is compared against zero.
-
-* ``--changed`` and ``--suggest`` are questions, not limits: what they find (a server behind, a
-  description at p97) never fails the run. But a check that was asked for and could not be made —
-  the capture index or tool-shape baseline could not be fetched, was not JSON, was not a valid
-  document, held no measured tools — is a failed gate naming the problem, so exit 1: a requested
-  check that was not made must not read as success (issue #13, "a fetch failure is a named problem
-  in the report, never a silent skip").
-
-A baseline that does not parse, or is not an audit report, is bad input (:class:`BaselineError`,
-exit 2) and is checked before any server is launched.
+Rule: docs/AUDIT.md, "Gates and exit codes".
 """
 
 from __future__ import annotations
@@ -27,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.audit import changed, suggest
 from harness.util import schemas
 
 MAX_BASELINE_BYTES = 16 * 1024 * 1024
@@ -38,8 +23,7 @@ class BaselineError(ValueError):
 
 @dataclass(frozen=True)
 class Gate:
-    """One gate result: ``gate`` (budget/baseline), ``passed`` and the ``reasons`` it failed for
-    (or what it checked, when it passed)."""
+    """One gate's result and its reasons (what it checked, when it passed)."""
 
     gate: str
     passed: bool
@@ -51,8 +35,7 @@ class Gate:
 
 @dataclass(frozen=True)
 class Increase:
-    """An allowed increase over the baseline: ``amount`` tokens, or ``amount`` percent of the
-    baseline's totalTokens when ``percent`` is true."""
+    """An allowed increase: ``amount`` tokens, or percent of the baseline's totalTokens."""
 
     amount: float
     percent: bool
@@ -96,7 +79,8 @@ def load_baseline(path: Path) -> dict:
 
 def budget_gate(report: dict, budget: int) -> Gate:
     """Every session's total must be an exact figure at or under ``budget``."""
-    reasons, worst = [], None
+    reasons: list[str] = []
+    worst: tuple[str, int] | None = None
     for session in report["sessions"]:
         total = session["total"]
         if total is None:
@@ -116,7 +100,7 @@ def budget_gate(report: dict, budget: int) -> Gate:
             worst = (session["label"], total["tokens"])
     if not report["sessions"]:
         reasons.append("no session was found to gate")
-    if reasons:
+    if reasons or worst is None:  # no session, or none with a total, added a reason
         return Gate("budget", False, reasons)
     return Gate("budget", True, [f"costliest session: {worst[0]}, {worst[1]:,} tokens ≤ {budget:,}"])
 
@@ -161,10 +145,7 @@ def _compare(path: str, config: dict, base: dict | None, increase: Increase | No
 
 
 def lookup_gate(name: str, section: dict) -> Gate:
-    """``changed``/``suggest``: passed when the published file was read and the check made (the
-    reason says what it found), failed with the named problem when it could not be."""
-    from harness.audit import changed, suggest
-
+    """``changed``/``suggest``: passed when the check was made, failed with the named problem when not."""
     if section["problem"]:
         return Gate(name, False, [f"--{name} could not be checked: {section['problem']}"])
     return Gate(name, True, [(changed.tally if name == "changed" else suggest.tally)(section)])

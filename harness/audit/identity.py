@@ -1,11 +1,4 @@
-"""Which configured entries are the same server, so each distinct server is measured once.
-
-Identity (issue #12) = the launch argv + the env *names* + the URL — plus the directory a stdio
-server is launched in when the file gives one, since ``node dist/index.js`` in two projects is two
-servers. Values are not part of it: two entries that differ only in what their env or headers hold
-collapse onto one measurement, and a session holding both cannot say what its stack totals (spec,
-"What it refuses to answer": "two configured entries collapsed onto one measurement").
-"""
+"""Which entries are the same server (launch argv, env names, URL, launch directory), so each is measured once."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
 """Measuring each distinct server once, concurrently, through the probe's public API.
 
-Each identity (``harness.audit.identity``) becomes one ``harness.probe.target.Target`` measured by
-``harness.probe.measure.measure`` — the same attempts, retries, confirmation launch, limits and
-statuses as a sweep — and one record built by ``harness.probe.record.build`` with a redactor that
-knows every value the configs hold. Status strings are carried through as the probe names them
-(a status added to the probe later needs no change here): ``measured``/``dynamic`` have a number,
-every other status does not.
-
-A client's tool filter (Gemini ``includeTools``/``excludeTools``, Kiro ``disabledTools``, Codex
-``enabled_tools``/``disabled_tools``, goose ``available_tools``) is applied to the capture and
-the kept tools counted again with the same rules, so an entry's figure is what that client sends.
+Public: ``measure_all``, ``Outcome``, ``Cost``, ``cost``, ``redactor_for``. Rule: docs/AUDIT.md, "Measuring".
 """
 
 from __future__ import annotations
@@ -23,7 +14,9 @@ from dataclasses import dataclass, field
 
 from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
+from harness.probe import isolation as iso
 from harness.probe import record
+from harness.probe import sandbox
 from harness.probe.measure import measure
 from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name
@@ -35,8 +28,7 @@ NUMBERED = ("measured", "dynamic")  # harness.probe.record.MEASURED_STATUSES
 
 @dataclass
 class Outcome:
-    """What one identity's measurement gave: the probe's ``status``, the (redacted) capture
-    ``tools`` and its counts when numbered, the server's ``instructions`` and the record's notes."""
+    """What one identity's measurement gave: status, redacted tools and counts, instructions, notes."""
 
     status: str
     tools: list | None = None
@@ -54,8 +46,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Cost:
-    """An entry's figure after its client's tool filter: ``tokens``, ``tool_count``, per-tool rows,
-    and ``filtered`` (how many tools the filter removed, ``0`` when none)."""
+    """An entry's figure after its client's tool filter; ``filtered`` counts the tools it removed."""
 
     tokens: int
     tool_count: int
@@ -64,12 +55,7 @@ class Cost:
 
 
 def redactor_for(entries: list[Entry]) -> Secrets:
-    """One secret set over everything the ``entries`` hand a server (``Secrets.handed``: every env
-    and header value, secret-named options in the launch argv such as ``--api-key X``, credentials in
-    the URL) plus every value an expansion substituted (issue #9: a secret is any non-public value
-    handed to a server) — and the same readings of the argv and URL *as the file writes them*: an
-    entry whose launch is not in hand (a ``${VAR}`` with no value beside a literal ``--api-key X``)
-    has no launch face, but its configured face is printed, and once printed that key whole."""
+    """One secret set over all the ``entries`` hand a server, and their argv and URL as the file writes them."""
     values = [value for entry in entries for value in entry.secret_values]
     for entry in entries:  # gathered first: the set's tables are built once, over every value
         values += handed_values(env=entry.env_values, headers=entry.header_values, argv=entry.launch_argv,
@@ -82,16 +68,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
                       timeout: float = 60.0, concurrency: int = 4, dual: bool = True, progress=None,
                       started=None, ended=None, measurer=measure,
                       sandbox: str | None = "sandbox") -> dict[str, Outcome]:
-    """``{identity: Outcome}`` for every group, at most ``concurrency`` at once. ``progress``
-    (default: stderr) receives one line per finished server, cleaned by ``redactor``; ``started``
-    and ``ended`` (optional) the cleaned name of each server as its launch begins and as it ends
-    (a live screen of what still runs). A group of project entries measured only because of
-    ``--trust-project`` runs under ``sandbox`` (the sandbox's mode, or ``None`` where it cannot start
-    here: then under ``isolation``, and its notes say so). Never raises for server behaviour; a bug
-    in measuring one server raises ``RuntimeError`` naming it, after every other measurement has
-    finished."""
-    from harness.probe import isolation as iso
-
+    """``{identity: Outcome}``, ``concurrency`` at once; a bug in one raises ``RuntimeError`` after the rest finish."""
     gate = asyncio.Semaphore(concurrency)
     described = {mode: iso.describe(mode) for mode in {isolation, sandbox or isolation}}  # runtimes read once
     outcomes: dict[str, Outcome] = {}
@@ -134,8 +111,7 @@ async def measure_all(groups: dict[str, list[Entry]], redactor: Secrets, *, isol
 
 
 def assignments(entry: Entry) -> dict[str, str | None]:
-    """The environment one measurement of ``entry`` needs: its env values, its header values as
-    ``MCP_HEADER_<NAME>``, and every declared name whose value is not in hand held unset."""
+    """One measurement's environment changes: env values, ``MCP_HEADER_<NAME>`` values, names not in hand unset."""
     wanted: dict[str, str | None] = {name: entry.env_values.get(name) for name in entry.env_names}
     for name in entry.header_names:
         wanted[header_env_name(name)] = entry.header_values.get(name)
@@ -143,11 +119,7 @@ def assignments(entry: Entry) -> dict[str, str | None]:
 
 
 def environ_for(entry: Entry, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment ``entry``'s server is measured from (``measure``'s ``environ``): ``base``
-    (default ``os.environ``) with ``assignments(entry)`` applied — a name whose value is not in
-    hand removed, so the probe gives its placeholder, never a host value the config did not ask
-    for. A copy: the harness's own environment, where it reads its own settings (``bwrap`` on
-    ``PATH``, the sandbox cache, its limits), never holds a config's value (issue #9, kind 4)."""
+    """A copy of ``base`` with ``assignments(entry)`` applied: a name not in hand is removed, never a host value."""
     environ = dict(os.environ if base is None else base)
     for name, value in assignments(entry).items():
         if value is None:
@@ -168,12 +140,9 @@ def target_for(key: str, entry: Entry, timeout: float) -> Target:
 
 
 def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
-    """What the sandbox shows (read-only) of the host for ``entry``: the project folder of an entry
-    the user opted in with ``--trust-project`` — that flag vouches for the project, and a
-    project's server is usually a file inside it — never a home folder or an ancestor of one."""
+    """The host folder the sandbox shows read-only: an opted-in project's, never a home folder or its ancestor."""
     if not (entry.sandboxed and cwd):
         return ()
-    from harness.probe import sandbox
 
     folder = os.path.realpath(cwd)
     homes = sandbox.home_folders() | {os.path.realpath(os.path.expanduser("~"))}
@@ -194,13 +163,14 @@ def outcome_of(rec: dict) -> Outcome:
 
 def cost(entry: Entry, outcome: Outcome) -> Cost | None:
     """``entry``'s figure under its tool filter, or ``None`` when the server has no number."""
-    if not outcome.numbered:
+    if not outcome.numbered or outcome.tokens is None or outcome.tool_count is None:
         return None
     if entry.include_tools is None and not entry.exclude_tools:
         return Cost(outcome.tokens, outcome.tool_count, outcome.per_tool)
-    kept = [tool for tool in outcome.tools if _kept(tool, entry)]
+    tools = outcome.tools or []
+    kept = [tool for tool in tools if _kept(tool, entry)]
     counts = count_tools(kept).to_json()
-    return Cost(counts["totalTokens"], counts["toolCount"], counts["tools"], len(outcome.tools) - len(kept))
+    return Cost(counts["totalTokens"], counts["toolCount"], counts["tools"], len(tools) - len(kept))
 
 
 def _kept(tool: object, entry: Entry) -> bool:

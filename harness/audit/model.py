@@ -1,15 +1,8 @@
-"""What discovery produces: config files and the server entries they hold.
-
-An :class:`Entry` keeps two faces of a server. The *configured* face (``argv``, ``url``, names) is
-what the file says, with ``${…}`` references left as written: it is what every report prints. The
-*launch* face (``launch_argv``, ``launch_url``, ``env_values``, ``header_values``) is what a
-client would run, with the references this audit holds a value for expanded. Values are secrets
-(issue #12: "Env values from a config are passed to the server and never written or printed"):
-they live only in memory, are excluded from ``repr`` and are never serialised.
-"""
+"""What discovery produces: ``ConfigFile`` and its ``Entry`` items, each with its configured and launched face."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from harness.audit.trust import OPTED_IN, Trust
@@ -26,31 +19,26 @@ READ, ABSENT, UNREADABLE = "read", "absent", "unreadable"
 
 @dataclass
 class Entry:
-    """One configured server. ``scope``: where in the client's model it lives (``user``,
-    ``project``, ``local``, ``managed``, ``workspace``, ``file``). ``disabled``: why it is off, or
-    ``None``. ``include_tools``/``exclude_tools``: the client's documented tool filter (``None``
-    = no allowlist). ``unevaluated``: ``"<field>: <reference>"`` for every expansion whose value
-    is not in hand (set-but-unevaluated). ``problems``: malformed fields, each naming the field. ``trust``: the client's approval
-    decision for a project-scope entry (``harness.audit.trust``; ``None`` for the user's own files)."""
+    """One configured server."""
 
     name: str
     client: str
     source: str
-    scope: str
+    scope: str  # user, project, local, managed, workspace or file
     transport: str
-    argv: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()  # as configured, ``${…}`` left as written; the launch face is ``launch_*``
     url: str | None = None
     env_names: tuple[str, ...] = ()
     header_names: tuple[str, ...] = ()
-    disabled: str | None = None
-    include_tools: tuple[str, ...] | None = None
+    disabled: str | None = None  # why it is off
+    include_tools: tuple[str, ...] | None = None  # the client's tool filter; None: no allowlist
     exclude_tools: tuple[str, ...] = ()
     always_load: bool = False
-    unevaluated: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    unevaluated: list[str] = field(default_factory=list)  # "<field>: <reference>" whose value is not in hand
+    problems: list[str] = field(default_factory=list)  # malformed fields, each naming the field
     cwd: str | None = None
     source_display: str = ""
-    trust: Trust | None = None
+    trust: Trust | None = None  # the approval decision for a project-scope entry; None for the user's own files
     launch_argv: tuple[str, ...] = field(default=(), repr=False)
     launch_url: str | None = field(default=None, repr=False)
     env_values: dict[str, str] = field(default_factory=dict, repr=False)
@@ -77,8 +65,7 @@ class Entry:
         return self.trust is not None and self.trust.state == OPTED_IN
 
     def display_launch(self) -> str:
-        """The configured command line or URL, as the file writes it (references unexpanded; a
-        URL through the one URL printer, so a credential written into it is masked)."""
+        """The configured command line or URL as the file writes it (a URL's credentials masked)."""
         if self.transport in (HTTP, SSE):
             return urls.shown(self.url) if self.url else ""
         if self.transport in (BUILTIN, EXTENSION):
@@ -88,23 +75,18 @@ class Entry:
 
 @dataclass
 class ConfigFile:
-    """One file discovery looked at. ``state``: read / absent / unreadable; ``error``: why it is
-    unreadable (names the file and, where known, the field). ``client``: the client whose
-    documented path it is, or ``None`` for ``--config PATH``. ``document``: the parsed top
-    level (kept for the Claude Code settings reader; never serialised)."""
+    """One file discovery looked at."""
 
     path: str
-    client: str | None
+    client: str | None  # None for a --config file
     scope: str
-    state: str
-    error: str | None = None
+    state: str  # read, absent or unreadable
+    error: str | None = None  # why it is unreadable
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    document: object = field(default=None, repr=False)
+    document: object = field(default=None, repr=False)  # the parsed top level, never serialised
     display: str = ""
 
 
 def _quote(arg: str) -> str:
-    import shlex
-
     return shlex.quote(arg) if arg else "''"

@@ -1,18 +1,6 @@
-"""Claude Code's ``allowedMcpServers`` / ``deniedMcpServers``, treated by direction (methodology,
-§The allowlist and the denylist, and why only one of them is applied; code.claude.com/docs/en/
-managed-mcp §Match servers by URL, command, or name, §How a server is evaluated, read 2026-11-30).
+"""Claude Code's ``allowedMcpServers``/``deniedMcpServers``: deny entries applied, allow entries only reported.
 
-* A server matching a deny entry read here is left out of the session's claims: nothing overrides
-  a deny, and a deny entry in a tier this audit does not read could only lower the bill further.
-* An allow verdict is reported and never subtracted: allowlists merge as a union across scopes,
-  so an entry in an unread tier could only broaden what loads. ``allowManagedMcpServersOnly``,
-  set readably by a managed source, narrows the counted allowlist to the managed tier.
-* Neither list ever touches a file's own total.
-
-Matching: ``serverName`` exactly (never expanded); ``serverCommand`` the exact argv, every argument
-in order; ``serverUrl`` with ``*`` wildcards anywhere, host case-insensitive and a trailing dot
-ignored. An entry holding a ``${…}`` reference is *set-but-unevaluated*: both sides expand from
-environments this audit does not hold, so it is printed as such and not applied.
+Rule: docs/METHODOLOGY.md, "The allowlist and the denylist".
 """
 
 from __future__ import annotations
@@ -30,9 +18,7 @@ _REFERENCE = re.compile(r"\$\{")
 
 @dataclass
 class Policy:
-    """The lists read from the settings places: usable ``deny``/``allow`` entries (with the place
-    each came from), entries set but not evaluable here, whether the allowlist is set anywhere, and
-    whether a managed source narrows it (``managed_only``)."""
+    """The deny and allow entries read from the settings places, with the places they came from."""
 
     deny: list[tuple[dict, str]] = field(default_factory=list)
     allow: list[tuple[dict, str]] = field(default_factory=list)
@@ -119,13 +105,12 @@ def matches(item: dict, entry: Entry) -> bool:
         return entry.transport == STDIO and isinstance(value, list) and list(entry.launch_argv or entry.argv) == value
     if key == "serverUrl":
         url = entry.launch_url or entry.url
-        return entry.transport in (HTTP, SSE) and isinstance(value, str) and bool(url) and url_matches(value, url)
+        return bool(entry.transport in (HTTP, SSE) and isinstance(value, str) and url and url_matches(value, url))
     return False
 
 
 def url_matches(pattern: str, url: str) -> bool:
-    """``*`` matches any run of characters; the host part compares case-insensitively with a
-    trailing dot ignored; the path stays case-sensitive."""
+    """``*`` matches any run; the host compares case-insensitively, trailing dot ignored; the path case-sensitively."""
     regex = "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", _fold_host(pattern)))
     return re.fullmatch(regex, _fold_host(url), flags=re.DOTALL) is not None
 

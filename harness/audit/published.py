@@ -1,28 +1,19 @@
-"""Reading a file the publish layer writes — ``results/capture-index.json``,
-``results/tool-shape.json`` — from a local checkout or, when run elsewhere, from the published
-repository's raw URL (issue #13: ``--index URL|PATH``).
+"""Reading a published file (capture index, tool shape) from this checkout or the repository's raw URL, bounded.
 
-A file that cannot be had is a named problem (:class:`Unavailable`, whose text says what, from
-where, and why), never a silent skip: the caller prints it in its report. Inputs are bounded: at
-most :data:`MAX_BYTES` bytes, :data:`TIMEOUT` seconds to connect and to wait between bytes,
-:data:`DEADLINE` seconds for the whole download (headers included), a local path must be a regular file (a FIFO would
-block the read forever, a device never ends: ``harness.util.bounded.read_regular``), and a JSON
-document nested deeper than Python's parser allows is refused like any other bad document.
-
-A URL may carry credentials (``https://user:token@host/…``, ``?token=…`` for a private raw file, a
-presigned ``?X-Amz-Signature=…``):
-they are secrets (``harness.probe.redact``), so every ``source`` this module reports — in
-:class:`Lookup`, in an :class:`Unavailable`'s text, and so in every report and terminal line made
-from them — is :func:`shown`, the URL with them masked.
+Public: ``lookup``, ``Lookup``, ``Unavailable``, ``shown``, ``default_source``.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.db.reason import decisive
+from harness.probe.environment import credential_like, url_secrets
+from harness.probe.redact import Secrets
 from harness.util import bounded, schemas, urls
 
 PUBLISHED_RAW = "https://raw.githubusercontent.com/mcp-context-cost/mcp-context-cost/main/"
@@ -42,8 +33,7 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Lookup:
-    """A published file a report asked for: the ``source`` it was read from (path or URL), the
-    ``document`` (``None`` when it could not be had) and the named ``problem`` that says why."""
+    """A published file asked for: where it was read from, the document, or the ``problem``."""
 
     source: str
     document: dict | None = None
@@ -60,21 +50,14 @@ def lookup(source: str, reader: Callable[[str], dict]) -> Lookup:
 
 
 def shown(source: str | Path) -> str:
-    """``source`` as it may be printed or recorded: a URL through the one URL printer
-    (``harness.util.urls``, credentials masked); a path unchanged."""
+    """``source`` as it may be printed: a URL with its credentials masked, a path unchanged."""
     return urls.shown(str(source)) if is_url(str(source)) else str(source)
 
 
 def _secrets(source: str):
-    """The credentials a URL may carry, to mask in a message that quotes it: what the URL printer
-    masks (``urls.credentials``), its userinfo and secret-named query values
-    (``environment.url_secrets``), and — since a published file needs no query to be named — every
-    query value that reads as a credential whatever its name (a presigned ``X-Amz-Signature``,
-    ``sig``)."""
+    """The credentials a URL may carry: userinfo, secret-named query values, any value that reads as one."""
     from urllib.parse import parse_qsl, urlsplit
 
-    from harness.probe.environment import credential_like, url_secrets
-    from harness.probe.redact import Secrets
 
     if not is_url(source):
         return Secrets(())
@@ -97,8 +80,7 @@ def default_source(relative: str, root: Path | None = None) -> str:
 
 
 def read(source: str | Path, what: str, schema: str) -> dict:
-    """The JSON document at ``source`` (a path or an http(s) URL), validated against
-    ``schemas/<schema>.schema.json``. Raises :class:`Unavailable` for anything else."""
+    """The JSON document at ``source``, schema-checked. Raises :class:`Unavailable` for anything else."""
     source = str(source)
     data = _fetch(source, what) if is_url(source) else _local(source, what)
     try:
@@ -122,9 +104,7 @@ def _local(path: str, what: str) -> bytes:
 
 
 def _fetch(url: str, what: str) -> bytes:
-    import time
-
-    import requests
+    import requests  # loaded only when a source is a URL
 
     started = time.monotonic()
     try:
@@ -146,7 +126,6 @@ def _fetch(url: str, what: str) -> bytes:
     except bounded.DeadlineExceeded:
         raise Unavailable(what, url, f"still downloading after {DEADLINE:g} s") from None
     except requests.RequestException as exc:
-        from harness.db.reason import decisive  # "cannot resolve host …", not the exception chain
 
         raise Unavailable(what, url, _short(decisive(str(exc)))) from None
 

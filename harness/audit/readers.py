@@ -1,23 +1,6 @@
-"""Reading config files with libraries, bounded in size and depth.
+"""Reading config files (JSON, JSON5, TOML, YAML) with their libraries, bounded in size, depth and nodes.
 
-* JSON / JSONC / JSON5: the standard library's strict parser first (fast, and most files are
-  strict JSON — ``~/.claude.json`` can run to megabytes); only when that fails, the ``json5``
-  library, which accepts comments and trailing commas (VS Code, Zed, Cursor files). ``json5`` is
-  pure Python and slow, so it is only given files up to ``MAX_JSON5_BYTES``.
-* TOML: ``tomllib``, up to ``MAX_TOML_BYTES`` (it is pure Python: a 25 MB file takes over a minute).
-* YAML: PyYAML's safe loader through ``harness.util.yamlsafe``, which bounds the text, the nesting
-  and the nodes *with every alias expanded* while composing (a 573-byte alias bomb under an alias
-  cap still expands into gigabytes in whatever walks it next), plus an alias cap.
-
-Every reader is bounded in bytes first, then in what the bytes can expand into, so parsing ends
-in bounded time and memory; the values it returns are still untrusted structure, which callers
-cut before they turn one into text (``harness.audit.clients._common.label``).
-
-Every failure raises :class:`ConfigError` naming the file and why; nothing else escapes. A parse
-error says where (line and column) and what kind of error it is, and never quotes the file: the
-libraries' own messages do (PyYAML prints the offending line), and the line a config breaks on can
-hold a secret the redactor never learned — the file did not parse — or, for a config path that is
-a symlink, the content of whatever file it points at.
+Bounds: docs/AUDIT.md, "What it reads".
 """
 
 from __future__ import annotations
@@ -26,6 +9,10 @@ import json
 import re
 import tomllib
 from pathlib import Path
+
+import yaml
+
+from harness.util import yamlsafe
 
 MAX_CONFIG_BYTES = 32 * 1024 * 1024
 MAX_JSON5_BYTES = 256 * 1024
@@ -44,8 +31,8 @@ class ConfigError(ValueError):
 
 
 def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
-    """The UTF-8 text of regular file ``path`` (at most ``limit`` bytes). Raises ``ConfigError``
-    (not a regular file, too large, unreadable, not UTF-8) or ``FileNotFoundError``."""
+    """The UTF-8 text of regular file ``path``, at most ``limit`` bytes. Raises ``ConfigError`` or
+    ``FileNotFoundError``."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -85,7 +72,7 @@ def parse_json(text: str, where: str) -> object:
     if len(text.encode("utf-8")) > MAX_JSON5_BYTES:
         raise ConfigError(f"{where}: not valid JSON ({first}); files over {MAX_JSON5_BYTES:,} bytes are only read as "
                           "strict JSON")
-    import json5
+    import json5  # loaded only when strict JSON fails
 
     try:
         return json5.loads(text)
@@ -112,13 +99,8 @@ def parse_toml(text: str, where: str) -> dict:
 
 
 def parse_yaml(text: str, where: str) -> object:
-    """YAML via PyYAML's safe loader, bounded by ``harness.util.yamlsafe``: ``MAX_YAML_BYTES`` of
-    text, ``MAX_YAML_DEPTH`` levels, ``MAX_YAML_NODES`` nodes with aliases expanded, and at most
-    ``MAX_YAML_ALIASES`` aliases. Raises ``ConfigError``."""
-    import yaml
-
-    from harness.util import yamlsafe
-
+    """YAML via PyYAML's safe loader within the ``MAX_YAML_*`` bounds (``harness.util.yamlsafe``). Raises
+    ``ConfigError``."""
     class Loader(yamlsafe.BoundedLoader):
         aliases = 0
 
@@ -157,16 +139,12 @@ _QUOTED = re.compile(r"'<[a-z ]+>'|'[^'\n]*'|\"[^\"\n]*\"")
 
 
 def _unquoted(message: str) -> str:
-    """A parser's message with every quoted piece of the file replaced by ``'…'`` (the parser's
-    own ``'<token>'`` names are kept: ``expected '<document start>'``)."""
+    """A parser's message with every quoted piece of the file replaced by ``'…'`` (its own ``'<token>'`` names kept)."""
     return _QUOTED.sub(lambda m: m.group(0) if m.group(0).startswith("'<") else "'…'", message)
 
 
 def brief(value: object, limit: int = 40) -> str:
-    """A config value as a few words for a message, cut *before* it becomes text: a string's first
-    ``limit`` characters, a number or boolean as written (bounded), a list or object by its size
-    only — ``str()`` of untrusted structure is never taken (one a few hundred bytes of YAML aliases
-    long is gigabytes as text)."""
+    """A config value in a few words, cut before it becomes text (``str()`` of untrusted structure is never taken)."""
     if isinstance(value, str):
         return value[:limit] + ("…" if len(value) > limit else "")
     if value is None or isinstance(value, (bool, int, float)):
@@ -179,8 +157,7 @@ def brief(value: object, limit: int = 40) -> str:
 
 
 def load(path: Path, kind: str) -> object:
-    """Read and parse ``path`` as ``kind`` (``json``, ``toml`` or ``yaml``). Raises
-    ``FileNotFoundError`` when absent, ``ConfigError`` when present and unreadable."""
+    """Read and parse ``path`` as ``kind``. Raises ``FileNotFoundError`` when absent, ``ConfigError`` when unreadable."""
     limit = {"yaml": MAX_YAML_BYTES, "toml": MAX_TOML_BYTES}.get(kind, MAX_CONFIG_BYTES)
     text = read_text(path, limit)
     parser = {"json": parse_json, "toml": parse_toml, "yaml": parse_yaml}[kind]

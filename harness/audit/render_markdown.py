@@ -1,12 +1,9 @@
-"""The report as GitHub Markdown, for a pull-request comment or a job summary.
-
-Every value passes through ``harness.pages.text.md`` — the one Markdown escaping function of
-the project — so nothing a config or a server holds can break a table or inject markup.
-"""
+"""The audit report as GitHub Markdown, every value escaped by ``harness.pages.text.md``."""
 
 from __future__ import annotations
 
 from harness.pages.text import md
+from harness.audit.suggest import placements, row_lines, table
 
 
 def render(report: dict) -> str:
@@ -90,8 +87,6 @@ def _changed(changed: dict | None) -> list[str]:
 
 def _suggest(section: dict | None) -> list[str]:
     """``--suggest``: per server, each tool's place (heaviest first) and the advice, or the problem."""
-    from harness.audit.suggest import placements, row_lines, table
-
     if section is None:
         return []
     out = [f"### Tool shape ({md(section['method'])})", "",

@@ -1,20 +1,4 @@
-"""The report for people, in the order a person asks: first one line per session — who pays
-what, up front and per request —, then the servers, then the details (each config, each session's
-members and deferral, changed, suggest, records, gates).
-
-Width: the terminal's (``COLUMNS``, else the terminal's size, else 100 columns when not a
-terminal), never less than 40. Lines wrap between words only: a package name, a path or a URL is
-never split, and stands longer than the width on a line of its own when it must.
-
-Every string that came from a config or a server passes through ``harness.util.untrusted.escape``
-and is handed to rich as a ``Text`` (never as markup), so no control character, escape sequence or
-``[bold]``-style markup in it reaches the terminal as anything but visible characters. The laid-out
-report passes through ``untrusted.laid_out``: a wrapped line or a folded cell can begin with an
-untrusted word (a table row starts with a server's name at column 0), and a ``::`` there would be a
-workflow command to a CI runner.
-
-:class:`Running` is the screen while servers are measured: on a terminal (stderr), which servers
-are still running and against which budget; elsewhere, one line per finished server.
+"""The audit report for a terminal: one line per session, then servers, then details; and the live ``Running`` screen.
 """
 
 from __future__ import annotations
@@ -32,6 +16,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from harness.audit.changed import row_line
+from harness.audit.deferral import VARIABLES
+from harness.audit.suggest import row_lines
 from harness.util.untrusted import escape, laid_out
 
 WIDTH = 100  # when neither COLUMNS nor a terminal says otherwise
@@ -75,8 +62,7 @@ def _t(value: object, style: str | None = None) -> Text:
 
 
 def _line(console: Console, *parts: object, style: str | None = None) -> None:
-    """One logical line, escaped, wrapped between words at the console's width with continuation
-    lines indented under it; a word longer than the width (a URL, a path) is kept whole."""
+    """One logical line, escaped and wrapped at the console's width; a longer word stays whole."""
     text = escape("".join(str(p) for p in parts))
     indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
     wrapped = textwrap.fill(text, console.width, subsequent_indent=indent, break_long_words=False,
@@ -158,9 +144,7 @@ def _servers(console: Console, report: dict) -> None:
 
 
 class Running:
-    """What the screen says while servers are measured. On a terminal (stderr): a live line naming
-    the servers still running, since when, against the per-server budget; finished servers print
-    above it. Elsewhere (a CI log, a pipe): only the finished lines, one each."""
+    """What the screen says while servers are measured: a live line on a terminal, finished lines only elsewhere."""
 
     def __init__(self, total: int, budget: float, stream=None) -> None:
         self.total, self.budget = total, budget
@@ -302,8 +286,6 @@ def _deferral(console: Console, deferral: dict) -> None:
 
 
 def _relevant(names: list[str]) -> list[str]:
-    from harness.audit.deferral import VARIABLES
-
     shown = [n for n in names if n in VARIABLES]
     rest = len(names) - len(shown)
     return shown + ([f"+{rest} other name(s)"] if rest else [])
@@ -311,8 +293,6 @@ def _relevant(names: list[str]) -> list[str]:
 
 def _changed(console: Console, changed: dict | None) -> None:
     """``--changed``: one line per configured server, or the named problem."""
-    from harness.audit.changed import row_line
-
     if changed is None:
         return
     console.print()
@@ -327,8 +307,6 @@ def _changed(console: Console, changed: dict | None) -> None:
 
 def _suggest(console: Console, section: dict | None) -> None:
     """``--suggest``: per server, its suggestions or "Nothing unusual", or the named problem."""
-    from harness.audit.suggest import row_lines
-
     if section is None:
         return
     console.print()

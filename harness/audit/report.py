@@ -1,33 +1,30 @@
-"""The audit report: one JSON document (``schemas/audit-report.schema.json``) that the text and
-Markdown renderings are made from and that ``--baseline`` compares against.
+"""The audit report (``schemas/audit-report.schema.json``): built from files, sessions and outcomes; redacted.
 
-Shape: ``configs`` (per file, never merged: servers, total, heaviest tools, trim plan),
-``sessions`` (what one client loads together: members, exclusions, total, and for Claude Code the
-deferral section), ``records`` (other clients' records, as records), ``searched`` (every location
-looked at and its state), ``changed`` and ``suggest`` (issue #13: the join to the published
-capture index and the placement in the published tool shape, ``null`` unless asked for), ``gates``
-and ``exitCode``. Untrusted text is stored as it was (JSON
-escapes it); every value a config holds is removed by the redactor before anything leaves.
+Public: ``build``, ``redact``. Shape: docs/AUDIT.md, "The report".
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any, TypeVar, cast
 
 from harness import METHODOLOGY_VERSION, __version__
 from harness.audit import changed as changed_mod
 from harness.audit import figures, posture
 from harness.audit import suggest as suggest_mod
 from harness.audit.claude_settings import Place
+from harness.audit.client_statements import statement_for
 from harness.audit.figures import Row
 from harness.audit.measuring import Outcome
 from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
+from harness.audit.posture import Band
 from harness.audit.published import Lookup
-from harness.audit.records import record_for
 from harness.audit.sessions import Session
-from harness.audit.threshold import Band
 from harness.core.tokenizer import encoding_name
+from harness.probe.redact import Secrets
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 KIND = "mcp-context-cost audit"
@@ -36,12 +33,10 @@ KIND = "mcp-context-cost audit"
 def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, Outcome], *, context: int,
           isolation: str, places: list[Place], policy: Policy, band: Band, managed_path: str,
           changed: Lookup | None = None, suggest: Lookup | None = None) -> dict:
-    """The report dict (gates and exit code are added by ``harness.audit.gates``). ``changed`` and
-    ``suggest`` are the capture index and tool-shape baseline read for ``--changed``/``--suggest``
-    (``None``: not asked for)."""
+    """The report dict (gates and exit code are added by ``harness.audit.gates``)."""
     rows = {id(e): figures.row_for(e, outcomes) for f in files for e in f.entries}
     present = [f for f in files if f.state != ABSENT]
-    report = {
+    report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "kind": KIND,
         "methodologyVersion": METHODOLOGY_VERSION,
@@ -54,7 +49,7 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
         "configs": [_config(f, [rows[id(e)] for e in f.entries], context) for f in present],
         "sessions": [_session(s, rows, context, places, policy, band, managed_path) for s in sessions],
     }
-    report["records"] = [record_for(c) for c in dict.fromkeys(s["client"] or "unknown" for s in report["sessions"])]
+    report["records"] = [statement_for(c) for c in dict.fromkeys(s["client"] or "unknown" for s in report["sessions"])]
     report["summary"] = _summary(report, outcomes)
     ordered = [(f, rows[id(e)]) for f in present for e in f.entries]
     report["changed"] = changed_mod.section(changed, _joinable(ordered)) if changed else None
@@ -63,8 +58,7 @@ def build(files: list[ConfigFile], sessions: list[Session], outcomes: dict[str, 
 
 
 def _joinable(ordered: list[tuple[ConfigFile, Row]]) -> list[changed_mod.Subject]:
-    """Each (identity, local name) measured, once, with the configs naming it so: the join is by
-    the capture's hash, and each distinct label prints its own alias line."""
+    """Each (identity, local name) measured, once, with the configs naming it so."""
     found: dict[tuple[str, str], changed_mod.Subject] = {}
     for cfile, row in ordered:
         if row.key is None or row.outcome is None:
@@ -76,9 +70,7 @@ def _joinable(ordered: list[tuple[ConfigFile, Row]]) -> list[changed_mod.Subject
 
 
 def _placeable(ordered: list[tuple[ConfigFile, Row]]) -> list[suggest_mod.Subject]:
-    """Each distinct measured server, once, with every local name and config: what is placed is the
-    server's whole capture (a client's tool filter changes what one config loads, not what the
-    server's descriptions cost)."""
+    """Each distinct measured server, once, with its names and configs (its whole capture is placed, unfiltered)."""
     found: dict[str, suggest_mod.Subject] = {}
     for cfile, row in ordered:
         if row.key is None or row.outcome is None or not row.outcome.numbered:
@@ -138,7 +130,7 @@ def _session(session: Session, rows: dict, context: int, places: list[Place], po
             denial = denied_by(row.entry, policy)
             (excluded.append((row, f"denied by {denial}")) if denial else kept.append(row))
         members = kept
-    report = {
+    report: dict[str, Any] = {
         "client": session.client, "label": session.label, "composition": session.composition,
         "configs": [f.display for f in session.files],
         "servers": [_member(r, session, policy) for r in members],
@@ -147,7 +139,7 @@ def _session(session: Session, rows: dict, context: int, places: list[Place], po
         "refused": session.refused,
         "notes": list(session.notes),
         "deferral": None,
-        "record": None if session.client == "claude-code" else record_for(session.client),
+        "record": None if session.client == "claude-code" else statement_for(session.client),
     }
     merged = posture.collapsed(members)
     if merged and report["total"] is not None:
@@ -198,14 +190,13 @@ CONTROLLED = frozenset({"schemaVersion", "kind", "methodologyVersion", "encoding
 PATH_LISTS = frozenset({"configs", "paths"})
 
 
-def redact(value: object, redactor, key: str | None = None) -> object:
-    """``value`` with every config-held secret replaced by the probe's redactor in every string
-    that is not in a ``CONTROLLED`` field (keys are the report's own and are left alone)."""
+def redact(value: T, redactor: Secrets, key: str | None = None) -> T:
+    """``value`` with every config-held secret redacted outside the ``CONTROLLED`` fields."""
     if isinstance(value, dict):
-        return {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()}
+        return cast(T, {k: v if k in CONTROLLED else redact(v, redactor, k) for k, v in value.items()})
     if isinstance(value, list):
         if key in PATH_LISTS and all(isinstance(item, str) for item in value):
-            return list(value)
-        return [redact(item, redactor, key) for item in value]
-    return redactor.text(value) if isinstance(value, str) else value
+            return cast(T, list(value))
+        return cast(T, [redact(item, redactor, key) for item in value])
+    return cast(T, redactor.text(value)) if isinstance(value, str) else value
 

@@ -1,18 +1,6 @@
-"""Which configs one client loads together, and which of their entries a session loads.
+"""Which configs one client loads together and which entries a session loads (a session, not a file, is gated).
 
-Per-file totals are never merged; a session is the unit the threshold question and ``--budget``
-are put to (methodology, §Configs one session loads together). Compositions:
-
-* Claude Code: ``~/.claude.json`` (user and local scope) + ``<cwd>/.mcp.json``, one name loaded
-  once with local > project > user precedence — or, where ``managed-mcp.json`` is deployed, that
-  file alone (an empty map: no servers; unreadable: the composition itself is refused). Entries a
-  deny entry matches are left out of the session's claims, never out of a file's total.
-* Any session one of whose files exists and cannot be read is refused the same way: what that file
-  loads is unknown.
-* Another known client: its discovered files together; where its docs put one scope over another
-  (``SCOPE_ORDER``), a shadowed name is not loaded; where no order is on record, same-named entries
-  are both counted (the direction that cannot understate a session).
-* A ``--config`` file: a session of its own, client unknown.
+Rule: docs/METHODOLOGY.md, "Configs one session loads together face the question together".
 """
 
 from __future__ import annotations
@@ -31,9 +19,7 @@ SCOPE_ORDER = {"claude-code": ("local", "project", "user"),
 
 @dataclass
 class Session:
-    """``members``: entries the session loads; ``excluded``: ``(entry, why)`` for entries it does
-    not (disabled, shadowed, suppressed by the managed file, denied). ``composition`` names how it
-    was put together; ``refused`` is set when which servers load cannot be said."""
+    """What a session loads (``members``) and what it does not, with why (``excluded``)."""
 
     client: str | None
     label: str
@@ -71,13 +57,13 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
     state = _managed_state(managed)
     session = Session("claude-code", "Claude Code session in the current directory", mine, "user+local+project",
                       managed_state=state)
-    if state == "unreadable":
+    if state == "unreadable" and managed is not None:
         session.composition, session.refused_kind, session.refused = "refused", MANAGED_MCP_UNREADABLE, (
             f"managed-mcp.json exists and cannot be read ({managed.error or '; '.join(managed.notes)}): which servers a "
             "session loads cannot be said, so no session total is claimed")
         return session
     others = [e for f in mine if f.scope != "managed" for e in f.entries]
-    if state in ("servers", "empty"):
+    if state in ("servers", "empty") and managed is not None:
         session.composition = "managed" if state == "servers" else "managed-empty"
         session.excluded += [(e, "suppressed: managed-mcp.json has exclusive control") for e in others]
         session.notes.append("in-process servers the launching app registers load too; no config file describes them")
@@ -89,11 +75,7 @@ def _claude(mine: list[ConfigFile], files: list[ConfigFile]) -> Session:
 
 
 def _refuse_unreadable(session: Session, files: list[ConfigFile]) -> bool:
-    """Refuse the session's composition when a file it loads exists and cannot be read: the
-    servers that file defines are unknown — it may add servers, or (where one scope shadows
-    another) replace same-named ones with others — so no figure for the session, not even a floor,
-    can be claimed. Its readable files keep their own totals. Before this, such a session printed
-    the readable files' sum as an exact figure, and ``--budget`` passed it."""
+    """Refuse the composition when a file it loads cannot be read: no total, not even a floor."""
     broken = [f for f in files if f.state == UNREADABLE]
     if not broken:
         return False
@@ -126,9 +108,7 @@ def _plain(client: str, name: str, mine: list[ConfigFile]) -> Session:
 
 
 def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> None:
-    """Add ``entries`` to ``session``: disabled and unapproved ones excluded; with a scope ``order``, a name
-    defined in a higher scope shadows the same name in a lower one (an unapproved entry shadows
-    nothing: the client does not load it)."""
+    """Add ``entries`` to ``session``; with a scope ``order``, a higher scope's name shadows a lower one's."""
     winner: dict[str, Entry] = {}
     if order:
         for entry in sorted(entries, key=lambda e: order.index(e.scope) if e.scope in order else len(order)):
@@ -138,7 +118,7 @@ def _load(session: Session, entries: list[Entry], order: tuple[str, ...]) -> Non
         if entry.disabled:
             session.excluded.append((entry, f"disabled ({entry.disabled})"))
         elif entry.blocked:
-            session.excluded.append((entry, f"not approved: {entry.trust.reason}"))
+            session.excluded.append((entry, f"not approved: {entry.trust.reason if entry.trust else ''}"))
         elif order and winner[entry.name] is not entry:
             session.excluded.append((entry, f"shadowed by the {winner[entry.name].scope}-scope entry of the same name"))
         else:

@@ -1,27 +1,14 @@
-"""``--suggest``: place each of a server's tools in the measured distribution and say which tool
-descriptions are unusually expensive (method tool-shape/v1; methodology, "Tool shape"; issue #13).
-Used by ``audit --suggest`` and the Action's job summary.
+"""``--suggest``: each tool's percentile in the published tool shape, and the descriptions that draw advice (tool-shape/v1).
 
-Placement: for each tool's whole-tool, description and input-schema tokens, the percentile it sits
-at in ``results/tool-shape.json`` — the largest ``p`` whose nearest-rank point is at or below it
-(:func:`harness.pages.tool_shape.percentile_of`; ``None`` below p0).
-
-Advice: only descriptions. A schema is functional surface — trimming it changes what the tool can
-do — so it never draws advice; a description is prose, and trimming it changes only what every
-request pays. A description earns a suggestion when it is at or above p90 (``tokens ≥ points[90]``)
-and above the median (a degenerate distribution whose p90 equals its median recovers nothing).
-The suggestion names the exact percentile it fired at and the recovery — description minus the
-measured median — marked approximate: component counts sum only approximately across token
-boundaries, and a rewritten description tokenizes as itself. When nothing fires, the report says
-:data:`NOTHING_UNUSUAL` in those words; no advice is invented to have some.
+Rule: docs/AUDIT.md, "Against what is published"; docs/METHODOLOGY.md, "Tool shape".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.audit import published
 from harness.pages.tool_shape import METRICS, percentile_of
@@ -48,8 +35,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A description at or above p90: ``percentile`` it fired at, the measured ``median``, and the
-    approximate ``recovery`` (description minus median), all in tokens."""
+    """A description at or above p90, and the approximate tokens it would recover (description − median)."""
 
     name: str
     description: int
@@ -66,32 +52,28 @@ class NoBaseline(ValueError):
 
 
 def load_shape(source: str | Path | None = None, root: Path | None = None) -> dict:
-    """The tool-shape baseline at ``source`` (path or URL); by default ``root``'s (or this
-    checkout's) ``results/tool-shape.json``, else the published raw URL. Raises
+    """The tool-shape baseline at ``source``, by default the checkout's else the published one. Raises
     ``published.Unavailable``."""
     return published.read(source or published.default_source(SHAPE, root), "tool-shape baseline", "tool-shape")
 
 
 def load_usable(source: str | Path) -> dict:
-    """:func:`load_shape`, and :class:`~harness.audit.published.Unavailable` as well when the
-    baseline holds no measured tools (nothing can be placed against it)."""
+    """:func:`load_shape`, refusing (``Unavailable``) a baseline with no measured tools."""
     shape = load_shape(source)
     if any(shape["metrics"][m] is None for m in METRICS):
         raise published.Unavailable("tool-shape baseline", str(source), "it holds no measured tools to compare against")
     return shape
 
 
-def _counts(tool: dict) -> tuple[int, int, int] | None:
-    values = tuple(tool.get(m) for m in METRICS) if isinstance(tool, dict) else ()
-    if len(values) != 3 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
-                                    and float(v).is_integer() for v in values):
-        return None
-    return tuple(int(v) for v in values)
+def _counts(tool: object) -> tuple[int, int, int] | None:
+    values = [tool.get(m) for m in METRICS] if isinstance(tool, Mapping) else []
+    counts = [int(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+              and float(v).is_integer()]
+    return (counts[0], counts[1], counts[2]) if len(counts) == len(values) == 3 else None
 
 
-def place(shape: dict, tools: list[dict]) -> list[Placement]:
-    """A placement for every tool with three whole counts (a record's per-tool diagnostics), in
-    order. Raises :class:`NoBaseline` when the baseline's tables are empty."""
+def place(shape: dict[str, Any], tools: Sequence[Mapping[str, Any]]) -> list[Placement]:
+    """A placement for every tool with three whole counts, in order. Raises :class:`NoBaseline` on empty tables."""
     tables = [shape["metrics"][m] for m in METRICS]
     if any(t is None for t in tables):
         raise NoBaseline("the tool-shape baseline holds no measured tools to compare against")
@@ -99,8 +81,8 @@ def place(shape: dict, tools: list[dict]) -> list[Placement]:
     for tool in tools:
         counts = _counts(tool)
         if counts is not None:
-            out.append(Placement(str(tool.get("name")), counts,
-                                 tuple(percentile_of(t, v) for t, v in zip(tables, counts))))
+            tokens, description, schema = (percentile_of(t, v) for t, v in zip(tables, counts))
+            out.append(Placement(str(tool.get("name")), counts, (tokens, description, schema)))
     return out
 
 
@@ -109,10 +91,10 @@ def fires(points: list[int], description: int) -> bool:
     return description >= points[FIRES_AT] and description > points[MEDIAN]
 
 
-def suggest(shape: dict, tools: list[dict]) -> list[Suggestion]:
+def suggest(shape: dict[str, Any], tools: Sequence[Mapping[str, Any]]) -> list[Suggestion]:
     """Suggestions for the descriptions that fire, largest recovery first (ties: name)."""
     points = shape["metrics"]["descriptionTokens"]
-    found = [Suggestion(p.name, p.counts[1], p.percentiles[1], points[MEDIAN])
+    found = [Suggestion(p.name, p.counts[1], p.percentiles[1] or 0, points[MEDIAN])  # fired: at or above p90
              for p in place(shape, tools) if fires(points, p.counts[1])]
     return sorted(found, key=lambda s: (-s.recovery, s.name))
 
@@ -133,12 +115,8 @@ def report(shape: dict, tools: list[dict]) -> list[str]:
     return [sentence(s) for s in found] if found else [NOTHING_UNUSUAL]
 
 
-def markdown(tools: list[dict], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
-    """A Markdown section (the Action's job summary) placing each of ``tools`` — a record's
-    per-tool diagnostics — in the baseline read from ``source`` (default as :func:`load_shape`),
-    largest first, at most ``limit`` rows; then the suggestions, or :data:`NOTHING_UNUSUAL`.
-    ``quote`` makes a tool name inert Markdown. A baseline that cannot be read or is empty is said
-    so in the section, never skipped. ``[]`` for no tools."""
+def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quote: Callable[[str], str], limit: int = 300) -> list[str]:
+    """A Markdown section placing ``tools`` in the baseline, then the suggestions; ``[]`` for no tools."""
     if not tools:
         return []
     lines = ["### Tool shape", "", "Percentile of each count among every tool measured by mcp-context-cost "
@@ -154,8 +132,7 @@ def markdown(tools: list[dict], source: str | Path | None, quote: Callable[[str]
 
 
 class Subject(NamedTuple):
-    """One distinct measured server to place: the local ``names`` configs give it, its measurement
-    ``identity``, the config ``paths`` it is in, and its capture's per-tool diagnostics ``tools``."""
+    """One distinct measured server to place, with its names, identity, configs and per-tool counts."""
 
     names: list[str]
     identity: str
@@ -164,12 +141,9 @@ class Subject(NamedTuple):
 
 
 def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
-    """The audit report's ``suggest`` section (``schemas/audit-report.schema.json``): ``method``,
-    the baseline's ``source``, the named ``problem`` when it could not be read (then no row; a
-    document with tables comes from :func:`load_usable`), the ``baseline``'s size and the
-    description median and p90 (tokens), and per server every tool's three counts with their
-    percentiles, the ``suggestions`` (largest recovery first) and ``nothingUnusual``."""
-    out = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None, "servers": []}
+    """The report's ``suggest`` section: per server the placements and suggestions, or the named ``problem``."""
+    out: dict[str, Any] = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None,
+                           "servers": []}
     shape = looked.document
     if shape is None:
         return out
@@ -199,8 +173,7 @@ def row_lines(row: dict, quote: Callable[[str], str] = escape) -> list[str]:
 
 
 def table(placed: list[Placement], quote: Callable[[str], str], limit: int) -> list[str]:
-    """A Markdown table of ``placed`` tools, largest first, at most ``limit`` rows (then a line
-    saying how many more): each count with the percentile it sits at."""
+    """A Markdown table of ``placed`` tools, largest first, at most ``limit`` rows."""
     lines = ["| tool | tokens | description | input schema |", "| --- | --- | --- | --- |"]
     for p in sorted(placed, key=lambda p: -p.counts[0])[:limit]:
         cells = [quote(p.name)] + [f"{c:,} {'below p0' if q is None else f'at p{q}'}"

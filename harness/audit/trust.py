@@ -1,31 +1,6 @@
 """Whether the user approved a project's MCP servers, by each client's own rule.
 
-A config file inside the current directory is the repository's, not the user's: a cloned project
-can ship ``.mcp.json``, ``.vscode/mcp.json``, ``.codex/config.toml`` … naming any command. Each
-client asks the user before it starts such a server; ``audit`` launches a project-scope entry only
-when that approval is on record in a file the repository cannot write, or when the user opts in
-with ``--trust-project`` (and then under the sandbox where it works). An entry not approved is
-never launched, never expanded from the caller's environment, and counted in no total.
-
-The rules, per client (sources in docs/AUDIT.md, "Which project servers are launched"):
-
-* Claude Code: a ``.mcp.json`` server is approved by ``enableAllProjectMcpServers: true`` or by its
-  name in ``enabledMcpjsonServers`` — read from ``~/.claude.json`` (``projects[<cwd>]``),
-  ``~/.claude/settings.json`` and the managed settings; ``.claude/settings.json`` and
-  ``.claude/settings.local.json`` sit in the repository, so they approve only once the user
-  accepted the folder's trust dialog (``projects[<cwd>].hasTrustDialogAccepted``). A name in
-  ``disabledMcpjsonServers`` anywhere is rejected, even with ``--trust-project``.
-* Codex CLI: ``.codex/config.toml`` is read only for a trusted project: the user's ``config.toml``
-  says ``trust_level = "trusted"`` under ``[projects."<path>"]`` for, in this order, the current
-  directory, its project root (the nearest directory at or above it holding a
-  ``project_root_markers`` entry, ``.git`` by default) or, in a linked worktree, the main checkout.
-  A trusted directory further up does not trust a repository cloned inside it.
-* Gemini CLI: project settings count only with ``security.folderTrust.enabled`` in the user's
-  settings and the folder trusted in ``~/.gemini/trustedFolders.json`` (the most specific rule
-  wins). With folder trust off Gemini asks nobody, so nothing records the user's choice.
-* VS Code, Cursor, Zed, Kiro, Continue: the approval lives in the application's own state
-  (a database or a per-project approval store), which this audit does not read.
-* Claude Desktop, Windsurf, Goose, Cline: user files only — no project scope.
+Public: ``rule_for``, ``Trust``, ``managed_dir``. Rules: docs/AUDIT.md, "Which project servers are launched".
 """
 
 from __future__ import annotations
@@ -33,9 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from harness.audit import readers
+
+if TYPE_CHECKING:  # Layout lives with the clients, which import this module
+    from harness.audit.clients.config_format import Layout
 
 TRUST_FLAG = "--trust-project"
 APPROVED, OPTED_IN, NOT_APPROVED, REJECTED = "approved", "opted-in", "not-approved", "rejected"
@@ -57,8 +36,7 @@ _APP_STATE = {
 
 @dataclass(frozen=True)
 class Trust:
-    """The decision for one project-scope entry: ``state`` (approved, opted-in, not-approved,
-    rejected) and ``reason`` (what decided it; for the two refusals, also how to opt in)."""
+    """The decision for one project-scope entry: its ``state`` and the ``reason`` (with how to opt in)."""
 
     state: str
     reason: str
@@ -76,8 +54,7 @@ Rule = Callable[[str], Trust]
 
 
 def rule_for(client: str, scope: str, layout) -> Rule | None:
-    """The decision function for entries of ``client``'s file at ``scope`` (``None``: a file of
-    the user's own — no approval needed). Files the rule needs are read once, here."""
+    """The decision function for ``client``'s entries at ``scope`` (``None``: the user's own file)."""
     if scope not in PROJECT_SCOPES:
         return None
     opted = getattr(layout, "trust_project", False)
@@ -107,13 +84,27 @@ def _whole(found: tuple[bool, str]) -> Callable[[str], Trust]:
 
 
 def _load(path: Path, kind: str = "json") -> dict:
-    """A settings document, or ``{}`` when absent or unreadable (an unreadable file approves
-    nothing; its own refusal is reported where the file is read for its servers)."""
+    """A settings document, or ``{}`` when absent or unreadable (which approves nothing)."""
     try:
         document = readers.load(path, kind)
     except (OSError, readers.ConfigError):
         return {}
     return document if isinstance(document, dict) else {}
+
+
+def managed_dir(layout: Layout) -> Path:
+    """Claude Code's system directory for managed files on the layout's platform."""
+    if layout.platform == "darwin":
+        return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
+    if layout.platform == "win32":
+        return Path("C:/Program Files/ClaudeCode")  # not %ProgramData%: a legacy path Claude Code does not read
+    return layout.system_root / "etc" / "claude-code"
+
+
+def _member(document: dict[str, Any], key: str) -> dict[str, Any]:
+    """``document[key]`` when it is an object, else ``{}``."""
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def resolved(path: Path) -> Path:
@@ -125,10 +116,8 @@ def resolved(path: Path) -> Path:
 
 
 def _claude(layout) -> Callable[[str], Trust]:
-    from harness.audit.clients.claude_code import managed_dir
-
     user = _load(layout.home / ".claude.json")
-    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    projects = _member(user, "projects")
     target = resolved(layout.cwd)
     project = next((v for k, v in projects.items() if isinstance(k, str) and k and isinstance(v, dict)
                     and resolved(Path(k)) == target), {})
@@ -175,7 +164,7 @@ def _codex(layout) -> tuple[bool, str]:
     environ = layout.environ if layout.environ is not None else os.environ
     home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else layout.home / ".codex"
     user = _load(home / "config.toml", "toml")
-    projects = user.get("projects") if isinstance(user.get("projects"), dict) else {}
+    projects = _member(user, "projects")
     levels = {resolved(Path(k)): v.get("trust_level") for k, v in projects.items()
               if isinstance(k, str) and k and isinstance(v, dict)}
     markers = user.get("project_root_markers", [".git"])
@@ -201,9 +190,7 @@ def _project_root(here: Path, markers: list[str]) -> Path | None:
 
 
 def _main_checkout(here: Path) -> Path | None:
-    """For a linked git worktree, the main checkout Codex keys trust by: ``.git`` is a file naming
-    ``<main>/.git/worktrees/<name>``, and that directory's ``gitdir`` names this ``.git`` back (a
-    ``.git`` file alone, which anyone can write, does not borrow another checkout's trust)."""
+    """The main checkout of a linked git worktree, when its ``gitdir`` names this ``.git`` back."""
     root = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
     if root is None or not (root / ".git").is_file():
         return None
@@ -220,8 +207,7 @@ def _main_checkout(here: Path) -> Path | None:
 
 def _gemini(layout) -> tuple[bool, str]:
     settings = _load(layout.home / ".gemini" / "settings.json")
-    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
-    folder_trust = security.get("folderTrust") if isinstance(security.get("folderTrust"), dict) else {}
+    folder_trust = _member(_member(settings, "security"), "folderTrust")
     if folder_trust.get("enabled") is not True:
         return False, "Gemini CLI's folder trust is off (security.folderTrust.enabled), so nothing records that you " \
                       "chose to run this project's servers"

@@ -1,21 +1,6 @@
-"""``mcp-context-cost audit``: what the MCP servers in this machine's client configs cost, which
-session pays it, and gates that fail closed (issue #12).
+"""``mcp-context-cost audit``: what the MCP servers in this machine's client configs cost, and gates that fail closed.
 
-    mcp-context-cost audit                                  # every client config under HOME and here
-    mcp-context-cost audit --config ./team/mcp.json         # plus a file whose client is unknown
-    mcp-context-cost audit --no-discover --config .mcp.json --budget 20000 --markdown report.md
-    mcp-context-cost audit --baseline base.json --max-increase 10% --json audit.json
-    mcp-context-cost audit --changed --suggest              # behind what is published? unusual tools?
-    mcp-context-cost audit --trust-project                  # also this project's unapproved servers, sandboxed
-
-A project's server is launched only when its client's approval of it is on record
-(``harness.audit.trust``); otherwise it is reported as not approved and counted nowhere.
-
-Exit codes: 0 every gate passed and something was measured; 1 a gate failed or nothing could be
-measured (a ``--changed``/``--suggest`` check whose published file could not be read is a failed
-gate naming the problem); 2 bad input (an unknown flag, a bad number, a ``--config`` that does not
-exist, a baseline that does not parse) — checked before any server is launched. Progress goes to
-stderr; nothing is written anywhere unless a file is named (``--json FILE``, ``--markdown FILE``).
+Usage, report and exit codes: docs/AUDIT.md.
 """
 
 from __future__ import annotations
@@ -26,6 +11,22 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from harness.audit import changed, claude_settings, discovery, identity, measuring, published, render_markdown, render_text
+from harness.audit import gates as gates_mod
+from harness.audit import posture, sessions, suggest, trust
+from harness.audit.clients.config_format import Layout
+from harness.audit.gates import load_baseline, parse_increase
+from harness.audit.policy import read_policy
+from harness.audit.render_text import Running
+from harness.audit.report import build as build_report
+from harness.audit.report import redact
+from harness.audit.trust import managed_dir
+from harness.core.canonical import stringify
+from harness.core.tokenizer import TokenizerUnavailable
+from harness.probe import isolation
+from harness.probe.isolation import HOST_HELP
+from harness.probe.redact import Secrets
+from harness.util import atomic, schemas, untrusted
 from harness.util.cliargs import positive_int, seconds
 from harness.util.untrusted import escape
 
@@ -35,7 +36,6 @@ STDOUT = "-"
 
 
 def register(sub) -> None:
-    from harness.probe.isolation import HOST_HELP
     p = sub.add_parser("audit", help="what the MCP servers in your client configs cost, and gates",
                        description="Find every MCP client config on this machine (Claude Code, Claude Desktop, "
                                    "Cursor, VS Code, Windsurf, Gemini CLI, Zed, Kiro, Goose, Codex CLI, Cline, "
@@ -71,7 +71,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-# (check, what it does, source flag, the file it reads) — issue #13, spelled as ``measure`` spells them.
+# (check, what it does, source flag, what it reads, its path), spelled as ``measure`` spells them.
 PUBLISHED_CHECKS = (
     ("--changed", "join each measured server by canonicalSha256 to the published capture index: behind (with the "
                   "tokens moving to current would add or save, and both dates), current, or unidentified",
@@ -93,15 +93,11 @@ def _add_published(p) -> None:
 
 def run(args, measurer=None) -> int:
     """Entry point of the subcommand; returns the exit code."""
-    from harness.audit import gates as gates_mod
-
     try:
         baseline = _check_input(args)
     except (ValueError, gates_mod.BaselineError) as exc:
         print(f"error: {escape(exc)}", file=sys.stderr)
         return 2
-    from harness.core.tokenizer import TokenizerUnavailable
-
     try:
         report, redactor = _audit(args, measurer)
     except TokenizerUnavailable as exc:
@@ -115,8 +111,6 @@ def run(args, measurer=None) -> int:
     results += [gates_mod.lookup_gate(name, report[name]) for name in ("changed", "suggest") if report[name]]
     report["gates"] = [g.to_json() for g in results]
     report["exitCode"] = gates_mod.exit_code(report, results)
-    from harness.audit.report import redact
-    from harness.util import schemas
 
     report = redact(report, redactor)
 
@@ -127,8 +121,6 @@ def run(args, measurer=None) -> int:
 
 def _check_input(args) -> dict | None:
     """Everything that can be wrong with the invocation, before anything is launched."""
-    from harness.audit.gates import load_baseline
-
     if args.max_increase is not None and args.baseline is None:
         raise ValueError("--max-increase needs --baseline to compare against")
     if args.json == STDOUT and args.markdown == STDOUT:
@@ -138,7 +130,6 @@ def _check_input(args) -> dict | None:
         raise ValueError(f"--config: no such file: {', '.join(missing)}")
     if args.no_discover and not args.config:
         raise ValueError("--no-discover reads only --config files: give at least one")
-    from harness.probe import isolation
 
     isolation.resolve_mode(args.isolation)  # isolation.Unavailable (a ValueError) before any server starts
     for flag, value in (("--index", args.index), ("--tool-shape", args.tool_shape)):
@@ -148,12 +139,6 @@ def _check_input(args) -> dict | None:
 
 
 def _audit(args, measurer):
-    from harness.audit import claude_settings, discovery, identity, measuring, report, sessions, threshold, trust
-    from harness.audit.clients._common import Layout
-    from harness.audit.clients.claude_code import managed_dir
-    from harness.audit.policy import read_policy
-    from harness.probe import isolation
-
     layout = dataclasses.replace(Layout.current(), trust_project=args.trust_project)
     files = discovery.discover(layout, args.config, search=not args.no_discover)
     entries = [e for f in files for e in f.entries]
@@ -173,7 +158,6 @@ def _audit(args, measurer):
                             f"{', …' if len(blocked) > 5 else ''}); {trust.TRUST_FLAG} measures them in the sandbox")
     mode = isolation.resolve_mode(args.isolation)
     kwargs = {"measurer": measurer} if measurer else {}
-    from harness.audit.render_text import Running
 
     with Running(len(groups), args.timeout) as screen:  # on a terminal: which servers still run, and the budget
         outcomes = asyncio.run(measuring.measure_all(
@@ -182,18 +166,15 @@ def _audit(args, measurer):
             sandbox=_sandbox() if any(e.sandboxed for e in entries) else None, **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
-    band = threshold.load_band(REPO / "results" / "divergence.json")
-    built = report.build(files, composed, outcomes, context=args.context, isolation=mode, places=places,
+    band = posture.load_band(REPO / "results" / "divergence.json")
+    built = build_report(files, composed, outcomes, context=args.context, isolation=mode, places=places,
                          policy=read_policy(places[1:]), band=band,
                          managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)
     return built, redactor
 
 
 def _sandbox() -> str | None:
-    """The sandbox's mode where it can start here, else ``None`` (opted-in project servers then run
-    under ``--isolation``, and say so)."""
-    from harness.probe import isolation
-
+    """The sandbox's mode where it can start here, else ``None``."""
     try:
         return isolation.resolve_mode("sandbox")
     except isolation.Unavailable:
@@ -201,11 +182,8 @@ def _sandbox() -> str | None:
 
 
 def _published(args) -> dict:
-    """The capture index and tool-shape baseline asked for (``None`` each when not), read before
-    any server is launched; a source that cannot be read is a named problem in its ``Lookup``."""
-    from harness.audit import changed, published, suggest
-
-    looked = {"changed": None, "suggest": None}
+    """The published files asked for, read before any server is launched (a failure is a named problem)."""
+    looked: dict[str, published.Lookup | None] = {"changed": None, "suggest": None}
     for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
                                            ("suggest", args.tool_shape, suggest.SHAPE, suggest.load_usable)):
         if getattr(args, name) or source:
@@ -214,17 +192,11 @@ def _published(args) -> dict:
 
 
 def _source_secrets(looked: dict):
-    """Credentials in an ``--index``/``--tool-shape`` URL (a private raw URL carries ``?token=``)
-    are secrets like any a config holds: they appear in no output."""
-    from harness.probe.redact import Secrets
-
+    """Credentials in an ``--index``/``--tool-shape`` URL: secrets, in no output."""
     return Secrets(v for found in looked.values() if found for v in Secrets.handed(url=found.source).values)
 
 
 def _emit(args, report: dict) -> None:
-    from harness.audit import render_markdown, render_text
-    from harness.util import atomic
-
     text = json_text(report)
     markdown = render_markdown.render(report)
     # The report was redacted field by field (``harness.audit.report.redact``) and both human forms
@@ -243,13 +215,7 @@ def _emit(args, report: dict) -> None:
 
 
 def json_text(report: dict) -> str:
-    """The report as JSON text that is safe to print or publish: serialised as ``JSON.stringify``
-    does (a lone surrogate from a config or a server is written ``\\udXXX`` — ``json.dumps`` left it
-    raw and writing it raised, losing the report), then every bidi, C1 or format character and
-    every ``##[`` escaped by ``harness.util.untrusted.json_text``. Parses back to the same value."""
-    from harness.core.canonical import stringify
-    from harness.util import untrusted
-
+    """The report as JSON text as ``JSON.stringify`` writes it, then escaped by ``harness.util.untrusted.json_text``."""
     return untrusted.json_text(stringify(report, indent=2)) + "\n"
 
 
@@ -265,8 +231,6 @@ def _tokens(text: str) -> int:
 
 
 def _increase(text: str):
-    from harness.audit.gates import parse_increase
-
     try:
         return parse_increase(text)
     except ValueError as exc:

@@ -1,4 +1,4 @@
-"""The Action's ``config:`` input (issue #12): the audit runs with the same gates and writes its
+"""The Action's ``config:`` input: the audit runs with the same gates and writes its
 Markdown report to the job summary; a base-branch report made in another checkout pairs with it."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_config_and_command_together_are_invalid(run_action):
 
 @pytest.mark.slow
 def test_config_input_shows_changed_and_suggest_and_fails_when_a_check_cannot_be_made(run_action, tmp_path):
-    # issue #13: the Action's config audit can join to the capture index and place tools in the tool
+    # The Action's config audit can join to the capture index and place tools in the tool
     # shape; the job summary shows both; a published file that cannot be read fails the step by name.
     from harness.pages import tool_shape
     from tests.audit import published_fixtures as fx

@@ -1,4 +1,4 @@
-"""Issue #9 acceptance for the GitHub Action: secrets handed to the server never reach the log,
+"""The GitHub Action under hostile input: secrets handed to the server never reach the log,
 the annotations, the outputs, the job summary or any file; a hostile server's text cannot inject
 a workflow command or a raw control character; text that is not valid Unicode crashes nothing;
 and a crash still writes the outputs, a summary and an ``::error`` annotation."""

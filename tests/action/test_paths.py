@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.action.baseline import BaselineError, load
+from harness.action.comparison import BaselineError, load
 from harness.action.inputs import InputError, read
 from harness.audit.readers import MAX_CONFIG_BYTES
 from harness.util.bounded import MAX_RECORD_BYTES

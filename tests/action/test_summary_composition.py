@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 
-from harness.action.baseline import compare
+from harness.action.comparison import compare
 from harness.action.summary import render
 from harness.core.counting import count_tools
 from tests.conftest import REPO

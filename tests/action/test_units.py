@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.action import github
-from harness.action.baseline import BaselineError, compare, load
+from harness.action.comparison import BaselineError, compare, load
 from harness.action.catalog import changed_entries, main as catalog_main
-from harness.action.gate import evaluate
+from harness.action.comparison import evaluate
 from harness.action.inputs import Increase, InputError, read, split_names
 from harness.action.summary import render, text
 from tests.action.conftest import parse_outputs
@@ -76,7 +76,7 @@ def test_split_names():
 # workflow commands and outputs -----------------------------------------------------------------
 
 def test_escaping_follows_the_workflow_command_rules():
-    # Untrusted line breaks are shown as visible escapes first (issue #9), so the runner's own
+    # Untrusted line breaks are shown as visible escapes first, so the runner's own
     # %0D/%0A never turns them back into a second line of the annotation.
     assert github.escape_data("50%\r\nnext") == "50%25\\r\\nnext"
     assert github.escape_property("a: b, c%") == "a%3A b%2C c%25"
@@ -160,7 +160,7 @@ def test_summary_escapes_what_a_server_chose():
     hostile = "x | <img src=y> [link](http://z) `code`\n## heading"
     md = render(record(5, [(hostile, 5)]) | {"notes": [hostile]})
     lines = [line for line in md.splitlines() if "heading" in line]
-    assert len(lines) == 3  # the breakdown row, the tool-shape row (issue #13) and the note, each one line
+    assert len(lines) == 3  # the breakdown row, the tool-shape row and the note, each one line
     for line in lines:  # every markup character the server sent is backslash-escaped
         assert not re.search(r"(?<!\\)[<>\[\]()`#]", line), line
     assert text(hostile) in md

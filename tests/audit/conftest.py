@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from harness.util import schemas
 from tests.conftest import REPO
 

@@ -1,4 +1,4 @@
-"""``audit --changed`` and ``audit --suggest`` end to end (issue #13 items 3 and 4; methodology
+"""``audit --changed`` and ``audit --suggest`` end to end (methodology
 "Capture index" and "Tool shape"): fixture servers serving byte-exact tools arrays, a fixture
 capture index and tool-shape baseline read from a path and from a URL on 127.0.0.1, the three join
 states with their deltas and dates, alias printing, the p90 rule at and below its edge, and every

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.audit import discovery, readers
-from harness.audit.clients._common import Context, Layout, Shape, build_entry
+from harness.audit.clients.config_format import Context, Layout, Shape, build_entry
 
 pytestmark = pytest.mark.timeout(120)
 PEAK_BYTES = 64 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""Issue #12 acceptance: the deferral resolver, row by row against the spec's table (methodology,
+"""The deferral resolver, row by row against the spec's table (methodology,
 "Where it is deferred away"), every refusal included; settings holding ``false`` vs ``"false"``; a
 drop-in that disagrees with the managed file; an unreadable settings file above and below the
 deciding one; the threshold as a range above, below and across the line."""
@@ -10,7 +10,7 @@ import pytest
 from harness.audit import deferral as d
 from harness.audit.claude_settings import LOCAL, MANAGED, PROJECT, SHELL, USER, Place, settings_places
 from harness.audit.model import ABSENT, READ, UNREADABLE
-from harness.audit.threshold import ABOVE, BELOW, STRADDLES, Band, compare
+from harness.audit.posture import ABOVE, BELOW, STRADDLES, Band, compare
 
 
 def shell(**env):
@@ -245,7 +245,7 @@ def test_a_server_without_a_number_leaves_the_range_unbounded():
 
 
 def test_band_file_with_a_derived_range_is_used_else_the_spec(tmp_path):
-    from harness.audit.threshold import SPEC_BAND, load_band
+    from harness.audit.posture import SPEC_BAND, load_band
 
     path = tmp_path / "divergence.json"
     assert (load_band(path).low, load_band(path).high) == SPEC_BAND

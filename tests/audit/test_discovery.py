@@ -1,4 +1,4 @@
-"""Issue #12 acceptance: a fixture config per client, written from each client's documented format,
+"""A fixture config per client, written from each client's documented format,
 is discovered under a temporary HOME and cwd and parsed into the right servers — disabled entries,
 tool filters, expansions (evaluated where the value is in hand, set-but-unevaluated where not) and
 remote entries."""
@@ -159,7 +159,7 @@ def test_every_secret_value_is_known_to_the_redactor(found):
     redactor = redactor_for([e for f in found for e in f.entries])
     for value in ("cursor-key-value-1234", "claude-api-key-5678", "zed-literal-token-1234", "abc-zed-1234",
                   "cline-literal-key-5678", "ghp_desktopliteral0000", "postgres://u:p@h/db"):
-        # A run of 8+ characters of a handed value is a secret (issue #9), so for a header handed as
+        # A run of 8+ characters of a handed value is a secret, so for a header handed as
         # "Bearer <key>" the space before the key goes with it.
         assert redactor.text(f"x {value} y") in ("x [redacted] y", "x[redacted] y")
     assert all(value not in repr(e) for f in found for e in f.entries for value in e.env_values.values())

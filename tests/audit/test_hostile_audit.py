@@ -1,11 +1,7 @@
-"""Issue #9 kinds 2 and 3 in ``audit``'s three output forms, beyond what one line can carry:
+"""Untrusted text in ``audit``'s three output forms, beyond what one line can carry.
 
-* the text report lays text out — rich tables fold a long cell, ``textwrap`` wraps a long line —
-  and a break can bring an untrusted word to the start of a line after escaping: a server name
-  ``<24 x>::error::pwned`` became a line ``::error::pwned`` that a runner reads as a command (a
-  workflow that runs ``mcp-context-cost audit`` on a pull request's ``.mcp.json``);
-* the JSON report (stdout or file) carried a server name's C1 CSI and bidi override raw, and a tool
-  name holding a lone surrogate ended the command with an internal error and no report.
+* text: a folded or wrapped line must not bring an untrusted ``::error::`` to the start of a line;
+* JSON (stdout or file): C1, bidi and lone surrogates are escaped, and the report is still written.
 """
 
 from __future__ import annotations

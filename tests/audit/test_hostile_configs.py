@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from harness.audit import discovery, readers, sessions
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS
 
@@ -199,9 +199,8 @@ def test_literal_secrets_beside_an_unevaluated_reference_appear_nowhere(tmp_path
 
 @pytest.mark.timeout(120)  # the failure this guards against is a hang
 def test_a_bug_measuring_one_server_lets_the_others_finish_then_names_it(tmp_path):
-    # gather() used to cancel the other measurements mid-flight when one raised; cancelling a probe in
-    # the middle of a remote request left asyncio.run's cleanup waiting forever (an audit of
-    # "http://[::1" beside a stdio server never exited).
+    # gather() would cancel the other measurements mid-flight when one raised; cancelling a probe in
+    # the middle of a remote request leaves asyncio.run's cleanup waiting forever.
     import asyncio
 
     from harness.audit import identity, measuring

@@ -1,13 +1,7 @@
 """A client config's env values reach the server and nothing else: never the harness's own
-process environment (issue #9, kind 4; found by the isolation review).
-
-The audit used to hand a config's env values to the probe by setting them in ``os.environ`` for the
-length of a measurement. The harness reads its own settings from that same environment while it
-measures: ``bwrap`` is found on ``PATH``, the sandbox's package caches live under
-``MCP_CONTEXT_COST_CACHE`` (else ``HOME``), the limits come from ``MCP_CONTEXT_COST_MAX_*``. A
-project's ``.mcp.json`` (a cloned repository's own file) with ``"env": {"PATH": "./bin:…"}`` had
-the harness run ``./bin/bwrap`` on the host — outside the sandbox the person auditing asked for —
-and ``MCP_CONTEXT_COST_CACHE`` chose the host directory bound writable into the sandbox.
+process environment, from which the harness reads its own settings (``bwrap`` on ``PATH``,
+``MCP_CONTEXT_COST_CACHE``, ``MCP_CONTEXT_COST_MAX_*``): a project's ``"env": {"PATH": "./bin:…"}``
+must not choose which ``bwrap`` runs on the host.
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ import sys
 import pytest
 
 from harness.audit import discovery, identity, measuring
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from harness.probe.measure import measure
 from tests.audit.conftest import approve_project, run_audit
 from tests.conftest import FIXTURE_SERVERS

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from harness.audit import discovery
-from harness.audit.clients._common import Layout
+from harness.audit.clients.config_format import Layout
 from tests.audit.conftest import report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS
 

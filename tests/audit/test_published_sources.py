@@ -1,7 +1,6 @@
-"""Where ``--index`` / ``--tool-shape`` point (harness/audit/published.py; issue #13): a local path
-that is no regular file is a named problem at once, never a blocked read; a URL's credentials never
-reach a report, a terminal or a problem line, in any encoding. Found in the history review: a FIFO
-given as ``--index`` blocked forever, and ``--index https://user:token@host/…`` printed the token."""
+"""Where ``--index`` / ``--tool-shape`` point (harness/audit/published.py): a local path that is no regular
+file (a FIFO) is a named problem at once, never a blocked read; a URL's credentials never reach a report,
+a terminal or a problem line, in any encoding."""
 
 from __future__ import annotations
 

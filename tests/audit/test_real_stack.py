@@ -1,4 +1,4 @@
-"""Issue #12 acceptance, end to end: a config holding two real pinned servers (the exact versions the
+"""``audit`` end to end: a config holding two real pinned servers (the exact versions the
 probe's real-server tests use), a remote fixture on 127.0.0.1 answering 401, and a command that
 does not exist — discovered under a temporary HOME and cwd, measured, reported and gated. Totals,
 floors, shares and exit codes are asserted; a sentinel env value, handed to a real server through

@@ -13,7 +13,7 @@ import pytest
 from harness.audit import claude_settings, discovery, identity, report, sessions
 from harness.audit.measuring import Outcome
 from harness.audit.policy import read_policy, url_matches
-from harness.audit.threshold import Band
+from harness.audit.posture import Band
 from harness.core.counting import count_tools
 from harness.util import schemas
 
@@ -207,7 +207,7 @@ def test_a_client_tool_filter_is_counted_again_with_the_same_rules():
 ])
 def test_platform_paths(tmp_path, platform, desktop, managed):
     from harness.audit.clients import claude_code, claude_desktop
-    from harness.audit.clients._common import Layout
+    from harness.audit.clients.config_format import Layout
 
     layout = Layout(home=tmp_path / "home", cwd=tmp_path / "p", platform=platform, system_root=tmp_path / "sys")
     assert claude_desktop.candidates(layout)[0].path == tmp_path / desktop

@@ -1,6 +1,5 @@
-"""One module per client config format (issue #12). Each exposes ``CLIENT`` (id), ``NAME``,
-``DOCS`` (the documentation page) and ``READ_ON`` (the date it was read), ``candidates(layout)``
-(the documented locations) and ``parse(document, cfile, layout)`` (fills ``cfile.entries``)."""
+"""One module per client config format: ``CLIENT``, ``NAME``, ``DOCS``, ``READ_ON``, ``candidates(layout)``, ``parse(document, cfile, layout)``.
+"""
 
 from harness.audit.clients import (claude_code, claude_desktop, cline, codex_cli, continue_dev, cursor, gemini_cli,
                                    goose, kiro, vscode, windsurf, zed)

@@ -1,31 +1,15 @@
-"""Claude Code: ``~/.claude.json``, ``<cwd>/.mcp.json`` and the platform's ``managed-mcp.json``.
+"""Claude Code: ``~/.claude.json`` (user and local scope), ``<cwd>/.mcp.json``, the platform's ``managed-mcp.json``.
 
-Documentation: code.claude.com/docs/en/mcp (§Installation scopes, §Scope hierarchy and precedence,
-§Environment variable expansion in ``.mcp.json``, §Exempt a server from deferral) and
-code.claude.com/docs/en/managed-mcp (§Exclusive control with managed-mcp.json), read through the
-search tool on 2026-11-30; the spec (methodology, "Who pays the number") read them 2026-09-06/09.
-
-* user scope: ``~/.claude.json`` top-level ``mcpServers``;
-* local scope: ``~/.claude.json`` ``projects[<path>].mcpServers`` where ``<path>`` is the current
-  directory — matched on the resolved path, not the raw string (issue #12), so ``/repo/./x`` and a
-  symlink to the project both match;
-* project scope: ``<cwd>/.mcp.json`` ``mcpServers``, launched in the project directory;
-* managed: ``/etc/claude-code/managed-mcp.json`` (Linux and WSL),
-  ``/Library/Application Support/ClaudeCode/managed-mcp.json`` (macOS),
-  ``C:\\Program Files\\ClaudeCode\\managed-mcp.json`` (Windows); same format as ``.mcp.json``.
-
-Entry keys: ``type`` (``stdio``, ``http``, ``sse``; ``streamable-http`` is an alias of ``http``),
-``command``/``args``/``env``, ``url``/``headers``, ``alwaysLoad``. Expansion: ``${VAR}`` and
-``${VAR:-default}`` in command, args, env, url and headers. Precedence of one name across scopes:
-local, then project, then user (``harness.audit.sessions``).
+Keys and precedence: docs/AUDIT.md, "What it reads". Source: ``DOCS`` and code.claude.com/docs/en/managed-mcp.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, entries_from_map
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, entries_from_map
 from harness.audit.model import HTTP, SSE, ConfigFile
+from harness.audit.trust import managed_dir
 
 CLIENT = "claude-code"
 NAME = "Claude Code"
@@ -34,15 +18,6 @@ READ_ON = "2026-11-30"
 SHAPE = Shape(url_keys=(("url", HTTP),), always_load=True, syntax="claude",
               type_map={"stdio": "stdio", "http": HTTP, "streamable-http": HTTP, "sse": SSE})
 SCOPE_ORDER = ("local", "project", "user")  # highest precedence first (§Scope hierarchy and precedence)
-
-
-def managed_dir(layout: Layout) -> Path:
-    """The platform's system directory for managed files (managed-mcp.json, managed-settings.json)."""
-    if layout.platform == "darwin":
-        return layout.system_root / "Library" / "Application Support" / "ClaudeCode"
-    if layout.platform == "win32":
-        return Path("C:/Program Files/ClaudeCode")
-    return layout.system_root / "etc" / "claude-code"
 
 
 def candidates(layout: Layout) -> list[Candidate]:

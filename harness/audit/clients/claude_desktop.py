@@ -1,23 +1,11 @@
-"""Claude Desktop: ``claude_desktop_config.json``.
+"""Claude Desktop: ``claude_desktop_config.json`` in the platform's app-data folder, values taken literally.
 
-Documentation: the MCP project's user guide for Claude Desktop (modelcontextprotocol.io, "Connect
-to local MCP servers", formerly /quickstart/user) — not in the search corpus; the paths and keys
-were confirmed on 2026-11-30 through pages that quote it (playwright.dev/mcp/clients/claude-desktop,
-the confluentinc/mcp-confluent and stadiamaps setup guides citing that page).
-
-* macOS: ``~/Library/Application Support/Claude/claude_desktop_config.json``;
-* Windows: ``%APPDATA%\\Claude\\claude_desktop_config.json``;
-* Linux: ``~/.config/Claude/claude_desktop_config.json`` — Anthropic ships no Linux build; the
-  path is where community builds read it and is looked at for completeness (not confirmed on a
-  first-party page).
-
-Entry keys: ``command``, ``args``, ``env`` under ``mcpServers``. No variable expansion is
-documented, so values are taken literally.
+Source: ``DOCS``, confirmed through pages quoting it; the Linux path (community builds) is unconfirmed.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "claude-desktop"

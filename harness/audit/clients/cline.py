@@ -1,18 +1,11 @@
-"""Cline: ``cline_mcp_settings.json``.
+"""Cline: ``cline_mcp_settings.json`` in the VS Code extension's storage and the CLI's ``~/.cline/data/settings/``.
 
-Documentation: docs.cline.bot/mcp/configuring-mcp-servers (§Editing Configuration Files, §STDIO
-Transport, §SSE/Streamable HTTP), read through the search tool on 2026-11-30. The page opens the
-file from the UI without naming its path; the paths below are the extension's global storage in VS
-Code's user directory (``…/Code/User/globalStorage/saoudrizwan.claude-dev/settings/``) and the
-Cline CLI's ``~/.cline/data/settings/``, confirmed only through third-party pages.
-
-Entry keys under ``mcpServers``: ``command``, ``args``, ``env``, ``url``, ``type`` (``stdio``,
-``sse``, ``streamableHttp``), ``headers``, ``disabled``, ``autoApprove``.
+Source: ``DOCS``; the page names no path, so both paths are confirmed only through third-party pages.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "cline"

@@ -1,14 +1,5 @@
-"""Codex CLI: ``[mcp_servers.<name>]`` tables of ``~/.codex/config.toml`` and, for a trusted
-project, ``<cwd>/.codex/config.toml``.
-
-Documentation: developers.openai.com/codex/mcp and github.com/openai/codex docs/config.md
-(§mcp_servers), confirmed on 2026-11-30 through the search tool's copies (openai/codex config docs
-and issue #20195, which lists the config fields). ``CODEX_HOME`` moves ``~/.codex``.
-
-Keys: ``command``, ``args``, ``env`` (values), ``env_vars`` (names passed through from the
-environment), ``cwd``, ``url`` (Streamable HTTP), ``bearer_token_env_var`` (the name of a variable
-holding the bearer token), ``http_headers``, ``enabled`` (false = off), ``enabled_tools``
-(allowlist), ``disabled_tools``. Codex does not expand ``${…}`` in values.
+"""Codex CLI: ``[mcp_servers.<name>]`` in ``~/.codex/config.toml`` (or ``$CODEX_HOME``) and a trusted project's
+``.codex/config.toml``. Source: ``DOCS`` and openai/codex docs/config.md.
 """
 
 from __future__ import annotations
@@ -16,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, table
 from harness.audit.model import HTTP, ConfigFile
 
 CLIENT = "codex-cli"

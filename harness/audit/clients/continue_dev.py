@@ -1,14 +1,6 @@
-"""Continue: ``mcpServers`` in ``~/.continue/config.yaml`` and the block files of
-``<cwd>/.continue/mcpServers/`` (YAML blocks, or JSON files in the Claude/Cursor format).
+"""Continue: ``mcpServers`` in ``~/.continue/config.yaml`` and the block files of ``<cwd>/.continue/mcpServers/``.
 
-Documentation: docs.continue.dev/customize/deep-dives/mcp and github.com/continuedev/continue
-docs/customize/deep-dives/mcp.mdx (§How to Configure MCP Server Properties, §Using JSON MCP Format,
-§How to Work with Secrets), read through the search tool on 2026-11-30.
-
-YAML: ``mcpServers`` is a *list* of ``{name, type (stdio|sse|streamable-http), command, args,
-env, url}``; a block file adds ``name``/``version``/``schema`` metadata. Secrets are written
-``${{ secrets.NAME }}`` or ``${{ inputs.NAME }}``: their values live in Continue's secret store and
-are never in hand here.
+Source: ``DOCS``. ``${{ secrets.… }}`` values are never in hand.
 """
 
 from __future__ import annotations
@@ -17,7 +9,7 @@ import os
 from itertools import islice
 from pathlib import Path
 
-from harness.audit.clients._common import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
+from harness.audit.clients.config_format import MAX_ENTRIES, Candidate, Context, Layout, Shape, build_entry
 from harness.audit.model import ConfigFile
 
 CLIENT = "continue"

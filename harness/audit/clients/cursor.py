@@ -1,18 +1,9 @@
-"""Cursor: ``~/.cursor/mcp.json`` (global) and ``<cwd>/.cursor/mcp.json`` (project).
-
-Documentation: cursor.com/docs/context/mcp (§Configuration locations, §Config interpolation),
-confirmed on 2026-11-30 through the search tool's copies of it and of pages quoting it (the
-first-party page itself was not in the corpus).
-
-Entry keys under ``mcpServers``: ``type`` (``stdio``, ``sse``, ``streamable-http``), ``command``,
-``args``, ``env``, ``url``, ``headers``. Interpolation: ``${env:NAME}``, ``${userHome}``,
-``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${pathSeparator}``/``${/}``. Per-tool
-toggles live in Cursor's UI, not in the file, so no tool filter is read.
+"""Cursor: ``~/.cursor/mcp.json`` and ``<cwd>/.cursor/mcp.json``. Source: ``DOCS``, confirmed through pages quoting it.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "cursor"

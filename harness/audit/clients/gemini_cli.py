@@ -1,20 +1,10 @@
-"""Gemini CLI: ``~/.gemini/settings.json`` (user) and ``<cwd>/.gemini/settings.json`` (project).
-
-Documentation: github.com/google-gemini/gemini-cli docs/tools/mcp-server.md (§Configuration
-Properties) and geminicli.com/docs/cli/configuration (§Settings files), read through the search
-tool on 2026-11-30.
-
-Entry keys under ``mcpServers``: ``command``/``args``/``env``/``cwd`` (stdio), ``url`` (SSE),
-``httpUrl`` (Streamable HTTP), ``headers``, ``includeTools`` (allowlist), ``excludeTools``
-("takes precedence over includeTools"). ``env`` values may reference ``$VAR`` or ``${VAR}``.
-The top-level ``mcp.excluded`` list of server names is read as disabling those entries and
-``mcp.allowed``, when set, as disabling every entry it does not name (the configuration page's
-global MCP settings). Project settings override user settings.
+"""Gemini CLI: ``~/.gemini/settings.json`` and ``<cwd>/.gemini/settings.json``, with its tool filters and
+``mcp.excluded``/``mcp.allowed``. Source: ``DOCS`` and gemini-cli docs/tools/mcp-server.md.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import HTTP, SSE, ConfigFile
 
 CLIENT = "gemini-cli"

@@ -1,19 +1,11 @@
-"""Goose: the ``extensions`` map of ``~/.config/goose/config.yaml``.
+"""Goose: the ``extensions`` map of ``~/.config/goose/config.yaml``; built-in extensions are listed as not measurable.
 
-Documentation: block.github.io/goose/docs/guides/config-files (§Extensions Configuration, §Tool
-Filtering) and its source github.com/aaif-goose/goose documentation/docs/guides/config-files.md,
-read through the search tool on 2026-11-30. Windows: ``%APPDATA%\\Block\\goose\\config\\config.yaml``.
-
-Extension keys: ``type`` (``builtin``, ``platform``, ``stdio``, ``streamable_http``; ``sse`` is no
-longer supported), ``enabled``, ``cmd``, ``args``, ``envs`` (values), ``env_keys`` (names whose
-values come from goose's secret store — never in hand here), ``uri``, ``headers``,
-``available_tools`` (tool filter; empty = all). ``builtin``/``platform`` extensions run inside
-goose: no file describes a launch, so they are listed as not measurable.
+Source: ``DOCS``. ``env_keys`` values live in goose's secret store, never in hand here.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import BUILTIN, HTTP, SSE, STDIO, ConfigFile
 
 CLIENT = "goose"

@@ -1,16 +1,8 @@
-"""Kiro: ``~/.kiro/settings/mcp.json`` (user) and ``<cwd>/.kiro/settings/mcp.json`` (workspace).
-
-Documentation: kiro.dev/docs/mcp/configuration (§Configuration file structure, §Configuration
-locations, §Disabling servers temporarily) and kiro.dev/docs/mcp/usage (``disabledTools``), read
-through the search tool on 2026-11-30. "Workspace config takes precedence when both exist."
-
-Entry keys under ``mcpServers``: ``command``, ``args``, ``env`` (``${VAR}`` expanded), ``url``,
-``headers``, ``disabled``, ``disabledTools``, ``autoApprove``.
-"""
+"""Kiro: ``~/.kiro/settings/mcp.json`` and ``<cwd>/.kiro/settings/mcp.json`` (the workspace wins). Source: ``DOCS``."""
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 
 CLIENT = "kiro"

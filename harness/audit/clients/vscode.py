@@ -1,21 +1,11 @@
-"""VS Code: ``<cwd>/.vscode/mcp.json`` (workspace) and the user profile's ``mcp.json``.
+"""VS Code: the user profile's ``mcp.json`` and ``<cwd>/.vscode/mcp.json`` (``servers``). Source: ``DOCS``.
 
-Documentation: code.visualstudio.com/docs/copilot/reference/mcp-configuration (§Configuration
-file, §Standard I/O servers, §HTTP and SSE servers, §Input variables), read through the search
-tool on 2026-11-30. The page says "in your user profile" without a path; the default profile's
-directory is VS Code's user-settings directory (``~/.config/Code/User`` on Linux,
-``~/Library/Application Support/Code/User`` on macOS, ``%APPDATA%\\Code\\User`` on Windows), which
-was not confirmed on that page.
-
-Top level: ``servers`` (name → entry) and ``inputs``. Entry keys: ``type`` (``stdio``, ``http``,
-``sse``), ``command``, ``args``, ``env``, ``envFile``, ``url``, ``headers``. Variables:
-``${input:id}`` (prompted: never in hand here), ``${env:VAR}``, ``${workspaceFolder}``,
-``${userHome}``. An ``envFile`` is not read (its values are not in the config): the entry says so.
+``${input:…}`` values are never in hand; ``envFile`` is not read.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import ConfigFile
 from harness.audit.readers import brief
 

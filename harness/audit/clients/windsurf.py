@@ -1,16 +1,8 @@
-"""Windsurf: ``~/.codeium/windsurf/mcp_config.json``.
-
-Documentation: docs.windsurf.com/windsurf/cascade/mcp, confirmed on 2026-11-30 through pages quoting
-it (the first-party page was not in the search corpus).
-
-Entry keys under ``mcpServers``: ``command``, ``args``, ``env``, ``serverUrl`` (remote; ``url`` is
-also accepted by some builds and read the same way), ``headers``, ``disabled``. Interpolation:
-``${env:VAR}``.
-"""
+"""Windsurf: ``~/.codeium/windsurf/mcp_config.json``. Source: ``DOCS``, confirmed through pages quoting it."""
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Layout, Shape, add_map
+from harness.audit.clients.config_format import Candidate, Layout, Shape, add_map
 from harness.audit.model import HTTP, ConfigFile
 
 CLIENT = "windsurf"

@@ -1,20 +1,11 @@
-"""Zed: ``context_servers`` in ``~/.config/zed/settings.json`` and ``<cwd>/.zed/settings.json``.
+"""Zed: ``context_servers`` in ``~/.config/zed/settings.json`` and ``<cwd>/.zed/settings.json`` (JSONC).
 
-Documentation: zed.dev/docs/ai/mcp (§As Custom Servers) and github.com/zed-industries/zed
-docs/src/ai/mcp.md, read through the search tool on 2026-11-30. Settings files are JSONC (comments,
-trailing commas).
-
-Entry forms: ``{"command": "…", "args": […], "env": {…}}`` (the page's custom-server form, with an
-optional ``"source": "custom"``); the older ``{"command": {"path": …, "args": …, "env": …}}``;
-a remote ``{"url": …, "headers": …}`` (newer builds — confirmed only through pages quoting the
-source); and extension-provided servers (``"source": "extension"``), which no file describes a
-launch for and so are listed as not measurable. ``"enabled": false`` is read as disabling an entry:
-a key of Zed's settings source, not on the MCP page. No variable expansion is documented.
+Source: ``DOCS``. Extension servers run inside Zed and are listed as not measurable.
 """
 
 from __future__ import annotations
 
-from harness.audit.clients._common import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
+from harness.audit.clients.config_format import Candidate, Context, Layout, Shape, build_entry, not_launchable, table
 from harness.audit.model import EXTENSION, ConfigFile
 
 CLIENT = "zed"

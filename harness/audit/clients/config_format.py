@@ -1,33 +1,90 @@
-"""What the client modules share: where the audit looks (``Layout``), what a client module
-declares (``Candidate``), and one entry builder for the ``name → {command, args, env, url, …}``
-shape most clients use, parameterised by each client's documented key names (``Shape``).
-
-Every malformed field becomes a problem on its entry naming the entry and the field; one bad
-entry never hides the others, and nothing here raises for what a file holds.
+"""A client config format: ``Layout`` (where to look), ``Candidate``, ``Shape`` (a client's key names),
+the ``Expander`` of variable references per client syntax, and the entry builders for the common
+``name → {command, args, env, url, …}`` shape. Expansion rule: docs/AUDIT.md, "What it reads".
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from harness.audit.expand import Expander, workspace_context
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
 from harness.audit.readers import brief
 from harness.audit.trust import Rule, Trust, resolved, rule_for
 from harness.probe.redact import public_value
 
+# name → pattern; group "var" (+ optional "default") for environment references, "ctx" for a
+# client-defined variable, "never" for a reference whose value this audit never holds.
+SYNTAXES = {
+    "claude": re.compile(r"\$\{(?P<var>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"),
+    "env-colon": re.compile(r"\$\{env:(?P<var>[A-Za-z_][A-Za-z0-9_]*)\}|\$\{(?P<never>input:[^}]*)\}"
+                            r"|\$\{(?P<ctx>userHome|workspaceFolder|workspaceFolderBasename|pathSeparator|/)\}"),
+    "dollar": re.compile(r"\$\{(?P<var>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"),
+    "continue": re.compile(r"\$\{\{\s*(?P<never>(?:secrets|inputs)\.[^}]*?)\s*\}\}"),
+    # A file whose client is unknown (--config): every reference, in any client's syntax, is
+    # unevaluated, because which syntax applies is not knowable from the file.
+    "unknown": re.compile(r"(?P<never>\$\{\{[^}]*\}\}|\$\{[^}]*\})"),
+    "literal": None,
+}
+
+
+@dataclass
+class Expander:
+    """Expands one client's references from ``environ`` and the client's own ``context`` variables."""
+
+    syntax: str
+    environ: Mapping[str, str] | None = None
+    context: Mapping[str, str] = field(default_factory=dict)
+    unevaluated: list[str] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)
+
+    def expand(self, text: str, where: str) -> tuple[str, bool]:
+        """``(expanded text, complete)``; an unevaluated reference stays as written and is recorded under ``where``."""
+        pattern = SYNTAXES[self.syntax]
+        if pattern is None or not isinstance(text, str):
+            return text, True
+        environ = os.environ if self.environ is None else self.environ
+        complete = True
+
+        def one(match: re.Match) -> str:
+            nonlocal complete
+            groups = match.groupdict()
+            var = groups.get("var") or groups.get("bare")
+            if var is not None:
+                if var in environ:
+                    if not public_value(var, environ[var]):  # ${env:HOME} is a path, not a secret
+                        self.used.append(environ[var])
+                    return environ[var]
+                if groups.get("default") is not None:
+                    return groups["default"]
+            elif groups.get("ctx") is not None and groups["ctx"] in self.context:
+                return self.context[groups["ctx"]]
+            complete = False
+            self.unevaluated.append(f"{where}: {match.group(0)}")
+            return match.group(0)
+
+        return pattern.sub(one, text), complete
+
+
+def workspace_context(workspace: str, home: str) -> dict[str, str]:
+    """The client variables VS Code and Cursor define for a workspace (their variables reference)."""
+    return {"workspaceFolder": workspace, "workspaceFolderBasename": os.path.basename(workspace.rstrip("/")),
+            "userHome": home, "pathSeparator": os.sep, "/": os.sep}
+
+
+DEFAULT_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP,
+                 "streamable_http": HTTP, "sse": SSE}
 MAX_ENTRIES = 500  # per file: a config is a human artefact; past this it is not one
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Where discovery looks: ``home`` and ``cwd`` (resolved), the ``platform`` (``linux``,
-    ``darwin``, ``win32``), ``appdata`` (Windows' roaming profile) and ``environ`` (expansion
-    values; default ``os.environ``). Tests build one over temporary directories."""
+    """Where discovery looks: home, cwd, platform, Windows' ``appdata`` and the expansion ``environ``."""
 
     home: Path
     cwd: Path
@@ -68,36 +125,28 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Shape:
-    """One client's documented keys for a server entry. ``type_map`` maps a ``type`` value to a
-    transport; ``url_keys`` maps each URL key to the transport it implies without a ``type``;
-    ``disabled_key`` (true = off) / ``enabled_key`` (false = off); ``include``/``exclude``: tool
-    filter keys; ``syntax``: the expansion syntax (``harness.audit.expand.SYNTAXES``)."""
+    """One client's documented keys for a server entry."""
 
     command: str = "command"
     args: str = "args"
     env: str = "env"
-    url_keys: tuple[tuple[str, str], ...] = (("url", HTTP),)
+    url_keys: tuple[tuple[str, str], ...] = (("url", HTTP),)  # URL key → the transport it implies without a type
     headers: str | None = "headers"
     type_key: str | None = "type"
     type_map: dict = field(default_factory=lambda: dict(DEFAULT_TYPES))
-    disabled_key: str | None = None
-    enabled_key: str | None = None
-    include: str | None = None
+    disabled_key: str | None = None  # true: off
+    enabled_key: str | None = None  # false: off
+    include: str | None = None  # tool filter keys
     exclude: str | None = None
     always_load: bool = False
     cwd_key: str | None = None
-    syntax: str = "literal"
+    syntax: str = "literal"  # expansion syntax, one of SYNTAXES
     env_name_lists: tuple[str, ...] = ()
-
-
-DEFAULT_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP,
-                 "streamable_http": HTTP, "sse": SSE}
 
 
 @dataclass
 class Context:
-    """Where entries come from: ``client``, ``source`` (the file), ``scope``, the ``layout``, and
-    the ``workspace`` a project-scope entry is launched in (``None``: a fresh directory)."""
+    """Where entries come from; ``workspace`` is the directory a project-scope entry launches in."""
 
     client: str
     source: str
@@ -107,8 +156,7 @@ class Context:
 
     @cached_property
     def trust(self) -> Rule | None:
-        """The client's approval rule for this file's entries (``None``: the user's own file, or
-        one the user named with ``--config``)."""
+        """The client's approval rule for this file (``None``: the user's own file, or a ``--config`` one)."""
         if resolved(Path(self.source)) in self.layout.named:
             return None
         return rule_for(self.client, self.scope, self.layout)
@@ -117,21 +165,19 @@ class Context:
         return self.trust(name) if self.trust else None
 
     def expander(self, syntax: str, verdict: Trust | None = None) -> Expander:
-        """An expander for this file; an entry the user has not approved gets no value from the
-        caller's environment (its references stay unevaluated)."""
+        """An expander for this file; an unapproved entry gets no value from the caller's environment."""
         context = workspace_context(str(self.workspace or self.layout.cwd), str(self.layout.home))
         environ = {} if verdict is not None and verdict.blocks else self.layout.environ
         return Expander(syntax, environ=environ, context=context)
 
 
 def entries_from_map(servers: object, shape: Shape, ctx: Context, where: str) -> tuple[list[Entry], list[str]]:
-    """Entries of a ``name → entry`` object at ``where`` (e.g. ``mcpServers``); returns
-    ``(entries, file problems)``. A value that is not an object is an entry with a problem."""
+    """Entries of a ``name → entry`` object at ``where`` (e.g. ``mcpServers``); returns ``(entries, file problems)``."""
     if servers is None:
         return [], []
     if not isinstance(servers, dict):
         return [], [f"{where} is not an object (found {type(servers).__name__})"]
-    entries = []
+    entries: list[Entry] = []
     for index, (name, raw) in enumerate(servers.items()):
         if index >= MAX_ENTRIES:
             return entries, [f"{where} holds more than {MAX_ENTRIES} entries; the rest were not read"]
@@ -220,7 +266,7 @@ def _command(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expand
 def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expander) -> None:
     key = next((k for k, _ in shape.url_keys if k in raw), None)
     url = raw.get(key) if key else None
-    if not isinstance(url, str) or not url.strip():
+    if key is None or not isinstance(url, str) or not url.strip():
         entry.problems.append(f"{where}.{key or 'url'}: missing or not a non-empty string")
         return
     entry.url = url
@@ -252,10 +298,7 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
 
 
 def url_problem(url: str) -> str | None:
-    """Why ``url`` is not one a client can connect to (``None`` when it is): an http(s) URL that
-    parses, with a host, a port from 0 to 65535 if any, and no white space or control character.
-    The reason never quotes the URL (it can carry a credential). A URL the probe cannot split once
-    crashed the whole audit (``http://[::1``: ``ValueError``)."""
+    """Why ``url`` is not one a client can connect to, never quoting it; ``None`` when it is."""
     from urllib.parse import urlsplit
 
     if not url.startswith(("http://", "https://")):
@@ -274,8 +317,8 @@ def url_problem(url: str) -> str | None:
 
 
 # RFC 9110 §5.6.2: a field name is a token; a field value holds no CR, LF, NUL or other control
-# character but horizontal tab (§5.5). A client cannot send anything else, and an HTTP library that
-# refuses it before connecting used to read as the server being "unreachable".
+# character but horizontal tab (§5.5). A client cannot send anything else; an HTTP library refusing
+# it before connecting would read as the server being "unreachable".
 _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -345,8 +388,7 @@ __all__ = ["BUILTIN", "EXTENSION", "Candidate", "Context", "Layout", "Shape", "b
 
 def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, workspace: Path | None = None,
             scope: str | None = None) -> None:
-    """Add the entries of ``document[key]`` to ``cfile`` (a ``ConfigFile``), file problems to its
-    notes. A top level that is not an object is one note."""
+    """Add the entries of ``document[key]`` to ``cfile`` (a ``ConfigFile``), file problems to its notes."""
     if not isinstance(document, dict):
         cfile.notes.append("the top level is not an object")
         return
@@ -357,8 +399,7 @@ def add_map(cfile, document: object, key: str, shape: Shape, layout: Layout, wor
 
 
 def table(document: object, key: str, cfile) -> list[tuple[str, object]]:
-    """The ``(name, raw entry)`` pairs of ``document[key]`` (at most ``MAX_ENTRIES``); a value
-    that is not an object is a note on ``cfile`` and no pairs."""
+    """The ``(name, raw entry)`` pairs of ``document[key]``; a non-object is a note on ``cfile``."""
     servers = document.get(key) if isinstance(document, dict) else None
     if servers is None:
         return []
