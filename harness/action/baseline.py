@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.rederive import refusal
-from harness.probe.record import MEASURED_STATUSES
+from harness.probe.build_record import MEASURED_STATUSES
 from harness.util import bounded, schemas
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from harness.action.baseline import Comparison
 from harness.action.inputs import Inputs
-from harness.probe.record import MEASURED_STATUSES
+from harness.probe.build_record import MEASURED_STATUSES
 
 
 @dataclass(frozen=True)

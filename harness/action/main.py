@@ -141,7 +141,7 @@ def _declared_env(inputs: Inputs, environ: MutableMapping[str, str], out: TextIO
 def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, results_dir: Path) -> tuple[dict, Path]:
     """Measure the server (``command``, else the ``url``) and write its record: ``(record, path)``.
     Raises whatever stops that (no tokenizer, an unwritable path, a record failing its schema)."""
-    from harness.probe import isolation, record
+    from harness.probe import isolation, build_record as record
     from harness.probe.measure import measure_sync
 
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
@@ -245,7 +245,7 @@ def _compare(inputs: Inputs, rec: dict, side: pull.BaseSide | None) -> tuple[Com
 
 
 def _numbered(side: pull.BaseSide) -> dict:
-    from harness.probe.record import MEASURED_STATUSES
+    from harness.probe.build_record import MEASURED_STATUSES
 
     if side.record["status"] not in MEASURED_STATUSES:
         raise BaselineError(f"the {side.label} has status {side.record['status']!r} and no token count")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.probe.measure import measure
 from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name

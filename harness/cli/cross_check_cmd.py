@@ -28,7 +28,7 @@ from harness.db import readings_store
 from harness.db.catalog import CatalogError
 from harness.db.history import NUMBERED
 from harness.db.targets import target_for
-from harness.probe import isolation, mcp_tokens, record
+from harness.probe import isolation, mcp_tokens, build_record as record
 from harness.probe.measure import measure
 from harness.pages.records import RecordError
 from harness.util.untrusted import line

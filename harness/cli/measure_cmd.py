@@ -30,7 +30,7 @@ from pathlib import Path
 
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
-from harness.probe import environment, envnames, isolation, record, redact, sandbox
+from harness.probe import environment, envnames, isolation, build_record as record, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command

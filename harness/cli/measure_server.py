@@ -31,7 +31,7 @@ from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.sweep import sweep
 from harness.db.targets import target_for
-from harness.probe import isolation, record
+from harness.probe import isolation, build_record as record
 from harness.probe.measure import measure
 from harness.util import untrusted
 from harness.util.cliargs import did_you_mean

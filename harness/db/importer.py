@@ -429,7 +429,7 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
     """Launch every proposal that has an entry once (see module doc) and set its outcome."""
     from harness.db.launch_gate import LaunchGate
     from harness.db.targets import target_for
-    from harness.probe import internal, isolation, record, resolve, side_lists
+    from harness.probe import internal, isolation, build_record as record, resolve, side_lists
     from harness.probe import measure as measuring
 
     gate = LaunchGate(max(1, concurrency))
@@ -465,7 +465,7 @@ def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
 
 def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
     """``(outcome, evidence)`` for a triage launch's record (see module doc)."""
-    from harness.probe import record as records
+    from harness.probe import build_record as records
 
     status = rec["status"]
     if status in records.MEASURED_STATUSES:

@@ -30,7 +30,7 @@ from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.staging import Staging
 from harness.db.targets import target_for
-from harness.probe import install, internal, isolation, record, side_lists
+from harness.probe import install, internal, isolation, build_record as record, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import schemas

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from harness.probe.volatile import normalise

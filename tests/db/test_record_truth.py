@@ -14,7 +14,7 @@ from hypothesis import strategies as hst
 
 from harness.core.jsparse import parse
 from harness.db.sweep import same_result, settle
-from harness.probe import record, status, workdir
+from harness.probe import build_record as record, status, workdir
 from harness.probe.attempt_notes import narrative
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure

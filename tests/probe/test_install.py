@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import heal, record
+from harness.probe import heal, build_record
 from harness.probe import install as installing
 from harness.probe.measure import measure, measure_sync
 from harness.probe.target import Target
@@ -47,7 +47,7 @@ def _npx_dir(cache: Path, name: str) -> Path:
 
 
 def _measured(name: str, **kwargs) -> dict:
-    rec = record.build(measure_sync(Target(name=name, command=MEMORY, timeout_seconds=60), isolation="sandbox",
+    rec = build_record.build(measure_sync(Target(name=name, command=MEMORY, timeout_seconds=60), isolation="sandbox",
                                     pass_declared_values=False, **kwargs))
     assert rec["status"] == "measured", rec["notes"]
     assert rec["resolvedPackage"] == {"launcher": "npx", "name": "@modelcontextprotocol/server-memory",
@@ -120,7 +120,7 @@ def test_a_stale_npm_lock_and_a_leftover_install_lock_do_not_hold_the_next_run(c
 @pytest.mark.slow
 def test_an_install_ended_by_its_own_bound_is_a_timeout_of_the_install_and_is_not_trusted(cache, monkeypatch):
     monkeypatch.setenv(installing.INSTALL_VARIABLE, "0.3")  # far below any install, even from a warm npm cache
-    rec = record.build(measure_sync(Target(name="memory", command=MEMORY, timeout_seconds=60), isolation="sandbox",
+    rec = build_record.build(measure_sync(Target(name="memory", command=MEMORY, timeout_seconds=60), isolation="sandbox",
                                     pass_declared_values=False))
     assert rec["status"] == "timeout", rec["notes"]
     assert rec["phase"] == "install" and [a["role"] for a in rec["attempts"]] == ["install"]
@@ -138,7 +138,7 @@ def test_two_measurements_of_one_server_at_once_install_once_and_both_measure(ca
         return await asyncio.gather(*(measure(target, isolation="sandbox", pass_declared_values=False)
                                       for _ in range(2)))
 
-    first, second = (record.build(m) for m in asyncio.run(both()))
+    first, second = (build_record.build(m) for m in asyncio.run(both()))
     assert first["status"] == second["status"] == "measured", (first["notes"], second["notes"])
     assert first["canonicalSha256"] == second["canonicalSha256"]
     assert sorted(p.name for p in _npx_dir(cache, "memory").parent.iterdir()) == [NPX_HASH]

@@ -30,7 +30,7 @@ def _measure_args(tmp_path, name: str = "buggy") -> list[str]:
 
 @pytest.mark.parametrize("where,exc", [
     ("harness.cli.measure_cmd.measure_sync", IndexError("list index out of range")),  # a LookupError: once exit 2
-    ("harness.probe.record.build", KeyError("tools")),
+    ("harness.probe.build_record.build", KeyError("tools")),
     ("harness.cli.measure_cmd.measure_sync", ValueError("bad state")),  # a ValueError from inside is not bad input
 ])
 def test_a_bug_inside_measure_exits_70_with_one_line_naming_the_server(where, exc, tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import isolation, reaper, record, teardown, warmup
+from harness.probe import isolation, reaper, build_record, teardown, warmup
 from harness.probe.measure import measure, measure_sync
 from harness.probe.target import Target
 from tests.conftest import fixture_command
@@ -141,7 +141,7 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
     assert warmup.wait(120)
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
-    assert record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
+    assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
 
 
 def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):
