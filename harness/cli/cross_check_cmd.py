@@ -100,7 +100,7 @@ async def check_one(binary: Path, target, mode: str, date: str) -> dict:
            "ourStatus": rec["status"]}
     if rec["status"] not in NUMBERED:
         return row | {"status": "not-measured", "error": f"our measurement: {rec['status']}"}
-    tools = rec["rawToolsCapture"]
+    tools = rec["rawToolsCapture"] or []  # a numbered record always holds its capture
     row |= {"canonicalSha256": rec["canonicalSha256"], "totalTokens": rec["totalTokens"],
             "mappedTokens": mapped_tokens(tools), "toolNames": [str(t.get("name")) if isinstance(t, dict) else "" for t in tools]}
     try:

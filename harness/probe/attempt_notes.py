@@ -15,7 +15,7 @@ from __future__ import annotations
 NUMBERED = ("measured", "dynamic")
 
 
-def narrative(status: str, attempts: list[dict]) -> list[str]:
+def narrative(status: str | None, attempts: list[dict]) -> list[str]:
     """The generated notes for a record with ``status`` and ``attempts`` (see module doc)."""
     main = [a for a in attempts if isinstance(a, dict) and a.get("role") in ("first", "retry")]
     confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
@@ -39,7 +39,7 @@ def _captured(status: str, main: list[dict], confirming: list[dict]) -> list[str
     return notes
 
 
-def _failed(status: str, main: list[dict]) -> list[str]:
+def _failed(status: str | None, main: list[dict]) -> list[str]:
     notes = []
     if len(main) > 1:
         statuses = [a.get("status") for a in main]

@@ -16,12 +16,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, cast
 
 from harness import METHODOLOGY_VERSION, __version__
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.core.record import Record
 from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
@@ -44,8 +47,8 @@ NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
-          measured_at: dt.datetime | None = None) -> dict:
-    """The record dict for ``measurement``; validated against the schema before it is returned.
+          measured_at: dt.datetime | None = None) -> Record:
+    """The record for ``measurement``; validated against the schema before it is returned.
 
     ``secrets`` default to the measurement's own (``Secrets.for_target`` when it has none).
     What a server sent that cannot be published as a number becomes its status, with a small
@@ -107,7 +110,7 @@ def indentation_bytes(value: object, depth: int) -> int:
 
 
 def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,
-             secrets: Secrets | None, measured_at: dt.datetime | None) -> dict:
+             secrets: Secrets | None, measured_at: dt.datetime | None) -> Record:
     """A small record for a server whose capture cannot be published: ``status``, no numbers, no
     capture, and ``why`` as a note."""
     refused = dataclasses.replace(measurement, status=status, discover_capture=None,
@@ -116,14 +119,14 @@ def _refused(measurement: Measurement, status: str, why: str, isolation: dict | 
 
 
 def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | None,
-           measured_at: dt.datetime | None) -> dict:
+           measured_at: dt.datetime | None) -> Record:
     target, capture = measurement.target, measurement.capture
     redactor = secrets or measurement.secrets or Secrets.for_target(target)
     notes = [redactor.text(n) for n in measurement.notes]
     record = _header(measurement, isolation or iso.describe(), measured_at)
     record |= _server_fields(capture, redactor)
     record |= _numbers(measurement, redactor, notes)
-    infos = measurement.attempt_info or [None] * len(measurement.attempts)
+    infos: list[AttemptInfo | None] = [*measurement.attempt_info] or [None] * len(measurement.attempts)
     record["attempts"] = [_attempt(a, redactor, info) for a, info in zip(measurement.attempts, infos)]
     if measurement.status not in MEASURED_STATUSES:
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
@@ -147,7 +150,7 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     record = {key: value if key in NOT_SCRUBBED else redactor.scrub(value) for key, value in record.items()}
     schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
-    return record
+    return cast(Record, record)
 
 
 def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) -> dict:
@@ -173,8 +176,8 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
     }
 
 
-def _server_fields(capture: Capture, redactor: Secrets) -> dict:
-    fields = {
+def _server_fields(capture: Capture, redactor: Secrets) -> dict[str, Any]:
+    fields: dict[str, Any] = {
         "serverName": redactor.text(capture.server_name),
         "serverVersion": redactor.text(capture.server_version),
         "serverInstructions": redactor.text(capture.instructions),
@@ -238,7 +241,8 @@ def _discover_figure(capture: Capture, redactor: Secrets) -> dict:
 
 
 def _attempt(capture: Capture, redactor: Secrets, info: AttemptInfo | None = None) -> dict:
-    outcome = "listed" if capture.ok else redactor.cut(f"{capture.failure.kind}: {capture.failure.detail}", 300)
+    failure = capture.failure
+    outcome = "listed" if capture.ok or failure is None else redactor.cut(f"{failure.kind}: {failure.detail}", 300)
     attempt = {
         "phase": capture.phase,
         "outcome": outcome,
@@ -260,7 +264,7 @@ CIRCUMSTANCES = ("measuredAt", "attempts", "deadlineMs", "timeoutMs", "harnessVe
 _ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
 
 
-def _settle(record: dict, measurement: Measurement) -> None:
+def _settle(record: dict[str, Any], measurement: Measurement) -> None:
     """The last step of ``build``, after redaction: ``confirmed`` for a capture, the notes generated
     from the attempts appended, and volatile text normalised in every stored evidence text."""
     if record["status"] in MEASURED_STATUSES:
@@ -275,7 +279,7 @@ def _settle(record: dict, measurement: Measurement) -> None:
         record["stderrTail"] = normalise(record["stderrTail"], launch)
 
 
-def assertion(record: dict) -> dict:
+def assertion(record: Mapping[str, Any]) -> dict[str, Any]:
     """What ``record`` asserts: everything but ``CIRCUMSTANCES``, the isolation details that are
     not a condition of the capture (runtimes, note, network), and the notes generated from the
     attempts. Two records with equal assertions say the same thing (issue #10)."""
@@ -292,13 +296,13 @@ def _sha(capture: Capture) -> str:
     return hashlib.sha256(stringify(capture.tools).encode("utf-8")).hexdigest()
 
 
-def serialize(record: dict) -> str:
+def serialize(record: Record) -> str:
     """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline, with no raw
     control or bidi character (``untrusted.json_text``; the parsed value is the same)."""
     return untrusted.json_text(stringify(record, indent=2)) + "\n"
 
 
-def write(record: dict, results_dir: Path) -> Path:
+def write(record: Record, results_dir: Path) -> Path:
     """Validate and atomically write ``results_dir/<server>/measurement.json``; return the path."""
     path = Path(results_dir) / record["server"] / "measurement.json"
     schemas.check("measurement", record, where=str(path))

@@ -24,7 +24,7 @@ from harness.probe.session import converse
 from harness.probe.target import Target
 
 METHOD = "capability-probe/v1"
-DECLARED = {"roots": {}, "elicitation": {}}
+DECLARED: dict[str, dict] = {"roots": {}, "elicitation": {}}
 ANSWERS = {"roots/list": {"roots": []}, "elicitation/create": {"action": "decline"}}
 
 

@@ -15,11 +15,15 @@ and every error text leaving this module has it replaced (``harness.probe.redact
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from harness.probe.redact import Redactor
 
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+
 MODEL = "claude-sonnet-4-5-20250929"  # pinned: a dated snapshot id, never an alias that moves
-MESSAGE = ({"role": "user", "content": "x"},)  # one token of user text; the same in both requests
+MESSAGE: tuple[MessageParam, ...] = ({"role": "user", "content": "x"},)  # one token of user text; the same in both requests
 KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_RETRIES = 4
 TIMEOUT_SECONDS = 60.0
@@ -62,9 +66,9 @@ class ClaudeCounter:
         values) or without any. Raises :class:`CountFailed`."""
         import anthropic
 
-        extra = {} if tools is None else {"tools": tools}
         try:
-            result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE), **extra)
+            result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE),
+                                                        tools=anthropic.omit if tools is None else tools)
         except anthropic.APIStatusError as exc:
             raise CountFailed(self._clean(f"HTTP {exc.status_code}: {_message(exc)}"), exc.status_code) from None
         except anthropic.APIError as exc:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.probe import sandbox
@@ -87,9 +88,9 @@ def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, 
     the child's ``npm_config_cache`` setting or ``~/.npm``."""
     if isolation == "sandbox":
         return sandbox.server_cache(target_name, launch) / "npm"
-    env = env if env is not None else os.environ
-    given = env.get("npm_config_cache") or env.get("NPM_CONFIG_CACHE")
-    return Path(given) if given else Path(env.get("HOME") or os.path.expanduser("~")) / ".npm"
+    where: Mapping[str, str] = env if env is not None else os.environ
+    given = where.get("npm_config_cache") or where.get("NPM_CONFIG_CACHE")
+    return Path(given) if given else Path(where.get("HOME") or os.path.expanduser("~")) / ".npm"
 
 
 def _lock_age(directory: Path) -> float | None:

@@ -29,7 +29,7 @@ import asyncio
 import codecs
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpx2
@@ -112,7 +112,7 @@ class Reply:
         last_id, retry, resumed = "", None, 0
         while True:
             try:
-                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),
+                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),  # type: ignore[arg-type]  # duck-typed Response
                                                       max_event_size=self.limit):
                     last_id = event.id or last_id
                     retry = event.retry if event.retry is not None else retry
@@ -280,9 +280,10 @@ def no_answer_reason(exc: BaseException, url: str) -> str:
     return redact.cut(urls.masked(f"no HTTP answer from {where}: {type(exc).__name__}: {exc}", url), 400)
 
 
-def _chain(exc: BaseException):
+def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__

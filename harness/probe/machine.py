@@ -119,7 +119,9 @@ def below(requirement: str, current: tuple[int, ...] | None) -> bool:
     """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``>= 22.12``,
     ``^22 || >=24``): a requirement this machine meets is not why anything failed."""
     bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+(?:\.\d+){0,2})", requirement)]
-    return bool(bounds and current) and all(current < bound for bound in bounds)
+    if not bounds or not current:
+        return False
+    return all(current < bound for bound in bounds)
 
 
 _NODE: list[tuple[int, ...] | None] = []

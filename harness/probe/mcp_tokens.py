@@ -127,6 +127,7 @@ def _extract(archive: Path, workdir: Path) -> Path:
             if len(members) != 1:
                 raise Unavailable(f"{label()}: {archive.name} holds {len(members)} '{BINARY}' files, expected one")
             source = tar.extractfile(members[0])
+            assert source is not None  # a regular file member always extracts
             out = workdir / "bin" / BINARY
             out.parent.mkdir(parents=True, exist_ok=True)
             with open(out, "wb") as handle:
@@ -157,7 +158,7 @@ def parse_report(text: str) -> Report:
     tools = doc.get("tools") if isinstance(doc, dict) else None
     items = tools.get("items") if isinstance(tools, dict) else None
     counter = doc.get("counter") if isinstance(doc, dict) else None
-    if not isinstance(items, list) or not isinstance(counter, dict):
+    if not isinstance(doc, dict) or not isinstance(tools, dict) or not isinstance(items, list) or not isinstance(counter, dict):
         raise ValueError("no tools.items array or counter object in the report")
     whole = lambda v: isinstance(v, float) and v.is_integer() and v >= 0  # noqa: E731
     if not whole(tools.get("total")) or not whole(doc.get("total_tokens")):

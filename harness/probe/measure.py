@@ -261,7 +261,8 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
         try:
             second = await early.result() if early is not None and len(attempts) == 1 else None
         except BaseException:
-            await early.drop(cancel=True)
+            if early is not None:
+                await early.drop(cancel=True)
             raise
         if second is None or not second.ok:  # failed beside the first: made again after it, as before
             await teardown.drain()
@@ -341,7 +342,7 @@ def _confirm(target: Target, second: Capture, budget: float, result: Measurement
     if stringify(second.tools) != stringify(result.capture.tools):
         result.status = st.DYNAMIC
         result.notes.append(
-            f"tool set differed between two launches: {tool_difference(result.capture.tools, second.tools)}; "
+            f"tool set differed between two launches: {tool_difference(result.capture.tools or [], second.tools or [])}; "
             "the number is the first launch's capture"
         )
 
@@ -366,7 +367,8 @@ async def _try_discover(run, budget: float, result: Measurement) -> None:
     """After a refused initialize, list tools under the revision the server says it speaks — an
     ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
     (2026-07-28) — and keep it as a separate, labelled figure."""
-    supported = st.supported_versions(result.capture.failure.data) or []
+    failure = result.capture.failure
+    supported = st.supported_versions(failure.data if failure else None) or []
     handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
     if handshake:
         how = f"initialize at {handshake[-1]} (named in data.supported)"

@@ -52,6 +52,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
+from typing import Any, overload
 
 from harness.core.jsnumber import number_to_string
 from harness.probe import environment
@@ -168,6 +169,11 @@ class Secrets:
     def __repr__(self) -> str:  # never the values themselves
         return f"<Secrets: {len(self.values)} value(s)>"
 
+    @overload
+    def text(self, value: str) -> str: ...
+    @overload
+    def text(self, value: None) -> None: ...
+
     def text(self, value: str | None) -> str | None:
         """``value`` with every occurrence of a secret replaced by ``[redacted]``; ``None`` stays
         ``None``; a non-string is returned unchanged."""
@@ -194,7 +200,7 @@ class Secrets:
         """Whether ``value`` holds an occurrence of a secret."""
         return bool(self.values) and isinstance(value, str) and bool(self._spans(value))
 
-    def json(self, value: object, numbers: bool = True) -> tuple[object, bool]:
+    def json(self, value: Any, numbers: bool = True) -> tuple[Any, bool]:
         """``(value with every string and key redacted, whether anything changed)``. Lists and
         dicts are copied; other values are returned as they are. With ``numbers`` (for what a
         server sent: a capture), a number whose JavaScript text holds a secret — a key of digits
@@ -231,6 +237,11 @@ class Secrets:
         except OverflowError:  # an int beyond a double: JSON.parse never yields one
             text = str(number)
         return self.found(text)
+
+    @overload
+    def cut(self, value: str, limit: int) -> str: ...
+    @overload
+    def cut(self, value: None, limit: int) -> None: ...
 
     def cut(self, value: str | None, limit: int) -> str | None:
         """Redact, then keep the first ``limit`` characters. (Only the first ``limit + CUT_MARGIN``
@@ -347,6 +358,12 @@ def carried(exc: BaseException) -> Secrets:
     """The secrets current where ``exc`` was raised (it left an :func:`activated` block), joined
     with the current set: redact an exception's text with these before showing any of it."""
     return getattr(exc, _CARRIED, NONE) | current()
+
+
+@overload
+def cut(value: str, limit: int) -> str: ...
+@overload
+def cut(value: None, limit: int) -> None: ...
 
 
 def cut(value: str | None, limit: int) -> str | None:

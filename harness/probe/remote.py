@@ -370,8 +370,8 @@ def _header_safe(value: str) -> bool:
 
 
 def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:
-    here, there = endpoint.origin, there.origin
-    return here == there or (here.host == there.host and (here.scheme, here.port, there.scheme, there.port)
+    here, other = endpoint.origin, there.origin
+    return here == other or (here.host == other.host and (here.scheme, here.port, other.scheme, other.port)
                              == ("http", 80, "https", 443))
 
 
@@ -398,14 +398,13 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
         await transport.close()
         capture.noise_lines, capture.noise_sample = transport.noise.count, transport.noise.sample
         capture.elapsed_seconds = round(time.monotonic() - started, 3)
-    capture.failure = _after_initialize(capture, transport) if capture.failure else None
+    capture.failure = _after_initialize(capture.failure, capture, transport) if capture.failure else None
     return capture
 
 
-def _after_initialize(capture: Capture, transport: HttpTransport) -> Failure:
+def _after_initialize(failure: Failure, capture: Capture, transport: HttpTransport) -> Failure:
     """The failure as published: ``unreachable`` only while ``initialize`` is unanswered; after it,
     an answer without a readable reply is ``malformed`` and an HTTP error is the server's own."""
-    failure = capture.failure
     what = transport.unanswered or "an empty answer"
     if failure.kind == "exited" and not capture.initialized:
         return Failure("unreachable", capture.phase, f"the endpoint answered without a JSON-RPC reply to the request: {what}")

@@ -325,7 +325,8 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
         tail = bytearray()
         out, code, timed_out = b"", None, False
         try:
-            proc.stdin.close()
+            if proc.stdin is not None:
+                proc.stdin.close()
             out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _tail(proc.stderr, tail)), timeout)
             code = await asyncio.wait_for(proc.wait(), 5.0)
         except asyncio.TimeoutError:

@@ -264,7 +264,7 @@ class Conversation:
         self._adopt(await self.list_all(1))
         if not declares_list_changed(capture.capabilities):
             return
-        first, started, listings = len(capture.tools), loop.time(), 1
+        first, started, listings = len(capture.tools or ()), loop.time(), 1
         settled = started  # when the last listing completed
         while True:
             if self.list_changed == before:  # nothing arrived during the listing: wait for it
@@ -295,7 +295,7 @@ class Conversation:
         if listings > 1:
             capture.notes.append(
                 f"declared tools.listChanged and sent {LIST_CHANGED}: listed {listings} times; the list settled "
-                f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools)} tools), "
+                f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools or ())} tools), "
                 "and the settled list is published")
         elif not capture.tools and self.deaf:
             capture.notes.append(f"declared tools.listChanged and listed zero tools; nothing could carry {LIST_CHANGED} "
@@ -391,7 +391,7 @@ class Conversation:
     async def _list_page(self, cursor: str | None, page: int) -> dict | None:
         """One ``tools/list`` page's result; ``None`` for a server that declares no tools
         capability and answers the first page with -32601 (it has no tools to list)."""
-        params = {"cursor": cursor} if cursor is not None else {}
+        params: dict[str, object] = {"cursor": cursor} if cursor is not None else {}
         if self.meta:
             params["_meta"] = self.meta
         try:
@@ -464,7 +464,7 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
     """Fill ``capture`` from a ``server/discover`` result and pick the revision to list under."""
     supported = result.get("supportedVersions")
     capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
-    capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
+    capture.declared_tools_capability = bool(capture.capabilities and "tools" in capture.capabilities)
     capture.instructions = replies.text_or_none(result.get("instructions"))
     info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
     if isinstance(info, dict):

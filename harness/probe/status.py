@@ -66,7 +66,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
     """The status for a failed ``capture`` (``capture.failure`` must be set)."""
     failure = capture.failure
     assert failure is not None
-    declared = _declared_not_applicable(target, capture)
+    declared = _declared_not_applicable(target, capture, failure)
     if declared:
         return declared
     if _is_protocol_refusal(failure):
@@ -167,14 +167,13 @@ def _broken_after(auth_line: str, stderr_tail: str) -> bool:
     """Whether the tail's last error line (``last_line``) is a crash ``_BROKEN`` names, other than
     ``auth_line``: then the failure is the package's own break, not a credential it asked for."""
     last = last_line(stderr_tail)
-    return bool(last) and last != auth_line and bool(_BROKEN.search(last))
+    return last is not None and last != auth_line and bool(_BROKEN.search(last))
 
 
-def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:
+def _declared_not_applicable(target: Target, capture: Capture, failure: Failure) -> Verdict | None:
     declared = target.not_applicable
     if declared is None:
         return None
-    failure = capture.failure
     words = "\n".join([failure.detail, failure.message or "", capture.stderr_tail])
     if declared.evidence and declared.evidence.lower() in words.lower():
         return Verdict(NOT_APPLICABLE, f"{declared.reason}; the failure said {declared.evidence!r} ({_where(failure)})")

@@ -52,7 +52,7 @@ class StdioTransport:
     env: dict[str, str]
     cwd: Path
     limits: Limits
-    noise: Noise | None = None
+    noise: Noise = field(init=False)
     pass_fds: tuple[int, ...] = ()  # inherited by the child (bwrap's --args descriptor)
     exit_code: int | None = None
     _proc: asyncio.subprocess.Process | None = None
@@ -65,8 +65,7 @@ class StdioTransport:
     name = "stdio"
 
     def __post_init__(self) -> None:
-        if self.noise is None:
-            self.noise = Noise(self.limits.max_noise_lines, what="non-JSON stdout lines")
+        self.noise = Noise(self.limits.max_noise_lines, what="non-JSON stdout lines")
 
     @property
     def noise_lines(self) -> int:

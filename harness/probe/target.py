@@ -8,6 +8,10 @@ for remote entries are looked up from the environment at send time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # resolve imports this module
+    from harness.probe.resolve import Resolved
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class Target:
     transport: str | None = None
     host_files: tuple[tuple[str, str], ...] = ()
     # issue #16: the package resolved once (``harness.probe.resolve``); launches start from it
-    resolved: object | None = field(default=None, compare=False)
+    resolved: Resolved | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 
 _PENDING: ContextVar[set[asyncio.Task] | None] = ContextVar("mcp_context_cost_teardowns", default=None)
@@ -51,7 +51,7 @@ async def drain() -> None:
 
 
 @contextlib.asynccontextmanager
-async def scope():
+async def scope() -> AsyncIterator[list[asyncio.Task]]:
     """Open a scope for deferred teardowns; see the module docstring. On exit its teardowns move to
     the enclosing scope, or, when there is none, are awaited before the block is left. Yields a list
     that holds, once the block has ended, every teardown deferred in it (for :func:`ended`)."""
