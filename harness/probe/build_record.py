@@ -1,14 +1,6 @@
-"""The measurement record (``results/<server>/measurement.json``), built from a ``Measurement``.
-
-Shape: ``schemas/measurement.schema.json``. The record is serialized with JavaScript
-``JSON.stringify(record, null, 2)`` semantics so that ``JSON.stringify(m.rawToolsCapture)`` in any
-JSON implementation reproduces the canonical bytes (methodology, "Reproduce it"); the characters
-``JSON.stringify`` leaves raw that a terminal would act on (DEL, C1, bidi controls) are written as
-``\\uXXXX`` escapes, which parse back to the same value (``harness.util.untrusted.json_text``).
-
-Secrets (issue #9): every text comes from an already-redacted capture, the tool list is redacted
-*before* it is counted (so the numbers re-derive from the published bytes), and a final pass scrubs
-every field of the finished record — ``launchCommand`` included — before it is validated.
+"""Builds the measurement record (``core.record.Record``) from a ``Measurement``: ``build``, ``serialize``,
+``write``, ``assertion``. Written as ``JSON.stringify(record, null, 2)``; every text is redacted, the tool
+list before it is counted. docs/METHODOLOGY.md, "Reproduce it".
 """
 
 from __future__ import annotations
@@ -48,15 +40,11 @@ NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
           measured_at: dt.datetime | None = None) -> Record:
-    """The record for ``measurement``; validated against the schema before it is returned.
+    """The record for ``measurement``, validated against the schema.
 
-    ``secrets`` default to the measurement's own (``Secrets.for_target`` when it has none).
-    What a server sent that cannot be published as a number becomes its status, with a small
-    record and a note saying why: ``too-large`` when its tool list holds more than
-    ``MAX_RECORD_TOOLS`` tools or the record would be larger than ``MAX_WRITTEN_RECORD_BYTES``
-    (what every reader accepts and GitHub takes), ``uncountable`` when the tokenizer fails on it.
-    Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
-    """
+    What cannot be published as a number becomes a small record: ``too-large`` past ``MAX_RECORD_TOOLS`` or
+    ``MAX_WRITTEN_RECORD_BYTES``, ``uncountable`` when the tokenizer fails. Raises ``SchemaViolation`` for a
+    record that would not validate (a bug)."""
     for capture in (measurement.capture, measurement.discover_capture):
         if measurement.status not in MEASURED_STATUSES or capture is None or not capture.ok \
                 or not isinstance(capture.tools, list):
@@ -93,10 +81,8 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
 
 
 def indentation_bytes(value: object, depth: int) -> int:
-    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value``'s canonical text when it stands at
-    nesting ``depth``: a line break and indentation before every member and before the closing
-    bracket of a non-empty container, and a space after every object key's colon. Walked without
-    recursion and without building the text."""
+    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value``'s canonical text at nesting ``depth``, computed
+    without building the text."""
     extra = 0
     stack = [(value, depth)]
     while stack:
@@ -111,8 +97,7 @@ def indentation_bytes(value: object, depth: int) -> int:
 
 def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,
              secrets: Secrets | None, measured_at: dt.datetime | None) -> Record:
-    """A small record for a server whose capture cannot be published: ``status``, no numbers, no
-    capture, and ``why`` as a note."""
+    """A small record for a capture that cannot be published: ``status``, no numbers, ``why`` as a note."""
     refused = dataclasses.replace(measurement, status=status, discover_capture=None,
                                   notes=[*measurement.notes, f"{status}: {why}"])
     return _build(refused, isolation, secrets, measured_at)
@@ -213,9 +198,8 @@ def _numbers(m: Measurement, redactor: Secrets, notes: list[str]) -> dict:
 
 
 def _tool_entry(tool: dict) -> dict:
-    """A per-tool diagnostic in the record's shape: counting's ``divergence`` is published as
-    ``note``, and a ``name`` that is not a string (``0``, ``false``, an object — a hostile server's
-    choice) as its JSON text, with a note saying so."""
+    """A per-tool diagnostic in the record's shape; a ``name`` that is not a string is published as its JSON
+    text, with a note."""
     entry = dict(tool)
     divergence = entry.pop("divergence", None)
     notes = [divergence] if divergence else []
@@ -265,8 +249,8 @@ _ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
 
 
 def _settle(record: dict[str, Any], measurement: Measurement) -> None:
-    """The last step of ``build``, after redaction: ``confirmed`` for a capture, the notes generated
-    from the attempts appended, and volatile text normalised in every stored evidence text."""
+    """The last step of ``build``: ``confirmed``, the notes generated from the attempts, volatile text
+    normalised."""
     if record["status"] in MEASURED_STATUSES:
         record["confirmed"] = bool(measurement.confirmed)
     launch = record["launchCommand"]  # a temp path the launch itself names is kept as it is
@@ -280,9 +264,8 @@ def _settle(record: dict[str, Any], measurement: Measurement) -> None:
 
 
 def assertion(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``record`` asserts: everything but ``CIRCUMSTANCES``, the isolation details that are
-    not a condition of the capture (runtimes, note, network), and the notes generated from the
-    attempts. Two records with equal assertions say the same thing (issue #10)."""
+    """What ``record`` asserts: all but ``CIRCUMSTANCES``, non-asserted isolation details and generated notes.
+    Equal assertions say the same thing."""
     kept = {k: v for k, v in record.items() if k not in CIRCUMSTANCES}
     isolation = record.get("isolation")
     if isinstance(isolation, dict):
@@ -297,8 +280,7 @@ def _sha(capture: Capture) -> str:
 
 
 def serialize(record: Record) -> str:
-    """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline, with no raw
-    control or bidi character (``untrusted.json_text``; the parsed value is the same)."""
+    """The file text: ``JSON.stringify(record, null, 2)``, controls escaped, and a final newline."""
     return untrusted.json_text(stringify(record, indent=2)) + "\n"
 
 

@@ -1,17 +1,7 @@
-"""Repairing what the measuring machine broke before a retry (methodology: a startup-failure is
-retried once, because the machine rather than the server can cause it).
-
-One such cause is observed: an ``npx`` install interrupted part-way (a killed run) leaves a
-``_npx/<hash>`` directory with files missing, and every later launch of that package fails with
-``Cannot find module '…/_npx/<hash>/node_modules/…'`` — npx never re-checks a directory it already
-has. Before the retry, that directory is removed (only inside an npm cache: the server's own
-sandbox cache, or the user's ``~/.npm``), so the retry installs afresh, and the note says so.
-
-The path comes from the server's stderr, and under the sandbox the server writes its own cache: a
-path it names is removed only when, with every symbolic link resolved, it is exactly
-``<npm cache>/_npx/<hex>`` — under the sandbox inside the server's own cache — and holds no link
-or ``..`` on the way (issue #9, kind 4: a link the server planted in its cache, or
-``~/.npm/../../…``, once had the harness remove a host directory of the server's choosing).
+"""Repairing the npm cache before an install or retry: ``before_retry`` removes an ``_npx/<hash>`` install a
+"Cannot find module" error names, ``incomplete_npx_installs`` finds installs and locks not to trust,
+``mark_complete`` marks a completed one. Only a plain path inside the server's npm cache is removed.
+docs/SECURITY.md, "Isolation" (writable paths).
 """
 
 from __future__ import annotations
@@ -28,9 +18,8 @@ _NPX_MISSING = re.compile(r"Cannot find module '([^']*?/\.npm/_npx/[0-9a-f]{8,})
 
 
 def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> list[Path]:
-    """Host paths of ``_npx/<hash>`` directories named by "Cannot find module" errors in
-    ``stderr_tail``, translated out of the sandbox when ``isolation`` is ``sandbox`` (``npm_cache``:
-    the host directory the sandbox saw as ``~/.npm``, i.e. ``sandbox.server_cache(...) / "npm"``)."""
+    """Host paths of ``_npx/<hash>`` directories "Cannot find module" errors in ``stderr_tail`` name, translated
+    out of the sandbox."""
     found = []
     for match in _NPX_MISSING.finditer(stderr_tail):
         seen = match.group(1)
@@ -47,9 +36,8 @@ def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = 
 
 
 def _plain(path: Path, cache: Path | None) -> bool:
-    """Whether ``path`` names itself: no symbolic link and no ``..`` anywhere on it (its real path
-    is its absolute, normalised spelling), and, given the ``cache`` it must belong to, exactly
-    ``<cache>/_npx/<name>`` there."""
+    """Whether ``path`` has no symbolic link or ``..`` on it and, given ``cache``, is exactly
+    ``<cache>/_npx/<name>``."""
     real = os.path.realpath(path)
     if real != os.path.normpath(os.path.abspath(path)) or ".." in path.parts:
         return False
@@ -57,8 +45,7 @@ def _plain(path: Path, cache: Path | None) -> bool:
 
 
 def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> str | None:
-    """Remove corrupt npx installs named in ``stderr_tail`` — never one marked complete (``MARKER``),
-    whose missing module is the package's own failure; a note for the record, or ``None``."""
+    """Remove corrupt npx installs named in ``stderr_tail``, never one marked complete; a note, or ``None``."""
     removed = []
     for directory in corrupt_npx_dirs(stderr_tail, isolation, npm_cache):
         if (directory / MARKER).is_file():
@@ -84,8 +71,8 @@ LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouc
 
 
 def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, str] | None = None) -> Path:
-    """The npm cache an npx launch of this target uses: the server's own under the sandbox, else
-    the child's ``npm_config_cache`` setting or ``~/.npm``."""
+    """The npm cache an npx launch uses: the server's own under the sandbox, else ``npm_config_cache`` or
+    ``~/.npm``."""
     if isolation == "sandbox":
         return sandbox.server_cache(target_name, launch) / "npm"
     where: Mapping[str, str] = env if env is not None else os.environ
@@ -94,7 +81,7 @@ def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, 
 
 
 def _lock_age(directory: Path) -> float | None:
-    """Seconds since npm last touched ``directory``'s lock, or ``None`` when there is none."""
+    """Seconds since npm last touched ``directory``'s lock, or ``None``."""
     import time
 
     try:
@@ -104,12 +91,9 @@ def _lock_age(directory: Path) -> float | None:
 
 
 def incomplete_npx_installs(npm_cache: Path, exclusive: bool = False) -> list[tuple[Path, str]]:
-    """``(directory, why)`` for every ``_npx/<hash>`` install in ``npm_cache`` a run must not trust,
-    skipping those whose npm lock is live (an install under way): ``node_modules`` without the
-    ``package.json`` npm writes last, a dependency ``package.json`` names that is not installed;
-    and ``(lock, "stale lock")`` for a lock nobody holds any more. ``exclusive``: the cache is the
-    harness's alone and the caller holds its install lock (a sandboxed server's cache), so every npm
-    lock in it is stale and an install without ``MARKER`` was never seen complete."""
+    """``(directory, why)`` for every install in ``npm_cache`` not to trust (no final ``package.json``, a
+    dependency missing) and every stale lock; live locks are skipped. ``exclusive``: the cache is the
+    harness's alone, so every lock is stale and an unmarked install untrusted."""
     root = npm_cache / "_npx"
     if not _plain(root, None) or not root.is_dir():
         return []
@@ -164,9 +148,7 @@ def discard_incomplete(npm_cache: Path, exclusive: bool = False) -> list[str]:
 
 
 def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
-    """Write ``MARKER`` into the ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``
-    (as the resolution saw it: inside the sandbox, ``~/.npm/…``), once the harness has seen it
-    complete. Anything that is not plainly such a directory in ``npm_cache`` is left alone."""
+    """Write ``MARKER`` into the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``."""
     seen = Path(bin_dir)
     if seen.name != ".bin" or seen.parent.name != "node_modules":
         return

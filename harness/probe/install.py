@@ -1,24 +1,7 @@
-"""Installing is not measuring: an ``npx``/``uvx`` package is installed once, under a bound of its
-own, before any launch of a measurement is timed.
-
-The install is the resolution run of ``harness.probe.resolve`` — the real launcher, in the launch's
-isolation and cache, stopped where it would start the server — and every path that measures goes
-through it (``harness.probe.measure.measure``; the sweep does it in a launch slot of its own).
-Around it:
-
-* one install per cache at a time: an exclusive ``flock`` per server cache (sandbox) or per launch
-  command (host), taken within the install's bound. The kernel drops it with its holder, so a
-  lock file a killed run left behind holds nothing;
-* nothing a broken run left is trusted: before installing, npx installs that never completed, a
-  dependency missing from one, and npm locks nobody holds are discarded
-  (``heal.discard_incomplete``; under the sandbox the cache is the harness's alone and its lock is
-  held, so every npm lock in it is stale and an install it never saw complete is discarded too),
-  and an install the harness saw complete is marked so;
-* the bound (``INSTALL_VARIABLE``, default ``DEFAULT_SECONDS``) ends the whole install's process
-  group; what it left is discarded at once;
-* a failed install is tried once more (after the same discarding) unless it hit the bound; when it
-  fails again, its own words — the package manager's stderr, and npm's debug log where stderr says
-  nothing (``harness.probe.npmlog``) — are the evidence, as a ``Capture`` of phase ``install``.
+"""Install an ``npx``/``uvx`` package once, under its own bound, before any launch is timed: ``install`` returns
+an ``Install``. One install per cache at a time (``flock``); what a broken run left is discarded first
+(``heal``); a failed install is tried once more, then is the measurement. docs/METHODOLOGY.md, "Installing is
+not measuring".
 """
 
 from __future__ import annotations
@@ -45,11 +28,9 @@ PHASE = "install"
 
 @dataclass(frozen=True)
 class Install:
-    """What installing ``target``'s package gave: ``target`` (with ``resolved`` set when it
-    installed), ``failures`` (one ``Capture`` per failed install run, phase ``install``; empty when
-    it installed or nothing was installed here), ``notes`` (what was discarded from the cache) and
-    ``findings`` (decisive lines of a successful install's own output — an engine requirement this
-    machine does not meet — for the evidence of a launch that fails afterwards)."""
+    """What installing gave: ``target`` (``resolved`` set when it installed), ``failures`` (one ``Capture`` per
+    failed run), ``notes`` (what was discarded) and ``findings`` (an unmet engine requirement, for a later
+    failure's evidence)."""
 
     target: Target
     failures: tuple[Capture, ...] = ()
@@ -70,9 +51,7 @@ def bound_seconds() -> float:
 
 async def install(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
                   environ: Mapping[str, str] | None = None, requested_version: str = "") -> Install:
-    """Install ``target``'s package once (see module doc). Returns ``Install(target)`` unchanged when
-    there is nothing to install here: resolve-once is off, the target is resolved already, or its
-    command is not an ``npx``/``uvx`` registry form ``harness.probe.resolve`` handles."""
+    """Install ``target``'s package once; ``Install(target)`` unchanged when there is nothing to install here."""
     how = resolve.plan(target.command) if target.command else None
     if not resolve.enabled() or target.resolved is not None or how is None or target.cwd is not None \
             or isolation not in ("host", "sandbox"):
@@ -122,8 +101,8 @@ def _discard(npm_cache: Path | None, isolation: str) -> list[str]:
 
 
 def _lock_path(target: Target, isolation: str) -> Path:
-    """The lock file of ``target``'s installs: beside its sandbox cache (never inside what the
-    sandbox shows the server), or one per launch command for the host's shared caches."""
+    """The lock file of ``target``'s installs: beside its sandbox cache (never inside it), or one per launch
+    command on the host."""
     if isolation == "sandbox":
         cache = sandbox.server_cache(target.name, target.launch)
         return cache.parent / f"{cache.name}.install.lock"
@@ -133,8 +112,7 @@ def _lock_path(target: Target, isolation: str) -> Path:
 
 @contextlib.asynccontextmanager
 async def _exclusive(path: Path, deadline: float):
-    """Hold an exclusive ``flock`` on ``path`` (created if needed); ``TimeoutError`` at ``deadline``
-    (``time.monotonic``). The lock dies with its holder: a leftover file is no lock."""
+    """Hold an exclusive ``flock`` on ``path``; ``TimeoutError`` at ``deadline`` (``time.monotonic``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -156,17 +134,15 @@ def _stderr(ran: resolve.Ran) -> str:
 
 
 def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
-    """Decisive lines a successful install printed or logged (an unmet engine requirement).
-    ``since``: when the run started and the logs that were there before it."""
+    """Decisive lines a successful install printed or logged since ``since``."""
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
     return (line,) if line else ()
 
 
 def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The installed package's own ``engines.node`` when this machine's Node is below it — read from
-    the install, so a warm cache (where npm warns about nothing) says it too. Only a plain file
-    inside ``npm_cache`` is read (the server wrote that cache: no link is followed out of it)."""
+    """The installed package's own ``engines.node`` when this machine's Node is below it; reads only a plain file
+    inside ``npm_cache``."""
     import json
 
     from harness.probe import machine
@@ -198,8 +174,7 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float) -> Capture:
-    """The ``Capture`` of a failed install run: its stderr tail, and npm's own log's decisive line
-    where the tail has none."""
+    """The ``Capture`` of a failed install run: its stderr tail, else npm's log's decisive line."""
     tail = _stderr(ran)
     logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
     if logged and logged not in tail:

@@ -1,34 +1,8 @@
 """One measurement of one target: attempts with retries, then an independent second launch.
 
-Rules (methodology, "Failure taxonomy"; issue #3):
-  * startup-failure is retried once, after the first attempt has warmed the package cache;
-    timeout is retried once with double the budget; other failures are final at once — among them
-    ``unreachable`` (a ``url`` that gave no MCP answer: no package cache is involved, issue #11) and
-    ``malformed-reply`` (a reply arrived and is refused: the same bytes would come back).
-  * a good capture is confirmed by a second, independent launch. Different canonical tool sets →
-    ``dynamic`` (the number is the first capture's); a second launch that fails keeps the first
-    capture, which is then *unconfirmed* (``confirmed = False``; issue #10).
-  * scheduling (issue #16, item 2): the confirmation is started *beside* the first launch, not
-    after it — they are independent launches. Only the order changes, never a rule: its capture is
-    used when the first launch listed its tools at once and it listed tools too. When the first
-    launch failed, the early confirmation is dropped (never counted, never noted) and, once it has
-    ended, the rules above run as before: retry, then a confirmation. When it failed while the first
-    listed, it is dropped too and the confirmation is made again after the first has ended, as
-    before — a failure that only two launches at once produce (two installs racing in one package
-    cache) must not make a capture unconfirmed. ``launch_slots`` bounds launches in flight;
-    ``MCP_CONTEXT_COST_CONFIRMATION=after`` restores the old order (fixtures scripted by launch order),
-    and a ``host`` stdio launch always keeps it (``_beside``: two launches at once cannot share one
-    working directory path, and each must start in an empty one; review of issue #16).
-  * one overall deadline bounds the whole measurement, whatever the retries do.
-  * the secrets the target hands its server (``redact.Secrets.for_target``) are current while it
-    runs, so transports redact what they cut, and every capture is redacted as it arrives —
-    before a status is decided, a note is written or a retry is prepared (issue #9).
-
-Every launch is kept as an :class:`AttemptInfo` beside its ``Capture``: its role (first, retry,
-confirmation), the budget it was given (seconds) and, when it failed, the status and evidence it
-alone would have been published with. The record's notes about retries and the confirmation are
-generated from that list (``harness.probe.attempt_notes``), never written by hand here, so they
-cannot say something the attempts did not do (issue #10).
+``measure`` returns a ``Measurement`` with one ``AttemptInfo`` per launch; the notes about them are generated
+from that list (``attempt_notes``). The rules: docs/METHODOLOGY.md, "Retries and the deadline" and "Two
+launches: measured or dynamic".
 """
 
 from __future__ import annotations
@@ -60,9 +34,8 @@ FIRST, RETRY, CONFIRMATION = "first", "retry", "confirmation"
 
 @dataclass(frozen=True)
 class AttemptInfo:
-    """One launch as the notes describe it: ``role`` (``first``, ``retry`` or ``confirmation``),
-    ``budget_seconds`` it was given, and for a failed launch the ``status`` and ``evidence`` it
-    alone would have been published with (``None`` for a launch that listed its tools)."""
+    """One launch as the notes describe it: its ``role``, ``budget_seconds``, and for a failure the ``status``
+    and ``evidence`` it alone would have had."""
 
     role: str
     budget_seconds: float
@@ -72,13 +45,10 @@ class AttemptInfo:
 
 @dataclass
 class Measurement:
-    """The outcome: ``status``, the ``capture`` whose numbers are published (the first good one, or
-    the last failed attempt), every attempt in order (``attempts``, with ``attempt_info`` beside
-    each), and evidence notes (strings; the retry narrative is generated from ``attempt_info``).
+    """The outcome: ``status``, the published ``capture``, every attempt with its ``attempt_info``, and evidence
+    ``notes``.
 
-    ``budget_seconds``: the budget of the attempt whose capture is published. ``confirmed``: for a
-    capture, whether a second launch listed tools too (``False`` when it failed or none was made);
-    ``None`` for a failure."""
+    ``confirmed``: for a capture, whether a second launch listed tools too; ``None`` for a failure."""
 
     target: Target
     status: str
@@ -96,9 +66,8 @@ class Measurement:
     teardowns: list = field(default_factory=list)
 
     async def ended(self) -> None:
-        """Wait until every process this measurement started has ended (at once, unless the caller
-        holds an outer ``teardown.scope()``); then every attempt's ``exit_code`` is final. Call it
-        before building the record: ``attempts[].exitCode`` is published (issue #16)."""
+        """Wait until every process this measurement started has ended; call it before building the record (its
+        attempts' exit codes are published)."""
         await teardown.ended(self.teardowns)
 
 
@@ -117,32 +86,11 @@ async def measure(
 ) -> Measurement:
     """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
 
-    ``limits`` default to ``harness.probe.limits.from_env()`` (documented bounds, overridable by
-    environment variables). ``launcher(target, budget_seconds, limits, requested_version)`` performs one launch (defaults to
-    stdio ``launch_once``, or the Streamable HTTP probe for a ``url`` target, each listing the
-    resources/prompts side figures after the tools: ``side_lists.with_side_lists``).
-    ``environ`` (default ``os.environ``) is where the server's environment comes from — declared
-    names' values, ``MCP_HEADER_*`` header values, the base and network settings handed to every
-    child. The harness's own settings (limits, caches, ``bwrap``, process tracking) always come
-    from ``os.environ``: a caller handing a server values someone else chose (``audit``: a client
-    config's ``env``) passes them here, never through ``os.environ`` (issue #9, kind 4).
-
-    ``launch_slots`` (issue #16): ``None``, or an async context manager entered around every launch
-    this measurement makes (an ``asyncio.Semaphore`` shared by a sweep): the two launches of a
-    measurement started together count as two. The measurement's overall deadline starts when its
-    first launch gets a slot. A one-slot semaphore makes the launches strictly one after another.
-
-    Every process a launch started has ended when this returns, unless the caller holds an open
-    ``teardown.scope()``: the teardown of a good capture then continues beside the caller's next step
-    and ends when that scope does (``harness.probe.teardown``); ``await result.ended()`` waits for
-    this measurement's own, which the record needs first (its attempts' exit codes).
-
-    Before any launch, an ``npx``/``uvx`` package is installed once under its own bound
-    (``harness.probe.install``; ``installed``: an ``Install`` the caller already made — ``Install(target)``
-    makes none, and the launcher installs as it launches). An install
-    that fails is the measurement: its attempts are the install runs (role ``install``), no launch
-    is made.
-    """
+    ``launcher`` makes one launch (default: stdio ``launch_once``, or the HTTP probe for a ``url``).
+    ``environ`` is where the server's environment comes from; the harness's own settings always come from
+    ``os.environ``. ``launch_slots`` is entered around every launch (a sweep's semaphore). ``installed`` is an
+    install already made; a failed install is the measurement. Processes have ended on return unless the
+    caller holds a ``teardown.scope()``."""
     from harness.probe import install as installing
 
     limits = limits or limits_from_env()
@@ -171,8 +119,7 @@ INSTALL = "install"
 
 
 def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measurement:
-    """The measurement of a target whose install failed: the install runs are its attempts, the
-    last one's verdict its status and evidence (no launch was made)."""
+    """The measurement of a target whose install failed: its install runs are its attempts."""
     from harness.probe.install import bound_seconds
 
     bound = bound_seconds()
@@ -191,9 +138,8 @@ def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measu
 
 
 def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
-    """A launch that failed after an install warned that this machine's Node is older than the
-    package declares (``Install.findings``): ``not-measured-here`` when that warning is about the
-    package itself or the failure said nothing of its own; otherwise the warning is noted."""
+    """A launch failing after an install warned of an older Node: ``not-measured-here`` when the warning is about
+    the package itself or the failure said nothing; else the warning is noted."""
     if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
         return
     from harness.probe import machine
@@ -272,19 +218,16 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
 
 
 def _beside(target: Target, isolation: str) -> bool:
-    """Whether the confirmation may start beside the first launch: not when ``CONFIRMATION_VARIABLE``
-    says ``after``, nor for a ``host`` stdio launch — it would see another working directory path
-    than the first (both cannot use the same one at once: ``harness.probe.workdir``), and a server
-    that names its directory in a description would read as ``dynamic`` (review of issue #16)."""
+    """Whether the confirmation may start beside the first launch: not when ``CONFIRMATION_VARIABLE`` says
+    ``after``, nor for a ``host`` stdio launch (both would need the one working directory at once)."""
     if os.environ.get(CONFIRMATION_VARIABLE) == "after":
         return False
     return bool(target.url) or isolation != "host" or target.cwd is not None
 
 
 class _Early:
-    """The confirmation launch started beside the first (issue #16, item 2). ``launched``: it holds
-    a slot and a launch is under way (from then on it is awaited, never cancelled, so the launch
-    always tears down what it started)."""
+    """The confirmation launch started beside the first; once ``launched`` it is awaited, never cancelled, so it
+    always tears down what it started."""
 
     def __init__(self, run, budget: float):
         self.launched = False
@@ -294,9 +237,8 @@ class _Early:
         return await self.task
 
     async def drop(self, cancel: bool = False) -> None:
-        """Forget it: cancelled while it still waits for a slot (or, with ``cancel``, whatever it is
-        doing: ``launch_once`` then ends its process before the task ends), else awaited to its
-        end; then every teardown deferred so far is awaited, so what comes next never overlaps it."""
+        """Forget it (cancelled while it waits for a slot, or with ``cancel``; else awaited), then await every
+        deferred teardown so nothing overlaps what comes next."""
         if cancel or not self.launched:
             self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
@@ -348,7 +290,7 @@ def _confirm(target: Target, second: Capture, budget: float, result: Measurement
 
 
 def tool_difference(first: list, second: list) -> str:
-    """Which tools differ between two captures, by name: added, removed, or changed definitions."""
+    """Which tools differ between two captures, by name."""
     def by_name(tools: list) -> dict:
         return {str(t.get("name")) if isinstance(t, dict) else stringify(t): stringify(t) for t in tools}
 
@@ -364,9 +306,8 @@ def tool_difference(first: list, second: list) -> str:
 
 
 async def _try_discover(run, budget: float, result: Measurement) -> None:
-    """After a refused initialize, list tools under the revision the server says it speaks — an
-    ``initialize`` at a handshake revision named in ``data.supported``, else ``server/discover``
-    (2026-07-28) — and keep it as a separate, labelled figure."""
+    """After a refused initialize, list tools under a revision the server names (``initialize`` at a handshake
+    revision, else ``server/discover``) as a separate, labelled figure."""
     failure = result.capture.failure
     supported = st.supported_versions(failure.data if failure else None) or []
     handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]

@@ -1,22 +1,7 @@
-"""Every process a launch starts is gone when the launch ends (issue #9, kind 4).
-
-The process group is not enough: a grandchild that calls ``setsid`` (or ``setpgid``) leaves it,
-and one whose parent exits first is re-parented away from the server, out of reach of a walk of
-the server's descendants. Each launch therefore gets a ``Tracker``:
-
-``cgroup``  where a cgroup v2 directory can be created beside the harness's own (root, or a
-            delegated subtree), the child joins a fresh cgroup before it execs, and the teardown
-            writes ``cgroup.kill``: the kernel kills every member at once, however it forked,
-            re-parented or renamed itself.
-``proc``    elsewhere: the child is made a child subreaper (``PR_SET_CHILD_SUBREAPER``) so its
-            orphans stay its descendants while it lives, and it carries a per-launch marker
-            variable (``MCP_CONTEXT_COST_LAUNCH``) that its descendants inherit; the teardown kills
-            the server's descendants and every process whose ``/proc/<pid>/environ`` holds the
-            marker, until none is left. A process that scrubs its own environment *and* leaves the
-            tree after its server exited can escape this mode; it cannot escape a cgroup, and under
-            ``sandbox`` isolation the pid namespace ends with the launch anyway.
-
-``MCP_CONTEXT_COST_PROCESS_TRACKING=proc`` forces the second mode (tests cover both).
+"""Every process a launch starts is gone when the launch ends: a ``Tracker`` per launch, by ``cgroup.kill`` where
+a cgroup v2 can be made, else (``proc``) by subreaper and a marker variable.
+``MCP_CONTEXT_COST_PROCESS_TRACKING=proc`` forces the second. docs/SECURITY.md, "Every process ends with its
+measurement".
 """
 
 from __future__ import annotations
@@ -50,10 +35,8 @@ PRCTL = _load_prctl()
 
 
 class Tracker:
-    """One launch's processes. ``env(base)`` is the child's environment with the marker;
-    ``preexec()`` runs in the child before exec, ``started(pid)`` in the parent after it;
-    ``await kill()`` ends every member; ``await close()`` removes the cgroup (``discard()`` when
-    nothing was started). ``mode`` is ``"cgroup"`` or ``"proc"``."""
+    """One launch's processes: ``env``, ``preexec`` (in the child), ``started`` (in the parent), ``kill``,
+    ``close`` or ``discard``. ``mode`` is ``"cgroup"`` or ``"proc"``."""
 
     def __init__(self, use_cgroup: bool | None = None):
         self.token = secrets.token_hex(8)
@@ -72,8 +55,8 @@ class Tracker:
         return {**base, MARKER: self.token}
 
     def preexec(self) -> None:
-        """In the child, between fork and exec: join the cgroup and become a child subreaper.
-        Only system calls on an already-open descriptor: nothing here may allocate a lock."""
+        """In the child, between fork and exec: join the cgroup and become a subreaper. Only system calls on an
+        open descriptor: nothing here may allocate a lock."""
         if self._procs_fd is not None:
             try:
                 os.write(self._procs_fd, b"0")
@@ -83,8 +66,7 @@ class Tracker:
             PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def started(self, pid: int) -> None:
-        """After the spawn: remember the root; an empty cgroup (the child could not join it, or
-        everything already exited) is dropped, and tracking falls back to ``proc``."""
+        """After the spawn: remember the root; an empty cgroup is dropped for ``proc`` tracking."""
         self.root_pid = pid
         if self._procs_fd is not None:
             os.close(self._procs_fd)
@@ -93,17 +75,15 @@ class Tracker:
             self.discard()
 
     def members(self, root_alive: bool = True) -> set[int]:
-        """Live processes of this launch: the cgroup's, else every process carrying the marker and,
-        while the root has not been reaped (its pid cannot have been reused), its descendants."""
+        """Live processes of this launch: the cgroup's, else the marked ones and, while the root is not reaped,
+        its descendants."""
         if self.cgroup is not None:
             return self._cgroup_pids()
         found = descendants(self.root_pid) | {self.root_pid} if self.root_pid and root_alive else set()
         return {pid for pid in found | marked(self.token) if alive(pid)}
 
     async def kill(self, root_alive: bool = True) -> None:
-        """SIGKILL every member (``cgroup.kill`` where there is one), sweeping again until none is
-        left or ``KILL_ROUNDS`` sweeps have been made. ``root_alive``: the server has not been
-        reaped yet. Never raises."""
+        """SIGKILL every member, sweeping until none is left or ``KILL_ROUNDS``. Never raises."""
         for _ in range(KILL_ROUNDS):
             if self.cgroup is not None:
                 _write(self.cgroup / "cgroup.kill", "1")  # kernel 5.14+; the sweep below covers older ones
@@ -115,14 +95,14 @@ class Tracker:
             await asyncio.sleep(0.02)
 
     async def close(self) -> None:
-        """Remove the cgroup once it is empty (waits at most 2 s for the kernel to empty it)."""
+        """Remove the cgroup once it is empty (waiting at most 2 s)."""
         ends = time.monotonic() + 2.0
         while self.cgroup is not None and self._cgroup_pids() and time.monotonic() < ends:
             await asyncio.sleep(0.02)
         self.discard()
 
     def discard(self) -> None:
-        """Close the cgroup's descriptor and remove the cgroup (it must be empty to go)."""
+        """Close the cgroup's descriptor and remove the (empty) cgroup."""
         if self._procs_fd is not None:
             os.close(self._procs_fd)
             self._procs_fd = None
@@ -142,7 +122,7 @@ class Tracker:
 
 
 def descendants(root: int | None) -> set[int]:
-    """PIDs of every live process descended from ``root`` (read from ``/proc``; empty elsewhere)."""
+    """PIDs of every live process descended from ``root``, from ``/proc``."""
     if root is None:
         return set()
     children: dict[int, list[int]] = {}
@@ -188,7 +168,7 @@ def alive(pid: int) -> bool:
 
 
 def _new_cgroup(token: str) -> Path | None:
-    """A fresh cgroup v2 directory beside the harness's own, or ``None`` where none can be made."""
+    """A fresh cgroup v2 directory beside the harness's own, or ``None``."""
     parent = own_cgroup()
     if parent is None:
         return None

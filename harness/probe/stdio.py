@@ -1,11 +1,7 @@
-"""Newline-delimited JSON-RPC over a child's stdin/stdout (MCP stdio transport, 2025-11-25).
-
-Written here rather than taken from the ``mcp`` SDK's ``stdio_client`` because measurement needs
-what the SDK discards: the SDK validates every line into pydantic models (reordering and dropping
-fields, rejecting lone surrogates that ``JSON.parse`` accepts) and turns non-JSON stdout lines into
-exceptions. This transport hands up each line's raw text, parsed with JavaScript ``JSON.parse``
-semantics, counts non-JSON lines instead of failing, bounds line size, total bytes and the stderr
-tail, and ends the whole process group on close.
+"""Newline-delimited JSON-RPC over a child's stdin/stdout: ``StdioTransport``, ``parse_line``. Hand-written
+rather than the SDK's ``stdio_client``, which drops what a measurement needs: raw line text (parsed as
+``JSON.parse`` would) and non-JSON lines counted, not raised. docs/METHODOLOGY.md, "Talking MCP the way
+clients do".
 """
 
 from __future__ import annotations
@@ -32,13 +28,13 @@ class _NotUtf8(str):
 
 
 class _Cut(str):
-    """What stdout held after its last newline when it closed: a line the server never finished
-    (it crashed mid-write), so a parse failure there is the exit's evidence, not a malformed reply."""
+    """What stdout held after its last newline at close: a line the server never finished, so a parse failure
+    there is the exit's evidence."""
 
 
 @dataclass
 class Incoming:
-    """One JSON-RPC message from the server: its raw line (str) and the parsed object (dict)."""
+    """One JSON-RPC message from the server: its raw line and the parsed object."""
 
     raw: str
     message: dict
@@ -76,8 +72,7 @@ class StdioTransport:
         return self.noise.sample
 
     def note_noise(self, text: str) -> None:
-        """Count ``text`` (a line this client cannot use) as noise; see ``harness.probe.noise``.
-        Raises ``TransportLimitExceeded`` past ``limits.max_noise_lines``."""
+        """Count ``text`` as noise; raises ``TransportLimitExceeded`` past ``limits.max_noise_lines``."""
         self.noise.add(text)
 
     async def start(self) -> None:
@@ -96,7 +91,7 @@ class StdioTransport:
         return self._proc.pid if self._proc else None
 
     async def send(self, message: dict) -> None:
-        """Write one message as a JSON line. Raises ``ConnectionError`` if the server's stdin is gone."""
+        """Write one message as a JSON line; raises ``ConnectionError`` when stdin is gone."""
         assert self._proc and self._proc.stdin
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         try:
@@ -106,11 +101,8 @@ class StdioTransport:
             raise ConnectionError(f"server closed its stdin: {exc}") from None
 
     async def receive(self) -> Incoming | None:
-        """The next JSON-RPC message, or ``None`` once stdout has closed (the server exited).
-
-        Non-JSON lines are counted in ``noise_lines`` and skipped. Raises
-        ``TransportLimitExceeded`` when a bound in ``limits`` is crossed.
-        """
+        """The next JSON-RPC message, or ``None`` once stdout closed; non-JSON lines are counted and skipped.
+        Raises ``TransportLimitExceeded``."""
         while True:
             item = await self._lines.get()
             if item is EOF_MARK:
@@ -148,8 +140,7 @@ class StdioTransport:
             self.leniencies.append(finding)
 
     def stderr_tail(self) -> str:
-        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes
-        replaced), cut only after the current secrets were redacted (``redact.cut_tail``)."""
+        """The last ``limits.stderr_tail_bytes`` of stderr as text, redacted before the cut."""
         data = b"".join(self._stderr)[-(self.limits.stderr_tail_bytes + redact.CUT_MARGIN) :]
         return redact.cut_tail(data.decode("utf-8", errors="replace"), self.limits.stderr_tail_bytes)
 
@@ -182,9 +173,8 @@ class StdioTransport:
             return None
 
     async def _watch_exit(self) -> None:
-        """Once the server itself has exited, give stdout ``EXIT_EOF_GRACE`` seconds to reach EOF,
-        then report EOF anyway: a descendant holding the pipe open must not turn an exit into a
-        timeout. (``proc.wait()`` also waits for the pipes to close, so ``returncode`` is polled.)"""
+        """Once the server exited, give stdout ``EXIT_EOF_GRACE`` seconds, then report EOF: a descendant holding
+        the pipe must not turn an exit into a timeout."""
         assert self._proc
         while self._proc.returncode is None:
             await asyncio.sleep(0.05)
@@ -232,7 +222,7 @@ class StdioTransport:
 
 
 def _decode(data: bytes | bytearray) -> str:
-    """A stdout line as text; bytes that are not UTF-8 become U+FFFD (``_NotUtf8`` says so)."""
+    """A stdout line as text; invalid UTF-8 becomes U+FFFD (``_NotUtf8``)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -240,10 +230,8 @@ def _decode(data: bytes | bytearray) -> str:
 
 
 def parse_line(text: str) -> object:
-    """One line or event of a server's output parsed (``JSON.parse`` semantics), or ``None`` for
-    text that is not JSON — noise, counted by the caller. Raises ``MalformedReply`` for JSON this
-    client refuses (nested deeper than ``jsparse.MAX_DEPTH``) and for text that is plainly a
-    JSON-RPC message and does not parse: it arrived, so waiting longer can only end in silence."""
+    """One line parsed with ``JSON.parse`` semantics, or ``None`` for noise. Raises ``MalformedReply`` for JSON
+    nested too deep or a plainly JSON-RPC text that does not parse."""
     try:
         return parse(text)
     except WireJSONError as exc:
@@ -256,8 +244,7 @@ def parse_line(text: str) -> object:
 
 
 def looks_like_reply(value: object) -> bool:
-    """A JSON object shaped like a response (an ``id`` and a ``result`` or ``error``, no
-    ``method``) whose ``jsonrpc`` is not ``"2.0"``: skipped as every SDK skips it, and remembered so
-    that a deadline passing after it is not published as silence."""
+    """A response-shaped object whose ``jsonrpc`` is not ``"2.0"``: skipped as the SDKs skip it, and remembered
+    so a later deadline is not published as silence."""
     return (isinstance(value, dict) and value.get("jsonrpc") != "2.0" and "id" in value and "method" not in value
             and ("result" in value or "error" in value))
