@@ -1,13 +1,6 @@
-"""The notes that tell how a measurement went, generated from the record's own attempt list
-(issue #10, "Notes and fields that are not true").
-
-Input: a record's ``status`` and its ``attempts`` — dicts with ``role`` (``first``, ``retry``,
-``confirmation``), ``budgetMs`` and, for a launch that failed, ``status`` and ``evidence``. Output:
-the sentences about retries, budgets and the confirming launch. Because they are a pure function
-of the stored attempts, they can never claim a retry that did not happen or a status an attempt did
-not end with, and anyone comparing two records can recompute them (``harness.probe.record
-.assertion`` leaves them out: they describe the path, not the result). A record written before
-attempts carried a ``role`` gets no generated notes.
+"""The notes on retries and the confirming launch, generated from a record's ``status`` and ``attempts`` alone
+(``narrative``), so they never claim what did not happen; ``build_record.assertion`` leaves them out.
+docs/METHODOLOGY.md, "Retries and the deadline".
 """
 
 from __future__ import annotations
@@ -16,7 +9,7 @@ NUMBERED = ("measured", "dynamic")
 
 
 def narrative(status: str | None, attempts: list[dict]) -> list[str]:
-    """The generated notes for a record with ``status`` and ``attempts`` (see module doc)."""
+    """The generated notes for a record with ``status`` and ``attempts``."""
     main = [a for a in attempts if isinstance(a, dict) and a.get("role") in ("first", "retry")]
     confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
     if not main:

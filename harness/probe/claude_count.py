@@ -1,15 +1,6 @@
-"""Anthropic's own count of what a tools array adds to a request (spec "Claude divergence",
-method tools-delta/v1), through the official ``anthropic`` SDK.
-
-One count is ``POST /v1/messages/count_tokens`` for the pinned ``MODEL`` with the minimal one-token
-user message ``MESSAGE``; the tools' figure is that request's ``input_tokens`` with the projected
-tools minus the same request with no ``tools`` at all (:func:`tools_delta`).
-
-The API key is read from ``ANTHROPIC_API_KEY`` and handed to the SDK only: it is never recorded,
-and every error text leaving this module has it replaced (``harness.probe.redact``). Rate limits
-(HTTP 429) and transient failures (408, 409, 5xx, connection errors) are retried by the SDK itself
-(``max_retries``, honouring ``retry-after``); what is still failing after that is a
-:class:`CountFailed`. The SDK honours ``ANTHROPIC_BASE_URL`` (tests point it at a local endpoint).
+"""Anthropic's count of what a tools array adds to a request (``count_tokens`` with and without ``tools``),
+through the ``anthropic`` SDK, which retries transient failures. The key is never recorded and is redacted
+from every error. docs/METHODOLOGY.md, "Claude divergence".
 """
 
 from __future__ import annotations
@@ -34,8 +25,7 @@ class MissingKey(RuntimeError):
 
 
 class CountFailed(RuntimeError):
-    """The endpoint did not give a count (after the SDK's retries). The message never holds the key;
-    ``status`` is the HTTP status when there was one."""
+    """No count after the SDK's retries; ``status`` is the HTTP status when there was one."""
 
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
@@ -62,8 +52,8 @@ class ClaudeCounter:
         self._client.close()
 
     def input_tokens(self, tools: list | None = None) -> int:
-        """``input_tokens`` of the minimal request, with ``tools`` (already projected, plain JSON
-        values) or without any. Raises :class:`CountFailed`."""
+        """``input_tokens`` of the minimal request, with projected ``tools`` or without. Raises
+        :class:`CountFailed`."""
         import anthropic
 
         try:

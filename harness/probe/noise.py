@@ -1,9 +1,5 @@
-"""What a server sent that is not a JSON-RPC message this client can use: one counter and its sample.
-
-Noise is a non-JSON stdout line, a Server-Sent Events ``data`` payload that is not JSON-RPC (a
-``ping`` event), or a reply whose ``id`` matches no request this client sent (issue #11, items 2
-and 5). Every place that skips such a thing calls ``Noise.add``, so the count and the sample can
-never disagree (the record quotes ``sample[0]`` whenever ``count`` is positive).
+"""What a server sent that this client cannot use — a non-JSON line, a non-JSON-RPC event, a reply to no request
+— counted with a sample in one ``Noise``, so count and sample never disagree.
 """
 
 from __future__ import annotations
@@ -19,9 +15,8 @@ SAMPLE_CHARS = 120
 
 @dataclass
 class Noise:
-    """``count``: how many things were skipped; ``sample``: the first ``SAMPLE_SIZE`` of them, each
-    cut to ``SAMPLE_CHARS`` characters after redaction; ``limit``: how many are tolerated (``max_noise_lines``);
-    ``what``: how the limit's error names them (e.g. ``non-JSON stdout lines``)."""
+    """``count`` things skipped, the first ``SAMPLE_SIZE`` as ``sample`` (redacted, cut); past ``limit`` the
+    error names them as ``what``."""
 
     limit: int
     what: str = "non-JSON-RPC lines or events"

@@ -1,19 +1,8 @@
-"""A watcher that ends a launch's processes when the harness dies without ending them itself.
+"""A detached watcher that SIGKILLs a launch's process groups when the harness dies without ending them: the
+window where bubblewrap has cloned but not yet armed ``--die-with-parent``.
 
-Two parent-death signals guard a SIGKILLed harness: ``PR_SET_PDEATHSIG`` set in every launched child
-(``process._die_with_parent``), and under ``sandbox`` bubblewrap's own ``--die-with-parent``, which
-bubblewrap arms in the child it clones *after* the clone. A harness killed while a launch is in
-that window (two launches start together since issue #16, so one is often there when the other's
-server is up) leaves the cloned bubblewrap alive — re-parented, no signal armed — and it goes on to
-start the server. Found by the review of issue #16 (``test_sigkill…[sandbox]`` survivor).
-
-So the first launch of a process starts one sentinel: a detached Python process (its own session,
-not a descendant of the harness) reading a pipe whose only write end the harness holds. The
-launched child writes ``+<pgid>`` before it execs (its process group: everything bubblewrap clones
-stays in it) and ``-<pgid>`` once the launch has been ended (``process.terminate``). When the pipe
-reaches end of file — the harness exited or was killed — the sentinel SIGKILLs every group still
-listed, for a short while (a process mid-fork is caught by a later round), then exits. A harness
-that ended its launches leaves nothing listed, and the sentinel just exits.
+The child writes ``+<pgid>`` before exec and the harness ``-<pgid>`` once ended; at end of file on the pipe
+the sentinel kills what is still listed.
 """
 
 from __future__ import annotations
@@ -66,24 +55,21 @@ _state: dict[str, int] = {}  # "fd": the write end; "pid": the harness process t
 
 
 def writer() -> int | None:
-    """The write end of this process's sentinel pipe (starting the sentinel on first use), for
-    :func:`list_self` in a child about to exec; ``None`` when no sentinel can be started (the other
-    guards remain). Never raises."""
+    """The write end of this process's sentinel pipe (starting the sentinel on first use); ``None`` when none can
+    start. Never raises."""
     if _state.get("pid") != os.getpid() and not _start():  # none yet, or inherited across a fork
         return None
     return _state["fd"]
 
 
 def line_for(tracker: reaper.Tracker) -> bytes:
-    """What :func:`list_self` writes for a launch tracked by ``tracker``, the pid left to fill in:
-    its marker token (what leaves the group still carries it) and its cgroup, if any."""
+    """What :func:`list_self` writes for a launch tracked by ``tracker``, the pid left to fill in."""
     return b"+%%d %s %s\n" % (tracker.token.encode("ascii"), os.fsencode(tracker.cgroup or "-"))
 
 
 def list_self(fd: int | None, line: bytes) -> None:
-    """In a child between fork and exec, already leader of its own session: list its launch
-    (``line``, from :func:`line_for`) with the sentinel before it can start anything, so no moment
-    exists where the harness could die with the launch unlisted. One ``write``; never raises."""
+    """In a child between fork and exec: list its launch with the sentinel before it can start anything. One
+    ``write``; never raises."""
     if fd is not None:
         try:
             os.write(fd, line % os.getpid())
@@ -92,7 +78,7 @@ def list_self(fd: int | None, line: bytes) -> None:
 
 
 def release(pgid: int) -> None:
-    """Unlist ``pgid``: its launch has been ended (call after the last signal to its group)."""
+    """Unlist ``pgid`` once its launch has been ended."""
     if _state.get("pid") == os.getpid():
         _send(f"-{pgid}\n")
 

@@ -1,31 +1,6 @@
-"""Volatile text in stored evidence, replaced by stable placeholders (issue #10, "Records that churn").
-
-A failing server's stderr often carries text that differs on every launch although nothing about
-the server changed: a timestamp, a process id, a temp directory, npm's debug-log file name
-(``~/.npm/_logs/2026-11-30T12_34_56_789Z-debug-0.log``), a duration, a memory address. Stored
-verbatim, that text would make every re-sweep rewrite the record, its badge and its page. So every
-stored *evidence* text — ``stderrTail``, ``notes``, each attempt's outcome and evidence — passes
-through :func:`normalise` after redaction. The capture (``rawToolsCapture``, instructions, server
-name and version) is never touched: its bytes are what the number is counted from.
-
-Replacements (each a placeholder in angle brackets, so a reader sees that text was there)::
-
-    2026-11-30T12:34:56.789Z, 2026-11-30 12:34:56, 2026-11-30T12_34_56_789Z   ->  <time>
-    12:34:56, 12:34:56.789                                                    ->  <time>
-    /tmp/tmpa8s7d6f/x, /var/tmp/npx-1234/y                                     ->  /tmp/<tmp>/x ...
-        (the first component under a temp root, whatever it looks like — random names can be all
-        letters — unless the launch command itself names that path: ``keep``)
-    (node:12345), pid 12345, PID: 12345                                       ->  (node:<pid>), pid <pid>
-    1733000000 or 1733000000000 (a Unix time in seconds or milliseconds)       ->  <epoch>
-    150ms, 1.25s                                                              ->  <n>ms, <n>s
-    0x7f3a2b1c4d50                                                            ->  0x<addr>
-    Mon Nov 30 2026, 30 Nov 2026, November 30th, 11/30/2026, 2026/11/30        ->  <date>
-        (JavaScript's Date.toString, RFC 1123, asctime, toLocaleString; never a dashed
-        2026-11-30 alone: protocol revisions are written that way and are evidence)
-    3f2a9c1e-8b7d-4e21-9a3c-0f1e2d3c4b5a                                      ->  <uuid>
-    a8f3e9b2c1d04f5e8a7b6c5d4e3f2a1b (24 or more hex digits, a session id)     ->  <hex>
-    127.0.0.1:43817, localhost:43817, [::1]:43817 (ports 32768-65535)         ->  127.0.0.1:<port> ...
-        (unless the launch command names that address: ``keep``)
+"""Volatile text in stored evidence (``stderrTail``, notes, attempt outcomes) replaced by placeholders —
+``<time>``, ``<pid>``, ``<tmp>``, ``<epoch>``, ``<n>ms``, ``0x<addr>``, ``<date>``, ``<uuid>``, ``<hex>``,
+``<port>`` — so a re-sweep does not rewrite an unchanged record. The capture is never touched.
 """
 
 from __future__ import annotations
@@ -60,9 +35,8 @@ _TEMP_PATH = re.compile(r"(?<![\w.-])(/(?:private/)?(?:tmp|var/tmp|var/folders/[
 
 
 def normalise(text: str | None, keep: str = "") -> str | None:
-    """``text`` with every volatile fragment replaced (see module doc); ``None`` stays ``None``.
-    A temp path that occurs in ``keep`` (the launch command) is left as it is. Idempotent:
-    ``normalise(normalise(t, k), k) == normalise(t, k)``."""
+    """``text`` with every volatile fragment replaced; a temp path or address ``keep`` names is kept. Idempotent;
+    ``None`` stays ``None``."""
     if not text:
         return text
     text = _TEMP_PATH.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}/<tmp>", text)

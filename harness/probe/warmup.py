@@ -1,16 +1,6 @@
-"""What a record needs that does not depend on the server, prepared while the first launch runs
-(issue #16, item 1): the o200k_base tokenizer and the runtime versions (``isolation.runtime_versions``:
-``node``, ``npm``, ``python3``, ``uv --version``).
-
-``begin()`` starts one background thread per process, the first time a measurement launches
-something; later calls (every other measurement of a sweep) find it started, and both results are
-cached for the life of the process by their own modules. Nothing here changes a value: whoever needs
-one calls the same function as before and gets the cached result, or waits for the thread's call in
-progress (``tokenizer.provision`` and ``isolation.runtime_versions`` are single-flight).
-
-The thread only loads a tokenizer that is already provisioned on this machine (a verified file in
-our cache: no network). Provisioning that needs the network stays where it was, in the first count,
-so its failure is reported there, once, exactly as before.
+"""Prepares, beside the first launch, what a record needs that does not depend on the server: the tokenizer (only
+when already provisioned) and the runtime versions. ``begin`` starts one thread per process; callers get the
+same cached values as without it.
 """
 
 from __future__ import annotations
@@ -32,8 +22,7 @@ def begin() -> None:
 
 
 def wait(seconds: float | None = None) -> bool:
-    """Wait up to ``seconds`` (``None``: no bound) for the warm-up to finish; whether it has (tests,
-    benchmarks). ``False`` when it was never begun."""
+    """Wait up to ``seconds`` for the warm-up; whether it finished (``False`` when never begun)."""
     return _started.is_set() and _done.wait(seconds)
 
 
