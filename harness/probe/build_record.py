@@ -1,6 +1,6 @@
 """Builds the measurement record (``core.record.Record``) from a ``Measurement``: ``build``, ``serialize``,
-``write``, ``assertion``. Written as ``JSON.stringify(record, null, 2)``; every text is redacted, the tool
-list before it is counted. docs/METHODOLOGY.md, "Reproduce it".
+``write``, ``assertion``; ``narrative`` (notes generated from the attempts) and ``normalise`` (volatile text
+replaced). docs/METHODOLOGY.md, "Reproduce it".
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from harness import METHODOLOGY_VERSION, __version__
-
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.core.record import Record
@@ -21,11 +21,9 @@ from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
 from harness.probe import sandbox
-from harness.probe.attempt_notes import narrative
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
-from harness.probe.volatile import normalise
 from harness.probe.status import TOO_LARGE, UNCOUNTABLE
 from harness.util import atomic, schemas, untrusted, urls
 from harness.util.bounded import MAX_RECORD_TOOLS, MAX_WRITTEN_RECORD_BYTES
@@ -34,8 +32,6 @@ MEASURED_STATUSES = ("measured", "dynamic")
 # Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
 # secret value that happens to equal a server's slug must not turn it into "[redacted]".
 NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
-
-
 
 
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
@@ -234,13 +230,13 @@ def _attempt(capture: Capture, redactor: Secrets, info: AttemptInfo | None = Non
         "exitCode": capture.exit_code,
         "canonicalSha256": _sha(capture) if capture.ok else None,
     }
-    if info is not None:  # what the generated notes are made of (harness.probe.attempt_notes)
+    if info is not None:  # what the generated notes are made of (narrative)
         attempt |= {"role": info.role, "budgetMs": int(info.budget_seconds * 1000), "status": info.status,
                     "evidence": redactor.cut(info.evidence, 600) if info.evidence else None}
     return attempt
 
 
-# --- issue #10: what a record asserts, stored evidence made stable ------------------------------
+# --- what a record asserts ---------------------------------------------------------------------------
 
 # Fields that say how and when a capture was taken, not what it is: a record is rewritten only when
 # something outside them changes (harness.db.sweep). ``isolation`` keeps mode, os, arch and image.
@@ -249,8 +245,6 @@ _ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
 
 
 def _settle(record: dict[str, Any], measurement: Measurement) -> None:
-    """The last step of ``build``: ``confirmed``, the notes generated from the attempts, volatile text
-    normalised."""
     if record["status"] in MEASURED_STATUSES:
         record["confirmed"] = bool(measurement.confirmed)
     launch = record["launchCommand"]  # a temp path the launch itself names is kept as it is
@@ -289,3 +283,108 @@ def write(record: Record, results_dir: Path) -> Path:
     path = Path(results_dir) / record["server"] / "measurement.json"
     schemas.check("measurement", record, where=str(path))
     return atomic.write_text(path, serialize(record))
+
+
+# --- notes generated from the attempts ----------------------------------------------------------
+
+def narrative(status: str | None, attempts: list[dict]) -> list[str]:
+    """The notes on retries and the confirming launch, generated from ``status`` and ``attempts`` alone, so they
+    never claim what did not happen."""
+    main = [a for a in attempts if isinstance(a, dict) and a.get("role") in ("first", "retry")]
+    confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
+    if not main:
+        return []
+    if status in MEASURED_STATUSES:
+        return _captured(status, main, confirming)
+    return _failed(status, main)
+
+
+def _captured(status: str, main: list[dict], confirming: list[dict]) -> list[str]:
+    notes = []
+    if len(main) > 1:
+        verb = "measured" if status == "measured" else "captured"
+        before = "; then ".join(_ended(i, a) for i, a in enumerate(main[:-1], start=1))
+        notes.append(f"{verb} on retry {len(main) - 1} ({_label(len(main), main[-1])}) after {before}")
+    if confirming and confirming[0].get("status"):  # none made (--single): "confirmed": false says it
+        second = confirming[0]
+        notes.append(f"second launch failed ({second['status']}: {second.get('evidence') or 'no evidence'}); the "
+                     "first launch's capture is published, unconfirmed")
+    return notes
+
+
+def _failed(status: str | None, main: list[dict]) -> list[str]:
+    notes = []
+    if len(main) > 1:
+        statuses = [a.get("status") for a in main]
+        if len(set(statuses)) == 1:
+            budgets = ", ".join(_seconds(a) for a in main)
+            notes.append(f"failed the same way on retry {len(main) - 1}: {status} on every attempt (budgets: {budgets})")
+        else:
+            steps = "; ".join(f"{_label(i, a)}: {a.get('status')}" for i, a in enumerate(main, start=1))
+            notes.append(f"failed differently on retry {len(main) - 1}: {steps}; the published status is the last "
+                         "attempt's")
+    if status == "timeout":
+        widest = max(_budget(a) for a in main)
+        notes.append(f"widest budget tried: {widest:g} s")
+    return notes
+
+
+def _ended(index: int, attempt: dict) -> str:
+    return f"{_label(index, attempt)} ended {attempt.get('status')}: {attempt.get('evidence') or 'no evidence'}"
+
+
+def _label(index: int, attempt: dict) -> str:
+    kind = "retry" if attempt.get("role") == "retry" else "attempt"
+    return f"attempt {index}, {kind} at {_seconds(attempt)}" if kind == "retry" else f"attempt {index} at {_seconds(attempt)}"
+
+
+def _budget(attempt: dict) -> float:
+    value = attempt.get("budgetMs")
+    return value / 1000 if isinstance(value, (int, float)) else 0.0
+
+
+def _seconds(attempt: dict) -> str:
+    return f"{_budget(attempt):g} s"
+
+
+# --- volatile text in stored evidence ----------------------------------------------------------------
+
+_RULES: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}[:_]\d{2}[:_]\d{2}(?:[.,_]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (re.compile(r"(?<![\d:])\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?![\d:])"), "<time>"),
+    (re.compile(r"\((node|python\d?(?:\.\d+)?|bun|deno):\d+\)"), r"(\1:<pid>)"),
+    (re.compile(r"\b(pid|PID|Pid|process id|process)(\s*[:=#]?\s*)\d+\b"), r"\1\2<pid>"),
+    (re.compile(r"(?<![\w.])1[5-9]\d{8}(?:\d{3})?(?![\w.])"), "<epoch>"),
+    (re.compile(r"(?<![\w.])\d+(?:\.\d+)?(ms|s)\b"), r"<n>\1"),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<addr>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{24,}\b"), "<hex>"),
+)
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
+         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_DATES = (
+    re.compile(r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+               r"\d{1,2}\s+" + _MONTH + r"\b\.?)(?:,?\s+\d{4}\b)?"),
+    re.compile(r"(?<![\d/])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{1,2}/\d{1,2})(?![\d/])"),
+)
+# Ephemeral ports only (32768-65535, where Linux and IANA hand them out): 6379, 8080, 53 are evidence.
+_PORT = re.compile(r"(?<![\w.])((?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]*\])):"
+                   r"(?:3[2-9]\d{3}|[45]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])\b")
+
+
+_TEMP_PATH = re.compile(r"(?<![\w.-])(/(?:private/)?(?:tmp|var/tmp|var/folders/[^\s'\"/]+/[^\s'\"/]+/T))/"
+                        r"([^\s'\"/:,;)\]]+)")
+
+
+def normalise(text: str | None, keep: str = "") -> str | None:
+    """``text`` with volatile fragments (times, pids, temp dirs, ports…) replaced by placeholders; what ``keep``
+    names is kept. Idempotent; the capture is never passed here."""
+    if not text:
+        return text
+    text = _TEMP_PATH.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}/<tmp>", text)
+    text = _PORT.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}:<port>", text)
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    for pattern in _DATES:
+        text = pattern.sub("<date>", text)
+    return text

@@ -81,7 +81,6 @@ class Pair:
 
 
 def _posture_status(status: str) -> str:
-    """``dynamic`` needs two launches and the declaring posture makes one: both read as measured."""
     return "measured" if status == "dynamic" else status
 
 

@@ -123,7 +123,6 @@ def summary(findings: list[Finding]) -> str:
 
 
 def _bounded(result: dict, room: int) -> dict | None:
-    """``result`` with at most ``room`` of its tools; ``None`` when there is no room left."""
     tools = result.get("tools")
     if not isinstance(tools, list) or len(tools) <= room:
         return result
@@ -150,7 +149,6 @@ def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
 
 
 def _size(value: object) -> int:
-    """Bytes of ``value`` as compact JSON (its weight for the validators)."""
     try:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError):  # not reached after the depth check; never a crash if it is
@@ -158,7 +156,6 @@ def _size(value: object) -> int:
 
 
 def _deeper_than(value: object, limit: int) -> bool:
-    """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: any depth)."""
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -195,7 +192,6 @@ def _schema_error(definition: str, value: dict) -> str | None:
 
 
 def _expected(error) -> str:
-    """What the schema wanted, in words that never quote the server's value."""
     rule, wanted = error.validator, error.validator_value
     if rule == "type":
         return f"must be of type {wanted}" if isinstance(wanted, str) else f"must be one of the types {wanted}"

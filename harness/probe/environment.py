@@ -62,7 +62,6 @@ def child_env(
 
 
 def _path_with_tools(path: str) -> str:
-    """PATH plus this interpreter's directory, where the ``uv`` dependency installs ``uvx``."""
     tools_dir = os.path.dirname(sys.executable)
     parts = path.split(os.pathsep) if path else []
     if tools_dir not in parts:

@@ -81,7 +81,6 @@ def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, 
 
 
 def _lock_age(directory: Path) -> float | None:
-    """Seconds since npm last touched ``directory``'s lock, or ``None``."""
     import time
 
     try:

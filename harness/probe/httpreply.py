@@ -71,7 +71,6 @@ class Reply:
             await self.response.aclose()
 
     async def _read(self, body: bytes | None) -> bool:
-        """Queue the answer's messages; True once the reply to ``request_id`` is among them."""
         kind = content_type(self.response)
         if body is not None:
             return self._take(self._text(body))
@@ -86,7 +85,6 @@ class Reply:
         return False
 
     async def _events(self) -> bool:
-        """Read the event stream, resuming after a disconnection; True once the reply arrived."""
         last_id, retry, resumed = "", None, 0
         while True:
             try:
@@ -117,12 +115,10 @@ class Reply:
             self.response, resumed = response, resumed + 1
 
     def _gave_up(self, why: str) -> bool:
-        """Stop resuming and say why; always False."""
         self.transport.unanswered = self._describe(f"no JSON-RPC reply in it {why}")
         return False
 
     def _text(self, body: bytes) -> str:
-        """A JSON body as text, one leading byte-order mark dropped and noted as a leniency."""
         if body.startswith(codecs.BOM_UTF8):
             self.transport.tolerate(BOM_IN_BODY)
         try:

@@ -112,7 +112,6 @@ def _lock_path(target: Target, isolation: str) -> Path:
 
 @contextlib.asynccontextmanager
 async def _exclusive(path: Path, deadline: float):
-    """Hold an exclusive ``flock`` on ``path``; ``TimeoutError`` at ``deadline`` (``time.monotonic``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -134,7 +133,6 @@ def _stderr(ran: resolve.Ran) -> str:
 
 
 def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
-    """Decisive lines a successful install printed or logged since ``since``."""
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
     return (line,) if line else ()
@@ -174,7 +172,6 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float) -> Capture:
-    """The ``Capture`` of a failed install run: its stderr tail, else npm's log's decisive line."""
     tail = _stderr(ran)
     logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
     if logged and logged not in tail:

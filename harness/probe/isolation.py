@@ -88,7 +88,6 @@ def resolve_mode(requested: str) -> str:
 
 
 def _docker_problem() -> str | None:
-    """Why the Docker daemon cannot run a container here, or ``None``."""
     found = shutil.which("docker")
     if not found:
         return "the docker command is not installed"

@@ -143,8 +143,6 @@ def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:
 
 
 def _with_memory_file(encode, values: dict, build, launcher_env: dict) -> tuple[list[str], dict, tuple[int, ...]]:
-    """``(build(fd), launcher_env, (fd,))`` with ``fd`` an in-memory file holding ``encode(values)``. Raises
-    ``SpawnError``."""
     fd = None
     try:
         data = encode(values)

@@ -149,7 +149,6 @@ MAX_VERIFIED_HOSTS = 3  # a tail naming many hosts costs at most this many looku
 
 
 def _claims_false_here(lines: list[str]) -> bool:
-    """Whether ``lines`` say a host does not resolve that this machine resolves now."""
     quoted = sorted(lines, key=lambda line: not (_FETCH.search(line) or _HOST.search(line)))
     hosts = list(dict.fromkeys(m.group(1).lower() for line in quoted for m in _UNRESOLVED_HOST.finditer(line)))
     return any(resolves_names(hosts=(host,)) for host in hosts[:MAX_VERIFIED_HOSTS])

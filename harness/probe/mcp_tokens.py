@@ -65,7 +65,6 @@ def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = A
 
 
 def _digest(archive: Path) -> str:
-    """The SHA-256 of the regular file ``archive``, read in chunks."""
     digest, total = hashlib.sha256(), 0
     try:
         with open(archive, "rb") as handle:
@@ -94,7 +93,6 @@ def _download(workdir: Path) -> Path:
 
 
 def _reason(exc: Exception) -> str:
-    """One short line for a failed download."""
     import re
 
     text = " ".join(str(exc).split())

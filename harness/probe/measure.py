@@ -1,7 +1,7 @@
 """One measurement of one target: attempts with retries, then an independent second launch.
 
 ``measure`` returns a ``Measurement`` with one ``AttemptInfo`` per launch; the notes about them are generated
-from that list (``attempt_notes``). The rules: docs/METHODOLOGY.md, "Retries and the deadline" and "Two
+from that list (``build_record.narrative``). The rules: docs/METHODOLOGY.md, "Retries and the deadline" and "Two
 launches: measured or dynamic".
 """
 
@@ -119,7 +119,6 @@ INSTALL = "install"
 
 
 def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measurement:
-    """The measurement of a target whose install failed: its install runs are its attempts."""
     from harness.probe.install import bound_seconds
 
     bound = bound_seconds()
@@ -156,7 +155,6 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
 
 
 def _redacting(launcher, secrets: redact.Secrets):
-    """``launcher`` whose every capture is redacted before anyone reads it."""
     async def launch(*args, **kwargs) -> Capture:
         return redact.scrub_capture(await launcher(*args, **kwargs), secrets)
 
@@ -273,7 +271,6 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
 
 
 def _confirm(target: Target, second: Capture, budget: float, result: Measurement) -> None:
-    """Adopt ``second``, the confirmation launch made with ``budget`` seconds, into ``result``."""
     result.attempts.append(second)
     if not second.ok:
         verdict = st.classify(target, second)

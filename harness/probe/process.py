@@ -13,7 +13,7 @@ import shutil
 import signal
 import sys
 
-from harness.probe import reaper, sentinel
+from harness.probe import reaper
 from harness.probe.dumpable import not_dumpable
 from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
@@ -59,12 +59,12 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
         pass_fds = (*pass_fds, status[1])
     tracker = reaper.Tracker()
     # the child lists its own launch: no moment where the harness could die with it unlisted
-    listed, line = sentinel.writer(), sentinel.line_for(tracker)
+    listed, line = reaper.sentinel_writer(), reaper.sentinel_line(tracker)
 
     def before_exec() -> None:
         _die_with_parent()
         tracker.preexec()
-        sentinel.list_self(listed, line)
+        reaper.sentinel_list(listed, line)
 
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -170,12 +170,10 @@ def _with_status_pipe(argv: list[str]) -> tuple[list[str], tuple[int, int] | Non
 
 
 def _program(argv: list[str]) -> str:
-    """The server's program in a launch's argv (past the intermediate's own part)."""
     return argv[6] if tuple(argv[1:5]) == _INTERMEDIATE_PREFIX and len(argv) > 6 else argv[0]
 
 
 def _read_status(fd: int) -> str | None:
-    """What the intermediate reported (an exec failure), or ``None`` once exec closed the pipe."""
     data = b""
     try:
         while len(data) < 1000 and select.select([fd], [], [], STATUS_SECONDS)[0]:
@@ -225,7 +223,7 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
     await _wait(proc, grace)
     if tracker is not None:
         await tracker.close()
-    sentinel.release(proc.pid)
+    reaper.sentinel_release(proc.pid)
     return proc.returncode
 
 

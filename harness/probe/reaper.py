@@ -1,7 +1,6 @@
-"""Every process a launch starts is gone when the launch ends: a ``Tracker`` per launch, by ``cgroup.kill`` where
-a cgroup v2 can be made, else (``proc``) by subreaper and a marker variable.
-``MCP_CONTEXT_COST_PROCESS_TRACKING=proc`` forces the second. docs/SECURITY.md, "Every process ends with its
-measurement".
+"""Every process a launch starts is gone when the launch ends: a ``Tracker`` per launch (``cgroup.kill`` where a
+cgroup v2 can be made, else subreaper and marker variable), and a sentinel process that kills what is left
+when the harness dies. docs/SECURITY.md, "Every process ends with its measurement".
 """
 
 from __future__ import annotations
@@ -10,6 +9,8 @@ import asyncio
 import os
 import secrets
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -168,7 +169,6 @@ def alive(pid: int) -> bool:
 
 
 def _new_cgroup(token: str) -> Path | None:
-    """A fresh cgroup v2 directory beside the harness's own, or ``None``."""
     parent = own_cgroup()
     if parent is None:
         return None
@@ -203,7 +203,6 @@ def own_cgroup() -> Path | None:
 
 
 def _remove_stale(parent: Path) -> None:
-    """Remove empty cgroups left by harness processes that died (``<prefix><pid>-<token>``)."""
     try:
         stale = [p for p in parent.glob(f"{CGROUP_PREFIX}*") if not _pid_alive(p.name[len(CGROUP_PREFIX):].split("-")[0])]
     except OSError:
@@ -241,3 +240,100 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# --- the sentinel: a detached watcher that SIGKILLs what is still listed when the harness dies -------
+# It covers the window where bubblewrap has cloned but not yet armed --die-with-parent: the child
+# writes +<pgid> before exec, the harness -<pgid> once ended; at end of file the sentinel kills the rest.
+
+SENTINEL_KILL_SECONDS = 2.0  # how long the sentinel keeps killing the groups left listed
+
+_SENTINEL_SCRIPT = r'''
+import os, signal, sys, time
+if os.fork():  # detach: the harness waits for this parent only
+    os._exit(0)
+launches = {}  # pgid -> (marker variable as it appears in /proc/<pid>/environ, cgroup or "-")
+for line in sys.stdin.buffer:  # until the harness's write end is closed, by exit or by death
+    parts = line[1:].split()
+    if line[:1] == b"+" and len(parts) == 3 and parts[0].isdigit():
+        launches[int(parts[0])] = (b"%s=%s\0" % (sys.argv[2].encode(), parts[1]), parts[2].decode())
+    elif line[:1] == b"-" and parts and parts[0].isdigit():
+        launches.pop(int(parts[0]), None)
+def kill(pid, group=False):
+    try:
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+    except OSError:
+        pass
+markers = [marker for marker, _ in launches.values()]
+ends = time.monotonic() + float(sys.argv[1])
+while launches and time.monotonic() < ends:  # rounds: a process mid-fork is caught by a later one
+    for pgid, (_, cgroup) in launches.items():
+        kill(pgid, group=True)
+        if cgroup != "-":
+            try:
+                open(os.path.join(cgroup, "cgroup.kill"), "w").write("1")
+            except OSError:
+                pass
+    for entry in os.listdir("/proc"):  # what left the group (setsid, setpgid) still carries the marker
+        try:
+            environ = open(f"/proc/{entry}/environ", "rb").read() if entry.isdigit() else b""
+        except OSError:
+            continue
+        if any(environ.startswith(m) or b"\0" + m in environ for m in markers):
+            kill(int(entry))
+    time.sleep(0.02)
+'''
+
+_sentinel: dict[str, int] = {}  # "fd": the write end; "pid": the harness process that started it
+
+
+def sentinel_writer() -> int | None:
+    """The write end of this process's sentinel pipe (starting the sentinel on first use); ``None`` when none can
+    start. Never raises."""
+    if _sentinel.get("pid") != os.getpid() and not _sentinel_start():  # none yet, or inherited across a fork
+        return None
+    return _sentinel["fd"]
+
+
+def sentinel_line(tracker: Tracker) -> bytes:
+    """What :func:`sentinel_list` writes for a launch tracked by ``tracker``, the pid left to fill in."""
+    return b"+%%d %s %s\n" % (tracker.token.encode("ascii"), os.fsencode(tracker.cgroup or "-"))
+
+
+def sentinel_list(fd: int | None, line: bytes) -> None:
+    """In a child between fork and exec: list its launch with the sentinel before it can start anything. One
+    ``write``; never raises."""
+    if fd is not None:
+        try:
+            os.write(fd, line % os.getpid())
+        except OSError:
+            pass
+
+
+def sentinel_release(pgid: int) -> None:
+    """Unlist ``pgid`` once its launch has been ended."""
+    if _sentinel.get("pid") == os.getpid():
+        _sentinel_send(f"-{pgid}\n")
+
+
+def _sentinel_send(text: str) -> None:
+    try:
+        os.write(_sentinel["fd"], text.encode("ascii"))
+    except OSError:
+        _sentinel.clear()
+
+
+def _sentinel_start() -> bool:
+    read_end, write_end = os.pipe()  # both close-on-exec: no launched server inherits the write end
+    try:
+        helper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _SENTINEL_SCRIPT, str(SENTINEL_KILL_SECONDS), MARKER],
+                                  stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, env={})
+        helper.wait(10)
+    except (OSError, subprocess.SubprocessError):
+        os.close(write_end)
+        return False
+    finally:
+        os.close(read_end)
+    _sentinel.update(fd=write_end, pid=os.getpid())
+    return True

@@ -208,7 +208,6 @@ class Secrets:
         return data[-limit_bytes:].decode("utf-8", "ignore") if len(data) > limit_bytes else value
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Spans of ``text`` covered by an occurrence, in every reading, chunk by chunk."""
         spans: list[tuple[int, int]] = []
         start = 0
         while True:
@@ -320,7 +319,6 @@ def cut_tail(value: str, limit_bytes: int) -> str:
 
 
 def _forms(value: str) -> set[str]:
-    """The spellings of ``value`` searched for; a value over ``_ENCODED_UP_TO`` characters only as written."""
     if len(value) > _ENCODED_UP_TO:
         return {value}
     data = value.encode("utf-8", "surrogatepass")

@@ -21,7 +21,7 @@ from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
 from harness.probe.limits import Limits, TransportLimitExceeded
-from harness.probe.noise import Noise
+from harness.probe.replies import Noise
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
 from harness.probe.target import Target
@@ -75,7 +75,7 @@ class HttpTransport:
         self._listener: asyncio.Task | None = None
 
     def note_noise(self, text: str) -> None:
-        """Count ``text`` as noise (see ``harness.probe.noise``)."""
+        """Count ``text`` as noise."""
         self.noise.add(text)
 
     def tolerate(self, finding) -> None:
@@ -119,7 +119,6 @@ class HttpTransport:
         return None
 
     async def _refusal(self, response: httpx2.Response) -> str:
-        """How a notification was refused: the status, and the JSON-RPC error or the body's start."""
         body = await httpreply.read_body(response, httpreply.ERROR_BODY_BYTES, truncate=True, meter=self.meter)
         await response.aclose()
         text = f"HTTP {response.status_code}"
@@ -177,7 +176,6 @@ class HttpTransport:
                 "backwards compatibility asks, a GET opened the 2024-11-05 HTTP+SSE transport, used for the whole session")
 
     def _stopped(self) -> str:
-        """Why the stream reader stopped when a bound stopped it; else ``""``."""
         while not self.inbox.empty():
             item = self.inbox.get_nowait()
             if isinstance(item, TransportLimitExceeded):
@@ -317,7 +315,6 @@ class HttpTransport:
 
 
 def _header_safe(value: str) -> bool:
-    """Whether ``value`` can be sent as a header value (ASCII, no CR, LF or NUL)."""
     return value.isascii() and not any(c in value for c in "\r\n\0")
 
 
@@ -328,7 +325,6 @@ def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:
 
 
 async def _finish(task: asyncio.Task | None) -> None:
-    """Stop a reader that is still going and wait for it."""
     if task is not None and not task.done():
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -1,11 +1,14 @@
-"""Reading a server's JSON-RPC replies — which request a reply answers (``answers``), what an error says — shared
-by ``session`` and ``remote`` so both agree on when a request is answered.
+"""What a server sent, read as replies: which request a reply answers (``answers``), what an error says, and
+``Noise``, the counted sample of what answers nothing. Shared by ``session``, ``stdio`` and ``remote``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
+from harness.probe import redact
+from harness.probe.limits import TransportLimitExceeded
 from harness.probe.outcome import Failure
 
 EXACT = "exact"
@@ -27,7 +30,6 @@ def answers(reply_id: object, request_id: int) -> str | None:
 
 
 def _as_number(text: str) -> float | None:
-    """``text`` read as a decimal number, as ``int()``/``Number()`` read an id, or ``None``."""
     text = text.strip()
     return float(text) if _DECIMAL.fullmatch(text) else None
 
@@ -60,3 +62,26 @@ def js_type(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+SAMPLE_SIZE = 3
+SAMPLE_CHARS = 120
+
+
+@dataclass
+class Noise:
+    """``count`` things skipped, the first ``SAMPLE_SIZE`` as ``sample`` (redacted, cut); past ``limit`` the
+    error names them as ``what``."""
+
+    limit: int
+    what: str = "non-JSON-RPC lines or events"
+    count: int = 0
+    sample: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        """Count ``text`` as noise. Raises ``TransportLimitExceeded`` once ``count`` passes ``limit``."""
+        self.count += 1
+        if len(self.sample) < SAMPLE_SIZE:
+            self.sample.append(redact.cut(text, SAMPLE_CHARS))  # redacted before the cut (issue #9)
+        if self.count > self.limit:
+            raise TransportLimitExceeded(f"more than {self.limit} {self.what}")

@@ -208,7 +208,6 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
 
 
 def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
-    """The ``Resolved`` described by the dumper's output, or ``None``."""
     try:
         said = json.loads(printed or b"")
         env = [(str(k), str(v)) for k, v in said["env"]]
@@ -238,7 +237,6 @@ def launch_parts(target: Target, isolation: str) -> tuple[list[str], dict[str, s
 
 
 def _still_there(resolved: Resolved, target: Target) -> bool:
-    """Whether the install's bin directory (npx) or executable (uvx) still exists, seen from the host."""
     path = resolved.executable
     if resolved.isolation == "sandbox":
         cache = sandbox.server_cache(target.name, target.launch)
@@ -299,7 +297,6 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
 
 
 async def _tail(stream, keep: bytearray) -> None:
-    """Read ``stream`` to its end, keeping its last ``STDERR_KEPT`` bytes in ``keep``."""
     while chunk := await stream.read(1 << 16):
         keep += chunk
         del keep[:-STDERR_KEPT]
@@ -316,7 +313,6 @@ async def _bounded(stream) -> bytes:
 
 
 def _dumper_dir() -> Path:
-    """A harness-owned directory holding the dumper, keyed by its content and interpreter."""
     text = f"#!{sys.executable}\n{_DUMPER}"
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     folder = sandbox.cache_root().parent / "resolver" / digest

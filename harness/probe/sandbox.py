@@ -243,7 +243,6 @@ def home_folders() -> set[str]:
 
 
 def _secret_pattern(suffix: str) -> re.Pattern[str]:
-    """One expression for every ``SECRET_PATHS`` entry, ``*`` matching within a component."""
     spelled = ("/".join(re.escape(c).replace(r"\*", "[^/]*") for c in parts) for parts in SECRET_PATHS)
     # any case: on a case-insensitive file system ``.SSH`` is ``.ssh``, and masking more costs nothing
     return re.compile(r"(?:^|/)(" + "|".join(spelled) + ")" + suffix, re.IGNORECASE)

@@ -142,7 +142,6 @@ def initialize_request(version: str, request_id: int = 1, capabilities: dict | N
 
 
 async def _guarded(talk: "Conversation", steps) -> None:
-    """Run ``steps``; turn a stop or a vanished server into ``capture.failure``, else mark it done."""
     capture = talk.capture
     try:
         await steps
@@ -271,7 +270,6 @@ class Conversation:
                                  f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
 
     async def _wait_list_changed(self, seconds: float) -> bool:
-        """Read for up to ``seconds`` until a ``list_changed``; False when none came or none can."""
         self.capture.phase = "tools/list settle"
         seen = self.list_changed
         try:
@@ -365,7 +363,6 @@ class Conversation:
             return None
 
     async def _result(self, request_id: int) -> dict:
-        """Wait for the reply to ``request_id``, answering server requests meanwhile."""
         while True:
             incoming = await self.transport.receive()
             if incoming is None:
@@ -392,7 +389,6 @@ class Conversation:
             return result
 
     def _unknown(self, incoming) -> None:
-        """A reply that answers no request of ours: noise."""
         self.unknown_ids.append(incoming.message.get("id"))
         self.transport.note_noise(incoming.raw)
 
@@ -419,7 +415,6 @@ class Conversation:
 
 
 def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
-    """Fill ``capture`` from a ``server/discover`` result and pick the revision to list under."""
     supported = result.get("supportedVersions")
     capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
     capture.declared_tools_capability = bool(capture.capabilities and "tools" in capture.capabilities)
@@ -435,6 +430,5 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
 
 
 def _keys(capabilities: dict | None) -> str:
-    """The capability names a server declared, for a note."""
     names = [redact.cut(str(k), 40) for k in capabilities] if isinstance(capabilities, dict) else []
     return ", ".join(names[:8]) if names else "none"

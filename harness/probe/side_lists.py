@@ -22,7 +22,6 @@ MIN_SECONDS = 1.0  # below this the lists are not asked for at all
 
 
 class _SideStop(Exception):
-    """One list ended without a figure; ``fatal``: the transport is gone."""
 
     def __init__(self, why: str, fatal: bool = False):
         super().__init__(why)

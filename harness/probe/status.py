@@ -94,7 +94,6 @@ def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
 
 
 def _unresolved_here(failure: Failure) -> Verdict | None:
-    """A remote host unresolved on a machine that resolves no well-known name either."""
     if not failure.detail.startswith("DNS:") or machine.resolves_names():
         return None
     line = f"{failure.detail}; this machine resolves none of {', '.join(machine.dns_control_hosts())} either"
@@ -132,7 +131,6 @@ def credential_request(line: str) -> bool:
 
 
 def _named_claim(env_names) -> re.Pattern | None:
-    """A declared env name tied to a claim word, in either order."""
     if not env_names:
         return None
     names = "|".join(re.escape(name) for name in env_names)

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import compatibility, process, redact
 from harness.probe.limits import Limits, MalformedReply, TransportLimitExceeded  # noqa: F401 - re-exported
-from harness.probe.noise import Noise
+from harness.probe.replies import Noise
 
 EOF_MARK = object()
 BOM = "\ufeff"
@@ -222,7 +222,6 @@ class StdioTransport:
 
 
 def _decode(data: bytes | bytearray) -> str:
-    """A stdout line as text; invalid UTF-8 becomes U+FFFD (``_NotUtf8``)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

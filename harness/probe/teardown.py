@@ -56,7 +56,6 @@ async def scope() -> AsyncIterator[list[asyncio.Task]]:
 
 
 async def _finish(tasks: list[asyncio.Task]) -> None:
-    """Await ``tasks`` to their end, shielded: a cancelled waiter keeps waiting, then re-raises."""
     if not tasks:
         return
     together = asyncio.gather(*tasks, return_exceptions=True)

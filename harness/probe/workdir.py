@@ -67,7 +67,6 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
 
 
 def _empty(path: Path) -> None:
-    """Make ``path`` an existing, empty directory."""
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
