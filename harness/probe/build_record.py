@@ -20,7 +20,7 @@ from harness.core.record import Record
 from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
-from harness.probe import sandbox
+from harness.probe import sandbox, side_lists
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
@@ -121,9 +121,8 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     if measurement.discover_capture is not None:
         record["discover"] = _discover_figure(measurement.discover_capture, redactor)
     if measurement.status in MEASURED_STATUSES and capture.side_lists is not None:
-        from harness.probe.side_lists import to_record  # side figures, never part of the headline (#14)
-
-        record["sideLists"] = to_record(capture.side_lists, redactor)
+        record["sideLists"] = side_lists.to_record(  # side figures, never part of the headline
+            capture.side_lists, redactor)
     for key, value in measurement.extra.items():
         record[key] = redactor.text(value) if isinstance(value, str) else value
     record["notes"] = notes

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.probe import launch, remote
 from harness.probe.measure import Measurement, measure
 from harness.probe.session import converse
 from harness.probe.target import Target
@@ -50,14 +51,11 @@ async def declaring(transport, capture, limits) -> None:
 def launcher_for(target: Target, isolation: str, conversation):
     """A ``measure`` launcher running ``conversation``, otherwise the sweep's launch."""
     if target.url:
-        from harness.probe.remote import probe_remote
-
-        return functools.partial(probe_remote, conversation=conversation)
-    from harness.probe.launch import launch_once
+        return functools.partial(remote.probe_remote, conversation=conversation)
 
     async def stdio(t, budget, limits, version, **kwargs):
         kwargs.setdefault("conversation", conversation)
-        return await launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation, **kwargs)
+        return await launch.launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation, **kwargs)
     return stdio
 
 

@@ -37,7 +37,7 @@ class ClaudeCounter:
 
     def __init__(self, model: str = MODEL, *, api_key: str | None = None, base_url: str | None = None,
                  max_retries: int = MAX_RETRIES, timeout: float = TIMEOUT_SECONDS):
-        import anthropic
+        import anthropic  # heavy, and needed only by the divergence command
 
         key = api_key if api_key is not None else os.environ.get(KEY_ENV, "")
         if not key.strip():

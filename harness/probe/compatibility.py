@@ -170,7 +170,7 @@ def _deeper_than(value: object, limit: int) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _validator(definition: str):
-    import jsonschema
+    import jsonschema  # loaded after the launch, never on its deadline
 
     text = (importlib.resources.files("harness.probe") / "data" / f"mcp-{SCHEMA_REVISION}.schema.json").read_text(
         encoding="utf-8")
@@ -206,7 +206,7 @@ def _expected(error) -> str:
 
 
 def _model_error(name: str, value: dict) -> str | None:
-    import mcp.types
+    import mcp.types  # heavy: loaded after the launch, never on its deadline
     import pydantic
 
     try:

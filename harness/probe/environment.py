@@ -167,3 +167,8 @@ def host_secrets(host: Mapping[str, str] | None = None) -> list[str]:
         if name.startswith(NETWORK_PREFIXES) and DENY_PATTERN.search(name):
             found.append(value)
     return found
+
+
+def header_env_name(header: str) -> str:
+    """The env var holding a header's value: ``Authorization`` → ``MCP_HEADER_AUTHORIZATION``."""
+    return "MCP_HEADER_" + header.upper().replace("-", "_")

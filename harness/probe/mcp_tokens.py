@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -21,6 +22,7 @@ from harness.probe import environment, process, sandbox
 from harness.probe.launch import isolated_argv
 from harness.probe.target import Target
 from harness.probe.workdir import prepare_workdir
+from harness.util import bounded
 
 NAME = "sd2k/mcp-tokens"
 RELEASE = "v0.2.1"
@@ -80,8 +82,6 @@ def _digest(archive: Path) -> str:
 
 
 def _download(workdir: Path) -> Path:
-    from harness.util import bounded
-
     target = workdir / ASSET
     try:
         data = bounded.fetch(asset_url(), DOWNLOAD_SECONDS, MAX_ASSET_BYTES)
@@ -93,8 +93,6 @@ def _download(workdir: Path) -> Path:
 
 
 def _reason(exc: Exception) -> str:
-    import re
-
     text = " ".join(str(exc).split())
     if not isinstance(exc, OSError) or type(exc) is not OSError:  # TooLarge, DeadlineExceeded: already one line
         return text

@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from harness.core import tokenizer
 from harness.core.canonical import stringify
-from harness.probe import heal, redact, side_lists, teardown, warmup
+from harness.probe import install as installing
+from harness.probe import isolation, launch, machine, redact, remote, sandbox, side_lists, teardown
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -91,8 +94,6 @@ async def measure(
     ``os.environ``. ``launch_slots`` is entered around every launch (a sweep's semaphore). ``installed`` is an
     install already made; a failed install is the measurement. Processes have ended on return unless the
     caller holds a ``teardown.scope()``."""
-    from harness.probe import install as installing
-
     limits = limits or limits_from_env()
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
@@ -119,14 +120,10 @@ INSTALL = "install"
 
 
 def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measurement:
-    from harness.probe.install import bound_seconds
-
-    bound = bound_seconds()
+    bound = installing.bound_seconds()
     attempts = [redact.scrub_capture(c, secrets) for c in installed.failures]
     verdicts = [st.classify(target, c) for c in attempts]
     if installed.locked:  # a process of this machine kept the cache: nothing was tried of the server
-        from harness.probe import machine
-
         verdicts[-1] = st.environment_verdict(verdicts[-1], attempts[-1].failure.detail, machine.CACHE_LOCKED)
     info = [AttemptInfo(INSTALL, bound, v.status, v.evidence) for v in verdicts]
     verdict = verdicts[-1]
@@ -141,8 +138,6 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     the package itself or the failure said nothing; else the warning is noted."""
     if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
         return
-    from harness.probe import machine
-
     finding = findings[0]
     package = result.target.resolved.package if result.target.resolved is not None else None
     silent = st.last_line(result.capture.stderr_tail) is None
@@ -155,10 +150,10 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
 
 
 def _redacting(launcher, secrets: redact.Secrets):
-    async def launch(*args, **kwargs) -> Capture:
+    async def redacted(*args, **kwargs) -> Capture:
         return redact.scrub_capture(await launcher(*args, **kwargs), secrets)
 
-    return launch
+    return redacted
 
 
 async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
@@ -173,7 +168,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
                 early.launched = True
             if not ends:
                 ends.append(time.monotonic() + deadline)
-                warmup.begin()  # the tokenizer and runtime versions load beside the first launch
+                _begin_warmup()  # the tokenizer and runtime versions load beside the first launch
             remaining = max(1.0, ends[0] - time.monotonic())
             return await launcher(target, min(budget, remaining), limits, kwargs.pop("version", requested_version),
                                   **kwargs)
@@ -266,7 +261,7 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
         retried.add(group)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
-        elif (note := heal.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
+        elif (note := installing.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
             healed.append(note)
 
 
@@ -326,23 +321,18 @@ async def _try_discover(run, budget: float, result: Measurement) -> None:
 
 
 def _npm_cache(target: Target):
-    from harness.probe.sandbox import server_cache
-
-    return server_cache(target.name, target.launch) / "npm"
+    return sandbox.server_cache(target.name, target.launch) / "npm"
 
 
 def _default_launcher(target: Target, pass_declared_values: bool, isolation: str, environ: Mapping[str, str] | None):
     if target.url:
-        from harness.probe.remote import probe_remote
+        async def over_http(t, budget, limits, version, **kwargs):
+            return await remote.probe_remote(t, budget, limits, version, environ=environ, **kwargs)
 
-        async def remote(t, budget, limits, version, **kwargs):
-            return await probe_remote(t, budget, limits, version, environ=environ, **kwargs)
-
-        return remote
-    from harness.probe.launch import launch_once
+        return over_http
 
     async def stdio(t, budget, limits, version, **kwargs):
-        return await launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values,
+        return await launch.launch_once(t, budget, limits, version, pass_declared_values=pass_declared_values,
                                  isolation=isolation, environ=environ, **kwargs)
 
     return stdio
@@ -351,3 +341,39 @@ def _default_launcher(target: Target, pass_declared_values: bool, isolation: str
 def measure_sync(target: Target, **kwargs) -> Measurement:
     """``measure`` for synchronous callers (CLI, tests)."""
     return asyncio.run(measure(target, **kwargs))
+
+
+# --- warm-up: what a record needs that does not depend on the server, loaded beside the first launch ----
+
+_warmup_started = threading.Event()
+_warmup_done = threading.Event()
+_warmup_lock = threading.Lock()
+
+
+def _begin_warmup() -> None:
+    """Start the warm-up thread (the tokenizer if already provisioned, the runtime versions) unless this
+    process already did. Never raises."""
+    with _warmup_lock:
+        if _warmup_started.is_set():
+            return
+        _warmup_started.set()
+    threading.Thread(target=_warm, name="mcp-context-cost-warmup", daemon=True).start()
+
+
+def warmup_finished(seconds: float | None = None) -> bool:
+    """Wait up to ``seconds`` for the warm-up; whether it finished (``False`` when never begun)."""
+    return _warmup_started.is_set() and _warmup_done.wait(seconds)
+
+
+def _warm() -> None:
+    try:
+        try:
+            tokenizer.load_cached()
+        except Exception:  # noqa: BLE001 - the first count provisions it, and reports any failure
+            pass
+        try:
+            isolation.runtime_versions()
+        except Exception:  # noqa: BLE001 - record building calls it again and reports any failure
+            pass
+    finally:
+        _warmup_done.set()

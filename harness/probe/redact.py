@@ -17,6 +17,8 @@ from typing import Any, overload
 
 from harness.core.jsnumber import number_to_string
 from harness.probe import environment
+from harness.probe.environment import header_env_name
+from harness.probe.process import SpawnError, split_command
 from harness.util import urls
 
 MASK = "[redacted]"
@@ -98,9 +100,6 @@ class Secrets:
     def for_target(cls, target, environ: Mapping[str, str] | None = None) -> "Secrets":
         """The secrets a measurement of ``target`` hands its server, read from ``environ`` (default
         ``os.environ``)."""
-        from harness.probe.process import SpawnError, split_command
-        from harness.probe.remote import header_env_name
-
         environ = os.environ if environ is None else environ
         env = {name: environ[name] for name in target.env if name in environ}
         headers = {h: environ[header_env_name(h)] for h in target.headers if header_env_name(h) in environ}

@@ -20,6 +20,7 @@ import httpx2
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
+from harness.probe.environment import header_env_name
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.replies import Noise
 from harness.probe.outcome import Capture, Failure
@@ -40,11 +41,6 @@ class HttpRefusal(Exception):
     def __init__(self, failure: Failure):
         super().__init__(failure.detail)
         self.failure = failure
-
-
-def header_env_name(header: str) -> str:
-    """The env var holding a header's value: ``Authorization`` → ``MCP_HEADER_AUTHORIZATION``."""
-    return "MCP_HEADER_" + header.upper().replace("-", "_")
 
 
 def header_values(target: Target, environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -15,13 +15,15 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.probe import environment, sandbox
+from harness.probe import environment, process, sandbox
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
+from harness.probe.workdir import launch_dir
 
 # Set to 0 to launch through npx/uvx every time (the behaviour before issue #16; the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
@@ -184,7 +186,7 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
     how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
     if how is None or target.cwd is not None:
         return None, None
-    from harness.probe import launch  # the launch module's own argv and environment rules
+    from harness.probe import launch  # launch imports this module (launch_parts)
 
     sandboxed = isolation == "sandbox"
     env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
@@ -264,10 +266,7 @@ STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's 
 async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> tuple[bytes, Ran]:
     """Run one resolution like a launch, stdin closed: its bounded stdout and how it ended; the process group is
     ended at ``timeout``."""
-    import time
-
-    from harness.probe import launch, process
-    from harness.probe.workdir import launch_dir
+    from harness.probe import launch  # launch imports this module (launch_parts)
 
     started = time.monotonic()
     with launch_dir(target.name, target.needs_git) as cwd:

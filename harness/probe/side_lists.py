@@ -6,6 +6,7 @@ declared capabilities, within their own budget: nothing here can change the head
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from harness.core.side_figures import LISTS, METHOD, figure
 from harness.probe import redact
@@ -14,7 +15,7 @@ from harness.probe.outcome import Capture
 # The session's request/reply primitive (``Conversation.request``): ids, lenient reply matching,
 # server requests answered while waiting, an error reply turned into _Stop. Reused rather than
 # re-implemented, so both listings read replies alike.
-from harness.probe.session import _Stop
+from harness.probe.session import _Stop, converse
 
 SIDE_BUDGET_SECONDS = 15.0  # at most, for all three lists together
 MARGIN_SECONDS = 2.0  # left before the launch's own deadline
@@ -123,10 +124,6 @@ def to_record(collected: dict, redactor) -> dict:
 def with_side_lists(launcher):
     """``launcher`` whose default conversation collects the side lists after the tools; a passed ``conversation``
     is kept."""
-    import functools
-
-    from harness.probe.session import converse
-
     async def launch(target, budget: float, limits: Limits, version: str, **kwargs):
         if "conversation" not in kwargs:
             deadline = asyncio.get_running_loop().time() + budget

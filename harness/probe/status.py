@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.core.canonical import stringify
 from harness.probe import machine
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -182,8 +183,6 @@ def _refusal_evidence(failure: Failure) -> str:
     text = f"initialize answered JSON-RPC error {failure.code}: {failure.message!r}"
     supported = supported_versions(failure.data)
     if supported is not None:
-        from harness.core.canonical import stringify
-
         text += f"; data.supported: {stringify(supported)}"
     return text
 

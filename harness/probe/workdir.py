@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from harness.probe import environment
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
@@ -84,8 +85,6 @@ def prepare_workdir(path: Path, needs_git: bool) -> None:
     ``SpawnError``."""
     if not needs_git:
         return
-    from harness.probe import environment
-
     # Not gitpython: it starts git with a copy of the harness's whole environment, and keeps
     # ``git cat-file`` processes alive with it while the server runs.
     env = {**environment.child_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",

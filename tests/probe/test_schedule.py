@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import isolation, reaper, build_record, teardown, warmup
-from harness.probe.measure import measure, measure_sync
+from harness.probe import isolation, reaper, build_record, teardown
+from harness.probe.measure import measure, measure_sync, warmup_finished
 from harness.probe.target import Target
 from tests.conftest import fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
@@ -138,7 +138,7 @@ def test_inside_an_outer_scope_the_teardown_runs_beside_the_next_step(tmp_path):
 
 def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path, results_root):
     run = measure_and_write(rendezvous(tmp_path, "meet-warm", wait=0.3), results_root, dual=False)
-    assert warmup.wait(120)
+    assert warmup_finished(120)
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
     assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
