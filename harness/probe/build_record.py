@@ -1,6 +1,5 @@
-"""Builds the measurement record (``core.record.Record``) from a ``Measurement``: ``build``, ``serialize``,
-``write``, ``assertion``; ``narrative`` (notes generated from the attempts) and ``normalise`` (volatile text
-replaced). docs/METHODOLOGY.md, "Reproduce it".
+"""Builds the record (``core.record.Record``) from a ``Measurement``, its generated notes and normalised
+evidence. docs/METHODOLOGY.md, "Reproduce it".
 """
 
 from __future__ import annotations
@@ -36,11 +35,8 @@ NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
           measured_at: dt.datetime | None = None) -> Record:
-    """The record for ``measurement``, validated against the schema.
-
-    What cannot be published as a number becomes a small record: ``too-large`` past ``MAX_RECORD_TOOLS`` or
-    ``MAX_WRITTEN_RECORD_BYTES``, ``uncountable`` when the tokenizer fails. Raises ``SchemaViolation`` for a
-    record that would not validate (a bug)."""
+    """The record for ``measurement``, validated; too many tools, too many bytes or an uncountable list gives a
+    small ``too-large``/``uncountable`` record."""
     for capture in (measurement.capture, measurement.discover_capture):
         if measurement.status not in MEASURED_STATUSES or capture is None or not capture.ok \
                 or not isinstance(capture.tools, list):
@@ -77,8 +73,7 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
 
 
 def indentation_bytes(value: object, depth: int) -> int:
-    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value``'s canonical text at nesting ``depth``, computed
-    without building the text."""
+    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value`` at ``depth``, without building it."""
     extra = 0
     stack = [(value, depth)]
     while stack:
@@ -93,7 +88,6 @@ def indentation_bytes(value: object, depth: int) -> int:
 
 def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,
              secrets: Secrets | None, measured_at: dt.datetime | None) -> Record:
-    """A small record for a capture that cannot be published: ``status``, no numbers, ``why`` as a note."""
     refused = dataclasses.replace(measurement, status=status, discover_capture=None,
                                   notes=[*measurement.notes, f"{status}: {why}"])
     return _build(refused, isolation, secrets, measured_at)
@@ -193,8 +187,7 @@ def _numbers(m: Measurement, redactor: Secrets, notes: list[str]) -> dict:
 
 
 def _tool_entry(tool: dict) -> dict:
-    """A per-tool diagnostic in the record's shape; a ``name`` that is not a string is published as its JSON
-    text, with a note."""
+    """A per-tool diagnostic in the record's shape (a non-string ``name`` as its JSON text)."""
     entry = dict(tool)
     divergence = entry.pop("divergence", None)
     notes = [divergence] if divergence else []
@@ -257,8 +250,7 @@ def _settle(record: dict[str, Any], measurement: Measurement) -> None:
 
 
 def assertion(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``record`` asserts: all but ``CIRCUMSTANCES``, non-asserted isolation details and generated notes.
-    Equal assertions say the same thing."""
+    """What ``record`` asserts: all but ``CIRCUMSTANCES`` and the generated notes."""
     kept = {k: v for k, v in record.items() if k not in CIRCUMSTANCES}
     isolation = record.get("isolation")
     if isinstance(isolation, dict):
@@ -287,8 +279,7 @@ def write(record: Record, results_dir: Path) -> Path:
 # --- notes generated from the attempts ----------------------------------------------------------
 
 def narrative(status: str | None, attempts: list[dict]) -> list[str]:
-    """The notes on retries and the confirming launch, generated from ``status`` and ``attempts`` alone, so they
-    never claim what did not happen."""
+    """The notes on retries and the confirmation, generated from ``status`` and ``attempts`` alone."""
     main = [a for a in attempts if isinstance(a, dict) and a.get("role") in ("first", "retry")]
     confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
     if not main:
@@ -376,8 +367,7 @@ _TEMP_PATH = re.compile(r"(?<![\w.-])(/(?:private/)?(?:tmp|var/tmp|var/folders/[
 
 
 def normalise(text: str | None, keep: str = "") -> str | None:
-    """``text`` with volatile fragments (times, pids, temp dirs, ports…) replaced by placeholders; what ``keep``
-    names is kept. Idempotent; the capture is never passed here."""
+    """``text`` with volatile fragments replaced by placeholders, keeping what ``keep`` names. Idempotent."""
     if not text:
         return text
     text = _TEMP_PATH.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}/<tmp>", text)

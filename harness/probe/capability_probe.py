@@ -1,6 +1,5 @@
-"""The capability probe: each entry captured without and with ``DECLARED`` (``roots``, ``elicitation``: what this
-client can answer truthfully; never ``sampling``), tool sets compared by name. ``probe``, ``difference``.
-docs/METHODOLOGY.md, "What the client declares, and the capability probe".
+"""The capability probe: tools listed without and with ``roots``/``elicitation`` declared, compared by name.
+docs/METHODOLOGY.md, "What the client declares".
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ class Pair:
 
     @property
     def compared(self) -> bool:
-        """Both postures listed tools and the plain one is stable (a ``dynamic`` server would read as a
-        capability effect)."""
+        """Both postures listed tools and the plain one is stable."""
         return self.without.capture.ok and self.with_.capture.ok and self.without.status != "dynamic"
 
     @property
@@ -83,8 +81,7 @@ def _posture_status(status: str) -> str:
 
 
 async def probe(target: Target, isolation: str = "host") -> Pair:
-    """Measure ``target`` without ``DECLARED`` (two launches) and with it (one), retried as a sweep retries;
-    never raises for server behaviour."""
+    """Measure ``target`` without ``DECLARED`` (two launches) and with it (one)."""
     plain = await measure(target, isolation=isolation, pass_declared_values=False, dual=True,
                           launcher=launcher_for(target, isolation, converse))
     richer = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
@@ -93,8 +90,7 @@ async def probe(target: Target, isolation: str = "host") -> Pair:
 
 
 def _redacted(measurement: Measurement) -> Measurement:
-    """``measurement`` with its tool list redacted, as a record's is before counting: the probe publishes names
-    and counts from it."""
+    """``measurement`` with its tool list redacted, as a record's is."""
     capture = measurement.capture
     if capture.tools is not None:
         capture.tools = measurement.secrets.json(capture.tools)[0]
@@ -102,8 +98,7 @@ def _redacted(measurement: Measurement) -> Measurement:
 
 
 def difference(without: list, with_: list) -> dict | None:
-    """How the declaring posture's tools differ from the plain one's, by name; ``None`` when the canonical sets
-    are identical."""
+    """How the declaring posture's tools differ, by name; ``None`` when identical."""
     if stringify(without) == stringify(with_):
         return None
     a, b = count_tools(without), count_tools(with_)

@@ -1,6 +1,5 @@
-"""Anthropic's count of what a tools array adds to a request (``count_tokens`` with and without ``tools``),
-through the ``anthropic`` SDK, which retries transient failures. The key is never recorded and is redacted
-from every error. docs/METHODOLOGY.md, "Claude divergence".
+"""Anthropic's count of what a tools array adds to a request, through the ``anthropic`` SDK; the key is never
+recorded. docs/METHODOLOGY.md, "Claude divergence".
 """
 
 from __future__ import annotations

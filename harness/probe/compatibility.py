@@ -1,8 +1,5 @@
-"""Which strict clients would reject what a server sent: the record's ``compatibility`` line.
-
-Each leniency is a ``Finding`` naming the client families that stop there, judged against the official MCP
-schema (``data/mcp-2025-11-25.schema.json``) and the ``mcp`` Python SDK's types; the check is bounded in
-tools, bytes, depth and errors. docs/METHODOLOGY.md, "Compatibility with strict clients".
+"""Which strict clients would reject what a server sent, judged by the official schema and the Python SDK's
+types: the record's ``compatibility``. docs/METHODOLOGY.md, "Compatibility with strict clients".
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ _MODELS = {"initialize": "InitializeResult", "tools/list": "ListToolsResult"}
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing a strict client would not accept: ``what``, and ``rejected_by`` the client families that stop
-    there (empty when none does)."""
+    """One thing a strict client would not accept, and the client families that stop there."""
 
     what: str
     rejected_by: tuple[str, ...] = ()
@@ -61,8 +57,7 @@ class _Found:
 
 
 def findings(capture: Capture) -> list[Finding]:
-    """Every finding for a finished ``capture``: its kept results checked here (after the launch, off its
-    deadline), then its recorded leniencies."""
+    """Every finding for a finished ``capture``, checked after the launch."""
     found = _Found()
     for method, page, result in capture.results:
         check_result(found, method, result, page)
@@ -130,8 +125,7 @@ def _bounded(result: dict, room: int) -> dict | None:
 
 
 def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
-    """``result`` cut to the tools whose JSON fits in ``room`` bytes, and the bytes kept; ``None`` when nothing
-    fits."""
+    """``result`` cut to the tools that fit in ``room`` bytes, and the bytes kept."""
     tools = result.get("tools")
     rest = {k: v for k, v in result.items() if k != "tools"}
     size = _size(rest)

@@ -1,6 +1,4 @@
-"""Makes the harness not dumpable, so a same-user process cannot read its environment or memory; cheap to import,
-so the command line calls it first. docs/SECURITY.md, "Isolation".
-"""
+"""Makes the harness not dumpable, so a same-user process cannot read its memory; cheap to import."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The environment a launched server sees — a minimal base, the network settings package managers need, and the
-entry's declared names (host value or a dummy) — and the secrets found in environments, commands, headers and
-URLs. docs/SECURITY.md, "Secrets and redaction".
+"""The environment a launched server sees (base, network settings, declared names) and the secrets in
+environments, commands, headers and URLs.
 """
 
 from __future__ import annotations
@@ -43,8 +42,7 @@ def child_env(
     *,
     pass_declared_values: bool = True,
 ) -> dict[str, str]:
-    """The child's environment: base, network settings and ``declared`` names from ``host`` (default
-    ``os.environ``). Without ``pass_declared_values`` every declared name gets a dummy."""
+    """The child's environment; without ``pass_declared_values`` declared names get dummies."""
     host = os.environ if host is None else host
     env: dict[str, str] = {}
     for name in BASE_NAMES + NETWORK_NAMES:
@@ -94,8 +92,7 @@ KNOWN_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:liv
 
 
 def url_secrets(text: str) -> list[str]:
-    """Credentials in every URL in ``text``: userinfo, password, user name (as written and decoded), and
-    secret-named query values."""
+    """Credentials in every URL in ``text``."""
     from urllib.parse import unquote
 
     found: list[str] = []
@@ -113,14 +110,12 @@ def url_secrets(text: str) -> list[str]:
 
 
 def credential_like(value: str) -> bool:
-    """Whether a value found by name alone reads as a credential: 8+ characters, not only digits, not lower-case
-    words (masking ``restricted`` everywhere would change published numbers)."""
+    """Whether a value found by name alone reads as a credential, not a setting."""
     return len(value) >= 8 and not value.isdigit() and not re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", value)
 
 
 def header_secrets(value: str) -> list[str]:
-    """The secret in a header value: the credential of ``<scheme> <credential>`` (for Basic also the decoded pair
-    and password), else the whole value."""
+    """The secret in a header value: the credential after its scheme, else the whole value."""
     import base64
     import binascii
 
@@ -139,8 +134,7 @@ def header_secrets(value: str) -> list[str]:
 
 
 def argv_secrets(argv: list[str]) -> list[str]:
-    """Secrets in a launch command: secret-named option and ``NAME=value`` values, header arguments, URL
-    credentials, and anything shaped like a known credential; ``$KEY`` references are skipped."""
+    """Secrets written into a launch command."""
     found: list[str] = []
     for i, arg in enumerate(argv):
         found += url_secrets(arg)

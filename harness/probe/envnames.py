@@ -1,7 +1,5 @@
-"""Which environment variable names an entry may declare (``env``) or set (``setEnv``): ``refusal``,
-``shape_problem``, ``problem``. A name that makes a loader, interpreter, shell or package manager run
-something the record does not show, or hands over a host capability, is refused (upper-cased).
-docs/SECURITY.md lists every rule.
+"""Which environment variable names an entry may declare or set: ``refusal``, ``problem``. docs/SECURITY.md lists
+every rule.
 """
 
 from __future__ import annotations

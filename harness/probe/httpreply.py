@@ -1,7 +1,5 @@
-"""Reading one Streamable HTTP answer — a JSON body or an event stream — up to the message that answers the
-request, resuming a broken stream (``Last-Event-ID``). Every body goes through ``chunks``: decoded, metered
-against the launch's byte bound, yielding to the event loop so a deadline can end it. docs/METHODOLOGY.md,
-"Talking MCP the way clients do".
+"""Reading one Streamable HTTP answer (JSON body or event stream, resumed when broken) up to its reply, every
+body decoded and metered by ``chunks``.
 """
 
 from __future__ import annotations
@@ -128,8 +126,7 @@ class Reply:
             return body.decode("utf-8-sig", errors="replace")
 
     def _take(self, text: str) -> bool:
-        """Queue the JSON-RPC messages in ``text`` (one, or a batch), counting anything else as noise; True when
-        one is the reply."""
+        """Queue the JSON-RPC messages in ``text``, the rest as noise; True when the reply is among them."""
         if not text.strip():
             return False
         value = parse_line(text)
@@ -162,8 +159,6 @@ def content_type(response: httpx2.Response) -> str:
 
 
 class _Decoded:
-    """What ``httpx2.EventSource`` reads of a response, with the text from :func:`chunks` decoded as UTF-8
-    whatever the ``charset`` (WHATWG)."""
 
     def __init__(self, response: httpx2.Response, meter: Callable[[int], None], tolerate: Callable[[object], None]):
         self.headers, self.request, self._response, self._meter = response.headers, response.request, response, meter
@@ -187,7 +182,6 @@ class _Decoded:
 
 
 def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final: bool = False):
-    """Feed ``chunk`` to the strict decoder; at the first invalid byte, note it and return ``None``."""
     if strict is None:
         return None
     try:
@@ -199,8 +193,7 @@ def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final:
 
 
 async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None = None) -> AsyncIterator[bytes]:
-    """The body as it arrives, content-decoded, each piece passed to ``meter`` and followed by a turn of the
-    event loop."""
+    """The body as it arrives, decoded, metered, yielding to the event loop after each piece."""
     async for chunk in response.aiter_bytes():
         if meter is not None:
             meter(len(chunk))

@@ -1,6 +1,5 @@
-"""Install an ``npx``/``uvx`` package once, under its own bound, before any launch is timed (``install`` returns
-an ``Install``), and repair the npm cache: what a broken run left is discarded first, a corrupt install
-removed before a retry (``before_retry``). docs/METHODOLOGY.md, "Installing is not measuring".
+"""Install an ``npx``/``uvx`` package once before any launch is timed, and repair the npm cache a broken run
+left. docs/METHODOLOGY.md, "Installing is not measuring".
 """
 
 from __future__ import annotations
@@ -30,9 +29,7 @@ PHASE = "install"
 
 @dataclass(frozen=True)
 class Install:
-    """What installing gave: ``target`` (``resolved`` set when it installed), ``failures`` (one ``Capture`` per
-    failed run), ``notes`` (what was discarded) and ``findings`` (an unmet engine requirement, for a later
-    failure's evidence)."""
+    """What installing gave: ``target``, ``failures``, ``notes`` and ``findings``."""
 
     target: Target
     failures: tuple[Capture, ...] = ()
@@ -101,8 +98,7 @@ def _discard(npm_cache: Path | None, isolation: str) -> list[str]:
 
 
 def _lock_path(target: Target, isolation: str) -> Path:
-    """The lock file of ``target``'s installs: beside its sandbox cache (never inside it), or one per launch
-    command on the host."""
+    """The lock file of ``target``'s installs, never inside what the sandbox shows."""
     if isolation == "sandbox":
         cache = sandbox.server_cache(target.name, target.launch)
         return cache.parent / f"{cache.name}.install.lock"
@@ -139,8 +135,7 @@ def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[floa
 
 
 def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The installed package's own ``engines.node`` when this machine's Node is below it; reads only a plain file
-    inside ``npm_cache``."""
+    """The installed package's ``engines.node`` when this Node is below it."""
 
     if npm_cache is None or found.launcher != "npx":
         return ()
@@ -209,8 +204,7 @@ def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = 
 
 
 def _plain(path: Path, cache: Path | None) -> bool:
-    """Whether ``path`` has no symbolic link or ``..`` on it and, given ``cache``, is exactly
-    ``<cache>/_npx/<name>``."""
+    """Whether ``path`` has no link or ``..`` on it and is exactly ``<cache>/_npx/<name>``."""
     real = os.path.realpath(path)
     if real != os.path.normpath(os.path.abspath(path)) or ".." in path.parts:
         return False
@@ -262,9 +256,8 @@ def _lock_age(directory: Path) -> float | None:
 
 
 def incomplete_npx_installs(npm_cache: Path, exclusive: bool = False) -> list[tuple[Path, str]]:
-    """``(directory, why)`` for every install in ``npm_cache`` not to trust (no final ``package.json``, a
-    dependency missing) and every stale lock; live locks are skipped. ``exclusive``: the cache is the
-    harness's alone, so every lock is stale and an unmarked install untrusted."""
+    """``(path, why)`` for every install or lock in ``npm_cache`` not to trust; with ``exclusive`` every lock is
+    stale and an unmarked install untrusted."""
     root = npm_cache / "_npx"
     if not _plain(root, None) or not root.is_dir():
         return []

@@ -1,6 +1,4 @@
-"""A bug in the harness itself, kept apart from what a server or an input did: one line naming the server and
-exit ``EXIT_CODE``; a sweep records it for that server and goes on.
-"""
+"""A bug in the harness itself, kept apart from what a server or input did: one line, exit ``EXIT_CODE``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What machine and runtimes a measurement ran under: the record's ``isolation`` object (``describe``), and
-choosing the mode (``resolve_mode``). docs/METHODOLOGY.md, "Which machine a number applies to".
+"""The record's ``isolation`` object and the choice of mode. docs/METHODOLOGY.md, "Which machine a number applies
+to".
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ _versions_lock = threading.Lock()
 
 
 def runtime_versions() -> dict[str, str | None]:
-    """Versions printed by each runtime on the child PATH (``None`` when absent), probed once per process,
-    single-flight; a fresh copy."""
+    """Versions of each runtime on the child PATH, probed once per process."""
     with _versions_lock:
         return dict(_probe_versions())
 
@@ -71,8 +70,7 @@ class Unavailable(ValueError):
 
 
 def resolve_mode(requested: str) -> str:
-    """``auto`` → ``sandbox`` where bubblewrap works, else ``host``; raises :class:`Unavailable` for ``sandbox``
-    or ``docker`` that cannot run here, ``ValueError`` for an unknown mode."""
+    """``auto`` → ``sandbox`` or ``host``; :class:`Unavailable` for a mode this machine cannot run."""
     if requested == "auto":
         return "sandbox" if _bwrap_works() else "host"
     if requested not in MODES:

@@ -1,6 +1,4 @@
-"""One launch of a stdio server, start to teardown: ``launch_once`` returns a ``Capture`` whatever happens, under
-one deadline for the whole conversation; ``isolated_argv`` wraps a command for its isolation mode.
-"""
+"""One launch of a stdio server, start to teardown, under one deadline: ``launch_once``, ``isolated_argv``."""
 
 from __future__ import annotations
 
@@ -81,8 +79,7 @@ async def launch_once(
 
 async def _end(transport: StdioTransport, capture: Capture, started: float | None = None,
                workdir: contextlib.ExitStack | None = None) -> None:
-    """End the server and record its exit code (with ``started``, also what the transport read); a deferred
-    teardown releases the working directory only after that."""
+    """End the server, record its exit code, then release the working directory."""
     try:
         capture.exit_code = await transport.close()
     finally:
@@ -100,8 +97,7 @@ def _read_transport(transport: StdioTransport, capture: Capture, started: float)
 
 
 def _refuse_names(target: Target) -> None:
-    """Refuse a ``set_env`` name that would run code or hand over a capability (``envnames.runs_code``); declared
-    ``env`` names are not refused. Raises ``SpawnError``."""
+    """Refuse a ``set_env`` name that would run code (``envnames``). Raises ``SpawnError``."""
     for name, _ in target.set_env:
         if (why := envnames.shape_problem(name)) is not None:
             raise SpawnError(f"environment variable {name!r} {why}")
@@ -111,8 +107,7 @@ def _refuse_names(target: Target) -> None:
 
 def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target: Target,
                   verbatim: bool = False) -> tuple[list[str], dict, tuple[int, ...]]:
-    """``(argv, env, inherited descriptors)`` for the isolation mode; ``verbatim``: ``argv`` and ``env`` are
-    already as the server sees them inside. Raises ``SpawnError``."""
+    """``(argv, env, inherited descriptors)`` for the isolation mode. Raises ``SpawnError``."""
     if isolation == "sandbox":
         resolved = argv if verbatim else resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
         cache = sandbox.server_cache(target.name, target.launch)
@@ -133,8 +128,7 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
 
 
 def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:
-    """Under the sandbox, where the server starts: ``cwd`` when it lies in a shown directory, else ``None`` (the
-    fresh working directory)."""
+    """Under the sandbox, ``cwd`` when it lies in a shown directory, else ``None``."""
     if not cwd:
         return None
     real = os.path.realpath(cwd)

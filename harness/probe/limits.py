@@ -1,6 +1,4 @@
-"""Bounds on what one launch may consume (``Limits``, ``from_env``) and the errors that end it.
-docs/OPERATIONS.md lists the variables.
-"""
+"""Bounds on what one launch may consume, and the errors that end it. docs/OPERATIONS.md lists the variables."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ class TransportLimitExceeded(Exception):
 
 
 class MalformedReply(TransportLimitExceeded):
-    """A message arrived that this client refuses (too large, too deep, not JSON where a reply was meant): the
-    run ends at once with that evidence."""
+    """A message this client refuses: the run ends at once with that evidence."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
-"""Evidence that a failure belongs to the measuring machine (DNS, runtime version, blocked download, registry,
-cache lock), not the server: ``evidence``, ``cause``, ``evidence_and_cause``. Only package managers' own fetch
-lines count. docs/METHODOLOGY.md, "Statuses" (``not-measured-here``).
+"""Evidence that a failure is the measuring machine's (DNS, runtime, download, registry, cache lock).
+docs/METHODOLOGY.md, "Statuses".
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
 
 
 def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[str, str] | None:
-    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``. ``server_only``: only the server
-    wrote the tail, so only an unmet Node engine requirement counts."""
+    """``(line, cause)`` for a tail, else ``None``; ``server_only`` counts only an engine requirement."""
     if server_only:
         line = engine_line(stderr_tail)
     else:
@@ -67,8 +65,8 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[
 
 
 def cause(line: str, context: str = "") -> str:
-    """Which part of the machine ``line`` shows failing: ``runtime-version``, ``download-blocked``, ``dns``, else
-    ``registry``; ``context`` is read when the line alone names none."""
+    """Which part of the machine ``line`` shows failing (``runtime-version``, ``download-blocked``, ``dns``,
+    ``registry``)."""
     if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line) \
             or "declares engines.node" in line:
         return RUNTIME_VERSION
@@ -80,8 +78,7 @@ def cause(line: str, context: str = "") -> str:
 
 
 def engine_line(text: str) -> str | None:
-    """One sentence for npm's engine check failing on this machine's Node, or the first line saying the package
-    requires a newer Node; else ``None``."""
+    """One sentence for a Node engine requirement this machine does not meet, or ``None``."""
     found = ENGINE_NODE.search(text)
     if found and below(found.group(1), node_version()):  # checked here: the text's "current" is only words
         package = re.search(r"package:\s*'([^']+)'", text[found.start():found.end()])
@@ -124,10 +121,8 @@ def node_version() -> tuple[int, ...] | None:
 
 
 def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
-    """The decisive line showing the machine's network or toolchain failed the launch, or ``None``.
-
-    With ``verify_hosts``, a host said not to resolve must not resolve here now either; a tail with such a
-    false claim gives no network evidence at all."""
+    """The decisive line showing the machine's network or toolchain failed, or ``None``; with ``verify_hosts`` a
+    host said not to resolve must not resolve here either."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
     if verify_hosts and _claims_false_here(lines):
         lines = [line for line in lines if not _NETWORK.search(line) and not _NPM_CODE.search(line)]

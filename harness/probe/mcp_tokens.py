@@ -168,8 +168,7 @@ def argv_for(binary: Path, target: Target, isolation: str, cwd: Path,
 
 
 async def run(binary: Path, target: Target, isolation: str, budget: float) -> Report:
-    """Launch the CLI against ``target`` once; its report. Raises ``ValueError`` for a failure, no usable report,
-    or more than ``budget`` seconds."""
+    """Launch the CLI against ``target`` once; its report, or ``ValueError``."""
     env = environment.child_env(target.env, pass_declared_values=False)
     env.update(target.set_env)
     env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "MCP_TOKENS_"))}

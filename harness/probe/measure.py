@@ -1,8 +1,5 @@
-"""One measurement of one target: attempts with retries, then an independent second launch.
-
-``measure`` returns a ``Measurement`` with one ``AttemptInfo`` per launch; the notes about them are generated
-from that list (``build_record.narrative``). The rules: docs/METHODOLOGY.md, "Retries and the deadline" and "Two
-launches: measured or dynamic".
+"""One measurement of one target: attempts with retries, then an independent second launch. docs/METHODOLOGY.md,
+"Retries and the deadline", "Two launches: measured or dynamic".
 """
 
 from __future__ import annotations
@@ -37,8 +34,7 @@ FIRST, RETRY, CONFIRMATION = "first", "retry", "confirmation"
 
 @dataclass(frozen=True)
 class AttemptInfo:
-    """One launch as the notes describe it: its ``role``, ``budget_seconds``, and for a failure the ``status``
-    and ``evidence`` it alone would have had."""
+    """One launch as the notes describe it: role, budget, and a failure's own status and evidence."""
 
     role: str
     budget_seconds: float
@@ -48,10 +44,8 @@ class AttemptInfo:
 
 @dataclass
 class Measurement:
-    """The outcome: ``status``, the published ``capture``, every attempt with its ``attempt_info``, and evidence
-    ``notes``.
-
-    ``confirmed``: for a capture, whether a second launch listed tools too; ``None`` for a failure."""
+    """The outcome: ``status``, the published ``capture``, every attempt with its ``attempt_info``, and
+    ``notes``; ``confirmed`` is ``None`` for a failure."""
 
     target: Target
     status: str
@@ -69,8 +63,7 @@ class Measurement:
     teardowns: list = field(default_factory=list)
 
     async def ended(self) -> None:
-        """Wait until every process this measurement started has ended; call it before building the record (its
-        attempts' exit codes are published)."""
+        """Wait until every process this measurement started has ended (before building the record)."""
         await teardown.ended(self.teardowns)
 
 
@@ -87,13 +80,8 @@ async def measure(
     launch_slots=None,
     installed=None,
 ) -> Measurement:
-    """Measure ``target`` and return a ``Measurement``; never raises for server behaviour.
-
-    ``launcher`` makes one launch (default: stdio ``launch_once``, or the HTTP probe for a ``url``).
-    ``environ`` is where the server's environment comes from; the harness's own settings always come from
-    ``os.environ``. ``launch_slots`` is entered around every launch (a sweep's semaphore). ``installed`` is an
-    install already made; a failed install is the measurement. Processes have ended on return unless the
-    caller holds a ``teardown.scope()``."""
+    """Measure ``target``; never raises for server behaviour. ``environ`` feeds the server's environment only;
+    ``launch_slots`` is entered around each launch; ``installed`` is an install already made."""
     limits = limits or limits_from_env()
     secrets = redact.Secrets.for_target(target, environ)
     launcher = _redacting(launcher or side_lists.with_side_lists(
@@ -134,8 +122,7 @@ def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measu
 
 
 def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
-    """A launch failing after an install warned of an older Node: ``not-measured-here`` when the warning is about
-    the package itself or the failure said nothing; else the warning is noted."""
+    """Turn a failure after an install's older-Node warning into ``not-measured-here``, or note the warning."""
     if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
         return
     finding = findings[0]
@@ -211,16 +198,14 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
 
 
 def _beside(target: Target, isolation: str) -> bool:
-    """Whether the confirmation may start beside the first launch: not when ``CONFIRMATION_VARIABLE`` says
-    ``after``, nor for a ``host`` stdio launch (both would need the one working directory at once)."""
+    """Whether the confirmation may start beside the first launch (never for a ``host`` stdio launch)."""
     if os.environ.get(CONFIRMATION_VARIABLE) == "after":
         return False
     return bool(target.url) or isolation != "host" or target.cwd is not None
 
 
 class _Early:
-    """The confirmation launch started beside the first; once ``launched`` it is awaited, never cancelled, so it
-    always tears down what it started."""
+    """The confirmation started beside the first; once ``launched`` it is awaited, never cancelled."""
 
     def __init__(self, run, budget: float):
         self.launched = False
@@ -230,8 +215,7 @@ class _Early:
         return await self.task
 
     async def drop(self, cancel: bool = False) -> None:
-        """Forget it (cancelled while it waits for a slot, or with ``cancel``; else awaited), then await every
-        deferred teardown so nothing overlaps what comes next."""
+        """Forget it (cancelled while waiting for a slot, else awaited), then drain deferred teardowns."""
         if cancel or not self.launched:
             self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
@@ -298,8 +282,7 @@ def tool_difference(first: list, second: list) -> str:
 
 
 async def _try_discover(run, budget: float, result: Measurement) -> None:
-    """After a refused initialize, list tools under a revision the server names (``initialize`` at a handshake
-    revision, else ``server/discover``) as a separate, labelled figure."""
+    """After a refused initialize, list tools under a revision the server names, as a separate figure."""
     failure = result.capture.failure
     supported = st.supported_versions(failure.data if failure else None) or []
     handshake = [v for v in supported if v in HANDSHAKE_PROTOCOL_VERSIONS]
@@ -351,8 +334,7 @@ _warmup_lock = threading.Lock()
 
 
 def _begin_warmup() -> None:
-    """Start the warm-up thread (the tokenizer if already provisioned, the runtime versions) unless this
-    process already did. Never raises."""
+    """Start the warm-up thread once per process. Never raises."""
     with _warmup_lock:
         if _warmup_started.is_set():
             return

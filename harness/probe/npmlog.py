@@ -1,7 +1,4 @@
-"""The decisive line of npm's own debug log (``<npm cache>/_logs``), for an install whose output says nothing
-useful: ``existing``, ``read_logs``, ``decisive``, ``engine``. Only logs written since the install started are
-read, each bounded; the text is untrusted.
-"""
+"""The decisive line of npm's own debug log, for an install whose output says nothing useful."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ def existing(npm_cache: Path | None) -> frozenset[str]:
 
 
 def read_logs(npm_cache: Path | None, since: float, before: frozenset[str] = frozenset()) -> str:
-    """npm's debug logs written since ``since`` and not named in ``before``, oldest first, each cut to its last
-    ``MAX_BYTES``; ``""`` when none."""
+    """npm's debug logs written since ``since``, oldest first, each cut to ``MAX_BYTES``."""
     if npm_cache is None:
         return ""
     folder = npm_cache / "_logs"
@@ -63,8 +59,7 @@ def _lines(text: str) -> list[str]:
 
 
 def decisive(text: str) -> str | None:
-    """The line that says why an npm run failed: the machine's failure (``machine.evidence``), else the first
-    real error line, else an unmet engine requirement; else ``None``."""
+    """The line that says why an npm run failed, or ``None``."""
     errors = [line for line in _lines(text) if line.startswith("error ")]
     shown = [f"npm {line}" for line in errors]
     network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too

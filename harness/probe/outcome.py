@@ -1,6 +1,4 @@
-"""What one launch produced: ``Capture``, and ``Failure`` when it listed no tools. Facts, not verdicts:
-``status`` turns them into one published status.
-"""
+"""What one launch produced: ``Capture``, and ``Failure`` when it listed no tools."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ class Failure:
 
 @dataclass
 class Capture:
-    """Everything one launch saw: ``tools`` when every page arrived, else ``None`` and ``failure``
-    says why. ``notes`` are sentences for the record."""
+    """Everything one launch saw: ``tools`` when every page arrived, else ``failure``."""
 
     requested_version: str
     phase: str = "spawn"

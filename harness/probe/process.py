@@ -1,6 +1,5 @@
-"""Spawning a server process in its own session and ending it with every descendant: ``spawn``,
-``through_intermediate`` (the ``host`` launch's clean parent), ``terminate``, ``split_command``.
-docs/SECURITY.md, "Isolation: what the sandbox guarantees and what it does not".
+"""Spawning a server in its own session, through a clean intermediate for ``host``, and ending it with every
+descendant.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ class SpawnError(Exception):
 
 
 def split_command(command: str) -> list[str]:
-    """Split a command line into argv as a POSIX shell would quote it, without a shell. Raises ``SpawnError`` for
-    an empty command or unbalanced quotes."""
+    """Split a command line as a POSIX shell would; ``SpawnError`` for empty or unbalanced."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -49,8 +47,7 @@ def resolve_argv(argv: list[str], path: str) -> list[str]:
 
 async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, stream_limit: int,
                 pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
-    """Start resolved ``argv`` with pipes, in a new session, tracked by a ``reaper.Tracker``; ``pass_fds`` are
-    inherited. Raises ``SpawnError``."""
+    """Start ``argv`` with pipes in a new session, tracked until ``terminate``. Raises ``SpawnError``."""
     global _PARENT_PID
     _PARENT_PID = os.getpid()
     not_dumpable()
@@ -157,8 +154,7 @@ STATUS_SECONDS = 30.0  # an exec that has not happened by then is taken as start
 
 
 def through_intermediate(argv: list[str]) -> list[str]:
-    """``argv`` launched through the clean intermediate, whose environment the server inherits whole; an
-    unexecutable program is a ``SpawnError``."""
+    """``argv`` launched through the clean intermediate."""
     return [sys.executable, *_INTERMEDIATE_PREFIX, _STATUS_PLACEHOLDER, *argv]
 
 
@@ -193,8 +189,7 @@ _TRACKERS: dict[int, reaper.Tracker] = {}
 
 
 def _die_with_parent() -> None:
-    """In the child: have Linux SIGKILL it when the harness dies, and exit at once if it already has. A no-op
-    without prctl."""
+    """In the child: SIGKILL it when the harness dies. A no-op without prctl."""
     if _PRCTL is None:
         return
     _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -203,8 +198,7 @@ def _die_with_parent() -> None:
 
 
 async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int | None:
-    """End ``proc``, its group and every process the launch started (stdin closed, SIGTERM, ``grace``, SIGKILL);
-    return its exit code. Never raises for processes already gone."""
+    """End ``proc`` and everything the launch started; return its exit code. Never raises for the gone."""
     tracker = _TRACKERS.pop(proc.pid, None)
     family = descendants(proc.pid)
     if proc.stdin and not proc.stdin.is_closing():

@@ -1,6 +1,5 @@
-"""Every process a launch starts is gone when the launch ends: a ``Tracker`` per launch (``cgroup.kill`` where a
-cgroup v2 can be made, else subreaper and marker variable), and a sentinel process that kills what is left
-when the harness dies. docs/SECURITY.md, "Every process ends with its measurement".
+"""Every process a launch starts is gone when it ends: a ``Tracker`` per launch, and a sentinel for a harness
+that dies. docs/SECURITY.md, "Every process ends with its measurement".
 """
 
 from __future__ import annotations
@@ -36,8 +35,7 @@ PRCTL = _load_prctl()
 
 
 class Tracker:
-    """One launch's processes: ``env``, ``preexec`` (in the child), ``started`` (in the parent), ``kill``,
-    ``close`` or ``discard``. ``mode`` is ``"cgroup"`` or ``"proc"``."""
+    """One launch's processes, tracked by cgroup or by marker (``mode``)."""
 
     def __init__(self, use_cgroup: bool | None = None):
         self.token = secrets.token_hex(8)
@@ -56,8 +54,7 @@ class Tracker:
         return {**base, MARKER: self.token}
 
     def preexec(self) -> None:
-        """In the child, between fork and exec: join the cgroup and become a subreaper. Only system calls on an
-        open descriptor: nothing here may allocate a lock."""
+        """In the child before exec: join the cgroup, become a subreaper. Must not allocate a lock."""
         if self._procs_fd is not None:
             try:
                 os.write(self._procs_fd, b"0")
@@ -76,8 +73,7 @@ class Tracker:
             self.discard()
 
     def members(self, root_alive: bool = True) -> set[int]:
-        """Live processes of this launch: the cgroup's, else the marked ones and, while the root is not reaped,
-        its descendants."""
+        """Live processes of this launch."""
         if self.cgroup is not None:
             return self._cgroup_pids()
         found = descendants(self.root_pid) | {self.root_pid} if self.root_pid and root_alive else set()
@@ -288,8 +284,7 @@ _sentinel: dict[str, int] = {}  # "fd": the write end; "pid": the harness proces
 
 
 def sentinel_writer() -> int | None:
-    """The write end of this process's sentinel pipe (starting the sentinel on first use); ``None`` when none can
-    start. Never raises."""
+    """The write end of this process's sentinel pipe, starting it on first use; ``None`` if it cannot."""
     if _sentinel.get("pid") != os.getpid() and not _sentinel_start():  # none yet, or inherited across a fork
         return None
     return _sentinel["fd"]
@@ -301,8 +296,7 @@ def sentinel_line(tracker: Tracker) -> bytes:
 
 
 def sentinel_list(fd: int | None, line: bytes) -> None:
-    """In a child between fork and exec: list its launch with the sentinel before it can start anything. One
-    ``write``; never raises."""
+    """In a child before exec: list its launch with the sentinel. Never raises."""
     if fd is not None:
         try:
             os.write(fd, line % os.getpid())

@@ -1,8 +1,5 @@
-"""Keep secret values out of everything the harness writes or prints.
-
-``Secrets`` is an immutable set of values with ``text``, ``json``, ``scrub``, ``cut``, ``cut_tail``;
-``activated`` makes one current for a measurement, and the module-level ``cut``/``cut_tail`` use it. What is a
-secret and what counts as an occurrence: docs/SECURITY.md, "Secrets and redaction".
+"""Keep secret values out of everything the harness writes or prints: ``Secrets``, ``activated``, ``cut``.
+docs/SECURITY.md, "Secrets and redaction".
 """
 
 from __future__ import annotations
@@ -62,8 +59,7 @@ class Secrets:
         return self._built()[2]
 
     def _built(self) -> tuple[tuple[str, ...], frozenset, frozenset]:
-        """The search tables, built on first use; forms past the ``MAX_RUNS`` budget are matched whole only,
-        which bounds memory whatever a config holds."""
+        """The search tables, built on first use; past ``MAX_RUNS``, forms are matched whole only."""
         if self._tables is not None:
             return self._tables
         whole: set[str] = set()
@@ -92,8 +88,7 @@ class Secrets:
     @classmethod
     def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                argv: Iterable[str] = (), url: str | None = None) -> "Secrets":
-        """The secrets among what a server is handed: non-public ``env`` values (``public_value``), header
-        credentials, secret-named options in ``argv``, and ``url`` credentials."""
+        """The secrets among what a server is handed (``handed_values``)."""
         return cls(handed_values(env, headers, argv, url))
 
     @classmethod
@@ -154,8 +149,7 @@ class Secrets:
         return bool(self.values) and isinstance(value, str) and bool(self._spans(value))
 
     def json(self, value: Any, numbers: bool = True) -> tuple[Any, bool]:
-        """``(value with every string and key redacted, whether anything changed)``; with ``numbers``, a number
-        whose JavaScript text holds a secret is redacted too."""
+        """``(value redacted, whether anything changed)``; with ``numbers``, numbers holding a secret too."""
         if not self.values:
             return value, False
         changed = False
@@ -194,8 +188,7 @@ class Secrets:
     def cut(self, value: None, limit: int) -> None: ...
 
     def cut(self, value: str | None, limit: int) -> str | None:
-        """Redact, then keep the first ``limit`` characters (the only safe order: a cut secret is no longer found
-        whole)."""
+        """Redact, then keep the first ``limit`` characters (a cut secret would no longer be found)."""
         if value is None:
             return None
         return self.text(value[:limit + CUT_MARGIN])[:limit]
@@ -247,8 +240,7 @@ _RANDOM_RUN = re.compile(r"(?=[A-Za-z0-9+]*[A-Z])(?=[A-Za-z0-9+]*[a-z])(?=[A-Za-
 
 
 def public_value(name: str, value: str) -> bool:
-    """Whether env ``name``'s value is public by nature (a path or a flag under a name that does not look secret,
-    with no credential-like run in it), so redacting it would only mangle output."""
+    """Whether env ``name``'s value is public by nature (a path or flag under a non-secret name)."""
     if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
             environment.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
         return False
@@ -341,8 +333,7 @@ _URLSAFE = str.maketrans("+/", "-_")
 
 
 def _views(text: str) -> Iterator[tuple[str, list[int] | None]]:
-    """``text`` as written, then percent-decoded and JSON-unescaped, each with the position in ``text`` of its
-    characters (``None``: the same)."""
+    """``text`` as written, percent-decoded and JSON-unescaped, each with its position map."""
     yield text, None
     if "%" in text:
         yield _decoded(text, _PERCENT, _percent_chars)
@@ -351,8 +342,7 @@ def _views(text: str) -> Iterator[tuple[str, list[int] | None]]:
 
 
 def _decoded(text: str, pattern: re.Pattern, decode) -> tuple[str, list[int]]:
-    """The reading of ``text`` with every ``pattern`` match decoded, and its position map (one entry per
-    character plus a final one)."""
+    """The reading of ``text`` with ``pattern`` matches decoded, and its position map."""
     pieces: list[str] = []
     starts: list[int] = []
     pos = 0
@@ -410,8 +400,7 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def scrub_capture(capture, secrets: Secrets):
-    """Redact, in place, every text of a ``Capture`` a status, note or retry reads, and return it; the tool list
-    is left to the record."""
+    """Redact, in place, every text of a ``Capture`` but its tool list; return it."""
     if not secrets:
         return capture
     capture.stderr_tail = secrets.text(capture.stderr_tail)

@@ -1,9 +1,5 @@
-"""Streamable HTTP transport (MCP 2025-11-25) with the 2024-11-05 HTTP+SSE fallback, and the remote launcher
-``probe_remote``.
-
-Raw reply text is parsed as ``JSON.parse`` would, so the SDK's client is not used; redirects are followed here
-to bound them and keep declared headers on their origin. The rules: docs/METHODOLOGY.md, "Talking MCP the way
-clients do"; docs/SECURITY.md for header values.
+"""Streamable HTTP transport with the HTTP+SSE fallback, and the remote launcher ``probe_remote``.
+docs/METHODOLOGY.md, "Talking MCP the way clients do".
 """
 
 from __future__ import annotations
@@ -87,8 +83,7 @@ class HttpTransport:
                                          "in this launch (after content decoding)")
 
     async def send(self, message: dict) -> str | None:
-        """POST one message and, for a request, start reading its answer; for a refused notification, return how
-        it was refused. Raises ``HttpRefusal``."""
+        """POST one message; for a refused notification, return how. Raises ``HttpRefusal``."""
         is_request = "method" in message and "id" in message
         if self.name == LEGACY_SSE and self.endpoint is None:
             await self._open_legacy(None)
@@ -129,8 +124,7 @@ class HttpTransport:
         return text + (f": {httpreply.snippet(body)!r}" if body.strip() else " with an empty body")
 
     async def _open_legacy(self, refusal: HttpRefusal | None) -> None:
-        """GET the URL and wait for the 2024-11-05 ``endpoint`` event; raises ``refusal`` (the POST's, extended)
-        when that transport does not open either."""
+        """Open the 2024-11-05 HTTP+SSE transport, or raise ``refusal``."""
         self.name = self.capture.transport = LEGACY_SSE
         announced = asyncio.Event()
 
@@ -188,8 +182,7 @@ class HttpTransport:
                                    f"HTTP+SSE transport found none: {why}", code=failure.code))
 
     async def resume(self, last_event_id: str) -> httpx2.Response | None:
-        """GET the stream again from ``last_event_id``; ``None`` when it is not an event stream or the id cannot
-        be a header value."""
+        """GET the stream again from ``last_event_id``; ``None`` when it cannot be resumed."""
         if not _header_safe(last_event_id):
             return None
         try:
@@ -215,8 +208,7 @@ class HttpTransport:
         return item
 
     async def listen(self) -> None:
-        """Open the GET stream a server may send notifications on (405 without one); the conversation never waits
-        for it."""
+        """Open the GET stream for notifications; the conversation never waits for it."""
         if self.name == LEGACY_SSE:
             return
 
@@ -274,8 +266,7 @@ class HttpTransport:
                                   f"{redact.cut(str(request.url), 200)}"))
 
     def _echoed(self, header: str, value: str) -> str:
-        """``value`` the server chose, as the ``header`` it is sent back in. Raises ``HttpRefusal`` when it
-        cannot be a header value."""
+        """``value`` as the ``header`` it is echoed in; ``HttpRefusal`` when it cannot be one."""
         if _header_safe(value):
             return value
         raise HttpRefusal(Failure("bad-reply", self.capture.phase,
@@ -283,16 +274,14 @@ class HttpTransport:
                                   f"{header} header (not ASCII, or holding CR, LF or NUL)"))
 
     def _redirected(self, request: httpx2.Request) -> httpx2.Request:
-        """The request a redirect asks for, without the declared headers when it leaves the origin (http→https on
-        the same host keeps them)."""
+        """The redirected request, without declared headers off the origin."""
         if not _same_origin(httpx2.URL(self.url), request.url):
             for name in (*self.headers, "Authorization"):
                 request.headers.pop(name, None)
         return request
 
     async def _check_status(self, response: httpx2.Response) -> bytes | None:
-        """Raise ``HttpRefusal`` for an answer that is not MCP; return the body of an error status that carries
-        JSON-RPC, else ``None``."""
+        """Raise ``HttpRefusal`` for a non-MCP answer; a JSON-RPC error body, else ``None``."""
         status = response.status_code
         if status in (401, 403):
             await response.aclose()
@@ -346,8 +335,7 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
 
 
 def _after_initialize(failure: Failure, capture: Capture, transport: HttpTransport) -> Failure:
-    """The failure as published: ``unreachable`` only before ``initialize`` is answered; after it, ``malformed``
-    or the server's own HTTP error."""
+    """The failure as published: ``unreachable`` only before ``initialize`` was answered."""
     what = transport.unanswered or "an empty answer"
     if failure.kind == "exited" and not capture.initialized:
         return Failure("unreachable", capture.phase, f"the endpoint answered without a JSON-RPC reply to the request: {what}")

@@ -1,5 +1,4 @@
-"""What a server sent, read as replies: which request a reply answers (``answers``), what an error says, and
-``Noise``, the counted sample of what answers nothing. Shared by ``session``, ``stdio`` and ``remote``.
+"""Which request a reply answers, what an error says, and ``Noise``: the counted sample of what answers nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def answers(reply_id: object, request_id: int) -> str | None:
-    """Whether ``reply_id`` answers request ``request_id``: ``EXACT``, ``STRING`` (a string read as the same
-    integer by ``int()`` or ``Number()``, as the SDKs do) or ``None``. docs/METHODOLOGY.md, "Talking MCP the
-    way clients do"."""
+    """Whether ``reply_id`` answers request ``request_id``: ``EXACT``, ``STRING`` (read as the same integer, as
+    the SDKs do) or ``None``."""
     if isinstance(reply_id, bool):
         return None
     if isinstance(reply_id, (int, float)):
@@ -70,8 +68,7 @@ SAMPLE_CHARS = 120
 
 @dataclass
 class Noise:
-    """``count`` things skipped, the first ``SAMPLE_SIZE`` as ``sample`` (redacted, cut); past ``limit`` the
-    error names them as ``what``."""
+    """Things skipped: ``count``, the first ``SAMPLE_SIZE`` as ``sample``; past ``limit``, an error."""
 
     limit: int
     what: str = "non-JSON-RPC lines or events"

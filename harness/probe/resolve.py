@@ -1,9 +1,6 @@
-"""Resolve an ``npx``/``uvx`` package once with its real launcher, then launch from that install.
-
-The launcher runs as a launch would, but is stopped where it would start the server: for npx,
-``npm_config_script_shell`` points at a dumper; for uvx, the command is ``python -c <dumper>``. The dumper
-prints the argv and environment it was given. Anything unexpected means ``None``: the launcher starts the
-server. docs/METHODOLOGY.md, "Installing is not measuring".
+"""Resolve an ``npx``/``uvx`` package once with its real launcher, stopped where it would start the server (a
+dumper prints the argv and environment), then launch from that install. docs/METHODOLOGY.md, "Installing is
+not measuring".
 """
 
 from __future__ import annotations
@@ -72,8 +69,7 @@ sys.stdout.write(json.dumps(out))
 
 @dataclass(frozen=True)
 class Resolved:
-    """A package resolved once: ``launcher``, ``package``, exact ``version``, the ``argv`` and ``env`` the
-    launcher would have started (values never recorded), and the ``isolation`` it ran under."""
+    """A package resolved once: launcher, package, version, and the argv and env it would start."""
 
     launcher: str
     package: str
@@ -181,8 +177,7 @@ class Ran:
 async def run_resolution(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
                          environ: Mapping[str, str] | None = None,
                          timeout: float | None = None) -> tuple[Resolved | None, Ran | None]:
-    """``(Resolved, Ran)`` when it resolved; ``(None, Ran)`` when the launcher failed or hit ``timeout``;
-    ``(None, None)`` when nothing ran or its output was unexpected."""
+    """``(Resolved, Ran)``, ``(None, Ran)`` for a failed run, ``(None, None)`` when nothing usable ran."""
     how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
     if how is None or target.cwd is not None:
         return None, None
@@ -230,8 +225,7 @@ def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
 
 
 def launch_parts(target: Target, isolation: str) -> tuple[list[str], dict[str, str]] | None:
-    """``(argv, env)`` to launch ``target`` from its resolved install, or ``None`` when it has none, another
-    isolation, or the install is gone."""
+    """``(argv, env)`` to launch ``target`` from its install, or ``None``."""
     resolved = target.resolved
     if resolved is None or resolved.isolation != isolation or not _still_there(resolved, target):
         return None
@@ -264,8 +258,7 @@ STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's 
 
 
 async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> tuple[bytes, Ran]:
-    """Run one resolution like a launch, stdin closed: its bounded stdout and how it ended; the process group is
-    ended at ``timeout``."""
+    """Run one resolution like a launch: its bounded stdout and how it ended."""
     from harness.probe import launch  # launch imports this module (launch_parts)
 
     started = time.monotonic()

@@ -1,9 +1,5 @@
-"""Isolation modes a server is launched under: ``host``, ``sandbox`` (bubblewrap) and ``docker``.
-
-Builds the bwrap and docker argv (``bwrap_argv``, ``docker_argv``), the environment handed over through an
-inherited file (``env_args``, ``env_file_text``), and decides which host paths a server may see
-(``checked_dirs``, ``checked_files``, ``named_paths``, ``shown_host_paths``). The rules: docs/SECURITY.md,
-"Isolation: what the sandbox guarantees and what it does not".
+"""Isolation modes (``host``, ``sandbox`` with bubblewrap, ``docker``): their argv, and which host paths a server
+may see. docs/SECURITY.md, "Isolation".
 """
 
 from __future__ import annotations
@@ -90,8 +86,7 @@ def cache_root() -> Path:
 
 
 def server_cache(name: str, launch: str) -> Path:
-    """One server's package cache (``npm/``, ``uv/``), keyed by its name and launch command: an install runs
-    package code, so no cache is shared between servers."""
+    """One server's own package cache, keyed by name and launch command: never shared."""
     digest = hashlib.sha256(f"{name}\0{launch}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
     label = name if names.is_result_name(name) else "server"  # a name becomes a path only if it is a slug
     return cache_root() / "servers" / f"{label}-{digest}"
@@ -117,12 +112,8 @@ def sandbox_path(path: str) -> str:
 
 def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown: tuple[str, ...] = (),
                start: Path | None = None, files: tuple[tuple[str, str], ...] = ()) -> list[str]:
-    """``argv`` wrapped for bubblewrap, to run with an empty environment and ``args_fd`` (holding
-    ``env_args(env)``) inherited.
-
-    ``workdir`` and ``cache`` are the only writable host paths; ``shown`` folders and ``files`` are bound
-    read-only, secrets masked. Raises ``ValueError`` for a path ``checked_dirs``/``checked_files`` refuses or
-    a ``start`` outside ``shown``."""
+    """``argv`` wrapped for bubblewrap: ``workdir`` and ``cache`` writable, ``shown`` and ``files`` read-only.
+    Raises ``ValueError`` for a path that may not be shown."""
     shown = checked_dirs(shown)
     files = checked_files(files)
     if start is not None:
@@ -199,8 +190,7 @@ def folder_problem(real: str) -> str | None:
 
 
 def masked_by_sandbox(real: str) -> str | None:
-    """Why ``real`` may not be shown through a link: it lies in /proc, /dev or /sys, or is a host secret the
-    sandbox masks; else ``None``."""
+    """Why ``real`` may not be shown through a link (in /proc, /dev, /sys, or a masked secret), or ``None``."""
     if any(_under(real, d) for d in SANDBOX_OWN):
         return "lies in /proc, /dev or /sys (the sandbox has its own)"
     secret = list(SECRET_FILES) + [p for pattern in SECRET_GLOBS for p in glob.glob(pattern)]
@@ -210,8 +200,7 @@ def masked_by_sandbox(real: str) -> str | None:
 
 
 def checked_files(files) -> tuple[tuple[str, str], ...]:
-    """``files`` (``(host path, path inside)``) with host paths resolved; raises ``ValueError`` for a missing or
-    secret file, or a path inside that is relative or covers the sandbox's own."""
+    """``files`` with host paths resolved; raises ``ValueError`` for one that may not be shown."""
     found: list[tuple[str, str]] = []
     for host, inside in files:
         real = os.path.realpath(host)
@@ -259,8 +248,7 @@ def secret_part(path: str) -> str | None:
 
 
 def folder_masks(folder: str) -> list[str]:
-    """bwrap arguments masking every secret path in ``folder`` (links left alone, ``NOT_SEARCHED`` skipped).
-    Raises ``ValueError`` past ``MAX_SEARCHED`` entries."""
+    """bwrap arguments masking every secret path in ``folder``; ``ValueError`` past ``MAX_SEARCHED``."""
     args: list[str] = []
     searched, stack = 0, [folder]
     while stack:
@@ -287,10 +275,7 @@ def folder_masks(folder: str) -> list[str]:
 
 
 def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """``(folders, files)`` to show for a command the user typed: each named file itself, never its folder; each
-    absolute folder, masked. Raises ``ValueError`` for what may not be shown.
-
-    Never use it on a command someone else wrote: every file it names would become readable."""
+    """``(folders, files)`` to show for a command the user typed; never use it on a command someone else wrote."""
     roots = visible_roots() + [d for d in MERGED_USR_LINKS if os.path.exists(d)]
     folders: list[str] = []
     files: list[tuple[str, str]] = []
@@ -315,8 +300,7 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
 
 
 def shown_host_paths(host_dirs: tuple[str, ...], host_files: tuple[tuple[str, str], ...]) -> list[str]:
-    """The record's ``shownHostPaths`` for a sandboxed launch (home written ``~``); what cannot be shown is left
-    out. Never raises."""
+    """The record's ``shownHostPaths`` for a sandboxed launch. Never raises."""
     paths = list(visible_roots())
     for folder in shown_dirs(host_dirs):
         try:
@@ -334,8 +318,7 @@ def shown_host_paths(host_dirs: tuple[str, ...], host_files: tuple[tuple[str, st
 
 
 def env_args(env: dict[str, str]) -> bytes:
-    """The environment as bwrap ``--args`` (``--clearenv``, then ``--setenv NAME VALUE``), with the sandbox's
-    HOME, TMPDIR and PATH. Raises ``ValueError`` for a NUL."""
+    """The environment as bwrap ``--args`` with the sandbox's HOME, TMPDIR and PATH."""
     return env_args_verbatim(dict(env, HOME=SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox_path(env.get("PATH", ""))))
 
 
@@ -364,8 +347,7 @@ def secret_masks() -> list[str]:
 
 def docker_argv(argv: list[str], env_names: list[str], image: str, workdir: str = "/work",
                 memory: str = "2g", cpus: str = "1", pids: int = 512, env_file: str | None = None) -> list[str]:
-    """``docker run`` argv for one server, with limits and no host mounts; values come from ``env_file`` when
-    given, else by name from the client's environment."""
+    """``docker run`` argv for one server; values from ``env_file`` or by name, never in argv."""
     args = ["docker", "run", "--rm", "-i", "--init", f"--memory={memory}", f"--cpus={cpus}",
             f"--pids-limit={pids}", "--security-opt=no-new-privileges", "--cap-drop=ALL",
             "--network=bridge", f"--workdir={workdir}", "--tmpfs", "/tmp"]
@@ -378,8 +360,7 @@ def docker_argv(argv: list[str], env_names: list[str], image: str, workdir: str 
 
 
 def env_file_text(env: dict[str, str]) -> bytes:
-    """``NAME=value`` lines for ``--env-file``. Raises ``ValueError`` naming the variable when a value holds a
-    line break or NUL."""
+    """``NAME=value`` lines for ``--env-file``; ``ValueError`` for a line break or NUL."""
     for name, value in env.items():
         if any(c in value or c in name for c in "\n\r\0"):
             raise ValueError(f"the value of {name} holds a line break or NUL, which docker --env-file cannot pass")

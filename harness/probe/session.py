@@ -1,7 +1,5 @@
-"""The MCP conversation with a server, independent of the transport: ``initialize`` with no client capabilities,
-``notifications/initialized``, every ``tools/list`` page, then the settle window for a server declaring
-``tools.listChanged``. ``converse``, ``discover``, ``run_within``. The rules: docs/METHODOLOGY.md, "Talking
-MCP the way clients do".
+"""The MCP conversation, independent of the transport: initialize, initialized, every ``tools/list`` page, the
+settle window. docs/METHODOLOGY.md, "Talking MCP the way clients do".
 """
 
 from __future__ import annotations
@@ -49,8 +47,7 @@ MAX_RELISTS = 10
 
 
 class Transport(Protocol):
-    """What the conversation needs of a transport; ``send`` returns ``None`` or, for a refused notification, how
-    it was refused."""
+    """What the conversation needs of a transport."""
 
     async def send(self, message: dict) -> str | None: ...
     async def receive(self): ...
@@ -65,11 +62,7 @@ class _Stop(Exception):
 async def converse(transport: Transport, capture: Capture, limits: Limits, *,
                    capabilities: dict | None = None, after_tools=None) -> None:
     """Run initialize → initialized → tools/list pages (→ settle), filling ``capture``; never raises for what the
-    server does.
-
-    ``capture.phase`` names the step in progress (for a caller that cancels). ``capabilities`` replaces the
-    empty client capabilities (the capability probe); ``after_tools`` runs once the list settled and must not
-    touch ``capture.tools`` or ``capture.failure``."""
+    server does. ``after_tools`` must not touch ``capture.tools`` or ``capture.failure``."""
     talk = Conversation(transport, capture, limits)
     capture.transport = capture.transport or getattr(transport, "name", None)
 
@@ -102,8 +95,7 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
 
 
 async def run_within(conversation, transport: Transport, capture: Capture, limits: Limits, budget: float) -> None:
-    """Run ``conversation`` under one deadline of ``budget`` seconds; a passed deadline or crossed bound becomes
-    ``capture.failure``, except that a complete listing in hand is kept."""
+    """Run ``conversation`` under one deadline; a complete listing in hand survives it."""
     try:
         async with asyncio.timeout(budget):
             await conversation(transport, capture, limits)
@@ -158,15 +150,13 @@ async def _guarded(talk: "Conversation", steps) -> None:
 
 
 def _tolerated(capture: Capture, finding: compatibility.Finding) -> None:
-    """A leniency taken: a note, and a compatibility finding naming the clients that would refuse it."""
     if finding.what not in capture.notes:
         capture.notes.append(finding.what)
     compatibility.add(capture, finding)
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
-    """After a write found the server gone, read what it printed, so noise is counted the same whichever side
-    noticed first."""
+    """After a write found the server gone, read what it printed (noise counts the same either way)."""
     try:
         async with asyncio.timeout(seconds):
             while await transport.receive() is not None:
@@ -221,8 +211,7 @@ class Conversation:
                 "as the Python SDK does", (compatibility.TYPESCRIPT,)))
 
     async def list_settled(self) -> None:
-        """List every page, and relist while ``list_changed`` arrives within the settle window; ``capture.tools``
-        holds the last complete listing."""
+        """List every page, relisting while ``list_changed`` arrives within the settle window."""
         capture, loop = self.capture, asyncio.get_running_loop()
         before = self.list_changed
         self._adopt(await self.list_all(1))
@@ -291,8 +280,7 @@ class Conversation:
         return True
 
     async def list_all(self, listing: int) -> tuple[list, int]:
-        """One complete ``tools/list`` as ``(tools, pages)``. Only an absent or ``null`` ``nextCursor`` ends it;
-        a repeated cursor is a failure; ``limits.max_pages`` bounds it."""
+        """One complete ``tools/list`` as ``(tools, pages)``; only an absent or null ``nextCursor`` ends it."""
         capture = self.capture
         tools: list = []
         seen: dict[str, int] = {}  # cursor → the page that first carried it
@@ -345,8 +333,7 @@ class Conversation:
                                      "(only an absent or null nextCursor ends the list), so it was followed")
 
     async def _list_page(self, cursor: str | None, page: int) -> dict | None:
-        """One page's result; ``None`` when a server without a tools capability answers the first page with
-        -32601."""
+        """One page's result; ``None`` for -32601 on the first page from a server without tools."""
         params: dict[str, object] = {"cursor": cursor} if cursor is not None else {}
         if self.meta:
             params["_meta"] = self.meta

@@ -1,6 +1,5 @@
-"""Resources, resource templates and prompts listed in the headline's session, after the tools and only for
-declared capabilities, within their own budget: nothing here can change the headline. ``with_side_lists``,
-``to_record``. docs/METHODOLOGY.md, "Resources and prompts (side figures)".
+"""Resources, resource templates and prompts listed after the tools, in their own budget. docs/METHODOLOGY.md,
+"Resources and prompts (side figures)".
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""From a failed launch's evidence to one status: ``classify`` returns a ``Verdict``. Structured evidence decides
-first; only a credential request is read from stderr (``auth_evidence``). docs/METHODOLOGY.md, "Statuses".
-"""
+"""From a failed launch's evidence to one status (``classify``). docs/METHODOLOGY.md, "Statuses"."""
 
 from __future__ import annotations
 
@@ -79,8 +77,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
 
 
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
-    """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``; a launch from the
-    harness's own install has a tail of the server's words alone."""
+    """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
     found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
     if found is None:
@@ -102,10 +99,8 @@ def _unresolved_here(failure: Failure) -> Verdict | None:
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
-    """The first line of the failure's own words that asks for a credential, or ``None``.
-
-    A line counts only when a credential word or a declared env name stands within 80 characters of a word
-    saying it is missing, invalid, required or refused; merely naming a variable is no evidence."""
+    """The first line asking for a credential, or ``None``: a credential word or declared name within 80
+    characters of missing/invalid/required/refused."""
     failure = capture.failure
     texts = [failure.message or "", capture.stderr_tail] if failure else [capture.stderr_tail]
     named = _named_claim(target.env)
@@ -146,8 +141,7 @@ _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|Modul
 
 
 def _broken_after(auth_line: str, stderr_tail: str) -> bool:
-    """Whether the tail's last error line, other than ``auth_line``, is a crash ``_BROKEN`` names: the package's
-    own break."""
+    """Whether the tail's last error line is a crash of the package's own (``_BROKEN``)."""
     last = last_line(stderr_tail)
     return last is not None and last != auth_line and bool(_BROKEN.search(last))
 
@@ -207,8 +201,7 @@ _FRAME = re.compile(r"^(?:at |File \"|\^|\w+\.\w+\(|throw )")
 
 
 def last_line(text: str) -> str | None:
-    """The most telling line of a stderr tail (the last error-like line, else the last line; at most 300
-    characters); ``None`` when empty."""
+    """The most telling line of a stderr tail (at most 300 characters), or ``None``."""
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _BOILERPLATE.search(line.strip())]
     errors = [line for line in lines if _ERROR_LINE.search(line) and not _FRAME.match(line)]
     chosen = errors[-1] if errors else (lines[-1] if lines else None)

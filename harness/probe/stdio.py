@@ -1,7 +1,5 @@
-"""Newline-delimited JSON-RPC over a child's stdin/stdout: ``StdioTransport``, ``parse_line``. Hand-written
-rather than the SDK's ``stdio_client``, which drops what a measurement needs: raw line text (parsed as
-``JSON.parse`` would) and non-JSON lines counted, not raised. docs/METHODOLOGY.md, "Talking MCP the way
-clients do".
+"""Newline-delimited JSON-RPC over a child's stdin/stdout, keeping each line's raw text (the SDK's client drops
+it) and counting non-JSON lines.
 """
 
 from __future__ import annotations
@@ -24,12 +22,11 @@ STDERR_DRAIN_SECONDS = 0.5  # at most, after the teardown, for stderr's last byt
 
 
 class _NotUtf8(str):
-    """A stdout line whose bytes were not all UTF-8, decoded with U+FFFD in their place."""
+    """A stdout line with invalid UTF-8 replaced by U+FFFD."""
 
 
 class _Cut(str):
-    """What stdout held after its last newline at close: a line the server never finished, so a parse failure
-    there is the exit's evidence."""
+    """A line the server never finished before stdout closed: evidence of the exit, not a malformed reply."""
 
 
 @dataclass
@@ -173,8 +170,7 @@ class StdioTransport:
             return None
 
     async def _watch_exit(self) -> None:
-        """Once the server exited, give stdout ``EXIT_EOF_GRACE`` seconds, then report EOF: a descendant holding
-        the pipe must not turn an exit into a timeout."""
+        """Report EOF ``EXIT_EOF_GRACE`` seconds after the server exited, even if a descendant holds stdout."""
         assert self._proc
         while self._proc.returncode is None:
             await asyncio.sleep(0.05)
@@ -229,8 +225,7 @@ def _decode(data: bytes | bytearray) -> str:
 
 
 def parse_line(text: str) -> object:
-    """One line parsed with ``JSON.parse`` semantics, or ``None`` for noise. Raises ``MalformedReply`` for JSON
-    nested too deep or a plainly JSON-RPC text that does not parse."""
+    """One line parsed as ``JSON.parse`` would, or ``None`` for noise; ``MalformedReply`` for a broken reply."""
     try:
         return parse(text)
     except WireJSONError as exc:
@@ -243,7 +238,6 @@ def parse_line(text: str) -> object:
 
 
 def looks_like_reply(value: object) -> bool:
-    """A response-shaped object whose ``jsonrpc`` is not ``"2.0"``: skipped as the SDKs skip it, and remembered
-    so a later deadline is not published as silence."""
+    """A response-shaped object whose ``jsonrpc`` is not ``"2.0"``: skipped, but remembered."""
     return (isinstance(value, dict) and value.get("jsonrpc") != "2.0" and "id" in value and "method" not in value
             and ("result" in value or "error" in value))

@@ -1,6 +1,4 @@
-"""What to measure: ``Target``, a launch command or a remote URL with the names it declares, built from a catalog
-entry, a CLI invocation or the Action's inputs. Values are never stored here, only names.
-"""
+"""What to measure: ``Target``, a launch command or a URL with the names (never values) it declares."""
 
 from __future__ import annotations
 
@@ -21,12 +19,8 @@ class NotApplicable:
 
 @dataclass(frozen=True)
 class Target:
-    """One server to measure: exactly one of ``command`` (split without a shell) or ``url``; ``env``
-    and ``headers`` are names only.
-
-    ``host_dirs`` and ``host_files`` are shown read-only to the sandbox: set them only from what the
-    person running the harness typed (``sandbox.named_paths``), never from a catalog entry or a config.
-    """
+    """One server to measure: ``command`` or ``url``, with declared names only. Set ``host_dirs`` and
+    ``host_files`` only from what the person running the harness typed."""
 
     name: str  # the slug of results/<name>/
     command: str | None = None

@@ -1,7 +1,5 @@
-"""Ending a launch's processes off the critical path, always before the work that launched them returns. Inside a
-``scope``, a good capture's teardown is ``defer``-red as a task; the scope awaits them when it ends (or hands
-them to the enclosing scope). A failed capture is torn down at once: its exit code and stderr decide its
-status.
+"""Ending a launch's processes off the critical path: inside a ``scope``, a good capture's teardown is deferred
+as a task, awaited when the scope ends.
 """
 
 from __future__ import annotations
@@ -38,8 +36,7 @@ async def drain() -> None:
 
 @contextlib.asynccontextmanager
 async def scope() -> AsyncIterator[list[asyncio.Task]]:
-    """A scope for deferred teardowns; yields a list that holds, once the block has ended, every teardown
-    deferred in it."""
+    """A scope for deferred teardowns; yields the list of those deferred in it."""
     outer = _PENDING.get()
     pending: set[asyncio.Task] = set()
     deferred: list[asyncio.Task] = []

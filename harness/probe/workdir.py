@@ -1,6 +1,5 @@
-"""The working directory a server is launched in: ``<cache>/work/<name>``, the same path at every launch and
-emptied each time (a git repository for ``needsGit``). A launch that finds it in use takes a fresh temp
-directory. ``launch_dir``, ``prepare_workdir``. docs/METHODOLOGY.md, "Two launches: measured or dynamic".
+"""The working directory a server launches in: ``<cache>/work/<name>``, the same path every launch, emptied each
+time; a fresh temp directory while another launch holds it.
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ def base_dir() -> Path:
 
 @contextlib.contextmanager
 def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
-    """Yield the empty (or git-initialised) working directory for one launch of ``name``; never one another
-    launch is using. Raises ``SpawnError`` when it cannot be set up."""
+    """Yield the empty working directory for one launch of ``name``; raises ``SpawnError``."""
     with _own_dir(name, needs_git) as path:
         yield path
 
