@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from harness.probe.redact import Redactor
+from harness.probe.redact import Secrets
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -43,7 +43,7 @@ class ClaudeCounter:
             raise MissingKey(f"{KEY_ENV} is not set: the Claude divergence is counted by Anthropic's "
                              "count_tokens endpoint, which needs an API key")
         self.model = model
-        self._redactor = Redactor([key])
+        self._redactor = Secrets([key])
         # An explicit api_key keeps the SDK from consulting profiles or federation settings.
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 

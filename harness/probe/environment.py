@@ -67,7 +67,7 @@ def _path_with_tools(path: str) -> str:
     return os.pathsep.join(parts)
 
 
-# --- which values are secrets (issue #9) ---------------------------------------------------------
+# --- which values are secrets ---------------------------------------------------------
 # Everything above is handed to the server; of it, these are not public: the values of declared
 # names (unless the harness's dummy), header values, and credentials inside URLs — a proxy setting
 # (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY, any case) or an index setting (PIP_INDEX_URL, UV_INDEX_URL,

@@ -42,11 +42,11 @@ async def launch_once(
         try:
             _refuse_names(target)
             # a config's cwd is never the sandbox's writable start (see isolated_argv); otherwise a
-            # stable, emptied per-entry directory (harness.probe.workdir; issue #10)
+            # stable, emptied per-entry directory (harness.probe.workdir)
             cwd = (Path(target.cwd) if target.cwd and not sandboxed
                    else scope.enter_context(launch_dir(target.name, target.needs_git)))
             argv = split_command(target.command or "")
-            # issue #16 seam: a package resolved once starts from its install, as its launcher would
+            # a package resolved once starts from its install, as its launcher would
             resolved = resolve.launch_parts(target, isolation)
             if resolved is not None:
                 argv, env = resolved
@@ -65,7 +65,7 @@ async def launch_once(
             await _end(transport, capture, started)
             raise
         if capture.ok and teardown.active():
-            # final: the teardown only adds the exit code, off the critical path (issue #16, item 4)
+            # final: the teardown only adds the exit code, off the critical path
             _read_transport(transport, capture, started)
             teardown.defer(functools.partial(_end, transport, capture, workdir=scope.pop_all()))
             return capture

@@ -24,7 +24,7 @@ from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_V
 from harness.probe.target import Target
 
 RETRY_BUDGET_FACTOR = 2.0
-# "after": the confirmation waits for the first launch to end, as before issue #16 — for servers
+# "after": the confirmation waits for the first launch to end, — for servers
 # (test fixtures) whose behaviour is scripted by the order their launches start in.
 CONFIRMATION_VARIABLE = "MCP_CONTEXT_COST_CONFIRMATION"
 
@@ -171,7 +171,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
             await early.drop(cancel=True)
         raise
     if early is not None and (len(attempts) != 1 or not attempts[0].ok):
-        await early.drop()  # the first launch failed: the rules run as before
+        await early.drop()  # the first launch failed: retry, then confirm
     if first is None:
         extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
             if verdict.environment else {}
@@ -190,7 +190,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
             if early is not None:
                 await early.drop(cancel=True)
             raise
-        if second is None or not second.ok:  # failed beside the first: made again after it, as before
+        if second is None or not second.ok:  # failed beside the first: made again after it
             await teardown.drain()
             second = await run(widest)
         _confirm(target, second, widest, result)

@@ -261,7 +261,7 @@ def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, st
 
 
 NONE = Secrets()
-Redactor = Secrets  # the older name, kept for callers written against it
+Redactor = Secrets  # an alias other packages import
 _ACTIVE: ContextVar[Secrets] = ContextVar("mcp_context_cost_secrets", default=NONE)
 
 

@@ -79,6 +79,6 @@ class Noise:
         """Count ``text`` as noise. Raises ``TransportLimitExceeded`` once ``count`` passes ``limit``."""
         self.count += 1
         if len(self.sample) < SAMPLE_SIZE:
-            self.sample.append(redact.cut(text, SAMPLE_CHARS))  # redacted before the cut (issue #9)
+            self.sample.append(redact.cut(text, SAMPLE_CHARS))  # redacted before the cut
         if self.count > self.limit:
             raise TransportLimitExceeded(f"more than {self.limit} {self.what}")

@@ -22,7 +22,7 @@ from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.probe.workdir import launch_dir
 
-# Set to 0 to launch through npx/uvx every time (the behaviour before issue #16; the bench compares both).
+# Set to 0 to launch through npx/uvx every time (the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
 SCRIPT_SHELL = "npm_config_script_shell"
 MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)

@@ -28,12 +28,12 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 LIST_CHANGED = "notifications/tools/list_changed"
 METHOD_NOT_FOUND = -32601
 
-# The settle window (issue #11, item 3), in seconds. After each complete listing of a server that
+# The settle window, in seconds. After each complete listing of a server that
 # declares tools.listChanged, the client waits for notifications/tools/list_changed and lists again
 # when one arrives (or arrived during the listing). A listing of zero tools gets the longer wait
 # before zero is believed; the whole settling never takes more than SETTLE_MAX_SECONDS or
 # MAX_RELISTS extra listings, and never outlives the launch's deadline.
-# After a listing *with* tools the quiet window is short (issue #16, item 4): the TypeScript SDK's
+# After a listing *with* tools the quiet window is short: the TypeScript SDK's
 # McpServer declares listChanged on every server, nearly all of which register their tools before
 # they connect and never notify, so a long window was pure waiting on every launch. A server that
 # registers more tools as part of answering (right after the reply, or on the same startup burst)

@@ -1,4 +1,4 @@
-"""Shared helpers for the probe acceptance tests (issue #3): measure a target, build and write its
+"""Shared helpers for the probe acceptance tests: measure a target, build and write its
 record into a module's results directory, and check that nothing is left behind afterwards."""
 
 from __future__ import annotations

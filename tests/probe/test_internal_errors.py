@@ -1,4 +1,4 @@
-"""Internal errors are not bad input (issue #11, item 6). A bug in the harness cannot be produced by a
+"""Internal errors are not bad input. A bug in the harness cannot be produced by a
 server on demand once it is fixed, so these tests inject one where the harness would raise it
 (the measurement, the record builder) and check what the user gets: exit code 70 and one line that
 names the server (``measure``), or that server's recorded harness error while the sweep goes on."""

@@ -1,4 +1,4 @@
-"""Resolve-once (issue #16, item 3): an npx/uvx package resolved once, then launched from its
+"""Resolve-once: an npx/uvx package resolved once, then launched from its
 install with the environment its launcher would have given it.
 
 The proof is on real servers pinned to exact versions (``tests/probe/test_real_servers.py``'s

@@ -1,4 +1,4 @@
-"""Issue #16, items 1-3: only the scheduling of one measurement changes, proved by structure (which
+"""Only the scheduling of one measurement changes, proved by structure (which
 processes were alive at once, what has ended when), never by timing.
 
 * the confirmation launch runs beside the first: both launches are alive at the same time, and the
@@ -51,7 +51,7 @@ def test_the_confirmation_is_alive_beside_the_first_launch(tmp_path, results_roo
 
 
 def test_the_fixture_tells_launches_one_after_the_other(tmp_path, results_root, launches_in_order):
-    # the old order, for contrast: the first waits alone, the confirmation finds its file
+    # the sequential order, for contrast: the first waits alone, the confirmation finds its file
     run = measure_and_write(rendezvous(tmp_path, "meet-after", wait=0.5), results_root)
     assert run.record["status"] == "dynamic", run.notes
     assert names(run.record) == ["alone"]
