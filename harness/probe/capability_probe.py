@@ -54,7 +54,8 @@ def launcher_for(target: Target, isolation: str, conversation):
 
     async def stdio(t, budget, limits, version, **kwargs):
         kwargs.setdefault("conversation", conversation)
-        return await launch.launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation, **kwargs)
+        return await launch.launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation,
+                                        **kwargs)
     return stdio
 
 

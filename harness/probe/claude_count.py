@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from anthropic.types import MessageParam
 
 MODEL = "claude-sonnet-4-5-20250929"  # pinned: a dated snapshot id, never an alias that moves
-MESSAGE: tuple[MessageParam, ...] = ({"role": "user", "content": "x"},)  # one token of user text; the same in both requests
+# one token of user text; the same in both requests
+MESSAGE: tuple[MessageParam, ...] = ({"role": "user", "content": "x"},)
 KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_RETRIES = 4
 TIMEOUT_SECONDS = 60.0

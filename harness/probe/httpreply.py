@@ -86,7 +86,8 @@ class Reply:
         last_id, retry, resumed = "", None, 0
         while True:
             try:
-                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),  # type: ignore[arg-type]  # duck-typed Response
+                decoded = _Decoded(self.response, self.transport.meter, self.transport.tolerate)
+                async for event in httpx2.EventSource(decoded,  # type: ignore[arg-type]  # a duck-typed Response
                                                       max_event_size=self.limit):
                     last_id = event.id or last_id
                     retry = event.retry if event.retry is not None else retry

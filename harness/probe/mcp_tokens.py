@@ -138,7 +138,8 @@ def parse_report(text: str) -> Report:
     tools = doc.get("tools") if isinstance(doc, dict) else None
     items = tools.get("items") if isinstance(tools, dict) else None
     counter = doc.get("counter") if isinstance(doc, dict) else None
-    if not isinstance(doc, dict) or not isinstance(tools, dict) or not isinstance(items, list) or not isinstance(counter, dict):
+    if not (isinstance(doc, dict) and isinstance(tools, dict) and isinstance(items, list)
+            and isinstance(counter, dict)):
         raise ValueError("no tools.items array or counter object in the report")
     whole = lambda v: isinstance(v, float) and v.is_integer() and v >= 0  # noqa: E731
     if not whole(tools.get("total")) or not whole(doc.get("total_tokens")):

@@ -320,7 +320,8 @@ def _sentinel_send(text: str) -> None:
 def _sentinel_start() -> bool:
     read_end, write_end = os.pipe()  # both close-on-exec: no launched server inherits the write end
     try:
-        helper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _SENTINEL_SCRIPT, str(SENTINEL_KILL_SECONDS), MARKER],
+        argv = [sys.executable, "-I", "-S", "-c", _SENTINEL_SCRIPT, str(SENTINEL_KILL_SECONDS), MARKER]
+        helper = subprocess.Popen(argv,
                                   stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True, env={})
         helper.wait(10)
