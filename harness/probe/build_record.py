@@ -264,7 +264,7 @@ def _sha(capture: Capture) -> str:
     return hashlib.sha256(stringify(capture.tools).encode("utf-8")).hexdigest()
 
 
-def serialize(record: Record) -> str:
+def serialize(record: Mapping[str, Any]) -> str:
     """The file text: ``JSON.stringify(record, null, 2)``, controls escaped, and a final newline."""
     return untrusted.json_text(stringify(record, indent=2)) + "\n"
 
