@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
-from harness.probe import launch, remote
+from harness.probe import launch
 from harness.probe.measure import Measurement, measure
 from harness.probe.session import converse
 from harness.probe.target import Target
@@ -50,6 +50,8 @@ async def declaring(transport, capture, limits) -> None:
 def launcher_for(target: Target, isolation: str, conversation):
     """A ``measure`` launcher running ``conversation``, otherwise the sweep's launch."""
     if target.url:
+        from harness.probe import remote  # httpx2 is slow to import and only a url target needs it
+
         return functools.partial(remote.probe_remote, conversation=conversation)
 
     async def stdio(t, budget, limits, version, **kwargs):

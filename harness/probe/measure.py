@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from harness.core import tokenizer
 from harness.core.canonical import stringify
 from harness.probe import install as installing
-from harness.probe import isolation, launch, machine, redact, remote, sandbox, side_lists, teardown
+from harness.probe import isolation, launch, machine, redact, sandbox, side_lists, teardown
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -24,7 +24,7 @@ from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_V
 from harness.probe.target import Target
 
 RETRY_BUDGET_FACTOR = 2.0
-# "after": the confirmation waits for the first launch to end, — for servers
+# "after": the confirmation waits for the first launch to end — for servers
 # (test fixtures) whose behaviour is scripted by the order their launches start in.
 CONFIRMATION_VARIABLE = "MCP_CONTEXT_COST_CONFIRMATION"
 
@@ -309,6 +309,8 @@ def _npm_cache(target: Target):
 
 def _default_launcher(target: Target, pass_declared_values: bool, isolation: str, environ: Mapping[str, str] | None):
     if target.url:
+        from harness.probe import remote  # httpx2 is slow to import and only a url target needs it
+
         async def over_http(t, budget, limits, version, **kwargs):
             return await remote.probe_remote(t, budget, limits, version, environ=environ, **kwargs)
 
