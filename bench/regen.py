@@ -45,7 +45,7 @@ import yaml  # noqa: E402
 
 from harness.core import tokenizer  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
-from harness.probe.record import serialize  # noqa: E402
+from harness.probe.build_record import serialize  # noqa: E402
 from harness.pages import regen as regen_module  # noqa: E402
 from harness.pages import server_html, tool_vectors  # noqa: E402
 from harness.pages.regen import regen  # noqa: E402

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.db.catalog import load_catalog  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
-from harness.probe import isolation, internal, record, resolve  # noqa: E402
+from harness.probe import isolation, internal, build_record as record, resolve  # noqa: E402
 from harness.probe.install import Install  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.util import untrusted  # noqa: E402

@@ -65,7 +65,7 @@ from harness.db.sweep import default_concurrency  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
-from harness.probe import environment, isolation, record, sandbox  # noqa: E402
+from harness.probe import environment, isolation, build_record as record, sandbox  # noqa: E402
 from harness.probe.launch import isolated_argv  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.probe.process import split_command  # noqa: E402

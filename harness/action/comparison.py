@@ -16,7 +16,7 @@ from harness.action.inputs import Inputs
 from harness.core import canonical, tokenizer
 from harness.core.record import Record
 from harness.core.rederive import refusal
-from harness.probe.record import MEASURED_STATUSES
+from harness.probe.build_record import MEASURED_STATUSES
 from harness.util import bounded, schemas
 
 NAMED_FIELDS = ("description", "inputSchema", "outputSchema", "annotations", "title")

@@ -20,9 +20,10 @@ from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
 from harness.core.record import Record
 from harness.pages.badge import badge_for, write_badge
-from harness.probe import environment, isolation, record
+from harness.probe import build_record as record
+from harness.probe import environment, isolation
 from harness.probe.measure import measure_sync
-from harness.probe.record import MEASURED_STATUSES
+from harness.probe.build_record import MEASURED_STATUSES
 from harness.probe.redact import Secrets
 from harness.probe.target import Target
 from harness.util import untrusted

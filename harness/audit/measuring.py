@@ -12,10 +12,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from harness.core.record import Record
 from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import isolation as iso
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.probe import sandbox
 from harness.probe.measure import measure
 from harness.probe.redact import Secrets, handed_values
@@ -23,7 +24,7 @@ from harness.probe.remote import header_env_name
 from harness.probe.target import Target
 from harness.util.untrusted import escape
 
-NUMBERED = ("measured", "dynamic")  # harness.probe.record.MEASURED_STATUSES
+NUMBERED = ("measured", "dynamic")  # harness.probe.build_record.MEASURED_STATUSES
 
 
 @dataclass
@@ -153,7 +154,7 @@ def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
     return (folder,)
 
 
-def outcome_of(rec: dict) -> Outcome:
+def outcome_of(rec: Record) -> Outcome:
     """An ``Outcome`` from a validated measurement record."""
     numbered = rec["status"] in NUMBERED and rec["totalTokens"] is not None
     return Outcome(status=rec["status"], tools=rec["rawToolsCapture"] if numbered else None,

@@ -1,17 +1,8 @@
-"""``mcp-context-cost cross-check [--only a,b | --top N] [--asset PATH]``: the mcp-tokens column
-(spec "CLI cross-check", method cli-cross-check/v1; issue #14).
+"""``mcp-context-cost cross-check [--only a,b | --top N] [--asset PATH]``: the mcp-tokens column.
 
-In one sitting per server: our measurement exactly as a sweep makes it (same isolation, dummy env
-values, retries and confirmation launch), then sd2k/mcp-tokens at its pinned release launching the
-same command in the same isolation (:mod:`harness.probe.mcp_tokens`). Each row of
-``results/cross-check.json`` records both counts, both tool-name lists, the canonicalSha256 of our
-fresh capture and our o200k count of its name/description/input_schema projection
-(``mappedTokens``). The pages print the percentage only when the names match and that capture is
-still the published one (:mod:`harness.pages.readings`).
+Not runnable until ``mcp_tokens.ASSET_SHA256`` is pinned (exit 2, nothing written); kept small, not grown.
 
-The CLI must come from its release asset with the pinned SHA-256; where it cannot be obtained or
-verified the command says so, naming it, and writes nothing (exit 2). Only command entries are
-checked (the CLI launches a process). Exit codes: 0 written; 2 bad input or no usable CLI.
+docs/METHODOLOGY.md, "CLI cross-check".
 """
 
 from __future__ import annotations
@@ -28,7 +19,7 @@ from harness.db import readings_store
 from harness.db.catalog import CatalogError
 from harness.db.history import NUMBERED
 from harness.db.targets import target_for
-from harness.probe import isolation, mcp_tokens, record
+from harness.probe import isolation, mcp_tokens, build_record as record
 from harness.probe.measure import measure
 from harness.pages.published_records import RecordError
 from harness.util.untrusted import line
@@ -100,7 +91,7 @@ async def check_one(binary: Path, target, mode: str, date: str) -> dict:
            "ourStatus": rec["status"]}
     if rec["status"] not in NUMBERED:
         return row | {"status": "not-measured", "error": f"our measurement: {rec['status']}"}
-    tools = rec["rawToolsCapture"]
+    tools = rec["rawToolsCapture"] or []  # a numbered record always holds its capture
     row |= {"canonicalSha256": rec["canonicalSha256"], "totalTokens": rec["totalTokens"],
             "mappedTokens": mapped_tokens(tools), "toolNames": [str(t.get("name")) if isinstance(t, dict) else "" for t in tools]}
     try:

@@ -16,12 +16,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.core.record import Record
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
 from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
 from harness.db.lock import LockHeld
 from harness.db.targets import target_for
-from harness.probe import environment, envnames, isolation, record, redact, sandbox
+from harness.probe import build_record as record
+from harness.probe import environment, envnames, isolation, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure, measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -91,7 +93,7 @@ def _add_changed(p) -> None:
                         "when it exists, else the published repository's raw URL)")
 
 
-def report_changed(args: argparse.Namespace, rec: dict[str, Any]) -> None:
+def report_changed(args: argparse.Namespace, rec: Record) -> None:
     """Print the ``--changed`` line: the join's state, or the named problem."""
     from harness.audit import changed  # only with --changed: audit's modules stay unloaded otherwise
     from harness.audit.published import Unavailable
@@ -238,7 +240,7 @@ def require_program(target: Target, mode: str, what: str) -> None:
         raise ValueError(f"{what}: {exc} (nothing was launched)") from None
 
 
-def summary(rec: dict[str, Any], path: Path, badge_path: Path) -> str:
+def summary(rec: Record, path: Path, badge_path: Path) -> str:
     """A few escaped lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:

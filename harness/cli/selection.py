@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
 from harness.db.history import NUMBERED
 from harness.pages.published_records import load_records
@@ -22,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser, top_help: str) -> None:
     parser.add_argument("--catalog", default=published.CATALOG, help="catalog path relative to --root")
 
 
-def load(args) -> tuple[Catalog, dict[str, dict]]:
+def load(args) -> tuple[Catalog, dict[str, Record]]:
     """The catalog and every published record of its entries; CatalogError, RecordError."""
     catalog = load_catalog(Path(args.root) / args.catalog)
     return catalog, load_records(Path(args.root) / published.RESULTS, [e.name for e in catalog.entries])

@@ -20,13 +20,15 @@ from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
+from harness.core.record import Record
 from harness.db import package_meta
 from harness.db.catalog import Catalog, CatalogError, Entry, load_catalog
 from harness.db.catalog_text import dump_entry
 from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
 from harness.db.targets import target_for
-from harness.probe import internal, isolation, record, resolve, side_lists
+from harness.probe import build_record as record
+from harness.probe import internal, isolation, resolve, side_lists
 from harness.probe import measure as measuring
 from harness.util import bounded, names, published, untrusted
 
@@ -427,7 +429,7 @@ def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
                  set_env=tuple(sorted(entry.get("setEnv", {}).items())), timeout_seconds=timeout_seconds)
 
 
-def classify(rec: dict, pkg: Package | None) -> tuple[str, str]:
+def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     """``(outcome, evidence)`` for a triage launch's record."""
     status = rec["status"]
     if status in record.MEASURED_STATUSES:

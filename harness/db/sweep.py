@@ -9,6 +9,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.core.jsparse import parse
 from harness.db import confine, reason
 from harness.db.catalog import Entry
@@ -16,7 +17,7 @@ from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.publish import Staging
 from harness.db.targets import target_for
-from harness.probe import install, internal, isolation, record, side_lists
+from harness.probe import install, internal, isolation, build_record as record, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import published, schemas
@@ -91,13 +92,13 @@ def _gated_measurer(gate: LaunchGate, isolation_mode: str):
     return measurer
 
 
-def stage_record(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult,
+def stage_record(rec: Record, root: Path, staging: Staging, date: dt.date, result: SweepResult,
                  newest: dict[str, str] | None = None) -> None:
     """Stage ``rec`` unless the published record already says the same."""
     _stage(rec, root, staging, date, result, False, newest or {})
 
 
-def _stage(rec: dict, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool,
+def _stage(rec: Record, root: Path, staging: Staging, date: dt.date, result: SweepResult, always: bool,
            newest: dict[str, str]) -> None:
     server = rec["server"]
     relative = published.record(server)
@@ -180,7 +181,7 @@ def _read(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _detail(rec: dict) -> str:
+def _detail(rec: Record) -> str:
     if rec["totalTokens"] is not None:
         count = int(rec["toolCount"])
         return f"{int(rec['totalTokens']):,} tokens, {count} tool{'s' if count != 1 else ''}"

@@ -1,15 +1,5 @@
-"""The capability probe (spec "What the client declares"; method capability-probe/v1; issue #14).
-
-The headline declares ``capabilities: {}`` at initialize, and a server may show fewer tools to a
-client that declares nothing: there the published number is a floor. The probe measures how far:
-each entry is captured twice under the sweep's isolation, differing only in the declaration —
-none, then ``DECLARED`` — and the two tool sets are compared by name.
-
-It declares only what this client can answer truthfully (spec, same section): ``roots`` — it answers
-``roots/list`` with an empty root list — and ``elicitation`` — it answers ``elicitation/create`` by
-declining. It does **not** declare ``sampling``, which would claim it can ask a model for a
-completion. (Issue #14's text names sampling; the spec's section is the contract and excludes it.)
-Any other server request is answered as the headline's session answers it.
+"""The capability probe: tools listed without and with ``roots``/``elicitation`` declared, compared by name.
+docs/METHODOLOGY.md, "What the client declares".
 """
 
 from __future__ import annotations
@@ -19,18 +9,18 @@ from dataclasses import dataclass
 
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.probe import launch
 from harness.probe.measure import Measurement, measure
 from harness.probe.session import converse
 from harness.probe.target import Target
 
 METHOD = "capability-probe/v1"
-DECLARED = {"roots": {}, "elicitation": {}}
+DECLARED: dict[str, dict] = {"roots": {}, "elicitation": {}}
 ANSWERS = {"roots/list": {"roots": []}, "elicitation/create": {"action": "decline"}}
 
 
 class AnsweringTransport:
-    """A transport that answers the server requests ``DECLARED`` makes legitimate (``ANSWERS``)
-    itself and hands every other message on unchanged."""
+    """A transport that answers the server requests ``DECLARED`` makes legitimate, passing on the rest."""
 
     def __init__(self, inner, capture):
         self.inner, self.capture = inner, capture
@@ -58,17 +48,16 @@ async def declaring(transport, capture, limits) -> None:
 
 
 def launcher_for(target: Target, isolation: str, conversation):
-    """A ``measure`` launcher running ``conversation`` — the sweep's launch otherwise (its
-    isolation, dummy env values), so the two postures differ only in the declaration."""
+    """A ``measure`` launcher running ``conversation``, otherwise the sweep's launch."""
     if target.url:
-        from harness.probe.remote import probe_remote
+        from harness.probe import remote  # httpx2 is slow to import and only a url target needs it
 
-        return functools.partial(probe_remote, conversation=conversation)
-    from harness.probe.launch import launch_once
+        return functools.partial(remote.probe_remote, conversation=conversation)
 
     async def stdio(t, budget, limits, version, **kwargs):
         kwargs.setdefault("conversation", conversation)
-        return await launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation, **kwargs)
+        return await launch.launch_once(t, budget, limits, version, pass_declared_values=False, isolation=isolation,
+                                        **kwargs)
     return stdio
 
 
@@ -82,8 +71,7 @@ class Pair:
 
     @property
     def compared(self) -> bool:
-        """Both postures produced a tool list, and the plain one is stable: a server whose own two
-        plain launches differ (``dynamic``) would read as a capability effect it is not."""
+        """Both postures listed tools and the plain one is stable."""
         return self.without.capture.ok and self.with_.capture.ok and self.without.status != "dynamic"
 
     @property
@@ -92,14 +80,11 @@ class Pair:
 
 
 def _posture_status(status: str) -> str:
-    """``dynamic`` needs two launches and the declaring posture makes one: both read as measured."""
     return "measured" if status == "dynamic" else status
 
 
 async def probe(target: Target, isolation: str = "host") -> Pair:
-    """Measure ``target`` without ``DECLARED`` (two launches, as a sweep confirms a capture, so a
-    server that changes between launches is seen as ``dynamic``) and with it (one launch), retried
-    as a sweep retries; never raises for server behaviour."""
+    """Measure ``target`` without ``DECLARED`` (two launches) and with it (one)."""
     plain = await measure(target, isolation=isolation, pass_declared_values=False, dual=True,
                           launcher=launcher_for(target, isolation, converse))
     richer = await measure(target, isolation=isolation, pass_declared_values=False, dual=False,
@@ -108,9 +93,7 @@ async def probe(target: Target, isolation: str = "host") -> Pair:
 
 
 def _redacted(measurement: Measurement) -> Measurement:
-    """``measurement`` with its tool list redacted as a record's is before counting (issue #9):
-    the probe publishes tool names and counts from it, and a server may echo what it was handed
-    (the proxy credentials a sweep passes) into a tool only the declaring posture sees."""
+    """``measurement`` with its tool list redacted, as a record's is."""
     capture = measurement.capture
     if capture.tools is not None:
         capture.tools = measurement.secrets.json(capture.tools)[0]
@@ -118,9 +101,7 @@ def _redacted(measurement: Measurement) -> Measurement:
 
 
 def difference(without: list, with_: list) -> dict | None:
-    """How the declared posture's tools differ from the plain one's, by name; ``None`` when the
-    canonical tool sets are identical. Per-tool tokens are the record's per-tool diagnostics;
-    ``deltaTokens`` is the difference of the two headline counts."""
+    """How the declaring posture's tools differ, by name; ``None`` when identical."""
     if stringify(without) == stringify(with_):
         return None
     a, b = count_tools(without), count_tools(with_)

@@ -1,25 +1,20 @@
-"""Anthropic's own count of what a tools array adds to a request (spec "Claude divergence",
-method tools-delta/v1), through the official ``anthropic`` SDK.
-
-One count is ``POST /v1/messages/count_tokens`` for the pinned ``MODEL`` with the minimal one-token
-user message ``MESSAGE``; the tools' figure is that request's ``input_tokens`` with the projected
-tools minus the same request with no ``tools`` at all (:func:`tools_delta`).
-
-The API key is read from ``ANTHROPIC_API_KEY`` and handed to the SDK only: it is never recorded,
-and every error text leaving this module has it replaced (``harness.probe.redact``). Rate limits
-(HTTP 429) and transient failures (408, 409, 5xx, connection errors) are retried by the SDK itself
-(``max_retries``, honouring ``retry-after``); what is still failing after that is a
-:class:`CountFailed`. The SDK honours ``ANTHROPIC_BASE_URL`` (tests point it at a local endpoint).
+"""Anthropic's count of what a tools array adds to a request, through the ``anthropic`` SDK; the key is never
+recorded. docs/METHODOLOGY.md, "Claude divergence".
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from harness.probe.redact import Redactor
+from harness.probe.redact import Secrets
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
 
 MODEL = "claude-sonnet-4-5-20250929"  # pinned: a dated snapshot id, never an alias that moves
-MESSAGE = ({"role": "user", "content": "x"},)  # one token of user text; the same in both requests
+# one token of user text; the same in both requests
+MESSAGE: tuple[MessageParam, ...] = ({"role": "user", "content": "x"},)
 KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_RETRIES = 4
 TIMEOUT_SECONDS = 60.0
@@ -30,8 +25,7 @@ class MissingKey(RuntimeError):
 
 
 class CountFailed(RuntimeError):
-    """The endpoint did not give a count (after the SDK's retries). The message never holds the key;
-    ``status`` is the HTTP status when there was one."""
+    """No count after the SDK's retries; ``status`` is the HTTP status when there was one."""
 
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
@@ -43,14 +37,14 @@ class ClaudeCounter:
 
     def __init__(self, model: str = MODEL, *, api_key: str | None = None, base_url: str | None = None,
                  max_retries: int = MAX_RETRIES, timeout: float = TIMEOUT_SECONDS):
-        import anthropic
+        import anthropic  # heavy, and needed only by the divergence command
 
         key = api_key if api_key is not None else os.environ.get(KEY_ENV, "")
         if not key.strip():
             raise MissingKey(f"{KEY_ENV} is not set: the Claude divergence is counted by Anthropic's "
                              "count_tokens endpoint, which needs an API key")
         self.model = model
-        self._redactor = Redactor([key])
+        self._redactor = Secrets([key])
         # An explicit api_key keeps the SDK from consulting profiles or federation settings.
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
@@ -58,13 +52,13 @@ class ClaudeCounter:
         self._client.close()
 
     def input_tokens(self, tools: list | None = None) -> int:
-        """``input_tokens`` of the minimal request, with ``tools`` (already projected, plain JSON
-        values) or without any. Raises :class:`CountFailed`."""
+        """``input_tokens`` of the minimal request, with projected ``tools`` or without. Raises
+        :class:`CountFailed`."""
         import anthropic
 
-        extra = {} if tools is None else {"tools": tools}
         try:
-            result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE), **extra)
+            result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE),
+                                                        tools=anthropic.omit if tools is None else tools)
         except anthropic.APIStatusError as exc:
             raise CountFailed(self._clean(f"HTTP {exc.status_code}: {_message(exc)}"), exc.status_code) from None
         except anthropic.APIError as exc:

@@ -1,24 +1,5 @@
-"""Which strict clients would reject what a server sent: the record's ``compatibility`` line.
-
-The harness measures leniently (a server that some official client lists tools from must measure
-here), so every place it was more lenient than a strict client is written down as a ``Finding``
-naming the client families that stop there. Two references decide, neither written here:
-
-* the official MCP schema of the revision this harness requests (``data/mcp-2025-11-25.schema.json``,
-  from modelcontextprotocol/modelcontextprotocol, ``schema/2025-11-25/schema.json``), which the
-  TypeScript SDK's types follow and validate every result against (Claude Code, VS Code,
-  mcp-remote and the other clients built on it);
-* the ``mcp`` Python SDK's own pydantic types (``mcp.types.InitializeResult``, ``ListToolsResult``),
-  which a Python SDK client validates every result with.
-
-Transports add findings for framing they tolerated (``Transport.leniencies``), and the
-conversation for protocol steps a client family would not take past (a refused
-``notifications/initialized``). Every result is checked on its first listing only, the first
-``MAX_CHECKED_TOOLS`` tools and ``MAX_CHECKED_BYTES`` of JSON of a launch at most (the validators'
-work grows with bytes as much as with tools: one tool of a million wrong icons is a million errors),
-the schema's first ``MAX_SCHEMA_ERRORS`` errors, and a result nested deeper than
-``MAX_CHECKED_DEPTH`` is not checked (a finding says so for every part left out), so the check is
-bounded in time, memory and stack whatever a server sends.
+"""Which strict clients would reject what a server sent, judged by the official schema and the Python SDK's
+types: the record's ``compatibility``. docs/METHODOLOGY.md, "Compatibility with strict clients".
 """
 
 from __future__ import annotations
@@ -50,9 +31,7 @@ _MODELS = {"initialize": "InitializeResult", "tools/list": "ListToolsResult"}
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing a server sent that a strict client would not accept (or that the harness
-    tolerated): ``what`` in one sentence, ``rejected_by`` the client families (``TYPESCRIPT``,
-    ``PYTHON``) that stop there — empty when no official client does."""
+    """One thing a strict client would not accept, and the client families that stop there."""
 
     what: str
     rejected_by: tuple[str, ...] = ()
@@ -79,9 +58,7 @@ class _Found:
 
 
 def findings(capture: Capture) -> list[Finding]:
-    """Every finding for a finished ``capture``: each result the conversation kept
-    (``capture.results``) checked here — after the launch, so loading and running the validators
-    never spends a launch's deadline — then the leniencies it recorded (``capture.compatibility``)."""
+    """Every finding for a finished ``capture``, checked after the launch."""
     found = _Found()
     for method, page, result in capture.results:
         check_result(found, method, result, page)
@@ -91,8 +68,7 @@ def findings(capture: Capture) -> list[Finding]:
 
 
 def check_result(capture: _Found, method: str, result: dict, page: int | None = None) -> None:
-    """Validate one ``initialize`` or ``tools/list`` result against both references; add a finding
-    per reference that rejects it, naming where and what, to ``capture``."""
+    """Validate one ``initialize`` or ``tools/list`` result against both references, adding findings."""
     where = method if page is None else f"page {page} of {method}"
     checked = _bounded(result, MAX_CHECKED_TOOLS - capture.checked_tools)
     if checked is not None and _deeper_than(checked, MAX_CHECKED_DEPTH):
@@ -119,8 +95,7 @@ def check_result(capture: _Found, method: str, result: dict, page: int | None = 
 
 
 def to_record(findings: list[Finding]) -> dict:
-    """The record's ``compatibility`` object: what was checked against, the findings, and the one
-    line a server page or summary prints."""
+    """The record's ``compatibility`` object: references, findings and the one-line summary."""
     return {
         "checkedAgainst": f"MCP {SCHEMA_REVISION} schema (TypeScript SDK clients); mcp.types of the Python SDK "
                           f"{_sdk_version()}",
@@ -144,7 +119,6 @@ def summary(findings: list[Finding]) -> str:
 
 
 def _bounded(result: dict, room: int) -> dict | None:
-    """``result`` with at most ``room`` of its tools; ``None`` when there is no room left."""
     tools = result.get("tools")
     if not isinstance(tools, list) or len(tools) <= room:
         return result
@@ -152,8 +126,7 @@ def _bounded(result: dict, room: int) -> dict | None:
 
 
 def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
-    """``result`` cut to the tools whose JSON fits in ``room`` bytes (with the rest of the result),
-    and the bytes kept; ``None`` when not even the result without its tools fits."""
+    """``result`` cut to the tools that fit in ``room`` bytes, and the bytes kept."""
     tools = result.get("tools")
     rest = {k: v for k, v in result.items() if k != "tools"}
     size = _size(rest)
@@ -171,7 +144,6 @@ def _within_bytes(result: dict, room: int) -> tuple[dict | None, int]:
 
 
 def _size(value: object) -> int:
-    """Bytes of ``value`` as compact JSON (its weight for the validators)."""
     try:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError):  # not reached after the depth check; never a crash if it is
@@ -179,7 +151,6 @@ def _size(value: object) -> int:
 
 
 def _deeper_than(value: object, limit: int) -> bool:
-    """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: any depth)."""
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -194,7 +165,7 @@ def _deeper_than(value: object, limit: int) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _validator(definition: str):
-    import jsonschema
+    import jsonschema  # loaded after the launch, never on its deadline
 
     text = (importlib.resources.files("harness.probe") / "data" / f"mcp-{SCHEMA_REVISION}.schema.json").read_text(
         encoding="utf-8")
@@ -216,7 +187,6 @@ def _schema_error(definition: str, value: dict) -> str | None:
 
 
 def _expected(error) -> str:
-    """What the schema wanted, in words that never quote the server's value."""
     rule, wanted = error.validator, error.validator_value
     if rule == "type":
         return f"must be of type {wanted}" if isinstance(wanted, str) else f"must be one of the types {wanted}"

@@ -1,11 +1,4 @@
-"""The harness keeps its own environment and memory to itself: it is not dumpable.
-
-With ``PR_SET_DUMPABLE`` 0 a process of the same user without ``CAP_SYS_PTRACE`` can no longer read
-the harness's ``/proc/<pid>/environ``, ``mem``, ``maps`` or ``fd``, nor attach to it (docs/SECURITY.md,
-"host"). The command line sets it before anything else, so no moment of a run is readable, and
-``process.spawn`` sets it for callers that launch without the command line. Children are dumpable
-again from their exec. Cheap to import (no asyncio), so the command line can call it first.
-"""
+"""Makes the harness not dumpable, so a same-user process cannot read its memory; cheap to import."""
 
 from __future__ import annotations
 

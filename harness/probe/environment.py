@@ -1,13 +1,5 @@
-"""The environment a launched server sees: a minimal base, the network settings package managers
-need, and the entry's declared names. No other host variable reaches the child.
-
-Why each group is passed (issue #2, "stdio client"):
-  * base — PATH (to find npx/uvx/node), HOME (npm and uv keep caches there), locale.
-  * network — proxy, CA bundle and package-index settings. Behind a TLS-intercepting proxy,
-    ``uvx`` and ``npx`` fail at once without the CA variables.
-  * declared — the entry's ``env`` names. A declared name takes the host value when the host has
-    one (a server author's CI passing a real secret), otherwise a dummy value, so servers that only
-    check presence still start. Values are never recorded anywhere; only names are.
+"""The environment a launched server sees (base, network settings, declared names) and the secrets in
+environments, commands, headers and URLs.
 """
 
 from __future__ import annotations
@@ -50,13 +42,7 @@ def child_env(
     *,
     pass_declared_values: bool = True,
 ) -> dict[str, str]:
-    """Build the child's environment.
-
-    ``declared``: env var names from the catalog entry. ``host``: defaults to ``os.environ``.
-    With ``pass_declared_values`` False every declared name gets a dummy value even when the host
-    has one (the sweep's posture: no real credential reaches a catalog server).
-    Returns a new dict of name → value.
-    """
+    """The child's environment; without ``pass_declared_values`` declared names get dummies."""
     host = os.environ if host is None else host
     env: dict[str, str] = {}
     for name in BASE_NAMES + NETWORK_NAMES:
@@ -74,7 +60,6 @@ def child_env(
 
 
 def _path_with_tools(path: str) -> str:
-    """PATH plus the directory of this interpreter, where the ``uv`` dependency installs ``uvx``."""
     tools_dir = os.path.dirname(sys.executable)
     parts = path.split(os.pathsep) if path else []
     if tools_dir not in parts:
@@ -82,7 +67,7 @@ def _path_with_tools(path: str) -> str:
     return os.pathsep.join(parts)
 
 
-# --- which values are secrets (issue #9) ---------------------------------------------------------
+# --- which values are secrets ---------------------------------------------------------
 # Everything above is handed to the server; of it, these are not public: the values of declared
 # names (unless the harness's dummy), header values, and credentials inside URLs — a proxy setting
 # (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY, any case) or an index setting (PIP_INDEX_URL, UV_INDEX_URL,
@@ -107,9 +92,7 @@ KNOWN_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:liv
 
 
 def url_secrets(text: str) -> list[str]:
-    """Credentials inside every URL in ``text``: the userinfo (``user:password``), the password and
-    the user name, each as written and percent-decoded, and the values of query parameters with a
-    secret-looking name (``?token=…``, ``&api_key=…``)."""
+    """Credentials in every URL in ``text``."""
     from urllib.parse import unquote
 
     found: list[str] = []
@@ -127,18 +110,12 @@ def url_secrets(text: str) -> list[str]:
 
 
 def credential_like(value: str) -> bool:
-    """Whether a value found by a name alone (an option, a query parameter) reads as a credential
-    rather than a setting: at least 8 characters, not only digits, not words of lower-case letters
-    (``--auth-mode restricted``, ``--token-limit 4096`` are settings, and masking ``restricted``
-    everywhere would change published numbers)."""
+    """Whether a value found by name alone reads as a credential, not a setting."""
     return len(value) >= 8 and not value.isdigit() and not re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", value)
 
 
 def header_secrets(value: str) -> list[str]:
-    """The secret in a header value: the credential of a ``<scheme> <credential>`` value (``Bearer
-    X`` → ``X``; for ``Basic`` also the decoded ``user:password`` and its password), else the whole
-    value. The scheme word alone is public, and runs such as ``Bearer s`` must not be masked in
-    every text that mentions bearer tokens."""
+    """The secret in a header value: the credential after its scheme, else the whole value."""
     import base64
     import binascii
 
@@ -157,12 +134,7 @@ def header_secrets(value: str) -> list[str]:
 
 
 def argv_secrets(argv: list[str]) -> list[str]:
-    """Secrets written into a launch command: the value of a secret-named option (``--api-key X``,
-    ``--token=X``), of a ``NAME=value`` argument with a secret-looking name (``env API_KEY=X …``),
-    of a ``Name: value`` header argument (``--header "Authorization: Bearer X"``), credentials
-    in URLs, and anything shaped like a well-known credential wherever it stands (``KNOWN_TOKEN``:
-    a positional ``sk-proj-…`` or ``-k ghp_…`` has no secret-looking name to go by). ``$KEY``-style
-    references are names, not values, and are skipped."""
+    """Secrets written into a launch command."""
     found: list[str] = []
     for i, arg in enumerate(argv):
         found += url_secrets(arg)
@@ -180,10 +152,8 @@ def argv_secrets(argv: list[str]) -> list[str]:
 
 
 def host_secrets(host: Mapping[str, str] | None = None) -> list[str]:
-    """Credentials in the host environment a child may be handed or a package manager may use:
-    the URL credentials in every value (proxy and index settings above all), and the values of
-    package-manager settings with a secret-looking name (``npm_config__authToken``,
-    ``UV_INDEX_<NAME>_PASSWORD``), which ``child_env`` withholds but which are credentials all the same."""
+    """Credentials in the host environment: URL credentials in every value and secret-named package-manager
+    settings."""
     host = os.environ if host is None else host
     found: list[str] = []
     for name, value in host.items():
@@ -191,3 +161,8 @@ def host_secrets(host: Mapping[str, str] | None = None) -> list[str]:
         if name.startswith(NETWORK_PREFIXES) and DENY_PATTERN.search(name):
             found.append(value)
     return found
+
+
+def header_env_name(header: str) -> str:
+    """The env var holding a header's value: ``Authorization`` → ``MCP_HEADER_AUTHORIZATION``."""
+    return "MCP_HEADER_" + header.upper().replace("-", "_")

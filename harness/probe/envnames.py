@@ -1,19 +1,5 @@
-"""Which environment variable names an entry may declare (``env``) or set (``setEnv``).
-
-Why names are refused (issue #9, kind 4): the launch command is the whole launch — it is what a
-record publishes as ``launchCommand`` and what anyone re-running a measurement types. A variable
-that makes a loader, an interpreter, a shell or a package manager load or run something else
-(``LD_PRELOAD``, ``NODE_OPTIONS=--require …``, ``BASH_ENV``, ``PYTHONPATH``) would run code the
-record does not show, and before this rule an entry's ``setEnv`` reached the host-side ``bwrap``
-process itself, outside the sandbox. Names the harness sets itself (``PATH``, ``HOME``, the proxy,
-CA and package-index settings) and names that hand a server a host capability (an ssh or gpg agent
-socket, the session bus, the display, the docker daemon) are refused for the same reason.
-Package-manager settings belong on the command line (``uvx --python 3.12``, ``npx --registry …``)
-where the record shows them.
-
-The rule is applied to the upper-cased name: ``npm_config_node_options`` is refused like
-``NPM_CONFIG_NODE_OPTIONS`` (npm reads both), and refusing the lower-case spelling of a
-case-sensitive name costs nothing. docs/SECURITY.md lists every rule.
+"""Which environment variable names an entry may declare or set: ``refusal``, ``problem``. docs/SECURITY.md lists
+every rule.
 """
 
 from __future__ import annotations
@@ -63,8 +49,7 @@ REFUSED_NAMES: dict[str, str] = {
 
 
 def refusal(name: str) -> str | None:
-    """Why an entry may not declare or set ``name`` — a verb phrase to follow "it" ("changes how
-    the dynamic loader … behaves") — or ``None`` when it may. The name's shape is ``shape_problem``'s."""
+    """Why ``name`` may not be declared or set, as a phrase following "it", or ``None``."""
     upper = name.upper()
     if upper in REFUSED_NAMES:
         return REFUSED_NAMES[upper]
@@ -87,8 +72,7 @@ def runs_code(name: str) -> str | None:
 
 
 def shape_problem(name: object) -> str | None:
-    """What is wrong with the shape of ``name`` as an environment variable name (``ENV_NAME``, full
-    match, at most ``MAX_ENV_NAME_LENGTH`` characters), as a phrase following the name; or ``None``."""
+    """What is wrong with ``name``'s shape as a variable name, as a phrase, or ``None``."""
     if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
         return "is not an environment variable name (letters, digits and _, not starting with a digit)"
     if len(name) > MAX_ENV_NAME_LENGTH:
@@ -97,8 +81,7 @@ def shape_problem(name: object) -> str | None:
 
 
 def problem(name: object) -> str | None:
-    """``shape_problem(name)``, else ``"is refused: it " + refusal(name)``, else ``None``: a phrase
-    to follow the (escaped) name in an error message."""
+    """``shape_problem``, else the refusal, as a phrase to follow the escaped name; or ``None``."""
     shape = shape_problem(name)
     if shape is not None:
         return shape

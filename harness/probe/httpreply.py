@@ -1,26 +1,5 @@
-"""Reading one Streamable HTTP answer: a JSON body or a Server-Sent Events stream, incrementally,
-up to the message that answers the request (MCP 2025-11-25, "Sending Messages to the Server").
-
-Events are parsed by ``httpx2.EventSource`` — the parser the official ``mcp`` SDK 2.x reads
-Streamable HTTP with. It follows the WHATWG rules: a line ends only at CR, LF or CRLF, so U+2028,
-U+2029, U+0085 and the other separators ``JSON.stringify`` leaves raw inside strings stay inside
-the ``data`` they belong to (issue #11, item 5); ``:`` lines are comments; ``data`` lines join
-with LF. The stream is decoded as UTF-8 whatever ``charset`` the header names, dropping one
-leading byte-order mark, as WHATWG requires. An event without data (a resumption primer) is
-skipped; ``data`` that is not JSON-RPC (``ping``) is noise, counted with its sample. Reading stops
-at the event that carries the reply, so a stream the server holds open afterwards costs nothing.
-
-Resumability (2025-11-25, "Resumability and Redelivery"): a request's event stream that ends — or
-breaks — after an event carrying an ``id`` and before the reply is a disconnection, not an answer.
-It is resumed with a GET carrying ``Last-Event-ID``, after the ``retry`` the server last named
-(else ``DEFAULT_RETRY_MS``, as the Python SDK waits), at most ``MAX_RESUMPTIONS`` times per request,
-all inside the launch's one deadline. A stream that ended without any event id is an answer
-without a reply, as the official clients read it.
-
-Every body is read through :func:`chunks`: content-decoded, counted against the launch's bound on
-what a server may send (``limits.max_total_bytes``, after decoding), and yielding to the event loop
-after each piece — a compressed body inflates inside one network read (2 KB of ``gzip, gzip`` are
-1 GiB of comment lines), and without the yield no deadline could end it (issue #9, kind 6).
+"""Reading one Streamable HTTP answer (JSON body or event stream, resumed when broken) up to its reply, every
+body decoded and metered by ``chunks``.
 """
 
 from __future__ import annotations
@@ -29,7 +8,7 @@ import asyncio
 import codecs
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpx2
@@ -58,9 +37,8 @@ BOM_IN_STREAM = compatibility.Finding("an event stream began with a UTF-8 byte-o
 
 
 class Reply:
-    """The reader of one answer: ``await read(body)`` queues its messages on ``transport.inbox``
-    (``Incoming``, then ``END`` if the reply never came, or the exception that stopped it) and
-    always closes the response. ``request_id`` ``None`` reads a listening (GET) stream to its end."""
+    """The reader of one answer: ``await read(body)`` queues its messages on ``transport.inbox`` and always
+    closes the response."""
 
     def __init__(self, response: httpx2.Response, request_id: int | None, method: str, transport, on_endpoint=None):
         self.response, self.request_id, self.method, self.transport = response, request_id, method, transport
@@ -68,8 +46,7 @@ class Reply:
         self.on_endpoint = on_endpoint  # the 2024-11-05 HTTP+SSE stream: called with each endpoint event's data
 
     async def read(self, body: bytes | None) -> None:
-        """Read the answer (``body``: an error answer's body, already read). Never raises except
-        for cancellation: what stops it is queued, so ``receive`` raises it in the conversation."""
+        """Read the answer; never raises but for cancellation: what stops it is queued for ``receive``."""
         inbox = self.transport.inbox
         try:
             if await self._read(body):
@@ -92,7 +69,6 @@ class Reply:
             await self.response.aclose()
 
     async def _read(self, body: bytes | None) -> bool:
-        """Queue the answer's messages; True once the reply to ``request_id`` is among them."""
         kind = content_type(self.response)
         if body is not None:
             return self._take(self._text(body))
@@ -107,12 +83,11 @@ class Reply:
         return False
 
     async def _events(self) -> bool:
-        """Read the event stream, resuming it after a disconnection (module doc); True once the
-        reply to ``request_id`` arrived."""
         last_id, retry, resumed = "", None, 0
         while True:
             try:
-                async for event in httpx2.EventSource(_Decoded(self.response, self.transport.meter, self.transport.tolerate),
+                decoded = _Decoded(self.response, self.transport.meter, self.transport.tolerate)
+                async for event in httpx2.EventSource(decoded,  # type: ignore[arg-type]  # a duck-typed Response
                                                       max_event_size=self.limit):
                     last_id = event.id or last_id
                     retry = event.retry if event.retry is not None else retry
@@ -139,13 +114,10 @@ class Reply:
             self.response, resumed = response, resumed + 1
 
     def _gave_up(self, why: str) -> bool:
-        """Stop resuming: say why in the record's description of the answer. Always False (no reply)."""
         self.transport.unanswered = self._describe(f"no JSON-RPC reply in it {why}")
         return False
 
     def _text(self, body: bytes) -> str:
-        """A JSON body as text: one leading byte-order mark dropped (as ``fetch``'s JSON reading in the
-        TypeScript SDK drops it; the Python SDK's parser refuses it), noted as a leniency."""
         if body.startswith(codecs.BOM_UTF8):
             self.transport.tolerate(BOM_IN_BODY)
         try:
@@ -155,8 +127,7 @@ class Reply:
             return body.decode("utf-8-sig", errors="replace")
 
     def _take(self, text: str) -> bool:
-        """Queue the JSON-RPC messages in ``text`` (one message, or a batch array); count anything
-        else as noise. True when one of them is the reply to ``request_id``."""
+        """Queue the JSON-RPC messages in ``text``, the rest as noise; True when the reply is among them."""
         if not text.strip():
             return False
         value = parse_line(text)
@@ -184,15 +155,11 @@ class Reply:
 
 
 def content_type(response: httpx2.Response) -> str:
-    """The media type of ``response`` in lower case, without parameters (``""`` when absent)."""
+    """The media type of ``response``, lower case, without parameters (``""`` when absent)."""
     return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
 
 class _Decoded:
-    """What ``httpx2.EventSource`` reads of a response (``headers``, ``request``, ``aiter_text()``),
-    with the text taken from :func:`chunks` and decoded as UTF-8 — one leading byte-order mark
-    dropped, invalid bytes replaced — whatever ``charset`` the header names, as WHATWG requires of
-    an event stream."""
 
     def __init__(self, response: httpx2.Response, meter: Callable[[int], None], tolerate: Callable[[object], None]):
         self.headers, self.request, self._response, self._meter = response.headers, response.request, response, meter
@@ -216,8 +183,6 @@ class _Decoded:
 
 
 def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final: bool = False):
-    """Feed ``chunk`` to the strict decoder; at the first byte that is not UTF-8, note it and stop
-    checking (``None``)."""
     if strict is None:
         return None
     try:
@@ -229,10 +194,7 @@ def _still_utf8(strict, chunk: bytes, tolerate: Callable[[object], None], final:
 
 
 async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None = None) -> AsyncIterator[bytes]:
-    """The body as it arrives, content-decoded (the library inflates at most 1 MiB at a time),
-    each piece passed to ``meter(size)`` — which raises ``TransportLimitExceeded`` past the launch's
-    bound — before it is used, and the event loop given a turn after each, so a deadline can end a
-    body that inflates for minutes inside a single network read."""
+    """The body as it arrives, decoded, metered, yielding to the event loop after each piece."""
     async for chunk in response.aiter_bytes():
         if meter is not None:
             meter(len(chunk))
@@ -242,8 +204,8 @@ async def chunks(response: httpx2.Response, meter: Callable[[int], None] | None 
 
 async def read_body(response: httpx2.Response, limit: int, truncate: bool = False,
                     meter: Callable[[int], None] | None = None) -> bytes:
-    """The body, read as it arrives (:func:`chunks`, counted by ``meter``), up to ``limit`` bytes.
-    Past the limit: the first ``limit`` bytes when ``truncate``, else ``TransportLimitExceeded``."""
+    """The body up to ``limit`` bytes: past it, the first ``limit`` bytes when ``truncate``, else
+    ``TransportLimitExceeded``."""
     data = bytearray()
     async for chunk in chunks(response, meter):
         data += chunk
@@ -255,18 +217,17 @@ async def read_body(response: httpx2.Response, limit: int, truncate: bool = Fals
 
 
 def looks_like_jsonrpc(body: bytes) -> bool:
-    """Whether an error answer's body carries JSON-RPC (then it is parsed, not quoted)."""
+    """Whether an error answer's body carries JSON-RPC."""
     return b'"jsonrpc"' in body[:4096]
 
 
 def snippet(body: bytes) -> str:
-    """The start of a body for a note: 200 bytes as UTF-8, stripped."""
+    """The first 200 bytes of a body as text, for a note."""
     return redact.cut(body[:200 + redact.CUT_MARGIN].decode("utf-8", errors="replace"), 200).strip()
 
 
 def no_answer_reason(exc: BaseException, url: str) -> str:
-    """Why a request got no HTTP answer, in words: the host does not resolve, the connection was
-    refused, TLS failed, or the library's own message. At most 400 characters."""
+    """Why a request got no HTTP answer, in at most 400 characters."""
     parts = urlsplit(url)
     host = parts.hostname or url
     where = f"{host}:{parts.port}" if parts.port else host
@@ -280,9 +241,10 @@ def no_answer_reason(exc: BaseException, url: str) -> str:
     return redact.cut(urls.masked(f"no HTTP answer from {where}: {type(exc).__name__}: {exc}", url), 400)
 
 
-def _chain(exc: BaseException):
+def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__

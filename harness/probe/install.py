@@ -1,24 +1,5 @@
-"""Installing is not measuring: an ``npx``/``uvx`` package is installed once, under a bound of its
-own, before any launch of a measurement is timed.
-
-The install is the resolution run of ``harness.probe.resolve`` — the real launcher, in the launch's
-isolation and cache, stopped where it would start the server — and every path that measures goes
-through it (``harness.probe.measure.measure``; the sweep does it in a launch slot of its own).
-Around it:
-
-* one install per cache at a time: an exclusive ``flock`` per server cache (sandbox) or per launch
-  command (host), taken within the install's bound. The kernel drops it with its holder, so a
-  lock file a killed run left behind holds nothing;
-* nothing a broken run left is trusted: before installing, npx installs that never completed, a
-  dependency missing from one, and npm locks nobody holds are discarded
-  (``heal.discard_incomplete``; under the sandbox the cache is the harness's alone and its lock is
-  held, so every npm lock in it is stale and an install it never saw complete is discarded too),
-  and an install the harness saw complete is marked so;
-* the bound (``INSTALL_VARIABLE``, default ``DEFAULT_SECONDS``) ends the whole install's process
-  group; what it left is discarded at once;
-* a failed install is tried once more (after the same discarding) unless it hit the bound; when it
-  fails again, its own words — the package manager's stderr, and npm's debug log where stderr says
-  nothing (``harness.probe.npmlog``) — are the evidence, as a ``Capture`` of phase ``install``.
+"""Install an ``npx``/``uvx`` package once before any launch is timed, and repair the npm cache a broken run
+left. docs/METHODOLOGY.md, "Installing is not measuring".
 """
 
 from __future__ import annotations
@@ -28,13 +9,16 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import json
 import os
+import re
+import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.probe import heal, npmlog, redact, resolve, sandbox
+from harness.probe import environment, machine, npmlog, redact, resolve, sandbox
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -45,11 +29,7 @@ PHASE = "install"
 
 @dataclass(frozen=True)
 class Install:
-    """What installing ``target``'s package gave: ``target`` (with ``resolved`` set when it
-    installed), ``failures`` (one ``Capture`` per failed install run, phase ``install``; empty when
-    it installed or nothing was installed here), ``notes`` (what was discarded from the cache) and
-    ``findings`` (decisive lines of a successful install's own output — an engine requirement this
-    machine does not meet — for the evidence of a launch that fails afterwards)."""
+    """What installing gave: ``target``, ``failures``, ``notes`` and ``findings``."""
 
     target: Target
     failures: tuple[Capture, ...] = ()
@@ -70,9 +50,7 @@ def bound_seconds() -> float:
 
 async def install(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
                   environ: Mapping[str, str] | None = None, requested_version: str = "") -> Install:
-    """Install ``target``'s package once (see module doc). Returns ``Install(target)`` unchanged when
-    there is nothing to install here: resolve-once is off, the target is resolved already, or its
-    command is not an ``npx``/``uvx`` registry form ``harness.probe.resolve`` handles."""
+    """Install ``target``'s package once; ``Install(target)`` unchanged when there is nothing to install here."""
     how = resolve.plan(target.command) if target.command else None
     if not resolve.enabled() or target.resolved is not None or how is None or target.cwd is not None \
             or isolation not in ("host", "sandbox"):
@@ -92,7 +70,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                                                           environ=environ, timeout=remaining)
                 if found is not None:
                     if npm_cache is not None:
-                        heal.mark_complete(found.executable, isolation, npm_cache)
+                        mark_complete(found.executable, isolation, npm_cache)
                     findings = _findings(ran, npm_cache, since) or _declared_engine(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
                     return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
@@ -110,20 +88,17 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
 
 
 def _npm_cache(target: Target, isolation: str, environ: Mapping[str, str] | None) -> Path:
-    from harness.probe import environment
-
     env = environment.child_env(target.env, environ)
     env.update(target.set_env)
-    return heal.npm_cache_dir(isolation, target.name, target.launch, env)
+    return npm_cache_dir(isolation, target.name, target.launch, env)
 
 
 def _discard(npm_cache: Path | None, isolation: str) -> list[str]:
-    return heal.discard_incomplete(npm_cache, exclusive=isolation == "sandbox") if npm_cache else []
+    return discard_incomplete(npm_cache, exclusive=isolation == "sandbox") if npm_cache else []
 
 
 def _lock_path(target: Target, isolation: str) -> Path:
-    """The lock file of ``target``'s installs: beside its sandbox cache (never inside what the
-    sandbox shows the server), or one per launch command for the host's shared caches."""
+    """The lock file of ``target``'s installs, never inside what the sandbox shows."""
     if isolation == "sandbox":
         cache = sandbox.server_cache(target.name, target.launch)
         return cache.parent / f"{cache.name}.install.lock"
@@ -133,8 +108,6 @@ def _lock_path(target: Target, isolation: str) -> Path:
 
 @contextlib.asynccontextmanager
 async def _exclusive(path: Path, deadline: float):
-    """Hold an exclusive ``flock`` on ``path`` (created if needed); ``TimeoutError`` at ``deadline``
-    (``time.monotonic``). The lock dies with its holder: a leftover file is no lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -156,20 +129,13 @@ def _stderr(ran: resolve.Ran) -> str:
 
 
 def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
-    """Decisive lines a successful install printed or logged (an unmet engine requirement).
-    ``since``: when the run started and the logs that were there before it."""
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
     return (line,) if line else ()
 
 
 def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The installed package's own ``engines.node`` when this machine's Node is below it — read from
-    the install, so a warm cache (where npm warns about nothing) says it too. Only a plain file
-    inside ``npm_cache`` is read (the server wrote that cache: no link is followed out of it)."""
-    import json
-
-    from harness.probe import machine
+    """The installed package's ``engines.node`` when this Node is below it."""
 
     if npm_cache is None or found.launcher != "npx":
         return ()
@@ -198,8 +164,6 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float) -> Capture:
-    """The ``Capture`` of a failed install run: its stderr tail, and npm's own log's decisive line
-    where the tail has none."""
     tail = _stderr(ran)
     logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
     if logged and logged not in tail:
@@ -216,3 +180,150 @@ def _lock_timeout(bound: float, requested_version: str) -> Capture:
     failure = Failure("timeout", PHASE, f"another install of this package held its cache for the whole {bound:g} s "
                       "bound")
     return Capture(requested_version, phase=PHASE, failure=failure)
+
+
+_NPX_MISSING = re.compile(r"Cannot find module '([^']*?/\.npm/_npx/[0-9a-f]{8,})/")
+
+
+def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> list[Path]:
+    """Host paths of ``_npx/<hash>`` directories "Cannot find module" errors in ``stderr_tail`` name, translated
+    out of the sandbox."""
+    found = []
+    for match in _NPX_MISSING.finditer(stderr_tail):
+        seen = match.group(1)
+        if isolation == "sandbox" and seen.startswith(sandbox.SANDBOX_HOME + "/.npm/"):
+            if npm_cache is None:
+                continue
+            host = npm_cache / seen.removeprefix(sandbox.SANDBOX_HOME + "/.npm/")
+        else:
+            host = Path(seen)
+        if host.parent.name == "_npx" and host.parent.parent.name in (".npm", "npm") and host not in found \
+                and _plain(host, npm_cache if isolation == "sandbox" else None):
+            found.append(host)
+    return found
+
+
+def _plain(path: Path, cache: Path | None) -> bool:
+    """Whether ``path`` has no link or ``..`` on it and is exactly ``<cache>/_npx/<name>``."""
+    real = os.path.realpath(path)
+    if real != os.path.normpath(os.path.abspath(path)) or ".." in path.parts:
+        return False
+    return cache is None or os.path.dirname(real) == os.path.join(os.path.realpath(cache), "_npx")
+
+
+def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> str | None:
+    """Remove corrupt npx installs named in ``stderr_tail``, never one marked complete; a note, or ``None``."""
+    removed = []
+    for directory in corrupt_npx_dirs(stderr_tail, isolation, npm_cache):
+        if (directory / MARKER).is_file():
+            continue  # the harness saw this install complete: a module missing from it is the package's own doing
+        if directory.is_dir() and not os.path.islink(directory):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory.name)
+    if not removed:
+        return None
+    return f"removed incomplete npx install(s) {', '.join(removed)} from the package cache before the retry"
+
+
+# --- an npx install a later run must not trust ---------------------------------------------------
+# npx installs a package into ``<npm cache>/_npx/<hash>/`` under npm's own lock (a
+# ``concurrency.lock`` directory npm touches every second while it holds it and treats as stale only
+# after 60 s), and writes that directory's ``package.json`` when the install is complete. An install
+# killed part-way leaves ``node_modules`` without ``package.json`` — which every later npx run
+# trusts and starts from — and a lock every later run waits a minute on.
+
+MARKER = ".mcp-context-cost-installed"  # written into an install the harness saw complete
+NPM_LOCK = "concurrency.lock"
+LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouched for this long is dead
+
+
+def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, str] | None = None) -> Path:
+    """The npm cache an npx launch uses: the server's own under the sandbox, else ``npm_config_cache`` or
+    ``~/.npm``."""
+    if isolation == "sandbox":
+        return sandbox.server_cache(target_name, launch) / "npm"
+    where: Mapping[str, str] = env if env is not None else os.environ
+    given = where.get("npm_config_cache") or where.get("NPM_CONFIG_CACHE")
+    return Path(given) if given else Path(where.get("HOME") or os.path.expanduser("~")) / ".npm"
+
+
+def _lock_age(directory: Path) -> float | None:
+
+    try:
+        return time.time() - (directory / NPM_LOCK).lstat().st_mtime
+    except OSError:
+        return None
+
+
+def incomplete_npx_installs(npm_cache: Path, exclusive: bool = False) -> list[tuple[Path, str]]:
+    """``(path, why)`` for every install or lock in ``npm_cache`` not to trust; with ``exclusive`` every lock is
+    stale and an unmarked install untrusted."""
+    root = npm_cache / "_npx"
+    if not _plain(root, None) or not root.is_dir():
+        return []
+    found: list[tuple[Path, str]] = []
+    for directory in sorted(root.iterdir()):
+        if os.path.islink(directory) or not directory.is_dir():
+            continue
+        age = _lock_age(directory)
+        if age is not None and age < LOCK_STALE_SECONDS and not exclusive:
+            continue  # npm is installing there right now
+        why = _untrusted(directory, exclusive)
+        if why:
+            found.append((directory, why))
+        elif age is not None:
+            found.append((directory / NPM_LOCK, "stale lock"))
+    return found
+
+
+def _untrusted(directory: Path, marker_needed: bool) -> str | None:
+
+    manifest = directory / "package.json"
+    if not manifest.is_file():
+        return "an install that never completed (node_modules without package.json)" \
+            if (directory / "node_modules").exists() else None
+    try:
+        wanted = json.loads(manifest.read_text(encoding="utf-8")).get("dependencies") or {}
+    except (OSError, ValueError, AttributeError):
+        return "an unreadable package.json"
+    missing = [name for name in wanted if not (directory / "node_modules" / name / "package.json").is_file()]
+    if missing:
+        return f"an install missing {', '.join(sorted(missing)[:3])}"
+    if marker_needed and not (directory / MARKER).is_file():
+        return "an install the harness never saw complete"
+    return None
+
+
+def discard_incomplete(npm_cache: Path, exclusive: bool = False) -> list[str]:
+    """Remove what ``incomplete_npx_installs`` finds; one note per removal (``[]`` when none)."""
+    notes = []
+    for path, why in incomplete_npx_installs(npm_cache, exclusive):
+        try:
+            if why == "stale lock":
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+            else:
+                shutil.rmtree(path)
+        except OSError:
+            continue
+        what = f"npm's stale lock in {path.parent.name}" if why == "stale lock" else f"{why}, {path.name}"
+        notes.append(f"discarded {what} from the package cache before installing")
+    return notes
+
+
+def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
+    """Write ``MARKER`` into the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``."""
+    seen = Path(bin_dir)
+    if seen.name != ".bin" or seen.parent.name != "node_modules":
+        return
+    install = seen.parent.parent
+    if isolation == "sandbox":
+        inside = f"{sandbox.SANDBOX_HOME}/.npm/"
+        if not str(install).startswith(inside):
+            return
+        install = npm_cache / str(install).removeprefix(inside)
+    if install.parent.name != "_npx" or not _plain(install, npm_cache) or not install.is_dir():
+        return
+    try:
+        (install / MARKER).write_text("complete\n", encoding="utf-8")
+    except OSError:
+        pass

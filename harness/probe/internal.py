@@ -1,10 +1,4 @@
-"""A bug in the harness itself, kept apart from anything a server or an input did (issue #11, item 6).
-
-Every server behaviour ends in a recorded status and every bad input in exit code 2; an exception
-that escapes either path is the harness's own fault. The command line then prints one line saying
-so, naming the server, and exits ``EXIT_CODE``; a sweep records it for that one server
-(``measurement``) and goes on with the others.
-"""
+"""A bug in the harness itself, kept apart from what a server or input did: one line, exit ``EXIT_CODE``."""
 
 from __future__ import annotations
 
@@ -23,9 +17,7 @@ STATUS = "not-yet-run"  # the record claims nothing about the server: this sweep
 
 
 def describe(exc: BaseException) -> str:
-    """``<ExceptionType>: <message>`` on one line, at most 300 characters, with the secrets of the
-    measurement it left redacted before the cut (``redact.carried``: a bug's message may quote
-    what a server said, and a server may echo a secret; issue #9)."""
+    """``<ExceptionType>: <message>`` on one line, at most 300 characters, redacted before the cut."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return redact.carried(exc).cut(" ".join(text.split()), 300)
 
@@ -38,16 +30,15 @@ def message(exc: BaseException, subject: str | None) -> str:
 
 
 def traceback_text(exc: BaseException) -> str | None:
-    """The full traceback when ``MCP_CONTEXT_COST_TRACEBACK=1`` asks for it, else ``None``; its
-    secrets redacted as in :func:`describe` (print it through ``untrusted.lines``)."""
+    """The redacted traceback when ``MCP_CONTEXT_COST_TRACEBACK=1``, else ``None``."""
     if os.environ.get(TRACEBACK_ENV) != "1":
         return None
     return redact.carried(exc).text("".join(traceback.format_exception(exc)))
 
 
 def measurement(target: Target, exc: BaseException) -> Measurement:
-    """The measurement a sweep records for ``target`` when measuring it raised ``exc``: status
-    ``not-yet-run`` (nothing is claimed about the server), the error as ``harnessError`` and a note."""
+    """The measurement a sweep records when measuring ``target`` raised ``exc``: ``not-yet-run``, the error as
+    ``harnessError``."""
     capture = Capture(requested_version=REQUESTED_PROTOCOL_VERSION, phase="harness")
     capture.failure = Failure("harness", "harness", describe(exc))
     note = (f"harness error: a bug in mcp-context-cost ended this measurement ({describe(exc)}); nothing is claimed "

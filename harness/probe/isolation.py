@@ -1,8 +1,5 @@
-"""What machine and runtimes a measurement ran under, recorded in every record (``isolation``).
-
-The spec's "Which machine a number applies to": a number is a claim about the machine that made
-it, so the record carries the mode, the architecture and the versions of the runtimes a launcher
-resolves packages with (npx on node 20 resolves older releases than on node 22).
+"""The record's ``isolation`` object and the choice of mode. docs/METHODOLOGY.md, "Which machine a number applies
+to".
 """
 
 from __future__ import annotations
@@ -23,9 +20,7 @@ _versions_lock = threading.Lock()
 
 
 def runtime_versions() -> dict[str, str | None]:
-    """Versions printed by each runtime found on the child PATH; ``None`` when absent. Probed once
-    per process (the warm-up thread usually has, beside the first launch; ``harness.probe.warmup``);
-    a caller arriving while the probe runs waits for it. Returns a fresh copy of the cached dict."""
+    """Versions of each runtime on the child PATH, probed once per process."""
     with _versions_lock:
         return dict(_probe_versions())
 
@@ -71,15 +66,11 @@ SANDBOX_HELP = ("sandbox (bubblewrap) shows the server system folders, a fresh h
 
 
 class Unavailable(ValueError):
-    """The isolation asked for cannot be had on this machine (bad input: the caller exits 2)."""
+    """The isolation asked for cannot be had on this machine (bad input: exit 2)."""
 
 
 def resolve_mode(requested: str) -> str:
-    """``auto`` → ``sandbox`` where bubblewrap can create namespaces here, else ``host``; any
-    other value is returned as is (must be one of ``MODES``; raises ``ValueError`` otherwise).
-    ``sandbox`` without a working bubblewrap, or ``docker`` without a reachable Docker daemon,
-    raises :class:`Unavailable` before anything is launched: otherwise every server would be
-    recorded as failing for a reason that is this machine's (issue #15, input errors)."""
+    """``auto`` → ``sandbox`` or ``host``; :class:`Unavailable` for a mode this machine cannot run."""
     if requested == "auto":
         return "sandbox" if _bwrap_works() else "host"
     if requested not in MODES:
@@ -95,7 +86,6 @@ def resolve_mode(requested: str) -> str:
 
 
 def _docker_problem() -> str | None:
-    """Why the Docker daemon cannot run a container here, or ``None`` when it answers."""
     found = shutil.which("docker")
     if not found:
         return "the docker command is not installed"
@@ -125,7 +115,7 @@ def _bwrap_works() -> bool:
 
 
 def describe(mode: str = "host", image: str | None = None, network: str | None = None, note: str | None = None) -> dict:
-    """The ``isolation`` object of a record: mode, os, arch, image, network, runtimes, note."""
+    """The record's ``isolation`` object: mode, os, arch, image, network, runtimes, note."""
     network = network or ("bridge" if mode == "docker" else "host")
     return {
         "mode": mode,

@@ -1,9 +1,4 @@
-"""One launch of a stdio server, start to teardown, in its entry's stable, emptied working directory.
-
-Returns a ``Capture`` whatever happens: a crash, a hang or a hostile reply becomes a ``Failure``
-in it, never an exception. The per-launch budget is one deadline over the whole conversation
-(spawn to the last page), not a per-request timeout.
-"""
+"""One launch of a stdio server, start to teardown, under one deadline: ``launch_once``, ``isolated_argv``."""
 
 from __future__ import annotations
 
@@ -35,12 +30,8 @@ async def launch_once(
     isolation: str = "host",
     environ: Mapping[str, str] | None = None,
 ) -> Capture:
-    """Launch ``target.command`` once and run the MCP conversation within ``budget_seconds``.
-    ``environ`` (default ``os.environ``): where the child's environment is read from
-    (``environment.child_env``); see ``measure.measure``.
-
-    Never raises for anything the server does; the ``Capture`` says what happened.
-    """
+    """Launch ``target.command`` once and hold the conversation within ``budget_seconds``; never raises for what
+    the server does."""
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
     with contextlib.ExitStack() as scope:
@@ -51,11 +42,11 @@ async def launch_once(
         try:
             _refuse_names(target)
             # a config's cwd is never the sandbox's writable start (see isolated_argv); otherwise a
-            # stable, emptied per-entry directory (harness.probe.workdir; issue #10)
+            # stable, emptied per-entry directory (harness.probe.workdir)
             cwd = (Path(target.cwd) if target.cwd and not sandboxed
                    else scope.enter_context(launch_dir(target.name, target.needs_git)))
             argv = split_command(target.command or "")
-            # issue #16 seam: a package resolved once starts from its install, as its launcher would
+            # a package resolved once starts from its install, as its launcher would
             resolved = resolve.launch_parts(target, isolation)
             if resolved is not None:
                 argv, env = resolved
@@ -74,7 +65,7 @@ async def launch_once(
             await _end(transport, capture, started)
             raise
         if capture.ok and teardown.active():
-            # final: the teardown only adds the exit code, off the critical path (issue #16, item 4)
+            # final: the teardown only adds the exit code, off the critical path
             _read_transport(transport, capture, started)
             teardown.defer(functools.partial(_end, transport, capture, workdir=scope.pop_all()))
             return capture
@@ -88,10 +79,7 @@ async def launch_once(
 
 async def _end(transport: StdioTransport, capture: Capture, started: float | None = None,
                workdir: contextlib.ExitStack | None = None) -> None:
-    """End the server (``StdioTransport.close``) and record its exit code; with ``started``, also
-    what the transport read, once it is closed (the whole stderr tail of a failed launch). A
-    deferred teardown also releases the launch's working directory (``workdir``), only once the
-    server has ended."""
+    """End the server, record its exit code, then release the working directory."""
     try:
         capture.exit_code = await transport.close()
     finally:
@@ -109,12 +97,7 @@ def _read_transport(transport: StdioTransport, capture: Capture, started: float)
 
 
 def _refuse_names(target: Target) -> None:
-    """The catalog, the CLI and the Action refuse every refused name first. For any other way a
-    ``Target`` is built, a ``set_env`` name (a value chosen by whoever built it) that would run code
-    or hand over a capability (``envnames.runs_code``) is refused here. Declared ``env`` names are
-    not: their values are the host's own or dummies (the audit measures people's own configs, where
-    ``NODE_OPTIONS`` or ``PYTHONPATH`` are ordinary). Raises ``SpawnError`` naming the variable
-    (issue #9, kind 4)."""
+    """Refuse a ``set_env`` name that would run code (``envnames``). Raises ``SpawnError``."""
     for name, _ in target.set_env:
         if (why := envnames.shape_problem(name)) is not None:
             raise SpawnError(f"environment variable {name!r} {why}")
@@ -124,11 +107,7 @@ def _refuse_names(target: Target) -> None:
 
 def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target: Target,
                   verbatim: bool = False) -> tuple[list[str], dict, tuple[int, ...]]:
-    """``(argv, env of the launched process, descriptors it inherits)`` for the chosen isolation
-    mode (see ``sandbox``): under ``sandbox`` and ``docker`` the host-side launcher gets an empty
-    environment and reads the server's from a memory file. ``verbatim``: ``argv`` and ``env`` are
-    what a launcher gave the server inside the sandbox (``resolve.launch_parts``) and are used as
-    they are. Raises ``SpawnError``."""
+    """``(argv, env, inherited descriptors)`` for the isolation mode. Raises ``SpawnError``."""
     if isolation == "sandbox":
         resolved = argv if verbatim else resolve_argv(argv, sandbox.sandbox_path(env["PATH"]))
         cache = sandbox.server_cache(target.name, target.launch)
@@ -149,10 +128,7 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
 
 
 def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:
-    """Under the sandbox, where the server starts: ``cwd`` (``Target.cwd``) when it lies in one of
-    the ``shown`` directories (read-only there), else ``None`` — the fresh working directory. A
-    directory a config names is not shown on that account (a Gemini or Codex ``cwd: /`` once bound
-    the host's whole filesystem writable; issue #9, kind 4)."""
+    """Under the sandbox, ``cwd`` when it lies in a shown directory, else ``None``."""
     if not cwd:
         return None
     real = os.path.realpath(cwd)
@@ -161,8 +137,6 @@ def _vouched_start(cwd: str | None, shown: tuple[str, ...]) -> Path | None:
 
 
 def _with_memory_file(encode, values: dict, build, launcher_env: dict) -> tuple[list[str], dict, tuple[int, ...]]:
-    """``(build(fd), launcher_env, (fd,))`` where ``fd`` is an anonymous in-memory file holding
-    ``encode(values)``; closed again if anything fails. Raises ``SpawnError``."""
     fd = None
     try:
         data = encode(values)

@@ -1,16 +1,4 @@
-"""Bounds on what one measurement may consume (issue #3, "Resources, limits, teardown").
-
-Defaults are generous for real servers (the largest published capture is ~200 KB) and finite for
-hostile ones. Every bound is recorded in a failure note when it ends a run. Each can be changed
-with an environment variable, read once per measurement (``from_env``):
-
-    MCP_CONTEXT_COST_MAX_MESSAGE_BYTES   one JSON-RPC message            (default 16 MiB)
-    MCP_CONTEXT_COST_MAX_TOTAL_BYTES     all a server sends in one launch (default 64 MiB)
-                                         (stdout; over HTTP every body, after decoding)
-    MCP_CONTEXT_COST_MAX_PAGES           tools/list pages per launch      (default 100)
-    MCP_CONTEXT_COST_STDERR_TAIL_BYTES   stderr kept for notes            (default 4096)
-    MCP_CONTEXT_COST_MAX_NOISE_LINES     non-JSON stdout lines tolerated  (default 10000)
-"""
+"""Bounds on what one launch may consume, and the errors that end it. docs/OPERATIONS.md lists the variables."""
 
 from __future__ import annotations
 
@@ -20,29 +8,21 @@ from dataclasses import dataclass
 
 
 class TransportLimitExceeded(Exception):
-    """The server sent more than a configured bound allows. ``str()`` names the bound and its value."""
+    """The server sent more than a bound allows; ``str()`` names the bound."""
 
 
 class MalformedReply(TransportLimitExceeded):
-    """A message arrived and this client refuses it: too large, nested too deep, or not JSON where
-    a JSON-RPC reply was clearly meant. ``str()`` says what was wrong. A deterministic defect of the
-    server's, so the run ends at once with that evidence (never silence until the deadline)."""
+    """A message this client refuses: the run ends at once with that evidence."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """``max_message_bytes``: one JSON-RPC line from the server (bytes).
-    ``max_total_bytes``: all a server sends in one launch (bytes): stdout, or every HTTP body after
-    content decoding (a compressed body inflates; issue #9).
-    ``max_pages``: ``tools/list`` pages followed per launch.
-    ``stderr_tail_bytes``: how much of the end of stderr is kept for notes (bytes).
-    ``max_noise_lines``: non-JSON stdout lines tolerated before the run is called broken.
-    """
+    """Bounds on one launch; each overridable by ``MCP_CONTEXT_COST_<FIELD>`` (``from_env``)."""
 
-    max_message_bytes: int = 16 * 1024 * 1024
-    max_total_bytes: int = 64 * 1024 * 1024
-    max_pages: int = 100
-    stderr_tail_bytes: int = 4096
+    max_message_bytes: int = 16 * 1024 * 1024  # one JSON-RPC message
+    max_total_bytes: int = 64 * 1024 * 1024  # all a server sends: stdout, or every HTTP body after decoding
+    max_pages: int = 100  # tools/list pages per listing
+    stderr_tail_bytes: int = 4096  # end of stderr kept for notes
     max_noise_lines: int = 10_000
 
 
@@ -51,10 +31,8 @@ ENV_PREFIX = "MCP_CONTEXT_COST_"
 
 
 def from_env(environ=None) -> Limits:
-    """``Limits`` with any ``MCP_CONTEXT_COST_<FIELD>`` override applied (positive integers).
-
-    Raises ``ValueError`` naming the variable when a value is not a positive integer.
-    """
+    """``Limits`` with ``MCP_CONTEXT_COST_<FIELD>`` overrides; ``ValueError`` naming a variable that is not a
+    positive integer."""
     environ = os.environ if environ is None else environ
     changes = {}
     for field in dataclasses.fields(Limits):

@@ -1,19 +1,5 @@
-"""Evidence that a failure belongs to the measuring machine, not to the server.
-
-Some failures say nothing about the server: the package registry or the git host the install
-needs does not resolve or refuses the connection, a TLS-intercepting proxy's certificate is not
-trusted, a download the install needs is blocked, or the machine's Python or Node is older than
-the package declares it needs. Such a failure is published as ``not-measured-here``
-(``harness.probe.status``) with the decisive line as ``environmentEvidence`` and its cause
-(``cause``: ``dns``, ``runtime-version``, ``download-blocked``, ``registry`` or ``cache-locked``) as
-``environmentCause``, so a sweep keeps the server's previous record and nobody reads the failure
-as the server being broken.
-
-Only the stderr tail is read, and only lines from the package managers' own fetches count: a
-server that fails to reach *its own* backend names a host that is not a registry, and that is
-evidence about the server. Every tail is partly the package's own words (install scripts, the
-server), so a host said not to resolve must not resolve here either, and a launch from the
-harness's own install is read as the server's words alone (``evidence_and_cause``).
+"""Evidence that a failure is the measuring machine's (DNS, runtime, download, registry, cache lock).
+docs/METHODOLOGY.md, "Statuses".
 """
 
 from __future__ import annotations
@@ -70,12 +56,7 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
 
 
 def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[str, str] | None:
-    """``(line, cause)`` for a tail ``evidence`` finds a line in, else ``None``. A package manager's
-    words are mixed with the package's own in every tail (an install runs the package's install
-    scripts; a launch through ``npx``/``uvx`` runs the server), so a host said not to resolve must
-    not resolve here either. ``server_only``: only the server wrote the tail (a launch from the
-    harness's own install): its words about networks, downloads and interpreters are its own
-    failure, and only a Node engine requirement checked against this machine's Node counts."""
+    """``(line, cause)`` for a tail, else ``None``; ``server_only`` counts only an engine requirement."""
     if server_only:
         line = engine_line(stderr_tail)
     else:
@@ -84,11 +65,8 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[
 
 
 def cause(line: str, context: str = "") -> str:
-    """Which part of the machine ``line`` (a line ``evidence`` chose, or a remote failure's reason)
-    shows failing: ``runtime-version`` (a Python or Node older than the package declares),
-    ``download-blocked`` (a managed Python, a prebuilt binary or a release asset not fetched),
-    ``dns`` (a name did not resolve), else ``registry`` (the index refused, reset or was not trusted).
-    ``context``: the rest of the tail, read when the line alone names no cause."""
+    """Which part of the machine ``line`` shows failing (``runtime-version``, ``download-blocked``, ``dns``,
+    ``registry``)."""
     if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line) \
             or "declares engines.node" in line:
         return RUNTIME_VERSION
@@ -100,9 +78,7 @@ def cause(line: str, context: str = "") -> str:
 
 
 def engine_line(text: str) -> str | None:
-    """One sentence for npm's engine check failing on this machine's Node (an ``EBADENGINE``
-    warning or error, in its multi-line form), or the first line saying the package requires a
-    newer Node; ``None`` when ``text`` holds neither."""
+    """One sentence for a Node engine requirement this machine does not meet, or ``None``."""
     found = ENGINE_NODE.search(text)
     if found and below(found.group(1), node_version()):  # checked here: the text's "current" is only words
         package = re.search(r"package:\s*'([^']+)'", text[found.start():found.end()])
@@ -116,17 +92,18 @@ def engine_line(text: str) -> str | None:
 
 
 def below(requirement: str, current: tuple[int, ...] | None) -> bool:
-    """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``>= 22.12``,
-    ``^22 || >=24``): a requirement this machine meets is not why anything failed."""
+    """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``^22 || >=24``)."""
     bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+(?:\.\d+){0,2})", requirement)]
-    return bool(bounds and current) and all(current < bound for bound in bounds)
+    if not bounds or not current:
+        return False
+    return all(current < bound for bound in bounds)
 
 
 _NODE: list[tuple[int, ...] | None] = []
 
 
 def node_version() -> tuple[int, ...] | None:
-    """This machine's ``node --version`` as numbers (``None`` when there is no node), read once."""
+    """This machine's ``node --version`` as numbers (``None`` without node), read once."""
     if not _NODE:
         import shutil
         import subprocess
@@ -144,14 +121,8 @@ def node_version() -> tuple[int, ...] | None:
 
 
 def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
-    """The decisive line (stripped, at most ``MAX_CHARS``) showing the machine's network or
-    toolchain failed the launch, or ``None``. Preference: a package manager's fetch line, or a line
-    naming a registry or git host, that also says how the network failed; else npm's ``code E…``
-    line; else such a fetch or registry line in a tail that reports the network failure on another
-    line (uv prints each cause below the URL); else uv's missing Python; else a Node engine
-    requirement this machine's Node does not meet (``engine_line``). ``verify_hosts``: a line saying
-    a host does not resolve counts only when it does not resolve here now either, and a tail whose
-    such claim is false here gives no network evidence at all (its ``code E…`` line included)."""
+    """The decisive line showing the machine's network or toolchain failed, or ``None``; with ``verify_hosts`` a
+    host said not to resolve must not resolve here either."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
     if verify_hosts and _claims_false_here(lines):
         lines = [line for line in lines if not _NETWORK.search(line) and not _NPM_CODE.search(line)]
@@ -173,9 +144,6 @@ MAX_VERIFIED_HOSTS = 3  # a tail naming many hosts costs at most this many looku
 
 
 def _claims_false_here(lines: list[str]) -> bool:
-    """Whether ``lines`` say a host does not resolve that this machine resolves now (the first
-    ``MAX_VERIFIED_HOSTS`` distinct hosts said so are looked up, those on the lines ``evidence``
-    would quote first): the words are false about this machine, so they are no evidence of its fault."""
     quoted = sorted(lines, key=lambda line: not (_FETCH.search(line) or _HOST.search(line)))
     hosts = list(dict.fromkeys(m.group(1).lower() for line in quoted for m in _UNRESOLVED_HOST.finditer(line)))
     return any(resolves_names(hosts=(host,)) for host in hosts[:MAX_VERIFIED_HOSTS])
@@ -196,9 +164,7 @@ def dns_control_hosts() -> tuple[str, ...]:
 
 
 def resolves_names(timeout: float = 5.0, hosts: tuple[str, ...] | None = None) -> bool:
-    """Whether this machine resolves any of ``hosts`` (default ``dns_control_hosts``; each within
-    ``timeout`` seconds), read once per set of hosts: a remote host that does not resolve here is the endpoint's doing only
-    on a machine where names resolve at all."""
+    """Whether this machine resolves any of ``hosts`` (default ``dns_control_hosts``), read once per set."""
     import concurrent.futures
     import socket
 

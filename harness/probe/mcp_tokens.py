@@ -1,23 +1,8 @@
-"""The independent counter behind the cross-check: sd2k/mcp-tokens at a pinned release (spec "CLI
-cross-check", method cli-cross-check/v1; "Known divergences"; issue #14).
+"""sd2k/mcp-tokens at a pinned release, the counter behind ``cross-check``: ``provision``, ``run``.
 
-Provisioning. The CLI is taken only from its release asset (``ASSET`` of ``RELEASE``), and only
-when the asset's SHA-256 equals the pinned ``ASSET_SHA256``; anything else is refused before it is
-ever executed (:class:`Unavailable`, whose message names the CLI). The workflow downloads the asset
-(``asset_url()``) and passes it in; without one the command tries the download itself. The single
-``mcp-tokens`` regular file is extracted from the archive into a private temp directory. Until it
-is verified the asset is anybody's bytes: it is read (and downloaded) only as a regular file of at
-most ``MAX_ASSET_BYTES``, hashed as it streams, never held whole.
+Not runnable until ``ASSET_SHA256`` is pinned (every run is refused); kept small, not to be grown.
 
-Invocation. ``analyze --provider tiktoken --model gpt-4o --format json -- <server argv>`` — the model
-is load-bearing: it selects o200k_base in tiktoken-rs, which otherwise falls back to cl100k_base.
-The CLI launches the server itself, in the same isolation as our own measurement (sandbox: the
-binary bind-mounted read-only into the same bubblewrap sandbox; docker: bind-mounted read-only into
-the same image), with the same dummy env values and never an ``ANTHROPIC_*`` variable.
-
-Its JSON report (README, "JSON output"): ``{"counter": {"provider", "model"}, "server_info",
-"total_tokens", "tools": {"total", "count", "items": [{"name", "tokens", …}]}, "resources"?,
-"prompts"?}``; ``tools.total`` is its count of the three-field tool structs.
+docs/METHODOLOGY.md, "CLI cross-check".
 """
 
 from __future__ import annotations
@@ -25,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -36,12 +22,13 @@ from harness.probe import environment, process, sandbox
 from harness.probe.launch import isolated_argv
 from harness.probe.target import Target
 from harness.probe.workdir import prepare_workdir
+from harness.util import bounded
 
 NAME = "sd2k/mcp-tokens"
 RELEASE = "v0.2.1"
 ASSET = "mcp-tokens-x86_64-unknown-linux-gnu.tar.xz"
-# The SHA-256 of ASSET as published with RELEASE. None until it has been read from the release
-# (github.com was unreachable where this module was written): until then every run is refused.
+# The SHA-256 of ASSET as published with RELEASE; None until it is read from the release, and every
+# run is refused until then.
 ASSET_SHA256: str | None = None
 BINARY = "mcp-tokens"
 ARGS = ("analyze", "--provider", "tiktoken", "--model", "gpt-4o", "--format", "json")
@@ -64,8 +51,8 @@ def label() -> str:
 
 
 def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = ASSET_SHA256) -> Path:
-    """The verified ``mcp-tokens`` binary, extracted under ``workdir``. ``asset``: the downloaded
-    release archive (``None``: download it). Raises :class:`Unavailable`."""
+    """The verified binary, extracted under ``workdir`` from ``asset`` (``None``: download it). Raises
+    :class:`Unavailable`."""
     archive = Path(asset) if asset is not None else _download(workdir)
     if not archive.is_file():
         raise Unavailable(f"{label()} cannot be obtained: no release asset at {archive}")
@@ -80,7 +67,6 @@ def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = A
 
 
 def _digest(archive: Path) -> str:
-    """The SHA-256 of the regular file ``archive`` (at most ``MAX_ASSET_BYTES``), read in chunks."""
     digest, total = hashlib.sha256(), 0
     try:
         with open(archive, "rb") as handle:
@@ -96,8 +82,6 @@ def _digest(archive: Path) -> str:
 
 
 def _download(workdir: Path) -> Path:
-    from harness.util import bounded
-
     target = workdir / ASSET
     try:
         data = bounded.fetch(asset_url(), DOWNLOAD_SECONDS, MAX_ASSET_BYTES)
@@ -109,10 +93,6 @@ def _download(workdir: Path) -> Path:
 
 
 def _reason(exc: Exception) -> str:
-    """One short line for a failed download: the bound that was hit, else the name of the failure
-    underneath (requests' text repeats the URL and nests the exception chain)."""
-    import re
-
     text = " ".join(str(exc).split())
     if not isinstance(exc, OSError) or type(exc) is not OSError:  # TooLarge, DeadlineExceeded: already one line
         return text
@@ -127,6 +107,7 @@ def _extract(archive: Path, workdir: Path) -> Path:
             if len(members) != 1:
                 raise Unavailable(f"{label()}: {archive.name} holds {len(members)} '{BINARY}' files, expected one")
             source = tar.extractfile(members[0])
+            assert source is not None  # a regular file member always extracts
             out = workdir / "bin" / BINARY
             out.parent.mkdir(parents=True, exist_ok=True)
             with open(out, "wb") as handle:
@@ -139,7 +120,7 @@ def _extract(archive: Path, workdir: Path) -> Path:
 
 @dataclass(frozen=True)
 class Report:
-    """What the CLI printed: its tools total (tokens), whole total, tool names, counter."""
+    """What the CLI printed: tools total, whole total, tool names, counter."""
 
     tools_tokens: int
     total_tokens: int
@@ -157,7 +138,8 @@ def parse_report(text: str) -> Report:
     tools = doc.get("tools") if isinstance(doc, dict) else None
     items = tools.get("items") if isinstance(tools, dict) else None
     counter = doc.get("counter") if isinstance(doc, dict) else None
-    if not isinstance(items, list) or not isinstance(counter, dict):
+    if not (isinstance(doc, dict) and isinstance(tools, dict) and isinstance(items, list)
+            and isinstance(counter, dict)):
         raise ValueError("no tools.items array or counter object in the report")
     whole = lambda v: isinstance(v, float) and v.is_integer() and v >= 0  # noqa: E731
     if not whole(tools.get("total")) or not whole(doc.get("total_tokens")):
@@ -169,9 +151,8 @@ def parse_report(text: str) -> Report:
 
 def argv_for(binary: Path, target: Target, isolation: str, cwd: Path,
              env: dict) -> tuple[list[str], dict, tuple[int, ...]]:
-    """The CLI's argv, its env and the descriptors it inherits for ``target`` under ``isolation``
-    (see module docstring; under ``sandbox``, bwrap reads the env from an inherited descriptor the
-    caller closes after the spawn: ``launch.isolated_argv``). Raises ``process.SpawnError``."""
+    """The CLI's argv, env and inherited descriptors for ``target`` in ``isolation``. Raises
+    ``process.SpawnError``."""
     server = process.split_command(target.command or "")
     timeout = ["--timeout", str(int(target.timeout_seconds))]
     if isolation == "docker":
@@ -188,8 +169,7 @@ def argv_for(binary: Path, target: Target, isolation: str, cwd: Path,
 
 
 async def run(binary: Path, target: Target, isolation: str, budget: float) -> Report:
-    """Launch the CLI against ``target`` once; its report. Raises ``ValueError`` for a CLI that
-    failed, printed no usable report, or took longer than ``budget`` seconds."""
+    """Launch the CLI against ``target`` once; its report, or ``ValueError``."""
     env = environment.child_env(target.env, pass_declared_values=False)
     env.update(target.set_env)
     env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "MCP_TOKENS_"))}

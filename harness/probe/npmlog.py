@@ -1,14 +1,4 @@
-"""The decisive line of npm's own debug log, for an install whose output says nothing useful.
-
-npm writes every run's log to ``<npm cache>/_logs/<time>-debug-0.log`` whatever it prints, one
-numbered line each (``57 error code ETARGET``, ``58 error notarget No matching version …``,
-``12 warn EBADENGINE Unsupported engine {`` …). When an install exits non-zero with an empty or
-generic stderr, the reason — a version that does not exist, a package missing from the registry,
-a native module whose prebuilt binary cannot be fetched and whose build fails, an engine
-requirement this machine's Node does not meet — is in that log. Only logs written since the
-install started are read, each bounded, and the text is the package manager's (untrusted: it
-reaches records only through the record's redaction and escaping like any stderr).
-"""
+"""The decisive line of npm's own debug log, for an install whose output says nothing useful."""
 
 from __future__ import annotations
 
@@ -28,8 +18,7 @@ _BOILERPLATE = re.compile(r"^error (?:code \S+$|errno |syscall |A complete log|L
 
 
 def existing(npm_cache: Path | None) -> frozenset[str]:
-    """The names of the logs in ``npm_cache/_logs`` now (taken before a run: each npm run writes a
-    log of a new name, so a log named here is an earlier run's, however close its time)."""
+    """The names of the logs in ``npm_cache/_logs`` now, taken before a run."""
     try:
         return frozenset(p.name for p in (npm_cache / "_logs").iterdir()) if npm_cache is not None else frozenset()
     except OSError:
@@ -37,9 +26,7 @@ def existing(npm_cache: Path | None) -> frozenset[str]:
 
 
 def read_logs(npm_cache: Path | None, since: float, before: frozenset[str] = frozenset()) -> str:
-    """The text of npm's debug logs in ``npm_cache/_logs`` last written at or after ``since``
-    (``time.time()``) and not named in ``before`` (``existing`` before the run), oldest first, each
-    cut to its last ``MAX_BYTES``; ``""`` when there are none."""
+    """npm's debug logs written since ``since``, oldest first, each cut to ``MAX_BYTES``."""
     if npm_cache is None:
         return ""
     folder = npm_cache / "_logs"
@@ -72,9 +59,7 @@ def _lines(text: str) -> list[str]:
 
 
 def decisive(text: str) -> str | None:
-    """The line that says why an npm run failed, as npm would print it (``npm error …``):
-    a line showing the machine's network or toolchain failing (``machine.evidence``), else the first
-    error line that is not boilerplate, else an unmet engine requirement (``engine``); ``None``."""
+    """The line that says why an npm run failed, or ``None``."""
     errors = [line for line in _lines(text) if line.startswith("error ")]
     shown = [f"npm {line}" for line in errors]
     network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
@@ -87,6 +72,5 @@ def decisive(text: str) -> str | None:
 
 
 def engine(text: str) -> str | None:
-    """An engine requirement this machine's Node does not meet, from npm's output or log text
-    (numbered or not), as one sentence (``machine.engine_line``); ``None`` when there is none."""
+    """An engine requirement this machine's Node does not meet, as one sentence, or ``None``."""
     return machine.engine_line("\n".join(_lines(text)))

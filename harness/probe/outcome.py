@@ -1,7 +1,4 @@
-"""What one launch of a server produced: the capture, or the structured evidence of why not.
-
-These are facts, not verdicts: ``harness.probe.status`` turns them into one published status.
-"""
+"""What one launch produced: ``Capture``, and ``Failure`` when it listed no tools."""
 
 from __future__ import annotations
 
@@ -10,23 +7,13 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Failure:
-    """Why a launch ended without a tool list.
+    """Why a launch ended without a tool list; ``code``/``message``/``data`` are the JSON-RPC error's."""
 
-    ``kind``: ``spawn`` (could not start), ``exited`` (stdout closed before the reply),
-    ``timeout`` (the measurement deadline passed), ``jsonrpc-error`` (an error reply),
-    ``bad-reply`` (a reply of the wrong shape), ``limit`` (a size, page or noise bound),
-    ``pagination`` (a repeated cursor), ``malformed`` (a reply arrived that this client refuses:
-    too large, nested too deep, not JSON where JSON-RPC was meant), ``unreachable`` (a ``url`` that gave no MCP answer: DNS,
-    connection, TLS, or an HTTP answer that is not JSON-RPC, before ``initialize`` was answered),
-    ``http-error`` (the same after ``initialize`` was answered: the server's own failure),
-    ``http-auth`` (HTTP 401/403).
-    ``phase``: ``spawn``, ``initialize``, ``notifications/initialized`` or ``tools/list page N``.
-    ``code``/``message``/``data``: the JSON-RPC error object, when there was one.
-    ``exit_code``: the process exit code, when it had exited.
-    """
-
+    # spawn, exited (stdout closed before the reply), timeout, jsonrpc-error, bad-reply, limit,
+    # pagination (a repeated cursor), malformed (a reply this client refuses), unreachable (no MCP
+    # answer before initialize), http-error (the same after it), http-auth (401/403)
     kind: str
-    phase: str
+    phase: str  # spawn, initialize, notifications/initialized or "tools/list page N"
     detail: str
     code: int | None = None
     message: str | None = None
@@ -36,22 +23,11 @@ class Failure:
 
 @dataclass
 class Capture:
-    """Everything one launch saw. ``tools`` is the concatenated ``tools`` arrays (parsed with
-    ``JSON.parse`` semantics) when every page arrived, else ``None`` and ``failure`` says why.
-    ``elapsed_seconds`` is wall time from spawn to the last reply (seconds). ``notes``: what the
-    conversation noticed and worked around (an id echoed as a string, a settled tool list, a server
-    without a tools capability), each one sentence for the record's notes. ``zero_tools_reason``:
-    the sentence that explains a capture of zero tools when it is not an empty ``tools`` array.
-    ``transport``: ``stdio``, ``streamable-http`` or ``sse`` (the 2024-11-05 HTTP+SSE transport).
-    ``initialized``: ``initialize`` was answered with a result. ``compatibility``: what strict
-    clients would reject in how this server framed or refused things (``compatibility.Finding``);
-    ``results``: the ``initialize`` and first-listing ``tools/list`` results, checked against the
-    clients' types once the launch is over (``compatibility.findings``).
-    """
+    """Everything one launch saw: ``tools`` when every page arrived, else ``failure``."""
 
     requested_version: str
     phase: str = "spawn"
-    tools: list | None = None
+    tools: list | None = None  # the pages' tools arrays, concatenated, parsed as JSON.parse would
     pages: int = 0
     negotiated_version: str | None = None
     server_name: str | None = None
@@ -63,16 +39,16 @@ class Capture:
     noise_sample: list[str] = field(default_factory=list)
     stderr_tail: str = ""
     exit_code: int | None = None
-    elapsed_seconds: float = 0.0
+    elapsed_seconds: float = 0.0  # spawn to the last reply
     failure: Failure | None = None
     server_requests: list[str] = field(default_factory=list)
     extra_supported: list | None = None
     side_lists: dict | None = None  # resources/prompts side figures (probe.side_lists), when asked
     notes: list[str] = field(default_factory=list)
-    zero_tools_reason: str | None = None
-    transport: str | None = None
-    initialized: bool = False
-    compatibility: list = field(default_factory=list)
+    zero_tools_reason: str | None = None  # why zero tools, when not an empty tools array
+    transport: str | None = None  # stdio, streamable-http or sse
+    initialized: bool = False  # initialize was answered with a result
+    compatibility: list = field(default_factory=list)  # compatibility.Finding items
     results: list = field(default_factory=list)  # (method, page, result) to check for compatibility
 
     @property

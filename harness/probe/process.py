@@ -1,16 +1,5 @@
-"""Spawning a server process and ending it — with every child and grandchild — every time.
-
-The child runs in its own session (``start_new_session``), so its process group id is its pid and
-one ``killpg`` reaches everything it forked without leaving the group. What leaves the group (a
-grandchild that calls ``setsid``, one re-parented after its parent exited) is tracked by a
-``reaper.Tracker`` per launch: a cgroup where one can be made, else subreaper-style tracking.
-
-What a launched process can read of the harness (docs/SECURITY.md, "host"): before its first launch
-at the latest the harness makes itself not dumpable (``dumpable``), so a process of the same user without
-``CAP_SYS_PTRACE`` cannot read its ``/proc/<pid>/environ``, ``mem``, ``maps`` or descriptors. A
-``host`` launch goes through a clean intermediate (``through_intermediate``): a fresh interpreter
-whose own environment is exactly the server's, which forks the server and stays its parent, so the
-server's ``/proc/<ppid>/environ`` shows what the server was given and nothing else.
+"""Spawning a server in its own session, through a clean intermediate for ``host``, and ending it with every
+descendant.
 """
 
 from __future__ import annotations
@@ -23,20 +12,17 @@ import shutil
 import signal
 import sys
 
-from harness.probe import reaper, sentinel
+from harness.probe import reaper
 from harness.probe.dumpable import not_dumpable
 from harness.probe.reaper import descendants  # noqa: F401 - re-exported for callers and tests
 
 
 class SpawnError(Exception):
-    """The launch command could not be started (not found, not executable). ``str()`` says which."""
+    """The launch command could not be started; ``str()`` says why."""
 
 
 def split_command(command: str) -> list[str]:
-    """Split a catalog command line into argv the way a POSIX shell would quote it, without a shell.
-
-    Raises ``SpawnError`` for an empty command or unbalanced quotes.
-    """
+    """Split a command line as a POSIX shell would; ``SpawnError`` for empty or unbalanced."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -47,10 +33,7 @@ def split_command(command: str) -> list[str]:
 
 
 def resolve_argv(argv: list[str], path: str) -> list[str]:
-    """Return ``argv`` with ``argv[0]`` resolved on the child's ``PATH`` (e.g. ``npx``, ``uvx``).
-
-    Raises ``SpawnError`` naming the program when it is not found or not executable.
-    """
+    """``argv`` with ``argv[0]`` found on the child's ``PATH``; raises ``SpawnError`` when it is not."""
     program = argv[0]
     if os.sep in program:
         if not os.access(program, os.X_OK):
@@ -64,12 +47,7 @@ def resolve_argv(argv: list[str], path: str) -> list[str]:
 
 async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, stream_limit: int,
                 pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
-    """Start ``argv`` (already resolved) with pipes on stdin/stdout/stderr in a new session, tracked
-    by a ``reaper.Tracker`` until ``terminate``; ``pass_fds`` are inherited (e.g. bwrap's
-    ``--args`` descriptor).
-
-    Raises ``SpawnError`` when the OS refuses to start it.
-    """
+    """Start ``argv`` with pipes in a new session, tracked until ``terminate``. Raises ``SpawnError``."""
     global _PARENT_PID
     _PARENT_PID = os.getpid()
     not_dumpable()
@@ -78,12 +56,12 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
         pass_fds = (*pass_fds, status[1])
     tracker = reaper.Tracker()
     # the child lists its own launch: no moment where the harness could die with it unlisted
-    listed, line = sentinel.writer(), sentinel.line_for(tracker)
+    listed, line = reaper.sentinel_writer(), reaper.sentinel_line(tracker)
 
     def before_exec() -> None:
         _die_with_parent()
         tracker.preexec()
-        sentinel.list_self(listed, line)
+        reaper.sentinel_list(listed, line)
 
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -176,10 +154,7 @@ STATUS_SECONDS = 30.0  # an exec that has not happened by then is taken as start
 
 
 def through_intermediate(argv: list[str]) -> list[str]:
-    """``argv`` (resolved, or a name found on the launch's own PATH) launched through the clean
-    intermediate: its environment is the one ``spawn`` is given, which the server inherits whole.
-    ``spawn`` fills in the status descriptor; a program that cannot be executed is a ``SpawnError``
-    naming it, as a direct launch would be."""
+    """``argv`` launched through the clean intermediate."""
     return [sys.executable, *_INTERMEDIATE_PREFIX, _STATUS_PLACEHOLDER, *argv]
 
 
@@ -191,12 +166,10 @@ def _with_status_pipe(argv: list[str]) -> tuple[list[str], tuple[int, int] | Non
 
 
 def _program(argv: list[str]) -> str:
-    """The server's program in a launch's argv (past the intermediate's own part)."""
     return argv[6] if tuple(argv[1:5]) == _INTERMEDIATE_PREFIX and len(argv) > 6 else argv[0]
 
 
 def _read_status(fd: int) -> str | None:
-    """What the intermediate reported (an exec failure), or ``None`` once the exec closed the pipe."""
     data = b""
     try:
         while len(data) < 1000 and select.select([fd], [], [], STATUS_SECONDS)[0]:
@@ -216,10 +189,7 @@ _TRACKERS: dict[int, reaper.Tracker] = {}
 
 
 def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGKILL it if the harness dies (PR_SET_PDEATHSIG),
-    so a SIGKILLed sweep cannot leave a server behind that ignores EOF and SIGTERM. If the harness
-    already died between fork and this call (the child was re-parented), exit at once. A no-op
-    where prctl is unavailable."""
+    """In the child: SIGKILL it when the harness dies. A no-op without prctl."""
     if _PRCTL is None:
         return
     _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -228,13 +198,7 @@ def _die_with_parent() -> None:
 
 
 async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int | None:
-    """End ``proc``, its process group and every process the launch started; return its exit code.
-
-    Order (MCP stdio shutdown, then force): close stdin, wait briefly, SIGTERM the group, wait
-    ``grace`` seconds, SIGKILL the group and every descendant found before the first signal, then
-    every member the launch's tracker still finds (cgroup, or descendants and marked processes).
-    Never raises for processes that are already gone.
-    """
+    """End ``proc`` and everything the launch started; return its exit code. Never raises for the gone."""
     tracker = _TRACKERS.pop(proc.pid, None)
     family = descendants(proc.pid)
     if proc.stdin and not proc.stdin.is_closing():
@@ -253,7 +217,7 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 2.0) -> int
     await _wait(proc, grace)
     if tracker is not None:
         await tracker.close()
-    sentinel.release(proc.pid)
+    reaper.sentinel_release(proc.pid)
     return proc.returncode
 
 

@@ -1,22 +1,5 @@
-"""Every process a launch starts is gone when the launch ends (issue #9, kind 4).
-
-The process group is not enough: a grandchild that calls ``setsid`` (or ``setpgid``) leaves it,
-and one whose parent exits first is re-parented away from the server, out of reach of a walk of
-the server's descendants. Each launch therefore gets a ``Tracker``:
-
-``cgroup``  where a cgroup v2 directory can be created beside the harness's own (root, or a
-            delegated subtree), the child joins a fresh cgroup before it execs, and the teardown
-            writes ``cgroup.kill``: the kernel kills every member at once, however it forked,
-            re-parented or renamed itself.
-``proc``    elsewhere: the child is made a child subreaper (``PR_SET_CHILD_SUBREAPER``) so its
-            orphans stay its descendants while it lives, and it carries a per-launch marker
-            variable (``MCP_CONTEXT_COST_LAUNCH``) that its descendants inherit; the teardown kills
-            the server's descendants and every process whose ``/proc/<pid>/environ`` holds the
-            marker, until none is left. A process that scrubs its own environment *and* leaves the
-            tree after its server exited can escape this mode; it cannot escape a cgroup, and under
-            ``sandbox`` isolation the pid namespace ends with the launch anyway.
-
-``MCP_CONTEXT_COST_PROCESS_TRACKING=proc`` forces the second mode (tests cover both).
+"""Every process a launch starts is gone when it ends: a ``Tracker`` per launch, and a sentinel for a harness
+that dies. docs/SECURITY.md, "Every process ends with its measurement".
 """
 
 from __future__ import annotations
@@ -25,6 +8,8 @@ import asyncio
 import os
 import secrets
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,10 +35,7 @@ PRCTL = _load_prctl()
 
 
 class Tracker:
-    """One launch's processes. ``env(base)`` is the child's environment with the marker;
-    ``preexec()`` runs in the child before exec, ``started(pid)`` in the parent after it;
-    ``await kill()`` ends every member; ``await close()`` removes the cgroup (``discard()`` when
-    nothing was started). ``mode`` is ``"cgroup"`` or ``"proc"``."""
+    """One launch's processes, tracked by cgroup or by marker (``mode``)."""
 
     def __init__(self, use_cgroup: bool | None = None):
         self.token = secrets.token_hex(8)
@@ -72,8 +54,7 @@ class Tracker:
         return {**base, MARKER: self.token}
 
     def preexec(self) -> None:
-        """In the child, between fork and exec: join the cgroup and become a child subreaper.
-        Only system calls on an already-open descriptor: nothing here may allocate a lock."""
+        """In the child before exec: join the cgroup, become a subreaper. Must not allocate a lock."""
         if self._procs_fd is not None:
             try:
                 os.write(self._procs_fd, b"0")
@@ -83,8 +64,7 @@ class Tracker:
             PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def started(self, pid: int) -> None:
-        """After the spawn: remember the root; an empty cgroup (the child could not join it, or
-        everything already exited) is dropped, and tracking falls back to ``proc``."""
+        """After the spawn: remember the root; an empty cgroup is dropped for ``proc`` tracking."""
         self.root_pid = pid
         if self._procs_fd is not None:
             os.close(self._procs_fd)
@@ -93,17 +73,14 @@ class Tracker:
             self.discard()
 
     def members(self, root_alive: bool = True) -> set[int]:
-        """Live processes of this launch: the cgroup's, else every process carrying the marker and,
-        while the root has not been reaped (its pid cannot have been reused), its descendants."""
+        """Live processes of this launch."""
         if self.cgroup is not None:
             return self._cgroup_pids()
         found = descendants(self.root_pid) | {self.root_pid} if self.root_pid and root_alive else set()
         return {pid for pid in found | marked(self.token) if alive(pid)}
 
     async def kill(self, root_alive: bool = True) -> None:
-        """SIGKILL every member (``cgroup.kill`` where there is one), sweeping again until none is
-        left or ``KILL_ROUNDS`` sweeps have been made. ``root_alive``: the server has not been
-        reaped yet. Never raises."""
+        """SIGKILL every member, sweeping until none is left or ``KILL_ROUNDS``. Never raises."""
         for _ in range(KILL_ROUNDS):
             if self.cgroup is not None:
                 _write(self.cgroup / "cgroup.kill", "1")  # kernel 5.14+; the sweep below covers older ones
@@ -115,14 +92,14 @@ class Tracker:
             await asyncio.sleep(0.02)
 
     async def close(self) -> None:
-        """Remove the cgroup once it is empty (waits at most 2 s for the kernel to empty it)."""
+        """Remove the cgroup once it is empty (waiting at most 2 s)."""
         ends = time.monotonic() + 2.0
         while self.cgroup is not None and self._cgroup_pids() and time.monotonic() < ends:
             await asyncio.sleep(0.02)
         self.discard()
 
     def discard(self) -> None:
-        """Close the cgroup's descriptor and remove the cgroup (it must be empty to go)."""
+        """Close the cgroup's descriptor and remove the (empty) cgroup."""
         if self._procs_fd is not None:
             os.close(self._procs_fd)
             self._procs_fd = None
@@ -142,7 +119,7 @@ class Tracker:
 
 
 def descendants(root: int | None) -> set[int]:
-    """PIDs of every live process descended from ``root`` (read from ``/proc``; empty elsewhere)."""
+    """PIDs of every live process descended from ``root``, from ``/proc``."""
     if root is None:
         return set()
     children: dict[int, list[int]] = {}
@@ -188,7 +165,6 @@ def alive(pid: int) -> bool:
 
 
 def _new_cgroup(token: str) -> Path | None:
-    """A fresh cgroup v2 directory beside the harness's own, or ``None`` where none can be made."""
     parent = own_cgroup()
     if parent is None:
         return None
@@ -223,7 +199,6 @@ def own_cgroup() -> Path | None:
 
 
 def _remove_stale(parent: Path) -> None:
-    """Remove empty cgroups left by harness processes that died (``<prefix><pid>-<token>``)."""
     try:
         stale = [p for p in parent.glob(f"{CGROUP_PREFIX}*") if not _pid_alive(p.name[len(CGROUP_PREFIX):].split("-")[0])]
     except OSError:
@@ -261,3 +236,99 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# --- the sentinel: a detached watcher that SIGKILLs what is still listed when the harness dies -------
+# It covers the window where bubblewrap has cloned but not yet armed --die-with-parent: the child
+# writes +<pgid> before exec, the harness -<pgid> once ended; at end of file the sentinel kills the rest.
+
+SENTINEL_KILL_SECONDS = 2.0  # how long the sentinel keeps killing the groups left listed
+
+_SENTINEL_SCRIPT = r'''
+import os, signal, sys, time
+if os.fork():  # detach: the harness waits for this parent only
+    os._exit(0)
+launches = {}  # pgid -> (marker variable as it appears in /proc/<pid>/environ, cgroup or "-")
+for line in sys.stdin.buffer:  # until the harness's write end is closed, by exit or by death
+    parts = line[1:].split()
+    if line[:1] == b"+" and len(parts) == 3 and parts[0].isdigit():
+        launches[int(parts[0])] = (b"%s=%s\0" % (sys.argv[2].encode(), parts[1]), parts[2].decode())
+    elif line[:1] == b"-" and parts and parts[0].isdigit():
+        launches.pop(int(parts[0]), None)
+def kill(pid, group=False):
+    try:
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+    except OSError:
+        pass
+markers = [marker for marker, _ in launches.values()]
+ends = time.monotonic() + float(sys.argv[1])
+while launches and time.monotonic() < ends:  # rounds: a process mid-fork is caught by a later one
+    for pgid, (_, cgroup) in launches.items():
+        kill(pgid, group=True)
+        if cgroup != "-":
+            try:
+                open(os.path.join(cgroup, "cgroup.kill"), "w").write("1")
+            except OSError:
+                pass
+    for entry in os.listdir("/proc"):  # what left the group (setsid, setpgid) still carries the marker
+        try:
+            environ = open(f"/proc/{entry}/environ", "rb").read() if entry.isdigit() else b""
+        except OSError:
+            continue
+        if any(environ.startswith(m) or b"\0" + m in environ for m in markers):
+            kill(int(entry))
+    time.sleep(0.02)
+'''
+
+_sentinel: dict[str, int] = {}  # "fd": the write end; "pid": the harness process that started it
+
+
+def sentinel_writer() -> int | None:
+    """The write end of this process's sentinel pipe, starting it on first use; ``None`` if it cannot."""
+    if _sentinel.get("pid") != os.getpid() and not _sentinel_start():  # none yet, or inherited across a fork
+        return None
+    return _sentinel["fd"]
+
+
+def sentinel_line(tracker: Tracker) -> bytes:
+    """What :func:`sentinel_list` writes for a launch tracked by ``tracker``, the pid left to fill in."""
+    return b"+%%d %s %s\n" % (tracker.token.encode("ascii"), os.fsencode(tracker.cgroup or "-"))
+
+
+def sentinel_list(fd: int | None, line: bytes) -> None:
+    """In a child before exec: list its launch with the sentinel. Never raises."""
+    if fd is not None:
+        try:
+            os.write(fd, line % os.getpid())
+        except OSError:
+            pass
+
+
+def sentinel_release(pgid: int) -> None:
+    """Unlist ``pgid`` once its launch has been ended."""
+    if _sentinel.get("pid") == os.getpid():
+        _sentinel_send(f"-{pgid}\n")
+
+
+def _sentinel_send(text: str) -> None:
+    try:
+        os.write(_sentinel["fd"], text.encode("ascii"))
+    except OSError:
+        _sentinel.clear()
+
+
+def _sentinel_start() -> bool:
+    read_end, write_end = os.pipe()  # both close-on-exec: no launched server inherits the write end
+    try:
+        argv = [sys.executable, "-I", "-S", "-c", _SENTINEL_SCRIPT, str(SENTINEL_KILL_SECONDS), MARKER]
+        helper = subprocess.Popen(argv,
+                                  stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, env={})
+        helper.wait(10)
+    except (OSError, subprocess.SubprocessError):
+        os.close(write_end)
+        return False
+    finally:
+        os.close(read_end)
+    _sentinel.update(fd=write_end, pid=os.getpid())
+    return True

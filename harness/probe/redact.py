@@ -1,47 +1,5 @@
-"""Keep secret values out of everything the harness writes or prints (issue #9, "Secrets reaching
-published records").
-
-A secret is any value the harness hands a server that is not public: a declared env value, a header
-value, the credentials inside a proxy or package-index URL, a key written into the launch command
-(:mod:`harness.probe.environment` says which values those are). A server may echo one into stderr,
-an error message, serverInfo or even a tool description, in any encoding.
-
-The API, for any command (``measure``, ``sweep``, the Action, ``audit``):
-
-* ``Secrets(values)`` — an immutable set; values shorter than ``MIN_SECRET_LENGTH`` characters and
-  the harness's own dummy values are ignored. ``a | b`` joins two sets.
-  ``Secrets.handed(env=, headers=, argv=, url=)`` builds the set from what a server is handed (a
-  client config's ``env``/``headers``/``args``/``url``: every env and header value is secret);
-  ``Secrets.for_target(target)`` does the same for a :class:`~harness.probe.target.Target` from the
-  host environment (declared names' host values, ``MCP_HEADER_*`` values, URL credentials).
-* ``secrets.text(s)`` — ``s`` with every occurrence replaced by ``[redacted]``;
-  ``secrets.json(value)`` — the same for every string and key of a JSON value, plus whether
-  anything changed; ``secrets.scrub(value)`` — just the value; ``secrets.found(s)`` — a test.
-* ``secrets.cut(s, n)`` / ``secrets.cut_tail(s, n_bytes)`` — redact, *then* keep the first ``n``
-  characters / the last ``n_bytes`` bytes: the only right order, since a secret cut in two by a
-  truncation is no longer found whole.
-* ``with activated(secrets):`` makes a set the current one for the measurement in progress
-  (a context variable, so concurrent measurements of a sweep never share one); transports cut the
-  server's text with the module-level ``cut``/``cut_tail``, which use it. An exception leaving the
-  block carries the set: ``carried(exc)`` is what its text is redacted with when it is reported.
-
-What counts as an occurrence of a secret ``v`` (at least ``MIN_SECRET_LENGTH`` characters):
-
-* ``v`` itself, its UTF-8 bytes in hex (lower and upper case), and its base64 (standard and
-  url-safe, padded or not, and at each of the three byte alignments it can have inside a longer
-  base64 text, e.g. ``Basic base64(user:password)``);
-* any of those written with percent-encoding (``%2B``, ``%2b``, any subset of characters encoded)
-  or JSON string escapes (``\\u0041``, ``\\"``, ``\\/``, a surrogate pair for a character outside
-  the BMP): the text is also searched in its percent-decoded and JSON-unescaped readings, and a
-  match is mapped back to the characters that spell it;
-* in a capture (``json``), a number whose JavaScript text holds an occurrence;
-* for a form of ``RUN_LENGTH`` (8) characters or more: any run of 8 or more of its consecutive
-  characters — half a secret is a secret. A shorter form must occur whole, and so must every form
-  of the values past the ``MAX_RUNS`` budget (the longest values: certificate bundles, not keys).
-
-Every covered span becomes one ``[redacted]``. Redaction is idempotent, so a capture redacted
-before counting is unchanged by the final scrub of the whole record, and the published numbers
-still re-derive from the published bytes.
+"""Keep secret values out of everything the harness writes or prints: ``Secrets``, ``activated``, ``cut``.
+docs/SECURITY.md, "Secrets and redaction".
 """
 
 from __future__ import annotations
@@ -52,9 +10,12 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
+from typing import Any, overload
 
 from harness.core.canonical import number_to_string
 from harness.probe import environment
+from harness.probe.environment import header_env_name
+from harness.probe.process import SpawnError, split_command
 from harness.util import urls
 
 MASK = "[redacted]"
@@ -76,7 +37,7 @@ _JSON_NAMED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", 
 
 
 class Secrets:
-    """An immutable set of secret values and their redaction (see the module docstring)."""
+    """An immutable set of secret values and their redaction."""
 
     def __init__(self, values: Iterable[str] = ()):
         unique = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH
@@ -98,11 +59,7 @@ class Secrets:
         return self._built()[2]
 
     def _built(self) -> tuple[tuple[str, ...], frozenset, frozenset]:
-        """The search tables, built once, on first use (joining sets with ``|`` builds nothing),
-        and sized before they are built: every value as written, then every other spelling, each
-        round shortest value first (keys before certificate bundles), is indexed by runs while the
-        total stays within ``MAX_RUNS`` run positions; past that, a spelling is matched whole. Memory stays tens of MB
-        whatever a config holds (unbudgeted, 300 KB of env values make 2.5 million runs: 700 MB)."""
+        """The search tables, built on first use; past ``MAX_RUNS``, forms are matched whole only."""
         if self._tables is not None:
             return self._tables
         whole: set[str] = set()
@@ -131,20 +88,13 @@ class Secrets:
     @classmethod
     def handed(cls, env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                argv: Iterable[str] = (), url: str | None = None) -> "Secrets":
-        """The secrets among what a server is handed: every value of ``env`` that is not public by
-        its nature (``public_value``: a path or a flag under a name that does not look secret) and
-        every value of ``headers`` (for a header ``<scheme> <credential>`` also the credential, and a Basic credential decoded), the
-        values of secret-named options in ``argv``, and the credentials in ``url``."""
+        """The secrets among what a server is handed (``handed_values``)."""
         return cls(handed_values(env, headers, argv, url))
 
     @classmethod
     def for_target(cls, target, environ: Mapping[str, str] | None = None) -> "Secrets":
         """The secrets a measurement of ``target`` hands its server, read from ``environ`` (default
-        ``os.environ``): declared env names' host values, declared headers' ``MCP_HEADER_*`` values,
-        secrets in the launch command or URL, and the credentials of proxy and index settings."""
-        from harness.probe.process import SpawnError, split_command
-        from harness.probe.remote import header_env_name
-
+        ``os.environ``)."""
         environ = os.environ if environ is None else environ
         env = {name: environ[name] for name in target.env if name in environ}
         headers = {h: environ[header_env_name(h)] for h in target.headers if header_env_name(h) in environ}
@@ -156,7 +106,7 @@ class Secrets:
 
     @classmethod
     def for_names(cls, names: Iterable[str], extra: Iterable[str] = ()) -> "Secrets":
-        """The host values of env ``names`` plus ``extra`` literal values (the older interface)."""
+        """The host values of env ``names`` plus ``extra`` literal values."""
         return cls([os.environ.get(name, "") for name in names] + list(extra))
 
     def __or__(self, other: "Secrets") -> "Secrets":
@@ -168,9 +118,13 @@ class Secrets:
     def __repr__(self) -> str:  # never the values themselves
         return f"<Secrets: {len(self.values)} value(s)>"
 
+    @overload
+    def text(self, value: str) -> str: ...
+    @overload
+    def text(self, value: None) -> None: ...
+
     def text(self, value: str | None) -> str | None:
-        """``value`` with every occurrence of a secret replaced by ``[redacted]``; ``None`` stays
-        ``None``; a non-string is returned unchanged."""
+        """``value`` with every occurrence replaced by ``[redacted]``; a non-string is returned unchanged."""
         if not self.values or not isinstance(value, str) or len(value) < MIN_SECRET_LENGTH:
             return value
         if len(value) > _CACHED_LENGTH:
@@ -194,11 +148,8 @@ class Secrets:
         """Whether ``value`` holds an occurrence of a secret."""
         return bool(self.values) and isinstance(value, str) and bool(self._spans(value))
 
-    def json(self, value: object, numbers: bool = True) -> tuple[object, bool]:
-        """``(value with every string and key redacted, whether anything changed)``. Lists and
-        dicts are copied; other values are returned as they are. With ``numbers`` (for what a
-        server sent: a capture), a number whose JavaScript text holds a secret — a key of digits
-        echoed as a schema ``default`` — becomes ``[redacted]`` too."""
+    def json(self, value: Any, numbers: bool = True) -> tuple[Any, bool]:
+        """``(value redacted, whether anything changed)``; with ``numbers``, numbers holding a secret too."""
         if not self.values:
             return value, False
         changed = False
@@ -221,8 +172,7 @@ class Secrets:
         return walk(value), changed
 
     def scrub(self, value: object) -> object:
-        """``value`` (text or any JSON value) with every secret in its strings and keys redacted.
-        Numbers are left alone: a record's own counts are not a server's text."""
+        """``value`` with every secret in its strings and keys redacted; numbers are left alone."""
         return self.json(value, numbers=False)[0]
 
     def _in_number(self, number: int | float) -> bool:
@@ -232,22 +182,24 @@ class Secrets:
             text = str(number)
         return self.found(text)
 
+    @overload
+    def cut(self, value: str, limit: int) -> str: ...
+    @overload
+    def cut(self, value: None, limit: int) -> None: ...
+
     def cut(self, value: str | None, limit: int) -> str | None:
-        """Redact, then keep the first ``limit`` characters. (Only the first ``limit + CUT_MARGIN``
-        are searched: an occurrence reaching into the kept part has a run of ``RUN_LENGTH`` there.)"""
+        """Redact, then keep the first ``limit`` characters (a cut secret would no longer be found)."""
         if value is None:
             return None
         return self.text(value[:limit + CUT_MARGIN])[:limit]
 
     def cut_tail(self, value: str, limit_bytes: int) -> str:
-        """Redact, then keep the last ``limit_bytes`` bytes of the UTF-8 text (a character cut at
-        the start is dropped)."""
+        """Redact, then keep the last ``limit_bytes`` bytes of the UTF-8 text."""
         value = self.text(value[-(limit_bytes + CUT_MARGIN):])
         data = value.encode("utf-8", "surrogatepass")
         return data[-limit_bytes:].decode("utf-8", "ignore") if len(data) > limit_bytes else value
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Spans of ``text`` covered by an occurrence, in every reading, chunk by chunk."""
         spans: list[tuple[int, int]] = []
         start = 0
         while True:
@@ -288,12 +240,7 @@ _RANDOM_RUN = re.compile(r"(?=[A-Za-z0-9+]*[A-Z])(?=[A-Za-z0-9+]*[a-z])(?=[A-Za-
 
 
 def public_value(name: str, value: str) -> bool:
-    """Whether the value of env variable ``name`` is public by its nature, and so not a secret: a
-    filesystem path or a flag (``true``, ``debug``, a port) held by a variable whose name does not
-    look secret (``environment.SECRET_OPTION``), with no credential of a known shape in it and
-    no run of random-looking characters (``/Zq8Lk3Xw9Pm2Rt7Vb`` is a base64 key, not a path).
-    Redacting them would mangle the harness's own output: a Cursor ``MEMORY_FILE_PATH`` inside the
-    config's folder would turn the config's own path into ``~[redacted]cp.json``."""
+    """Whether env ``name``'s value is public by nature (a path or flag under a non-secret name)."""
     if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
             environment.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
         return False
@@ -302,8 +249,7 @@ def public_value(name: str, value: str) -> bool:
 
 def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                   argv: Iterable[str] = (), url: str | None = None) -> list[str]:
-    """The values ``Secrets.handed`` makes a set of, for callers that gather many before building
-    one set (a set is searched through tables built from all its values at once)."""
+    """The values ``Secrets.handed`` builds a set from, for callers that gather many first."""
     values = [value for name, value in (env or {}).items() if not public_value(name, value)]
     for value in (headers or {}).values():
         values += environment.header_secrets(value)
@@ -315,7 +261,7 @@ def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, st
 
 
 NONE = Secrets()
-Redactor = Secrets  # the older name, kept for callers written against it
+Redactor = Secrets  # an alias other packages import
 _ACTIVE: ContextVar[Secrets] = ContextVar("mcp_context_cost_secrets", default=NONE)
 
 
@@ -324,9 +270,8 @@ _CARRIED = "_mcp_context_cost_secrets"
 
 @contextlib.contextmanager
 def activated(secrets: Secrets):
-    """Make ``secrets`` the current set for the code (and the tasks and threads it starts) inside.
-    An exception that leaves that code takes the set along (:func:`carried`): whoever reports it
-    later — the internal-error line, outside every measurement — must still redact its text."""
+    """Make ``secrets`` current inside the block; an exception leaving it carries the set along
+    (:func:`carried`)."""
     token = _ACTIVE.set(secrets)
     try:
         yield secrets
@@ -339,14 +284,19 @@ def activated(secrets: Secrets):
 
 
 def current() -> Secrets:
-    """The set made current by :func:`activated` (an empty set outside one)."""
+    """The set made current by :func:`activated` (empty outside one)."""
     return _ACTIVE.get()
 
 
 def carried(exc: BaseException) -> Secrets:
-    """The secrets current where ``exc`` was raised (it left an :func:`activated` block), joined
-    with the current set: redact an exception's text with these before showing any of it."""
+    """The secrets to redact ``exc``'s text with: those current where it was raised, and now."""
     return getattr(exc, _CARRIED, NONE) | current()
+
+
+@overload
+def cut(value: str, limit: int) -> str: ...
+@overload
+def cut(value: None, limit: int) -> None: ...
 
 
 def cut(value: str | None, limit: int) -> str | None:
@@ -360,9 +310,6 @@ def cut_tail(value: str, limit_bytes: int) -> str:
 
 
 def _forms(value: str) -> set[str]:
-    """The spellings of ``value`` searched for (see the module docstring). A value longer than
-    ``_ENCODED_UP_TO`` characters (a certificate bundle, not a key) is searched as written only,
-    which keeps the set's memory bounded (an env value can be 128 KiB)."""
     if len(value) > _ENCODED_UP_TO:
         return {value}
     data = value.encode("utf-8", "surrogatepass")
@@ -386,8 +333,7 @@ _URLSAFE = str.maketrans("+/", "-_")
 
 
 def _views(text: str) -> Iterator[tuple[str, list[int] | None]]:
-    """``text`` as written, then percent-decoded and JSON-unescaped when it holds such escapes;
-    each reading with the position in ``text`` of each of its characters (``None``: the same)."""
+    """``text`` as written, percent-decoded and JSON-unescaped, each with its position map."""
     yield text, None
     if "%" in text:
         yield _decoded(text, _PERCENT, _percent_chars)
@@ -396,9 +342,7 @@ def _views(text: str) -> Iterator[tuple[str, list[int] | None]]:
 
 
 def _decoded(text: str, pattern: re.Pattern, decode) -> tuple[str, list[int]]:
-    """The reading of ``text`` with every ``pattern`` match decoded by ``decode(match)`` (which
-    yields ``(character, offset of its spelling in the match)``), and the position map: entry
-    ``i`` is where the reading's character ``i`` starts in ``text``, plus one final entry."""
+    """The reading of ``text`` with ``pattern`` matches decoded, and its position map."""
     pieces: list[str] = []
     starts: list[int] = []
     pos = 0
@@ -456,10 +400,7 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def scrub_capture(capture, secrets: Secrets):
-    """Redact, in place, every text of a ``harness.probe.outcome.Capture`` that a status, a note
-    or a retry reads — the stderr tail, noise samples, serverInfo, instructions, capabilities,
-    the server's requests and the failure's detail, message and data — and return it. The tool
-    list is left to the record, which redacts it before counting and says so in a note."""
+    """Redact, in place, every text of a ``Capture`` but its tool list; return it."""
     if not secrets:
         return capture
     capture.stderr_tail = secrets.text(capture.stderr_tail)

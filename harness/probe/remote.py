@@ -1,41 +1,5 @@
-"""Streamable HTTP transport (MCP 2025-11-25, "Transports › Streamable HTTP") and the remote launcher.
-
-A ``url`` entry is asked an unauthenticated ``initialize`` first; the same conversation as stdio
-(``session.converse``) then runs over HTTP POSTs, so an endpoint that answers is measured directly,
-with no stdio bridge (methodology, "Remote entries").
-
-Built on ``httpx2``'s async client — the HTTP stack of the official ``mcp`` SDK 2.x — so the
-launch's one deadline cancels a request wherever it is (connecting, waiting for headers, reading a
-body that drips) and no thread is left reading after a measurement (issue #9, kind 6). Each
-request's answer is read incrementally by one task and only until the message that answers it:
-a Server-Sent Events stream held open after the reply is closed there (``httpreply``). The SDK's
-client is not used because the capture must be the raw reply text parsed with ``JSON.parse``
-semantics (see ``stdio``).
-
-Leniencies, each matching the official SDKs: redirects are followed (the SDK's
-``create_mcp_http_client`` does), a JSON-RPC batch array in a body or event is read message by
-message (2025-03-26), and an id echoed as a string still answers its request (``replies.answers``).
-Redirects are followed here rather than by the library (issue #9): a redirect's own body is never
-read (the library reads it whole into memory, unbounded), at most ``MAX_REDIRECTS`` are followed,
-and a redirect to another origin does not take the declared headers' values along (the library
-strips only ``Authorization``; an ``X-Api-Key`` would reach whatever host the endpoint names).
-
-Backwards compatibility (2025-11-25, "Backwards Compatibility"): when the ``initialize`` POST is
-answered 400, 404 or 405 without a JSON-RPC reply, a GET is sent expecting the 2024-11-05 HTTP+SSE
-transport's ``endpoint`` event; when it comes, every later message is POSTed to that endpoint
-(same origin only, as both SDKs require) and replies are read from the GET stream. A target that
-declares ``transport: sse`` (an audited config's ``"type": "sse"``) starts there. The record's
-``transport`` names which one was spoken.
-
-Outcomes: HTTP 401/403 → ``Failure(kind="http-auth")`` carrying the status and the
-``WWW-Authenticate`` header (→ remote-auth-wall); no MCP answer at all — a host that does not
-resolve, a refused connection, a TLS failure, an HTTP answer that is not JSON-RPC — →
-``Failure(kind="unreachable")`` with the reason (→ unreachable, never retried) — but only before ``initialize`` is answered: after it, the endpoint
-demonstrably works, so an HTTP error is the server failing (startup-failure) and an answer without
-a readable reply is ``malformed``. A refused notification (an HTTP error status, whatever its body)
-ends nothing: ``send`` returns how it was refused and the conversation records it. Header values come
-from env ``MCP_HEADER_<NAME>`` (``-`` → ``_``, upper case); they are sent and never recorded —
-only their names are.
+"""Streamable HTTP transport with the HTTP+SSE fallback, and the remote launcher ``probe_remote``.
+docs/METHODOLOGY.md, "Talking MCP the way clients do".
 """
 
 from __future__ import annotations
@@ -52,8 +16,9 @@ import httpx2
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
+from harness.probe.environment import header_env_name
 from harness.probe.limits import Limits, TransportLimitExceeded
-from harness.probe.noise import Noise
+from harness.probe.replies import Noise
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import converse, run_within
 from harness.probe.target import Target
@@ -74,25 +39,15 @@ class HttpRefusal(Exception):
         self.failure = failure
 
 
-def header_env_name(header: str) -> str:
-    """The env var holding a header's value: ``Authorization`` → ``MCP_HEADER_AUTHORIZATION``."""
-    return "MCP_HEADER_" + header.upper().replace("-", "_")
-
-
 def header_values(target: Target, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Header name → value for the headers a target declares and ``environ`` (default
-    ``os.environ``) supplies."""
+    """Header name → value for the headers a target declares and ``environ`` supplies."""
     environ = os.environ if environ is None else environ
     return {h: environ[header_env_name(h)] for h in target.headers if header_env_name(h) in environ}
 
 
 class HttpTransport:
-    """``send``/``receive`` over Streamable HTTP POSTs, keeping ``Mcp-Session-Id`` once given.
-
-    ``send`` returns once the answer's status and headers are in; a reader task then queues the
-    answer's messages for ``receive``. Always ``await close()``: it cancels every reader and
-    closes every connection.
-    """
+    """``send``/``receive`` over HTTP POSTs, keeping ``Mcp-Session-Id``. Always ``await close()``: it cancels
+    every reader and closes every connection."""
 
     def __init__(self, url: str, headers: dict[str, str], limits: Limits, capture: Capture, legacy: bool = False):
         self.url, self.headers, self.limits, self.capture = url, headers, limits, capture
@@ -112,7 +67,7 @@ class HttpTransport:
         self._listener: asyncio.Task | None = None
 
     def note_noise(self, text: str) -> None:
-        """Count ``text`` as noise (see ``harness.probe.noise``)."""
+        """Count ``text`` as noise."""
         self.noise.add(text)
 
     def tolerate(self, finding) -> None:
@@ -121,17 +76,14 @@ class HttpTransport:
             self.leniencies.append(finding)
 
     def meter(self, size: int) -> None:
-        """Count ``size`` more bytes the server sent (decoded). Raises ``TransportLimitExceeded``
-        past ``limits.max_total_bytes`` for the launch, as stdio bounds all of stdout."""
+        """Count ``size`` more bytes; raises ``TransportLimitExceeded`` past ``limits.max_total_bytes``."""
         self.received += size
         if self.received > self.limits.max_total_bytes:
             raise TransportLimitExceeded(f"the server sent more than {self.limits.max_total_bytes} bytes over HTTP "
                                          "in this launch (after content decoding)")
 
     async def send(self, message: dict) -> str | None:
-        """POST one message. For a request, start reading its answer (on the 2024-11-05 transport
-        it comes on the GET stream). For a notification answered with an HTTP error, return how it
-        was refused. Raises ``HttpRefusal``."""
+        """POST one message; for a refused notification, return how. Raises ``HttpRefusal``."""
         is_request = "method" in message and "id" in message
         if self.name == LEGACY_SSE and self.endpoint is None:
             await self._open_legacy(None)
@@ -158,7 +110,6 @@ class HttpTransport:
         return None
 
     async def _refusal(self, response: httpx2.Response) -> str:
-        """How a notification was refused: the status, and the JSON-RPC error or the body's start."""
         body = await httpreply.read_body(response, httpreply.ERROR_BODY_BYTES, truncate=True, meter=self.meter)
         await response.aclose()
         text = f"HTTP {response.status_code}"
@@ -173,9 +124,7 @@ class HttpTransport:
         return text + (f": {httpreply.snippet(body)!r}" if body.strip() else " with an empty body")
 
     async def _open_legacy(self, refusal: HttpRefusal | None) -> None:
-        """Open the 2024-11-05 HTTP+SSE transport: GET the URL and wait for its ``endpoint`` event.
-        ``refusal``: the Streamable HTTP POST's refusal that led here (raised, extended, when the
-        GET does not open that transport either); ``None`` for a target declared ``sse``."""
+        """Open the 2024-11-05 HTTP+SSE transport, or raise ``refusal``."""
         self.name = self.capture.transport = LEGACY_SSE
         announced = asyncio.Event()
 
@@ -217,7 +166,6 @@ class HttpTransport:
                 "backwards compatibility asks, a GET opened the 2024-11-05 HTTP+SSE transport, used for the whole session")
 
     def _stopped(self) -> str:
-        """Why the stream reader stopped, when a bound stopped it (it queued the exception); else ``""``."""
         while not self.inbox.empty():
             item = self.inbox.get_nowait()
             if isinstance(item, TransportLimitExceeded):
@@ -234,9 +182,7 @@ class HttpTransport:
                                    f"HTTP+SSE transport found none: {why}", code=failure.code))
 
     async def resume(self, last_event_id: str) -> httpx2.Response | None:
-        """GET the stream again from ``last_event_id`` (resumability); the response when it is an
-        event stream, else ``None`` (closed). An id that cannot be a header value (not ASCII, or
-        holding CR, LF or NUL) cannot be resumed from: ``None``, as the SDKs' HTTP stack fails there."""
+        """GET the stream again from ``last_event_id``; ``None`` when it cannot be resumed."""
         if not _header_safe(last_event_id):
             return None
         try:
@@ -249,9 +195,8 @@ class HttpTransport:
         return response
 
     async def receive(self) -> httpreply.Incoming | None:
-        """The next message of an answer (or of the listening stream); ``None`` when no more can
-        come: the answer ended without a reply, or nothing is being read. Raises what a reader
-        hit (``TransportLimitExceeded``)."""
+        """The next message of an answer; ``None`` when no more can come. Raises what a reader hit
+        (``TransportLimitExceeded``)."""
         readers = (self._reader, self._listener, self._stream)
         if self.inbox.empty() and not any(t is not None and not t.done() for t in readers):
             return None
@@ -263,10 +208,7 @@ class HttpTransport:
         return item
 
     async def listen(self) -> None:
-        """Open the GET stream a server may send unrelated notifications on (2025-11-25) — the one
-        ``notifications/tools/list_changed`` arrives on between requests. A server without one
-        answers 405; either way the conversation does not wait for it. (The 2024-11-05 transport's
-        one stream already carries them.)"""
+        """Open the GET stream for notifications; the conversation never waits for it."""
         if self.name == LEGACY_SSE:
             return
 
@@ -296,8 +238,7 @@ class HttpTransport:
             pass
 
     def adopt(self, method: str, message: dict) -> None:
-        """Called with the reply to each request: after ``initialize``, later requests carry the
-        negotiated revision as ``MCP-Protocol-Version`` (2025-06-18 onward)."""
+        """After ``initialize``, send the negotiated revision as ``MCP-Protocol-Version``."""
         result = message.get("result")
         if method == "initialize" and isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
             self.protocol_version = result["protocolVersion"]
@@ -325,10 +266,7 @@ class HttpTransport:
                                   f"{redact.cut(str(request.url), 200)}"))
 
     def _echoed(self, header: str, value: str) -> str:
-        """``value`` — which the server chose: its session id, its protocol revision — as the
-        ``header`` it is sent back in. A value that cannot be a header (not ASCII, or holding CR,
-        LF or NUL; the SDKs' HTTP stack fails on it too) is the server's broken reply, recorded as
-        such. Raises ``HttpRefusal``."""
+        """``value`` as the ``header`` it is echoed in; ``HttpRefusal`` when it cannot be one."""
         if _header_safe(value):
             return value
         raise HttpRefusal(Failure("bad-reply", self.capture.phase,
@@ -336,17 +274,14 @@ class HttpTransport:
                                   f"{header} header (not ASCII, or holding CR, LF or NUL)"))
 
     def _redirected(self, request: httpx2.Request) -> httpx2.Request:
-        """The request a redirect asks for, without the declared headers when it leaves the
-        endpoint's origin (an upgrade of the same host from http to https keeps them, as the
-        library keeps ``Authorization`` there)."""
+        """The redirected request, without declared headers off the origin."""
         if not _same_origin(httpx2.URL(self.url), request.url):
             for name in (*self.headers, "Authorization"):
                 request.headers.pop(name, None)
         return request
 
     async def _check_status(self, response: httpx2.Response) -> bytes | None:
-        """Raise ``HttpRefusal`` for an answer that is not MCP; return the body already read for
-        an error status that carries JSON-RPC (a 400 with an error object), else ``None``."""
+        """Raise ``HttpRefusal`` for a non-MCP answer; a JSON-RPC error body, else ``None``."""
         status = response.status_code
         if status in (401, 403):
             await response.aclose()
@@ -365,18 +300,16 @@ class HttpTransport:
 
 
 def _header_safe(value: str) -> bool:
-    """Whether ``value`` can be sent as a header value (ASCII, no CR, LF or NUL)."""
     return value.isascii() and not any(c in value for c in "\r\n\0")
 
 
 def _same_origin(endpoint: httpx2.URL, there: httpx2.URL) -> bool:
-    here, there = endpoint.origin, there.origin
-    return here == there or (here.host == there.host and (here.scheme, here.port, there.scheme, there.port)
+    here, other = endpoint.origin, there.origin
+    return here == other or (here.host == other.host and (here.scheme, here.port, other.scheme, other.port)
                              == ("http", 80, "https", 443))
 
 
 async def _finish(task: asyncio.Task | None) -> None:
-    """Stop a reader that is still going (a stream held open after its reply) and wait for it."""
     if task is not None and not task.done():
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -384,8 +317,7 @@ async def _finish(task: asyncio.Task | None) -> None:
 
 async def probe_remote(target: Target, budget: float, limits: Limits, requested_version: str,
                        conversation=converse, environ: Mapping[str, str] | None = None) -> Capture:
-    """Measure a ``url`` target once within ``budget`` seconds; never raises for endpoint behaviour.
-    Header values are read from ``environ`` (default ``os.environ``)."""
+    """Measure a ``url`` target once within ``budget`` seconds; never raises for endpoint behaviour."""
     capture = Capture(requested_version=requested_version)
     started = time.monotonic()
     legacy = target.transport == LEGACY_SSE
@@ -398,14 +330,12 @@ async def probe_remote(target: Target, budget: float, limits: Limits, requested_
         await transport.close()
         capture.noise_lines, capture.noise_sample = transport.noise.count, transport.noise.sample
         capture.elapsed_seconds = round(time.monotonic() - started, 3)
-    capture.failure = _after_initialize(capture, transport) if capture.failure else None
+    capture.failure = _after_initialize(capture.failure, capture, transport) if capture.failure else None
     return capture
 
 
-def _after_initialize(capture: Capture, transport: HttpTransport) -> Failure:
-    """The failure as published: ``unreachable`` only while ``initialize`` is unanswered; after it,
-    an answer without a readable reply is ``malformed`` and an HTTP error is the server's own."""
-    failure = capture.failure
+def _after_initialize(failure: Failure, capture: Capture, transport: HttpTransport) -> Failure:
+    """The failure as published: ``unreachable`` only before ``initialize`` was answered."""
     what = transport.unanswered or "an empty answer"
     if failure.kind == "exited" and not capture.initialized:
         return Failure("unreachable", capture.phase, f"the endpoint answered without a JSON-RPC reply to the request: {what}")

@@ -1,14 +1,13 @@
-"""Reading a server's JSON-RPC replies: which request a reply answers, and what an error reply says.
-
-Shared by the conversation (``session``) and the Streamable HTTP transport (``remote``), which
-must agree on when a request has been answered: the transport stops reading a response stream at
-the event that answers its request.
+"""Which request a reply answers, what an error says, and ``Noise``: the counted sample of what answers nothing.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
+from harness.probe import redact
+from harness.probe.limits import TransportLimitExceeded
 from harness.probe.outcome import Failure
 
 EXACT = "exact"
@@ -17,18 +16,8 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def answers(reply_id: object, request_id: int) -> str | None:
-    """Whether a reply carrying ``reply_id`` answers the request this client sent as ``request_id``
-    (a positive integer): ``EXACT``, ``STRING`` or ``None``.
-
-    JSON-RPC 2.0 asks a server to echo the id unchanged. The official SDKs are more lenient, and a
-    server that works in them must measure here (issue #11, item 2): the Python SDK correlates a
-    string id through ``int()`` (``mcp.shared.dispatcher.coerce_request_id``, SDK 2.x) and the
-    TypeScript SDK through ``Number()`` (``Protocol._onresponse``), so ``"2"`` answers request 2 in
-    both. ``STRING`` is returned for a string that reads as the same integer under either rule
-    (surrounding whitespace, a sign, leading zeros or a fraction of zero: ``" 2"``, ``"+2"``,
-    ``"02"``, ``"2.0"``); a boolean is never an id. Numbers arrive as ``float`` (``JSON.parse``
-    semantics), so ``2.0`` is an exact match for 2.
-    """
+    """Whether ``reply_id`` answers request ``request_id``: ``EXACT``, ``STRING`` (read as the same integer, as
+    the SDKs do) or ``None``."""
     if isinstance(reply_id, bool):
         return None
     if isinstance(reply_id, (int, float)):
@@ -39,9 +28,6 @@ def answers(reply_id: object, request_id: int) -> str | None:
 
 
 def _as_number(text: str) -> float | None:
-    """``text`` read as a decimal number the way ``int()``/``Number()`` read an id, or ``None``.
-    Only decimal forms: ``Number("")`` is 0 and ``Number("0x2")`` is 2, but no id this client
-    sends is 0, and a hexadecimal echo is not something a server does by accident."""
     text = text.strip()
     return float(text) if _DECIMAL.fullmatch(text) else None
 
@@ -62,7 +48,7 @@ def text_or_none(value: object) -> str | None:
 
 
 def js_type(value: object) -> str:
-    """How JavaScript would name ``value``'s type in a sentence (``a string``, ``null``, …)."""
+    """How JavaScript would name ``value``'s type in a sentence."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -74,3 +60,25 @@ def js_type(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+SAMPLE_SIZE = 3
+SAMPLE_CHARS = 120
+
+
+@dataclass
+class Noise:
+    """Things skipped: ``count``, the first ``SAMPLE_SIZE`` as ``sample``; past ``limit``, an error."""
+
+    limit: int
+    what: str = "non-JSON-RPC lines or events"
+    count: int = 0
+    sample: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        """Count ``text`` as noise. Raises ``TransportLimitExceeded`` once ``count`` passes ``limit``."""
+        self.count += 1
+        if len(self.sample) < SAMPLE_SIZE:
+            self.sample.append(redact.cut(text, SAMPLE_CHARS))  # redacted before the cut
+        if self.count > self.limit:
+            raise TransportLimitExceeded(f"more than {self.limit} {self.what}")

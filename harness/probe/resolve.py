@@ -1,37 +1,6 @@
-"""Resolve a package once, then launch it from the resolved install (issue #16, item 3).
-
-``npx -y pkg[@v] …`` and ``uvx [--with X] [--from pkg[==v]] cmd …`` spend most of a launch
-resolving the package: npm starts, asks the registry which version the spec means and checks its
-``_npx/<hash>`` install; uv resolves and checks its cached environment. A measurement launches a
-server at least twice, so the harness lets the launcher do that work **once** — the real launcher,
-with the same command line, environment, working directory, isolation and per-server cache the
-launch would have — but stops it at the moment it would start the server, and takes from it what
-it would have started (argv) and with which environment (every variable, in order). Both launches
-then start exactly that.
-
-How the launcher is stopped:
-
-* ``npx``: npm runs the package's bin through its script shell, ``sh -c '<bin>' args…``. The
-  resolution run sets ``npm_config_script_shell`` to a small dumper (``_DUMPER``), so npm — after
-  resolving and installing as usual — starts the dumper instead of ``sh``, with the same
-  arguments and environment. A launch is then ``sh`` with those arguments and that environment,
-  minus the ``npm_config_script_shell`` the resolution added.
-* ``uvx``: the same ``uvx`` options with ``--from <spec>`` and ``python -c <dumper>`` as the
-  command: uv builds (or finds) the same cached environment — keyed by the requirements, not the
-  command — and runs its ``python`` with the environment it gives every command (its ``bin`` first
-  on ``PATH``, ``UV``). A launch is then ``<env>/bin/<cmd> args…`` with that environment.
-
-The dumper reads its environment from ``/proc/self/environ`` (what it was given, before Python
-adjusts anything) and reads the installed version from the install itself, inside the
-isolation: under ``sandbox`` the resolution runs in the same bubblewrap sandbox with the server's
-own cache, so nothing on the host reads a file the package could have planted. What it prints is
-the server's to choose (it ran the package manager's code); it is used only to launch that same
-server in that same isolation, and the version reaches the record only when it is a plain version
-string.
-
-Anything unexpected — another launcher form, ``docker`` isolation, a git or path spec, a failed
-or slow resolution, an install that vanished before a launch — means ``None`` / the launcher as
-before (``launch_parts`` returns ``None``), never a failure of its own.
+"""Resolve an ``npx``/``uvx`` package once with its real launcher, stopped where it would start the server (a
+dumper prints the argv and environment), then launch from that install. docs/METHODOLOGY.md, "Installing is
+not measuring".
 """
 
 from __future__ import annotations
@@ -43,15 +12,17 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.probe import environment, sandbox
+from harness.probe import environment, process, sandbox
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
+from harness.probe.workdir import launch_dir
 
-# Set to 0 to launch through npx/uvx every time (the behaviour before issue #16; the bench compares both).
+# Set to 0 to launch through npx/uvx every time (the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
 SCRIPT_SHELL = "npm_config_script_shell"
 MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)
@@ -98,11 +69,7 @@ sys.stdout.write(json.dumps(out))
 
 @dataclass(frozen=True)
 class Resolved:
-    """A package resolved once for a target: ``launcher`` (``npx``/``uvx``), ``package`` (its
-    registry name) and ``version`` (exact), and how the launcher would have started the server:
-    ``argv`` and ``env`` (every variable, in order; values are never recorded) as seen inside the
-    isolation, ``executable`` (inside path that must still exist at each launch) and the
-    ``isolation`` it was resolved under."""
+    """A package resolved once: launcher, package, version, and the argv and env it would start."""
 
     launcher: str
     package: str
@@ -119,8 +86,7 @@ class Resolved:
 
 @dataclass(frozen=True)
 class Plan:
-    """How to resolve a command: ``launcher``, ``package`` (name), ``argv`` of the resolution run,
-    and for uvx the ``args`` after the command (npm hands its own, quoted, to the shell)."""
+    """How to resolve a command: the resolution run's ``argv``, and for uvx the command's ``args``."""
 
     launcher: str
     package: str
@@ -134,8 +100,7 @@ def enabled() -> bool:
 
 
 def plan(command: str | None) -> Plan | None:
-    """The resolution run for a launch command, or ``None`` when it is not a form handled here
-    (``npx -y|--yes <registry spec> …``; ``uvx [--with X]… [--from <registry spec>] cmd …``)."""
+    """The resolution run for a launch command, or ``None`` when it is not a form handled here."""
     try:
         argv = split_command(command or "")
     except SpawnError:
@@ -193,9 +158,7 @@ def _uvx_plan(argv: list[str]) -> Plan | None:
 
 async def resolve(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
                   environ: Mapping[str, str] | None = None, timeout: float | None = None) -> Resolved | None:
-    """Resolve ``target``'s package once, as its launcher would now, in ``isolation`` (``host`` or
-    ``sandbox``; anything else gives ``None``) with the environment a launch would get. ``None``
-    whenever anything is not as expected: the caller then launches through the launcher."""
+    """Resolve ``target``'s package once in ``isolation``; ``None`` whenever anything is unexpected."""
     found, _ = await run_resolution(target, isolation, pass_declared_values=pass_declared_values, environ=environ,
                                     timeout=timeout)
     return found
@@ -203,8 +166,7 @@ async def resolve(target: Target, isolation: str = "host", *, pass_declared_valu
 
 @dataclass(frozen=True)
 class Ran:
-    """How one resolution run ended: ``exit_code`` (``None``: killed at the bound), ``timed_out``,
-    the ``stderr`` tail (bounded, undecoded) and ``elapsed_seconds``."""
+    """How one resolution run ended (``exit_code`` ``None``: killed at the bound)."""
 
     exit_code: int | None
     timed_out: bool
@@ -215,14 +177,11 @@ class Ran:
 async def run_resolution(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
                          environ: Mapping[str, str] | None = None,
                          timeout: float | None = None) -> tuple[Resolved | None, Ran | None]:
-    """``resolve`` and how its run ended: ``(Resolved, Ran)`` when it resolved; ``(None, Ran)`` when
-    the launcher ran and failed (it exited non-zero, or was killed at ``timeout`` seconds — default
-    twice the target's budget); ``(None, None)`` when nothing was run (a form not handled here) or
-    what ran printed something unexpected."""
+    """``(Resolved, Ran)``, ``(None, Ran)`` for a failed run, ``(None, None)`` when nothing usable ran."""
     how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
     if how is None or target.cwd is not None:
         return None, None
-    from harness.probe import launch  # the launch module's own argv and environment rules
+    from harness.probe import launch  # launch imports this module (launch_parts)
 
     sandboxed = isolation == "sandbox"
     env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
@@ -246,7 +205,6 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
 
 
 def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
-    """The ``Resolved`` described by the dumper's output, or ``None``."""
     try:
         said = json.loads(printed or b"")
         env = [(str(k), str(v)) for k, v in said["env"]]
@@ -267,10 +225,7 @@ def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
 
 
 def launch_parts(target: Target, isolation: str) -> tuple[list[str], dict[str, str]] | None:
-    """``(argv, env)`` to launch ``target`` from its resolved install (``Target.resolved``), or
-    ``None`` — launch through the launcher as before — when it has none, it was resolved under
-    another isolation, or the install is gone (a cache cleaned, a corrupt npx install removed
-    before a retry by ``harness.probe.heal``)."""
+    """``(argv, env)`` to launch ``target`` from its install, or ``None``."""
     resolved = target.resolved
     if resolved is None or resolved.isolation != isolation or not _still_there(resolved, target):
         return None
@@ -278,8 +233,6 @@ def launch_parts(target: Target, isolation: str) -> tuple[list[str], dict[str, s
 
 
 def _still_there(resolved: Resolved, target: Target) -> bool:
-    """Whether the install's bin directory (npx) or executable (uvx) still exists, seen from the
-    host: under the sandbox the server's cache is where its ``~/.npm`` and ``~/.cache/uv`` are."""
     path = resolved.executable
     if resolved.isolation == "sandbox":
         cache = sandbox.server_cache(target.name, target.launch)
@@ -294,8 +247,7 @@ def _still_there(resolved: Resolved, target: Target) -> bool:
 
 
 async def resolved_target(target: Target, isolation: str, **kwargs) -> Target:
-    """``target`` with ``resolved`` set when resolve-once is on (``enabled``) and resolution
-    succeeds; ``target`` itself otherwise. ``kwargs`` as for ``resolve``."""
+    """``target`` with ``resolved`` set when ``enabled`` and resolution succeeds, else ``target``."""
     if not enabled() or target.resolved is not None:
         return target
     found = await resolve(target, isolation, **kwargs)
@@ -306,13 +258,8 @@ STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's 
 
 
 async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeout: float) -> tuple[bytes, Ran]:
-    """Run one resolution like a launch (``launch.isolated_argv`` in the entry's working
-    directory), stdin closed: its stdout (bounded) and how it ended. At ``timeout`` seconds the
-    whole process group is ended (``process.terminate``)."""
-    import time
-
-    from harness.probe import launch, process
-    from harness.probe.workdir import launch_dir
+    """Run one resolution like a launch: its bounded stdout and how it ended."""
+    from harness.probe import launch  # launch imports this module (launch_parts)
 
     started = time.monotonic()
     with launch_dir(target.name, target.needs_git) as cwd:
@@ -325,7 +272,8 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
         tail = bytearray()
         out, code, timed_out = b"", None, False
         try:
-            proc.stdin.close()
+            if proc.stdin is not None:
+                proc.stdin.close()
             out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _tail(proc.stderr, tail)), timeout)
             code = await asyncio.wait_for(proc.wait(), 5.0)
         except asyncio.TimeoutError:
@@ -341,8 +289,6 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
 
 
 async def _tail(stream, keep: bytearray) -> None:
-    """Read ``stream`` to its end, keeping its last ``STDERR_KEPT`` bytes in ``keep`` (npm's install
-    chatter must not fill the pipe; its error lines come last)."""
     while chunk := await stream.read(1 << 16):
         keep += chunk
         del keep[:-STDERR_KEPT]
@@ -359,8 +305,6 @@ async def _bounded(stream) -> bytes:
 
 
 def _dumper_dir() -> Path:
-    """A harness-owned directory holding the dumper script (``dump``), keyed by its content and
-    interpreter, read-only to every sandbox that is shown it."""
     text = f"#!{sys.executable}\n{_DUMPER}"
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     folder = sandbox.cache_root().parent / "resolver" / digest

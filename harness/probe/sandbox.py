@@ -1,31 +1,5 @@
-"""Isolation modes a server can be launched under (issue #6, "Isolation modes").
-
-``host``    the server runs as the harness's user with the minimal environment of
-            ``environment.child_env``, through a clean intermediate process (``process``), the
-            harness not dumpable — nothing else isolated (docs/SECURITY.md says what it can read).
-``sandbox`` bubblewrap (``bwrap``): new user/pid/ipc/uts namespaces, every capability dropped, a
-            fresh HOME and /tmp, the host's home directories and this checkout invisible, system
-            directories read-only with the host's secret files in them masked, declared env
-            names given dummy values, the network kept for package fetch, and a package cache of
-            the server's own (installs stay warm across its launches; no other server sees it).
-``docker``  one container per server (argv built by ``docker_argv``); runs for real on GitHub.
-
-What reaches the host side (issue #9, kind 4): the ``bwrap`` process itself runs with an empty
-environment. The server's environment is handed over as ``--clearenv --setenv NAME VALUE …``
-arguments read from an inherited memory file (``--args FD``), so no value shows in ``ps`` or in
-``/proc/<bwrap>/environ``, and nothing an entry sets can change how ``bwrap`` (a host-side C
-program) loads or runs. ``docker`` gets the values from an ``--env-file`` read the same way.
-
-What reaches the sandbox from the host: a fixed set (system directories read-only, a fresh
-working directory and the server's own cache writable) plus what the target's builder vouches for,
-read-only: folders (``Target.host_dirs``) and single files (``Target.host_files``). Nothing a
-command or a config *names* is bound in on that account alone: a catalog command naming a host file
-once had that file's folder bound. What ``measure --command`` names is the file, never its folder
-(``named_paths``); no shown folder is a home folder or an ancestor of one, and every shown folder
-has its secret files masked (``SECRET_PATHS``). The record lists what was shown
-(``shown_host_paths``, ``shownHostPaths``).
-
-Every record carries the mode in ``isolation`` (see ``isolation.describe``).
+"""Isolation modes (``host``, ``sandbox`` with bubblewrap, ``docker``): their argv, and which host paths a server
+may see. docs/SECURITY.md, "Isolation".
 """
 
 from __future__ import annotations
@@ -106,25 +80,20 @@ def bwrap_path() -> str:
 
 
 def cache_root() -> Path:
-    """Where sandboxed launches keep package caches (npm, uv): never the user's own."""
+    """Where sandboxed launches keep package caches: never the user's own."""
     base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
     return Path(base) / "sandbox"
 
 
 def server_cache(name: str, launch: str) -> Path:
-    """The package cache of one server: ``cache_root()/servers/<name>-<16 hex>`` with ``npm/`` and
-    ``uv/`` inside, keyed by the name *and* the launch command (a changed command is a new
-    cache). Installing an npm or PyPI package runs its code, so a cache shared between servers is
-    one that any server can plant files in for the next to run (issue #9, kind 4); one cache per
-    server keeps its installs warm across its own launches and exposes them to no other server."""
+    """One server's own package cache, keyed by name and launch command: never shared."""
     digest = hashlib.sha256(f"{name}\0{launch}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
     label = name if names.is_result_name(name) else "server"  # a name becomes a path only if it is a slug
     return cache_root() / "servers" / f"{label}-{digest}"
 
 
 def visible_roots() -> list[str]:
-    """Host directories bound read-only into the sandbox: system dirs plus this Python's prefixes
-    (where ``uvx`` and the interpreter live)."""
+    """Host directories bound read-only: system directories plus this Python's prefixes."""
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     # in a fixed order, not a set's: the list reaches the record's shownHostPaths and bwrap's argv
     for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]):
@@ -143,15 +112,8 @@ def sandbox_path(path: str) -> str:
 
 def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown: tuple[str, ...] = (),
                start: Path | None = None, files: tuple[tuple[str, str], ...] = ()) -> list[str]:
-    """Wrap resolved ``argv`` for bubblewrap; run the result with an empty environment and
-    ``args_fd`` (holding ``env_args(env)``) inherited. ``workdir`` (the launch's working directory,
-    seen inside at ``SANDBOX_WORKDIR``) and ``cache`` (``server_cache``: ``npm/`` and ``uv/`` are
-    created) are the only writable host directories; ``shown`` (``Target.host_dirs``: directories
-    the caller vouches for, ``checked_dirs``) are bound read-only with their secret paths masked, and
-    ``files`` (``Target.host_files``: ``(host file, path inside)``, ``checked_files``) one file each,
-    read-only: the only other host paths the server sees. The server starts in ``start`` when given
-    (it must lie in ``shown``), else in ``workdir``. Raises ``ValueError`` for a ``shown`` directory
-    or a file ``checked_dirs``/``checked_files`` refuses, or a ``start`` outside them."""
+    """``argv`` wrapped for bubblewrap: ``workdir`` and ``cache`` writable, ``shown`` and ``files`` read-only.
+    Raises ``ValueError`` for a path that may not be shown."""
     shown = checked_dirs(shown)
     files = checked_files(files)
     if start is not None:
@@ -190,16 +152,13 @@ def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown:
 
 
 def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
-    """The directories a launch shows: ``vouched`` (``Target.host_dirs``) plus those the person
-    running the harness names in ``SHOWN_VARIABLE``."""
+    """``vouched`` plus the folders named in ``SHOWN_VARIABLE``."""
     extra = [d for d in os.environ.get(SHOWN_VARIABLE, "").split(os.pathsep) if d]
     return tuple(vouched) + tuple(d for d in extra if d not in vouched)
 
 
 def checked_dirs(dirs) -> tuple[str, ...]:
-    """``dirs`` as real absolute paths (symbolic links resolved: what is bound is what was checked);
-    raises ``ValueError`` for one that is not an existing absolute directory, that is a home folder
-    or an ancestor of one, that holds the harness's own caches, or that is or lies in a secret path."""
+    """``dirs`` as real absolute paths; raises ``ValueError`` for one that may not be shown (``folder_problem``)."""
     found: list[str] = []
     for folder in dirs:
         real = os.path.realpath(folder)
@@ -214,7 +173,7 @@ def checked_dirs(dirs) -> tuple[str, ...]:
 
 
 def folder_problem(real: str) -> str | None:
-    """Why the folder ``real`` (a real path) may not be shown, as a phrase after its name, or ``None``."""
+    """Why the real folder ``real`` may not be shown, as a phrase after its name, or ``None``."""
     homes = home_folders()
     held = sorted(home for home in homes if _under(home, real) and home != os.path.normpath(real))
     if held:
@@ -231,9 +190,7 @@ def folder_problem(real: str) -> str | None:
 
 
 def masked_by_sandbox(real: str) -> str | None:
-    """Why the real path ``real`` may not be shown at another path (reached through a symbolic link
-    a command names), as a phrase after its name, or ``None``: it lies in what the sandbox has of
-    its own (``/proc``: the harness's own entries) or is a host secret file it masks where it lies."""
+    """Why ``real`` may not be shown through a link (in /proc, /dev, /sys, or a masked secret), or ``None``."""
     if any(_under(real, d) for d in SANDBOX_OWN):
         return "lies in /proc, /dev or /sys (the sandbox has its own)"
     secret = list(SECRET_FILES) + [p for pattern in SECRET_GLOBS for p in glob.glob(pattern)]
@@ -243,10 +200,7 @@ def masked_by_sandbox(real: str) -> str | None:
 
 
 def checked_files(files) -> tuple[tuple[str, str], ...]:
-    """``files`` (``(host path, path inside)``) with each host path resolved to the real file it
-    names; raises ``ValueError`` for one that is not an existing regular file named by an absolute
-    path, whose named or real path is or lies in a secret path, or whose path inside is not absolute
-    or would cover what the sandbox itself sets up (its home, a system directory)."""
+    """``files`` with host paths resolved; raises ``ValueError`` for one that may not be shown."""
     found: list[tuple[str, str]] = []
     for host, inside in files:
         real = os.path.realpath(host)
@@ -268,8 +222,7 @@ def checked_files(files) -> tuple[tuple[str, str], ...]:
 
 
 def home_folders() -> set[str]:
-    """Every home folder of this machine (real paths): the user's, ``$HOME``, ``/root`` and every
-    account's in the password database."""
+    """Every home folder of this machine, as real paths."""
     homes = {os.path.expanduser("~"), os.environ.get("HOME") or "~", "/root"}
     try:
         homes |= {entry.pw_dir for entry in pwd.getpwall() if entry.pw_dir.startswith("/")}
@@ -279,7 +232,6 @@ def home_folders() -> set[str]:
 
 
 def _secret_pattern(suffix: str) -> re.Pattern[str]:
-    """One expression for every ``SECRET_PATHS`` entry, ``*`` matching within a component."""
     spelled = ("/".join(re.escape(c).replace(r"\*", "[^/]*") for c in parts) for parts in SECRET_PATHS)
     # any case: on a case-insensitive file system ``.SSH`` is ``.ssh``, and masking more costs nothing
     return re.compile(r"(?:^|/)(" + "|".join(spelled) + ")" + suffix, re.IGNORECASE)
@@ -290,17 +242,13 @@ _SECRET_LAST = _secret_pattern("$")
 
 
 def secret_part(path: str) -> str | None:
-    """The part of ``path`` that is a ``SECRET_PATHS`` entry when ``path`` is one or lies in one
-    (``/a/.ssh/id`` lies in ``.ssh``), else ``None``."""
+    """The ``SECRET_PATHS`` entry ``path`` is or lies in, else ``None``."""
     found = _SECRET_ANYWHERE.search(os.path.normpath(path))
     return found.group(1) if found else None
 
 
 def folder_masks(folder: str) -> list[str]:
-    """bwrap arguments masking every secret path (``SECRET_PATHS``) in the shown ``folder``: a file
-    by ``/dev/null``, a folder by an empty read-only tmpfs. Symbolic links are left alone (inside
-    the sandbox they point at sandbox paths). Folders in ``NOT_SEARCHED`` are not descended into,
-    nor git's store below ``.git``. Raises ``ValueError`` past ``MAX_SEARCHED`` entries."""
+    """bwrap arguments masking every secret path in ``folder``; ``ValueError`` past ``MAX_SEARCHED``."""
     args: list[str] = []
     searched, stack = 0, [folder]
     while stack:
@@ -327,17 +275,7 @@ def folder_masks(folder: str) -> list[str]:
 
 
 def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """What a command the person running the harness typed names, to show to the sandbox:
-    ``(folders, files)`` for ``Target.host_dirs`` and ``Target.host_files``. Each argument (the
-    program too when it holds a ``/``, and the value of ``--option=value``) naming an existing file
-    shows *that file*, read-only, at the path named — never its folder; a relative one (no ``..``),
-    at the same place under the sandbox's working directory, where the server starts. One naming an
-    existing folder by absolute path shows that folder with its secret paths masked. What the
-    sandbox shows anyway (system directories) or keeps empty (``/tmp`` and the like) is left out.
-    Raises ``ValueError`` for a file that is or lies in a secret path and for a folder
-    ``checked_dirs`` refuses (a home folder or an ancestor of one, the harness's caches) or that is
-    too large to search for secret paths (``folder_masks``). Never use
-    it on a command someone else wrote: every file it names would become readable."""
+    """``(folders, files)`` to show for a command the user typed; never use it on a command someone else wrote."""
     roots = visible_roots() + [d for d in MERGED_USR_LINKS if os.path.exists(d)]
     folders: list[str] = []
     files: list[tuple[str, str]] = []
@@ -362,10 +300,7 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
 
 
 def shown_host_paths(host_dirs: tuple[str, ...], host_files: tuple[tuple[str, str], ...]) -> list[str]:
-    """The host paths a sandboxed launch of a target with ``host_dirs`` and ``host_files`` is shown,
-    read-only, as the record's ``shownHostPaths``: the system directories, this Python's prefixes, the
-    shown folders (``shown_dirs``) and files; the user's home folder written ``~``. What cannot be
-    shown is left out (the launch refuses it). Never raises."""
+    """The record's ``shownHostPaths`` for a sandboxed launch. Never raises."""
     paths = list(visible_roots())
     for folder in shown_dirs(host_dirs):
         try:
@@ -383,15 +318,12 @@ def shown_host_paths(host_dirs: tuple[str, ...], host_files: tuple[tuple[str, st
 
 
 def env_args(env: dict[str, str]) -> bytes:
-    """The server's environment as bwrap arguments for ``--args FD``: ``--clearenv`` then one
-    ``--setenv NAME VALUE`` per variable, NUL-separated, with the sandbox's own HOME, TMPDIR and
-    PATH. Raises ``ValueError`` for a NUL in a name or value (the catalog refuses those first)."""
+    """The environment as bwrap ``--args`` with the sandbox's HOME, TMPDIR and PATH."""
     return env_args_verbatim(dict(env, HOME=SANDBOX_HOME, TMPDIR="/tmp", PATH=sandbox_path(env.get("PATH", ""))))
 
 
 def env_args_verbatim(inner: dict[str, str]) -> bytes:
-    """``env_args`` for an environment already as the server sees it inside the sandbox (what its
-    launcher gave it there: ``harness.probe.resolve``), every variable kept as it is, in order."""
+    """``env_args`` for an environment already as the server sees it, kept as it is."""
     parts = ["--clearenv"]
     for name, value in inner.items():
         parts += ["--setenv", name, value]
@@ -401,9 +333,7 @@ def env_args_verbatim(inner: dict[str, str]) -> bytes:
 
 
 def secret_masks() -> list[str]:
-    """bwrap arguments hiding the host's secret files (``SECRET_FILES``, ``SECRET_GLOBS``,
-    ``SECRET_DIRS``) that exist here; symbolic links are left alone (their targets are listed
-    themselves or lie outside what the sandbox sees)."""
+    """bwrap arguments hiding the host secret files and folders that exist here."""
     args: list[str] = []
     files = list(SECRET_FILES) + sorted(p for pattern in SECRET_GLOBS for p in glob.glob(pattern))
     for path in files:
@@ -417,11 +347,7 @@ def secret_masks() -> list[str]:
 
 def docker_argv(argv: list[str], env_names: list[str], image: str, workdir: str = "/work",
                 memory: str = "2g", cpus: str = "1", pids: int = 512, env_file: str | None = None) -> list[str]:
-    """``docker run`` argv for one server: removed on exit, stdin attached, resource limits, no
-    host mounts or credentials. Env values never appear in the argv: with ``env_file`` (e.g.
-    ``/dev/fd/N`` holding ``env_file_text``) they are read from it, so the docker client's own
-    environment holds none of them; otherwise each of ``env_names`` is passed by name (``-e NAME``
-    reads the value from the client's environment)."""
+    """``docker run`` argv for one server; values from ``env_file`` or by name, never in argv."""
     args = ["docker", "run", "--rm", "-i", "--init", f"--memory={memory}", f"--cpus={cpus}",
             f"--pids-limit={pids}", "--security-opt=no-new-privileges", "--cap-drop=ALL",
             "--network=bridge", f"--workdir={workdir}", "--tmpfs", "/tmp"]
@@ -434,8 +360,7 @@ def docker_argv(argv: list[str], env_names: list[str], image: str, workdir: str 
 
 
 def env_file_text(env: dict[str, str]) -> bytes:
-    """``NAME=value`` lines for ``docker run --env-file``. Raises ``ValueError`` naming the
-    variable (never its value) when a value holds a line break, which that format cannot carry."""
+    """``NAME=value`` lines for ``--env-file``; ``ValueError`` for a line break or NUL."""
     for name, value in env.items():
         if any(c in value or c in name for c in "\n\r\0"):
             raise ValueError(f"the value of {name} holds a line break or NUL, which docker --env-file cannot pass")
@@ -450,7 +375,7 @@ DOCKER_IMAGES = {
 
 
 def docker_image_for(program: str) -> str:
-    """The pinned image for a launcher name (``npx``, ``uvx``; anything else gets the node image)."""
+    """The pinned image for a launcher name (the node image for any other)."""
     return DOCKER_IMAGES.get(os.path.basename(program), DOCKER_IMAGES["npx"])
 
 

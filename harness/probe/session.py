@@ -1,17 +1,5 @@
-"""The MCP conversation this harness holds with a server (protocol revision 2025-11-25: lifecycle,
-``tools/list`` pagination, tool-list change notifications), independent of the transport.
-
-1. ``initialize`` with ``capabilities: {}`` — the harness declares nothing it cannot do
-   (spec, "What the client declares").
-2. ``notifications/initialized``.
-3. ``tools/list`` following ``nextCursor`` (see ``Conversation.list_all``), then, for a server that
-   declares ``tools.listChanged``, the settle window (``Conversation.list_settled``).
-
-While waiting for a reply the client answers ``ping`` with an empty result and any other server
-request with JSON-RPC error -32601, since it declared no capability that would make such a request
-legitimate. Notifications are read (``notifications/tools/list_changed`` is counted) and never
-answered. Replies are matched to requests as leniently as the official SDKs match them
-(``replies.answers``); a reply that answers nothing this client asked is counted as noise.
+"""The MCP conversation, independent of the transport: initialize, initialized, every ``tools/list`` page, the
+settle window. docs/METHODOLOGY.md, "Talking MCP the way clients do".
 """
 
 from __future__ import annotations
@@ -40,12 +28,12 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 LIST_CHANGED = "notifications/tools/list_changed"
 METHOD_NOT_FOUND = -32601
 
-# The settle window (issue #11, item 3), in seconds. After each complete listing of a server that
+# The settle window, in seconds. After each complete listing of a server that
 # declares tools.listChanged, the client waits for notifications/tools/list_changed and lists again
 # when one arrives (or arrived during the listing). A listing of zero tools gets the longer wait
 # before zero is believed; the whole settling never takes more than SETTLE_MAX_SECONDS or
 # MAX_RELISTS extra listings, and never outlives the launch's deadline.
-# After a listing *with* tools the quiet window is short (issue #16, item 4): the TypeScript SDK's
+# After a listing *with* tools the quiet window is short: the TypeScript SDK's
 # McpServer declares listChanged on every server, nearly all of which register their tools before
 # they connect and never notify, so a long window was pure waiting on every launch. A server that
 # registers more tools as part of answering (right after the reply, or on the same startup burst)
@@ -59,10 +47,7 @@ MAX_RELISTS = 10
 
 
 class Transport(Protocol):
-    """What the conversation needs of a transport. ``send`` returns ``None``, or for a notification
-    the server refused (an HTTP error status) one sentence saying how it refused. A transport may
-    also hold ``leniencies``: ``compatibility.Finding`` items for framing it tolerated (a byte-order
-    mark, bytes that are not UTF-8), read once the conversation ends."""
+    """What the conversation needs of a transport."""
 
     async def send(self, message: dict) -> str | None: ...
     async def receive(self): ...
@@ -76,19 +61,8 @@ class _Stop(Exception):
 
 async def converse(transport: Transport, capture: Capture, limits: Limits, *,
                    capabilities: dict | None = None, after_tools=None) -> None:
-    """Run initialize → initialized → tools/list pages (→ settle), filling ``capture`` as it goes.
-
-    ``capture.phase`` always names the step in progress, so a caller that cancels this coroutine
-    (the measurement deadline) knows where the run ended. On failure ``capture.failure`` is set;
-    nothing is raised for anything the server does. Transport limit errors propagate as
-    ``Failure(kind="limit")``.
-
-    Hooks for the readings beside the headline (issue #14), both off by default: ``capabilities``
-    replaces the empty client capabilities at ``initialize`` (the capability probe; the headline
-    always declares none); ``after_tools(conversation, capture, limits)`` runs once the tool list
-    has settled (resources/prompts side figures), sends its requests through
-    ``Conversation.request`` and must not touch ``capture.tools`` or ``capture.failure``.
-    """
+    """Run initialize → initialized → tools/list pages (→ settle), filling ``capture``; never raises for what the
+    server does. ``after_tools`` must not touch ``capture.tools`` or ``capture.failure``."""
     talk = Conversation(transport, capture, limits)
     capture.transport = capture.transport or getattr(transport, "name", None)
 
@@ -106,12 +80,8 @@ async def converse(transport: Transport, capture: Capture, limits: Limits, *,
 
 
 async def discover(transport: Transport, capture: Capture, limits: Limits) -> None:
-    """The 2026-07-28 revision's flow: ``server/discover`` then ``tools/list`` pages, each request
-    carrying the revision, client info and (empty) capabilities in ``params._meta``.
-
-    Used only after ``initialize`` was refused, to publish a separate, labelled figure; fills
-    ``capture`` like ``converse`` (``negotiated_version`` = the revision listed under).
-    """
+    """The 2026-07-28 flow (``server/discover``, then ``tools/list`` pages), used only after a refused
+    ``initialize``, for a separate figure."""
     meta = {META_VERSION: capture.requested_version, META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}
     talk = Conversation(transport, capture, limits, meta)
     capture.transport = capture.transport or getattr(transport, "name", None)
@@ -125,12 +95,7 @@ async def discover(transport: Transport, capture: Capture, limits: Limits) -> No
 
 
 async def run_within(conversation, transport: Transport, capture: Capture, limits: Limits, budget: float) -> None:
-    """Run ``conversation`` (``converse`` or ``discover``) under one deadline of ``budget`` seconds
-    for the whole exchange; a passed deadline or a crossed bound becomes ``capture.failure``.
-
-    A deadline that passes while a complete listing is already in hand (the settle window) keeps
-    that listing, with a note: the list was answered, only the wait for a later one was cut short.
-    """
+    """Run ``conversation`` under one deadline; a complete listing in hand survives it."""
     try:
         async with asyncio.timeout(budget):
             await conversation(transport, capture, limits)
@@ -153,15 +118,13 @@ async def run_within(conversation, transport: Transport, capture: Capture, limit
 
 
 def declares_list_changed(capabilities: object) -> bool:
-    """True when an ``initialize`` (or ``server/discover``) result's ``capabilities`` declare
-    ``tools.listChanged: true`` (spec, "Tools › Capabilities")."""
+    """True when a result's ``capabilities`` declare ``tools.listChanged: true``."""
     tools = capabilities.get("tools") if isinstance(capabilities, dict) else None
     return isinstance(tools, dict) and tools.get("listChanged") is True
 
 
 def initialize_request(version: str, request_id: int = 1, capabilities: dict | None = None) -> dict:
-    """The ``initialize`` request this harness sends (no client capabilities unless the capability
-    probe passes ``capabilities``)."""
+    """The ``initialize`` request this harness sends."""
     return {
         "jsonrpc": "2.0",
         "id": request_id,
@@ -171,8 +134,6 @@ def initialize_request(version: str, request_id: int = 1, capabilities: dict | N
 
 
 async def _guarded(talk: "Conversation", steps) -> None:
-    """Run a conversation's ``steps`` coroutine; turn a stop or a vanished server into
-    ``capture.failure``, or mark the capture ``done``."""
     capture = talk.capture
     try:
         await steps
@@ -189,16 +150,13 @@ async def _guarded(talk: "Conversation", steps) -> None:
 
 
 def _tolerated(capture: Capture, finding: compatibility.Finding) -> None:
-    """A leniency the harness took: a note in the record, and a compatibility finding naming the
-    clients that would not take it."""
     if finding.what not in capture.notes:
         capture.notes.append(finding.what)
     compatibility.add(capture, finding)
 
 
 async def _drain(transport: Transport, seconds: float = 2.0) -> None:
-    """After a write found the server gone, read what it printed before exiting, so its non-JSON
-    lines are counted the same whichever side noticed the exit first."""
+    """After a write found the server gone, read what it printed (noise counts the same either way)."""
     try:
         async with asyncio.timeout(seconds):
             while await transport.receive() is not None:
@@ -208,8 +166,7 @@ async def _drain(transport: Transport, seconds: float = 2.0) -> None:
 
 
 class Conversation:
-    """One client side of the conversation: request ids (1, 2, 3, … in the order sent), replies,
-    server requests, and the ``notifications/tools/list_changed`` count."""
+    """One client side of the conversation: request ids, replies, server requests, list_changed count."""
 
     def __init__(self, transport: Transport, capture: Capture, limits: Limits, meta: dict | None = None):
         self.transport, self.capture, self.limits, self.meta = transport, capture, limits, meta
@@ -220,8 +177,7 @@ class Conversation:
         self._string_ids = False
 
     async def request(self, method: str, params: dict) -> dict:
-        """Send one request and return its ``result``. Raises ``_Stop`` for an error reply, a
-        result that is not an object, or a server that went away."""
+        """Send one request and return its ``result``; raises ``_Stop`` for anything else."""
         request_id, self.next_id = self.next_id, self.next_id + 1
         await self.transport.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return await self._result(request_id)
@@ -245,9 +201,8 @@ class Conversation:
         capture.declared_tools_capability = isinstance(caps, dict) and "tools" in caps
 
     async def initialized(self) -> None:
-        """Send ``notifications/initialized`` (its own phase). A refusal of it ends nothing: like the
-        Python SDK, the harness goes on to ``tools/list``; the record names the refusal and the
-        clients that stop there (the TypeScript SDK's ``connect`` throws on it)."""
+        """Send ``notifications/initialized``; a refusal is recorded and, as in the Python SDK, the listing goes
+        on."""
         self.capture.phase = "notifications/initialized"
         refusal = await self.transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         if refusal is not None:
@@ -256,15 +211,13 @@ class Conversation:
                 "as the Python SDK does", (compatibility.TYPESCRIPT,)))
 
     async def list_settled(self) -> None:
-        """List every page; for a server declaring ``tools.listChanged``, keep listing while
-        ``notifications/tools/list_changed`` arrives within the settle window. ``capture.tools``
-        always holds the last complete listing."""
+        """List every page, relisting while ``list_changed`` arrives within the settle window."""
         capture, loop = self.capture, asyncio.get_running_loop()
         before = self.list_changed
         self._adopt(await self.list_all(1))
         if not declares_list_changed(capture.capabilities):
             return
-        first, started, listings = len(capture.tools), loop.time(), 1
+        first, started, listings = len(capture.tools or ()), loop.time(), 1
         settled = started  # when the last listing completed
         while True:
             if self.list_changed == before:  # nothing arrived during the listing: wait for it
@@ -295,7 +248,7 @@ class Conversation:
         if listings > 1:
             capture.notes.append(
                 f"declared tools.listChanged and sent {LIST_CHANGED}: listed {listings} times; the list settled "
-                f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools)} tools), "
+                f"within {max(1, math.ceil(seconds))} s of the first listing ({first} → {len(capture.tools or ())} tools), "
                 "and the settled list is published")
         elif not capture.tools and self.deaf:
             capture.notes.append(f"declared tools.listChanged and listed zero tools; nothing could carry {LIST_CHANGED} "
@@ -306,9 +259,6 @@ class Conversation:
                                  f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
 
     async def _wait_list_changed(self, seconds: float) -> bool:
-        """Read messages for up to ``seconds`` until a ``notifications/tools/list_changed``; False
-        when none came, or when nothing more can come (the server exited, or the transport has no
-        channel for unrelated notifications)."""
         self.capture.phase = "tools/list settle"
         seen = self.list_changed
         try:
@@ -330,13 +280,7 @@ class Conversation:
         return True
 
     async def list_all(self, listing: int) -> tuple[list, int]:
-        """One complete ``tools/list``: every page, concatenated in server order; ``(tools, pages)``.
-
-        Only an absent or ``null`` ``nextCursor`` ends the list: a cursor is an opaque string, so
-        ``""`` is a cursor and is followed, with a note (spec, "Pagination"; issue #11, item 1).
-        A cursor the server already sent stops the listing as a failure naming the cursor, instead
-        of looping; ``limits.max_pages`` bounds the pages of one listing.
-        """
+        """One complete ``tools/list`` as ``(tools, pages)``; only an absent or null ``nextCursor`` ends it."""
         capture = self.capture
         tools: list = []
         seen: dict[str, int] = {}  # cursor → the page that first carried it
@@ -389,9 +333,8 @@ class Conversation:
                                      "(only an absent or null nextCursor ends the list), so it was followed")
 
     async def _list_page(self, cursor: str | None, page: int) -> dict | None:
-        """One ``tools/list`` page's result; ``None`` for a server that declares no tools
-        capability and answers the first page with -32601 (it has no tools to list)."""
-        params = {"cursor": cursor} if cursor is not None else {}
+        """One page's result; ``None`` for -32601 on the first page from a server without tools."""
+        params: dict[str, object] = {"cursor": cursor} if cursor is not None else {}
         if self.meta:
             params["_meta"] = self.meta
         try:
@@ -407,7 +350,6 @@ class Conversation:
             return None
 
     async def _result(self, request_id: int) -> dict:
-        """Wait for the reply to ``request_id``; answer server requests meanwhile; return its result."""
         while True:
             incoming = await self.transport.receive()
             if incoming is None:
@@ -434,7 +376,6 @@ class Conversation:
             return result
 
     def _unknown(self, incoming) -> None:
-        """A reply that answers no request of ours: noise (issue #11, item 2)."""
         self.unknown_ids.append(incoming.message.get("id"))
         self.transport.note_noise(incoming.raw)
 
@@ -461,10 +402,9 @@ class Conversation:
 
 
 def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
-    """Fill ``capture`` from a ``server/discover`` result and pick the revision to list under."""
     supported = result.get("supportedVersions")
     capture.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else None
-    capture.declared_tools_capability = bool(capture.capabilities) and "tools" in capture.capabilities
+    capture.declared_tools_capability = bool(capture.capabilities and "tools" in capture.capabilities)
     capture.instructions = replies.text_or_none(result.get("instructions"))
     info = (result.get("_meta") or {}).get(META_SERVER_INFO) if isinstance(result.get("_meta"), dict) else None
     if isinstance(info, dict):
@@ -477,6 +417,5 @@ def _adopt_discover(result: dict, capture: Capture, meta: dict) -> None:
 
 
 def _keys(capabilities: dict | None) -> str:
-    """The capability names a server declared, for a note (``resources, prompts`` or ``none``)."""
     names = [redact.cut(str(k), 40) for k in capabilities] if isinstance(capabilities, dict) else []
     return ", ".join(names[:8]) if names else "none"

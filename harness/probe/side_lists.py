@@ -1,21 +1,11 @@
-"""Listing resources, resource templates and prompts in the same session as the headline's
-``tools/list`` (side figures, method side-lists/v1; issue #14; counting rules in
-:mod:`harness.core.side_figures`).
-
-Runs as the ``after_tools`` step of ``session.converse``, so only once the tool list is complete,
-and only the lists whose capability the server declared at initialize. It follows ``nextCursor``
-per the 2025-11-25 pagination rules — an absent (or null) cursor ends a list; any string, the empty
-one included, is a cursor — under the same page cap as tools and a repeated-cursor guard.
-
-It can never cost the headline anything: it has its own time budget, cut to end before the
-launch's deadline, and whatever goes wrong (an error reply, a malformed page, a server that exits
-or floods) becomes that list's ``error`` and ends the side step — ``capture.tools``,
-``capture.failure`` and ``capture.phase`` are left as the tool listing left them.
+"""Resources, resource templates and prompts listed after the tools, in their own budget. docs/METHODOLOGY.md,
+"Resources and prompts (side figures)".
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from harness.core.side_figures import LISTS, METHOD, figure
 from harness.probe import redact
@@ -24,7 +14,7 @@ from harness.probe.outcome import Capture
 # The session's request/reply primitive (``Conversation.request``): ids, lenient reply matching,
 # server requests answered while waiting, an error reply turned into _Stop. Reused rather than
 # re-implemented, so both listings read replies alike.
-from harness.probe.session import _Stop
+from harness.probe.session import _Stop, converse
 
 SIDE_BUDGET_SECONDS = 15.0  # at most, for all three lists together
 MARGIN_SECONDS = 2.0  # left before the launch's own deadline
@@ -32,7 +22,6 @@ MIN_SECONDS = 1.0  # below this the lists are not asked for at all
 
 
 class _SideStop(Exception):
-    """One list ended without a figure; ``str()`` says why. ``fatal``: the transport is gone."""
 
     def __init__(self, why: str, fatal: bool = False):
         super().__init__(why)
@@ -46,8 +35,7 @@ def declared(capabilities: object) -> list[tuple[str, str, str]]:
 
 
 def after_tools_until(deadline: float):
-    """An ``after_tools`` step that collects the side lists into ``capture.side_lists`` and ends
-    ``MARGIN_SECONDS`` before ``deadline`` (``loop.time()`` seconds) at the latest."""
+    """An ``after_tools`` step collecting the side lists, ending ``MARGIN_SECONDS`` before ``deadline``."""
     async def step(talk, capture: Capture, limits: Limits) -> None:
         lists = declared(capture.capabilities)
         if not lists:
@@ -61,9 +49,8 @@ def after_tools_until(deadline: float):
 
 
 async def collect(talk, limits: Limits, lists: list, seconds: float) -> dict:
-    """``{record key: {"items": [...], "pages": n} | {"error": why}}`` for ``lists``, asked through
-    ``talk`` (a ``session.Conversation``) within ``seconds`` for all of them; never raises for
-    anything the server does."""
+    """``{record key: {"items", "pages"} | {"error"}}`` for ``lists`` within ``seconds``; never raises for what
+    the server does."""
     out: dict = {}
     try:
         async with asyncio.timeout(seconds):
@@ -119,8 +106,7 @@ async def _ask(talk, method: str, params: dict) -> dict:
 
 
 def to_record(collected: dict, redactor) -> dict:
-    """The record's ``sideLists`` object (see :mod:`harness.core.side_figures`): each list's items
-    with declared secret values redacted before counting, so the figure re-derives from them."""
+    """The record's ``sideLists`` object, each list's items redacted before counting."""
     out: dict = {"method": METHOD}
     for key, *_ in LISTS:
         entry = collected.get(key)
@@ -135,12 +121,8 @@ def to_record(collected: dict, redactor) -> dict:
 
 
 def with_side_lists(launcher):
-    """``launcher`` (``launch_once``-shaped) whose default conversation collects the side lists
-    after the tools; a caller that passes its own ``conversation`` (``discover``) is unchanged."""
-    import functools
-
-    from harness.probe.session import converse
-
+    """``launcher`` whose default conversation collects the side lists after the tools; a passed ``conversation``
+    is kept."""
     async def launch(target, budget: float, limits: Limits, version: str, **kwargs):
         if "conversation" not in kwargs:
             deadline = asyncio.get_running_loop().time() + budget

@@ -1,20 +1,11 @@
-"""From a failed launch's evidence to one status of the spec's failure taxonomy
-(methodology, "Failure taxonomy — no silent drops").
-
-Decisions rest on structured evidence first — which phase ended the run, the JSON-RPC error code
-and message, the exit code, the limit that was hit. Only one question has no structured answer: a
-server that exits at start-up because it wants a credential. For that the stderr tail is read with
-a narrow rule (a line naming a credential — a credential word or one of the entry's declared env
-vars — together with a word saying it is missing, invalid, required or unauthorized; issue #10), and
-the note quotes the line that decided it. A line like ``Unexpected token '<' in JSON`` names no
-credential and is not auth evidence.
-"""
+"""From a failed launch's evidence to one status (``classify``). docs/METHODOLOGY.md, "Statuses"."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from harness.core.canonical import stringify
 from harness.probe import machine
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -51,10 +42,8 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 @dataclass(frozen=True)
 class Verdict:
-    """A failure status and the sentence of evidence that decided it. ``environment``: the line
-    showing the measuring machine's own network or toolchain failed (``harness.probe.machine``),
-    published as the record's ``environmentEvidence``, and ``cause`` (``machine.CAUSES``) as its
-    ``environmentCause``; ``None`` otherwise (the status is then never ``not-measured-here``)."""
+    """A failure status and the evidence that decided it; ``environment`` and ``cause`` are set only for
+    ``not-measured-here``."""
 
     status: str
     evidence: str
@@ -66,7 +55,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
     """The status for a failed ``capture`` (``capture.failure`` must be set)."""
     failure = capture.failure
     assert failure is not None
-    declared = _declared_not_applicable(target, capture)
+    declared = _declared_not_applicable(target, capture, failure)
     if declared:
         return declared
     if _is_protocol_refusal(failure):
@@ -88,10 +77,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
 
 
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
-    """``not-measured-here`` in place of ``verdict`` when the stderr tail shows the machine's own
-    failure (``machine.evidence_and_cause``); ``verdict`` otherwise. A launch that started from the
-    harness's own install (``target.resolved``) ran no package manager — the registry was reached in
-    this very run — so its tail is the server's own words."""
+    """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
     found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
     if found is None:
@@ -106,8 +92,6 @@ def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
 
 
 def _unresolved_here(failure: Failure) -> Verdict | None:
-    """A remote host that does not resolve on a machine that resolves no well-known name either
-    (``machine.resolves_names``): the machine has no DNS, which says nothing about the endpoint."""
     if not failure.detail.startswith("DNS:") or machine.resolves_names():
         return None
     line = f"{failure.detail}; this machine resolves none of {', '.join(machine.dns_control_hosts())} either"
@@ -115,12 +99,8 @@ def _unresolved_here(failure: Failure) -> Verdict | None:
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
-    """The first line of the failure's own words that asks for a credential, or ``None``.
-
-    A line counts only when it makes a credential claim: a credential word (``_CREDENTIAL``), or one
-    of the entry's declared env names, within 80 characters of a word saying it is missing,
-    invalid, required or refused (``_MISSING``). Merely naming a declared variable ("Starting with
-    SLACK_TEAM_ID workspace config") is not evidence (issue #10)."""
+    """The first line asking for a credential, or ``None``: a credential word or declared name within 80
+    characters of missing/invalid/required/refused."""
     failure = capture.failure
     texts = [failure.message or "", capture.stderr_tail] if failure else [capture.stderr_tail]
     named = _named_claim(target.env)
@@ -142,14 +122,11 @@ _ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|
 
 
 def credential_request(line: str) -> bool:
-    """Whether ``line`` asks for a credential (``_ASKED``): a verb asking to provide or set it
-    within 80 characters of a credential word or a credential-shaped variable name, or such a
-    name followed by a word saying it is missing."""
+    """Whether ``line`` asks for a credential (``_ASKED``)."""
     return bool(_ASKED.search(line))
 
 
 def _named_claim(env_names) -> re.Pattern | None:
-    """A declared env name tied to a claim word, in either order (issue #10)."""
     if not env_names:
         return None
     names = "|".join(re.escape(name) for name in env_names)
@@ -164,17 +141,15 @@ _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|Modul
 
 
 def _broken_after(auth_line: str, stderr_tail: str) -> bool:
-    """Whether the tail's last error line (``last_line``) is a crash ``_BROKEN`` names, other than
-    ``auth_line``: then the failure is the package's own break, not a credential it asked for."""
+    """Whether the tail's last error line is a crash of the package's own (``_BROKEN``)."""
     last = last_line(stderr_tail)
-    return bool(last) and last != auth_line and bool(_BROKEN.search(last))
+    return last is not None and last != auth_line and bool(_BROKEN.search(last))
 
 
-def _declared_not_applicable(target: Target, capture: Capture) -> Verdict | None:
+def _declared_not_applicable(target: Target, capture: Capture, failure: Failure) -> Verdict | None:
     declared = target.not_applicable
     if declared is None:
         return None
-    failure = capture.failure
     words = "\n".join([failure.detail, failure.message or "", capture.stderr_tail])
     if declared.evidence and declared.evidence.lower() in words.lower():
         return Verdict(NOT_APPLICABLE, f"{declared.reason}; the failure said {declared.evidence!r} ({_where(failure)})")
@@ -202,8 +177,6 @@ def _refusal_evidence(failure: Failure) -> str:
     text = f"initialize answered JSON-RPC error {failure.code}: {failure.message!r}"
     supported = supported_versions(failure.data)
     if supported is not None:
-        from harness.core.canonical import stringify
-
         text += f"; data.supported: {stringify(supported)}"
     return text
 
@@ -228,9 +201,7 @@ _FRAME = re.compile(r"^(?:at |File \"|\^|\w+\.\w+\(|throw )")
 
 
 def last_line(text: str) -> str | None:
-    """The most telling line of a stderr tail: the last line that reads like an error (skipping
-    package-manager boilerplate such as npm's "A complete log of this run…"), else the last
-    non-blank line (at most 300 characters); ``None`` for an empty tail."""
+    """The most telling line of a stderr tail (at most 300 characters), or ``None``."""
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _BOILERPLATE.search(line.strip())]
     errors = [line for line in lines if _ERROR_LINE.search(line) and not _FRAME.match(line)]
     chosen = errors[-1] if errors else (lines[-1] if lines else None)

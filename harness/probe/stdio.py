@@ -1,11 +1,5 @@
-"""Newline-delimited JSON-RPC over a child's stdin/stdout (MCP stdio transport, 2025-11-25).
-
-Written here rather than taken from the ``mcp`` SDK's ``stdio_client`` because measurement needs
-what the SDK discards: the SDK validates every line into pydantic models (reordering and dropping
-fields, rejecting lone surrogates that ``JSON.parse`` accepts) and turns non-JSON stdout lines into
-exceptions. This transport hands up each line's raw text, parsed with JavaScript ``JSON.parse``
-semantics, counts non-JSON lines instead of failing, bounds line size, total bytes and the stderr
-tail, and ends the whole process group on close.
+"""Newline-delimited JSON-RPC over a child's stdin/stdout, keeping each line's raw text (the SDK's client drops
+it) and counting non-JSON lines.
 """
 
 from __future__ import annotations
@@ -19,7 +13,7 @@ from pathlib import Path
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import compatibility, process, redact
 from harness.probe.limits import Limits, MalformedReply, TransportLimitExceeded  # noqa: F401 - re-exported
-from harness.probe.noise import Noise
+from harness.probe.replies import Noise
 
 EOF_MARK = object()
 BOM = "\ufeff"
@@ -28,17 +22,16 @@ STDERR_DRAIN_SECONDS = 0.5  # at most, after the teardown, for stderr's last byt
 
 
 class _NotUtf8(str):
-    """A stdout line whose bytes were not all UTF-8, decoded with U+FFFD in their place."""
+    """A stdout line with invalid UTF-8 replaced by U+FFFD."""
 
 
 class _Cut(str):
-    """What stdout held after its last newline when it closed: a line the server never finished
-    (it crashed mid-write), so a parse failure there is the exit's evidence, not a malformed reply."""
+    """A line the server never finished before stdout closed: evidence of the exit, not a malformed reply."""
 
 
 @dataclass
 class Incoming:
-    """One JSON-RPC message from the server: its raw line (str) and the parsed object (dict)."""
+    """One JSON-RPC message from the server: its raw line and the parsed object."""
 
     raw: str
     message: dict
@@ -52,7 +45,7 @@ class StdioTransport:
     env: dict[str, str]
     cwd: Path
     limits: Limits
-    noise: Noise | None = None
+    noise: Noise = field(init=False)
     pass_fds: tuple[int, ...] = ()  # inherited by the child (bwrap's --args descriptor)
     exit_code: int | None = None
     _proc: asyncio.subprocess.Process | None = None
@@ -65,8 +58,7 @@ class StdioTransport:
     name = "stdio"
 
     def __post_init__(self) -> None:
-        if self.noise is None:
-            self.noise = Noise(self.limits.max_noise_lines, what="non-JSON stdout lines")
+        self.noise = Noise(self.limits.max_noise_lines, what="non-JSON stdout lines")
 
     @property
     def noise_lines(self) -> int:
@@ -77,8 +69,7 @@ class StdioTransport:
         return self.noise.sample
 
     def note_noise(self, text: str) -> None:
-        """Count ``text`` (a line this client cannot use) as noise; see ``harness.probe.noise``.
-        Raises ``TransportLimitExceeded`` past ``limits.max_noise_lines``."""
+        """Count ``text`` as noise; raises ``TransportLimitExceeded`` past ``limits.max_noise_lines``."""
         self.noise.add(text)
 
     async def start(self) -> None:
@@ -97,7 +88,7 @@ class StdioTransport:
         return self._proc.pid if self._proc else None
 
     async def send(self, message: dict) -> None:
-        """Write one message as a JSON line. Raises ``ConnectionError`` if the server's stdin is gone."""
+        """Write one message as a JSON line; raises ``ConnectionError`` when stdin is gone."""
         assert self._proc and self._proc.stdin
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         try:
@@ -107,11 +98,8 @@ class StdioTransport:
             raise ConnectionError(f"server closed its stdin: {exc}") from None
 
     async def receive(self) -> Incoming | None:
-        """The next JSON-RPC message, or ``None`` once stdout has closed (the server exited).
-
-        Non-JSON lines are counted in ``noise_lines`` and skipped. Raises
-        ``TransportLimitExceeded`` when a bound in ``limits`` is crossed.
-        """
+        """The next JSON-RPC message, or ``None`` once stdout closed; non-JSON lines are counted and skipped.
+        Raises ``TransportLimitExceeded``."""
         while True:
             item = await self._lines.get()
             if item is EOF_MARK:
@@ -149,8 +137,7 @@ class StdioTransport:
             self.leniencies.append(finding)
 
     def stderr_tail(self) -> str:
-        """The last ``limits.stderr_tail_bytes`` of stderr, decoded as UTF-8 (invalid bytes
-        replaced), cut only after the current secrets were redacted (``redact.cut_tail``)."""
+        """The last ``limits.stderr_tail_bytes`` of stderr as text, redacted before the cut."""
         data = b"".join(self._stderr)[-(self.limits.stderr_tail_bytes + redact.CUT_MARGIN) :]
         return redact.cut_tail(data.decode("utf-8", errors="replace"), self.limits.stderr_tail_bytes)
 
@@ -183,9 +170,7 @@ class StdioTransport:
             return None
 
     async def _watch_exit(self) -> None:
-        """Once the server itself has exited, give stdout ``EXIT_EOF_GRACE`` seconds to reach EOF,
-        then report EOF anyway: a descendant holding the pipe open must not turn an exit into a
-        timeout. (``proc.wait()`` also waits for the pipes to close, so ``returncode`` is polled.)"""
+        """Report EOF ``EXIT_EOF_GRACE`` seconds after the server exited, even if a descendant holds stdout."""
         assert self._proc
         while self._proc.returncode is None:
             await asyncio.sleep(0.05)
@@ -233,7 +218,6 @@ class StdioTransport:
 
 
 def _decode(data: bytes | bytearray) -> str:
-    """A stdout line as text; bytes that are not UTF-8 become U+FFFD (``_NotUtf8`` says so)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -241,10 +225,7 @@ def _decode(data: bytes | bytearray) -> str:
 
 
 def parse_line(text: str) -> object:
-    """One line or event of a server's output parsed (``JSON.parse`` semantics), or ``None`` for
-    text that is not JSON — noise, counted by the caller. Raises ``MalformedReply`` for JSON this
-    client refuses (nested deeper than ``jsparse.MAX_DEPTH``) and for text that is plainly a
-    JSON-RPC message and does not parse: it arrived, so waiting longer can only end in silence."""
+    """One line parsed as ``JSON.parse`` would, or ``None`` for noise; ``MalformedReply`` for a broken reply."""
     try:
         return parse(text)
     except WireJSONError as exc:
@@ -257,8 +238,6 @@ def parse_line(text: str) -> object:
 
 
 def looks_like_reply(value: object) -> bool:
-    """A JSON object shaped like a response (an ``id`` and a ``result`` or ``error``, no
-    ``method``) whose ``jsonrpc`` is not ``"2.0"``: skipped as every SDK skips it, and remembered so
-    that a deadline passing after it is not published as silence."""
+    """A response-shaped object whose ``jsonrpc`` is not ``"2.0"``: skipped, but remembered."""
     return (isinstance(value, dict) and value.get("jsonrpc") != "2.0" and "id" in value and "method" not in value
             and ("result" in value or "error" in value))

@@ -1,39 +1,24 @@
-"""Ending a launch's processes off the critical path, and always before the work that launched them
-returns (issue #16, item 4).
-
-A capture is final once the server's last listing has been read: ending the process afterwards
-(close stdin, grace, SIGTERM, SIGKILL, the launch's group and tracker reaped —
-``process.terminate``) changes nothing in it but the attempt's exit code. Inside a :func:`scope`,
-``launch_once`` therefore hands the teardown of a *good* capture to :func:`defer` and returns at
-once; the teardown runs as a task beside whatever comes next (the other launch of the pair, the
-record) and the scope awaits every teardown it holds when it ends — on success, on an exception and
-on cancellation alike. A failed capture is still torn down before it is returned: its exit code and
-stderr tail decide its status.
-
-Scopes nest: ``measure`` opens one around its launches; a caller that opened one around several
-measurements (a sweep) receives the inner scope's teardowns when the inner one ends, so they keep
-running off that measurement's critical path too, and are awaited when the outer scope ends.
-Without any scope, ``defer`` is never used and every launch ends its process before it returns.
+"""Ending a launch's processes off the critical path: inside a ``scope``, a good capture's teardown is deferred
+as a task, awaited when the scope ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 
 _PENDING: ContextVar[set[asyncio.Task] | None] = ContextVar("mcp_context_cost_teardowns", default=None)
 
 
 def active() -> bool:
-    """Whether a :func:`scope` is open in this context (a launch may then :func:`defer`)."""
+    """Whether a :func:`scope` is open in this context."""
     return _PENDING.get() is not None
 
 
 def defer(end: Callable[[], Awaitable[object]]) -> None:
-    """Run ``end()`` (a teardown) as a task owned by the innermost open :func:`scope`.
-    Raises ``RuntimeError`` when no scope is open (the caller must then await ``end()`` itself)."""
+    """Run ``end()`` as a task owned by the innermost open :func:`scope`; ``RuntimeError`` without one."""
     pending = _PENDING.get()
     if pending is None:
         raise RuntimeError("teardown.defer outside a teardown.scope")
@@ -41,8 +26,7 @@ def defer(end: Callable[[], Awaitable[object]]) -> None:
 
 
 async def drain() -> None:
-    """Await every teardown the innermost scope holds so far (before a launch that must not overlap
-    an earlier one: a retry, a sequential confirmation). Never raises for a teardown's error."""
+    """Await every teardown the innermost scope holds so far. Never raises for a teardown's error."""
     pending = _PENDING.get()
     while pending:
         batch = list(pending)
@@ -51,10 +35,8 @@ async def drain() -> None:
 
 
 @contextlib.asynccontextmanager
-async def scope():
-    """Open a scope for deferred teardowns; see the module docstring. On exit its teardowns move to
-    the enclosing scope, or, when there is none, are awaited before the block is left. Yields a list
-    that holds, once the block has ended, every teardown deferred in it (for :func:`ended`)."""
+async def scope() -> AsyncIterator[list[asyncio.Task]]:
+    """A scope for deferred teardowns; yields the list of those deferred in it."""
     outer = _PENDING.get()
     pending: set[asyncio.Task] = set()
     deferred: list[asyncio.Task] = []
@@ -71,8 +53,6 @@ async def scope():
 
 
 async def _finish(tasks: list[asyncio.Task]) -> None:
-    """Await ``tasks`` to their end. A cancellation of the waiter does not cancel them (``shield``):
-    the waiter keeps waiting, so no process is left behind, then re-raises the cancellation."""
     if not tasks:
         return
     together = asyncio.gather(*tasks, return_exceptions=True)
@@ -87,5 +67,5 @@ async def _finish(tasks: list[asyncio.Task]) -> None:
 
 
 async def ended(tasks) -> None:
-    """Await the teardowns ``tasks`` (what a :func:`scope` yielded) to their end; see ``_finish``."""
+    """Await the teardowns a :func:`scope` yielded."""
     await _finish(list(tasks))

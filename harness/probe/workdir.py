@@ -1,23 +1,5 @@
-"""The working directory a server is launched in: stable per entry, empty at every launch.
-
-A server never sees the harness's own checkout. It starts in ``<cache>/work/<name>`` — ``<cache>``
-being ``$MCP_CONTEXT_COST_CACHE`` or ``~/.cache/mcp-context-cost`` — emptied before each launch
-(and after it), and made a throwaway git repository with one commit when the entry says
-``needsGit`` (mcp-server-git refuses to start outside a repository).
-
-Why stable (issue #10, "Records that churn"): some servers put their working directory into a tool
-description. A fresh random temp directory per launch made the two launches of one measurement
-differ (read as ``dynamic``) and every re-sweep rewrite the record. The same entry name always gets
-the same path, on a given machine, so such a description is the same at every launch.
-
-Two launches of the same name at once (a sweep and an ad-hoc ``measure`` of the same name, or the
-two launches of one measurement started together under ``sandbox``, issue #16 item 2) never share a
-directory: each launch holds an exclusive ``flock`` on ``<name>.lock`` beside it, and a launch that
-finds it held uses a fresh temp directory instead. A shared one let a server's first launch leave
-files its confirmation read (review of issue #16: a count that changed). Under ``sandbox`` the server
-sees its directory at one fixed path whatever the host path is; a ``host`` launch sees the host path,
-so there the confirmation is never started beside the first (``measure``). A name that is not a slug
-(never a catalog name) is hashed into one, so no name can point outside ``<cache>/work``.
+"""The working directory a server launches in: ``<cache>/work/<name>``, the same path every launch, emptied each
+time; a fresh temp directory while another launch holds it.
 """
 
 from __future__ import annotations
@@ -33,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from harness.probe import environment
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
@@ -50,11 +33,7 @@ def base_dir() -> Path:
 
 @contextlib.contextmanager
 def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
-    """Yield the empty (or git-initialised) working directory for one launch of entry ``name``: its
-    own, or a fresh temporary one while another launch holds it. Never one another launch is using:
-    two launches at once never see each other's files (review of issue #16).
-
-    Raises ``SpawnError`` when the directory or its git repository cannot be set up."""
+    """Yield the empty working directory for one launch of ``name``; raises ``SpawnError``."""
     with _own_dir(name, needs_git) as path:
         yield path
 
@@ -87,7 +66,6 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
 
 
 def _empty(path: Path) -> None:
-    """Make ``path`` an existing, empty directory (a server may have left anything in it)."""
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
@@ -101,15 +79,10 @@ def _empty(path: Path) -> None:
 
 
 def prepare_workdir(path: Path, needs_git: bool) -> None:
-    """Populate ``path`` (an empty directory). Raises ``SpawnError`` if git cannot set it up.
-
-    git runs with the launch's minimal environment (``environment.child_env``), no user or system
-    config and no hooks: a process the harness starts beside a running server must not carry the
-    harness's own environment, which any process of the same user can read (docs/SECURITY.md)."""
+    """Populate ``path``; git runs with the launch's minimal environment, no config and no hooks. Raises
+    ``SpawnError``."""
     if not needs_git:
         return
-    from harness.probe import environment
-
     # Not gitpython: it starts git with a copy of the harness's whole environment, and keeps
     # ``git cat-file`` processes alive with it while the server runs.
     env = {**environment.child_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",

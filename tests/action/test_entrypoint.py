@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.core.counting import count_tools
-from harness.probe.record import serialize
+from harness.probe.build_record import serialize
 from harness.util import schemas
 from tests.conftest import fixture_command
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 from harness.cli import capability_probe_cmd
 from harness.core.jsparse import parse
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.probe.measure import measure_sync
 from harness.probe.redact import MASK
 from harness.probe.target import Target

@@ -13,7 +13,7 @@ import pytest
 from harness.core.counting import count_tools
 from harness.core.side_figures import figure, total
 from harness.core.tokenizer import count
-from harness.probe import record, side_lists
+from harness.probe import build_record as record, side_lists
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from tests.conftest import REPO, fixture_command

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from harness.db import reason
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.util import schemas
 from tests.db.sweeprepo import (
     catalog_text, commit_catalog, commit_count, fixture, git, head, init_repo, porcelain, records, sweep, well_behaved,

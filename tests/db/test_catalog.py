@@ -323,7 +323,7 @@ def test_arbitrary_text_loads_or_raises_catalog_error(tmp_path, text):
 
 def test_set_env_reaches_the_target_and_only_names_are_recorded(tmp_path):
     from harness.db.targets import target_for
-    from harness.probe import record
+    from harness.probe import build_record as record
     from harness.probe.measure import measure_sync
     from tests.conftest import fixture_command
 

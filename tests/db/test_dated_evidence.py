@@ -1,17 +1,17 @@
 """Stored evidence that a new day would change: a
 failing server's stderr with dates as JavaScript, RFC 1123, asctime and toLocaleString write them,
 a UUID, a session id and an ephemeral port once made every weekly re-sweep rewrite its record,
-badge and page. The normaliser replaces them (``harness.probe.volatile``) and never the dashed
+badge and page. The normaliser replaces them (``harness.probe.build_record.normalise``) and never the dashed
 dates that name protocol revisions."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.probe import record
+from harness.probe import build_record as record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
-from harness.probe.volatile import normalise
+from harness.probe.build_record import normalise
 from harness.db.sweep import same_result
 from tests.db.sweeprepo import catalog_text, fixture, git, init_repo, sweep
 

@@ -13,12 +13,12 @@ from hypothesis import strategies as hst
 
 from harness.core.jsparse import parse
 from harness.db.sweep import same_result, settle
-from harness.probe import record, status, workdir
-from harness.probe.attempt_notes import narrative
+from harness.probe import build_record as record, status, workdir
+from harness.probe.build_record import narrative
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
-from harness.probe.volatile import normalise
+from harness.probe.build_record import normalise
 from harness.util import schemas
 from tests.conftest import fixture_command
 

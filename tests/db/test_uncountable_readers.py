@@ -16,7 +16,7 @@ import tiktoken
 
 from harness.core.counting import count_tools
 from harness.core.jsparse import parse
-from harness.probe.record import serialize
+from harness.probe.build_record import serialize
 from tests.db.test_forged_records import _measured, _run, clone, template  # noqa: F401 - fixtures
 
 MARKER = "tokenizer-panics-on-this"

@@ -14,7 +14,7 @@ import pytest
 import tiktoken
 
 from harness.core.rederive import refusal
-from harness.probe.record import MAX_RECORD_TOOLS
+from harness.probe.build_record import MAX_RECORD_TOOLS
 from tests.db.sweeprepo import catalog_text, fixture, history_rows, init_repo, records, sweep, well_behaved
 
 MARKER = "tokenizer-panics-on-this"

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from harness.core.counting import count_tools
-from harness.probe.record import serialize
+from harness.probe.build_record import serialize
 from harness.util import atomic, schemas
 
 ABSENT = object()

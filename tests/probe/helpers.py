@@ -1,4 +1,4 @@
-"""Shared helpers for the probe acceptance tests (issue #3): measure a target, build and write its
+"""Shared helpers for the probe acceptance tests: measure a target, build and write its
 record into a module's results directory, and check that nothing is left behind afterwards."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.jsparse import parse
-from harness.probe import process, record
+from harness.probe import process, build_record
 from harness.probe.measure import Measurement, measure_sync
 from harness.probe.target import Target
 from harness.util import schemas
@@ -45,8 +45,8 @@ def measure_and_write(target: Target, results: Path, **kwargs) -> Run:
     started = time.monotonic()
     measurement = measure_sync(target, **kwargs)
     seconds = time.monotonic() - started
-    rec = record.build(measurement)
-    path = record.write(rec, results)
+    rec = build_record.build(measurement)
+    path = build_record.write(rec, results)
     assert path.is_file()
     assert path == results / target.name / "measurement.json"
     on_disk = parse(path.read_text(encoding="utf-8"))

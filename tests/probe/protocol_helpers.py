@@ -1,4 +1,4 @@
-"""Helpers for the issue #11 protocol tests: the expected value of a fixture computed independently
+"""Helpers for the protocol tests: the expected value of a fixture computed independently
 of the harness, and fixture servers started as real processes.
 
 The expected value never comes from ``harness.core.canonical``: node parses the exact reply bytes a

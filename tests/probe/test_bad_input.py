@@ -1,4 +1,4 @@
-"""Issue #3 acceptance, bad input: whatever a server or a catalog entry hands the harness, the result
+"""Bad input: whatever a server or a catalog entry hands the harness, the result
 is a recorded status with a note — never a traceback, never a half-written file. The CLI exits 3
 for a recorded failure (0 for a measurement) and prints no traceback."""
 
@@ -238,7 +238,7 @@ def cli(tmp: Path, name: str, *what: str):
 @pytest.mark.slow
 def test_cli_exit_codes_and_no_traceback(scripted, results_root):
     tmp = results_root / "cli"
-    missing = cli(tmp, "cli-missing", "--command", "mcp-context-cost-no-such-program")  # bad input (issue #15)
+    missing = cli(tmp, "cli-missing", "--command", "mcp-context-cost-no-such-program")  # bad input
     assert missing.returncode == 2, missing.stdout + missing.stderr
     assert "command not found on PATH: mcp-context-cost-no-such-program" in missing.stderr
     assert not (tmp / "results" / "cli-missing").exists()

@@ -20,7 +20,7 @@ def test_the_models_checked_are_the_objects_mcp_types_exports():
 
 
 def test_the_warm_up_loads_both_references_and_not_the_sdk_stack():
-    script = ("import sys\nfrom harness.probe import compatibility, warmup\nwarmup.begin()\nassert warmup.wait(300)\n"
+    script = ("import sys\nfrom harness.probe import compatibility, measure\nmeasure._begin_warmup()\nassert measure.warmup_finished(300)\n"
               "print(compatibility._validator.cache_info().currsize, 'mcp_types' in sys.modules, "
               "'mcp.client' in sys.modules, 'mcp' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO,

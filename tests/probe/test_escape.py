@@ -1,4 +1,4 @@
-"""Escape from isolation (issue #9, kind 4): what an entry or a server tries, against what holds.
+"""Escape from isolation: what an entry or a server tries, against what holds.
 
 Each test launches a real sandbox (bubblewrap) around a hostile fixture or a real shared library and
 checks the host afterwards: no file written where the server must not write, no planted cache file

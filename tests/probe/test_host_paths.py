@@ -1,17 +1,14 @@
 """Which host paths a sandboxed server reaches — directly, or through the harness acting on a path
-it was given (issue #9, kind 4; found by the isolation review).
+it was given.
 
-Three ways in that held before this file, each broken by an instance:
+Three ways in, each tried by several instances:
 
-* a catalog command naming a host file by absolute path (``… --db-path /tmp/test.db``, or
-  ``python3 -c … /home/runner/work/_temp/x``) had that file's *folder* bound into the sandbox, so
-  the server read the host's ``/tmp``, the checkout, a runner's temp files, host ``/proc/1``;
-* a working directory from a client config (Gemini CLI's and Codex's ``cwd``) was bound
-  *writable*: ``cwd: /`` handed a sandboxed server the host's whole filesystem;
-* the repair before a retry removes the ``_npx/<hash>`` directory a "Cannot find module" error
-  names, mapped out of the sandbox by plain path joining: a server naming
-  ``~/.npm/x/.npm/_npx/<hex>`` through a symbolic link it planted in its own cache, or
-  ``~/.npm/../../…``, had the harness remove a host directory of its choosing.
+* a catalog command naming a host file by absolute path (``… --db-path /tmp/test.db``) must not get
+  that file or its folder shown to the sandbox;
+* a working directory from a client config (Gemini CLI's and Codex's ``cwd: /``) must not be bound,
+  least of all writable;
+* the repair before a retry must not remove a host directory a server names through a link it
+  planted in its own cache (``~/.npm/x/.npm/_npx/<hex>``) or through ``~/.npm/../../…``.
 
 Each test checks the host afterwards: the file not read, nothing written, the directory still there.
 """
@@ -82,7 +79,7 @@ def _catalog_reads(path: Path, tmp_path: Path) -> tuple[str, str]:
     done = subprocess.run([sys.executable, "-m", "harness.cli", "measure", "--server", "names-a-file", "--catalog",
                            str(catalog), "--isolation", "sandbox", "--single"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
-    # --server publishes into the repository holding --catalog (issue #10)
+    # --server publishes into the repository holding --catalog
     record = (tmp_path / "results" / "names-a-file" / "measurement.json").read_text()
     assert json.loads(record)["status"] == "startup-failure", done.stdout + done.stderr
     return record, done.stdout + done.stderr

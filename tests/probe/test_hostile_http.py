@@ -1,4 +1,4 @@
-"""Issue #9 (kinds 1 and 6) against the HTTP stack itself: what a Streamable HTTP endpoint can do
+"""Secrets and unbounded input against the HTTP stack itself: what a Streamable HTTP endpoint can do
 with redirects and content encodings (tests/fixtures/servers/hostile_http.py).
 
 * A redirect to another origin must not carry the values of the declared headers there — the

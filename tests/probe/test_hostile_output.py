@@ -1,4 +1,4 @@
-"""Issue #9 acceptance, kinds 2 and 3: what a server says reaches terminals, CI logs and published
+"""What a server says reaches terminals, CI logs and published
 files only through ``harness.util.untrusted`` — and output never fails on text that is not valid
 Unicode.
 

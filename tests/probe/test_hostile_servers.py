@@ -1,4 +1,4 @@
-"""Issue #3 acceptance: every hostile fixture server gets the status the failure taxonomy says, with
+"""Every hostile fixture server gets the status the failure taxonomy says, with
 the note that explains it (methodology, "Failure taxonomy — no silent drops";
 tests/fixtures/servers/README.md). Every record validates and is written; after the module no
 child process and no temp file remains (``nothing_left``)."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import heal, record
+from harness.probe import build_record
 from harness.probe import install as installing
 from harness.probe.measure import measure, measure_sync
 from harness.probe.target import Target
@@ -47,7 +47,7 @@ def _npx_dir(cache: Path, name: str) -> Path:
 
 
 def _measured(name: str, **kwargs) -> dict:
-    rec = record.build(measure_sync(Target(name=name, command=MEMORY, timeout_seconds=60), isolation="sandbox",
+    rec = build_record.build(measure_sync(Target(name=name, command=MEMORY, timeout_seconds=60), isolation="sandbox",
                                     pass_declared_values=False, **kwargs))
     assert rec["status"] == "measured", rec["notes"]
     assert rec["resolvedPackage"] == {"launcher": "npx", "name": "@modelcontextprotocol/server-memory",
@@ -73,14 +73,14 @@ def _harness_killed_when(cache: Path, name: str, ready, tmp_path: Path) -> None:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    lock = directory / heal.NPM_LOCK
+    lock = directory / installing.NPM_LOCK
     deadline = time.monotonic() + 30
     while lock.exists() and time.time() - lock.stat().st_mtime < 2.5 and time.monotonic() < deadline:
         time.sleep(0.2)  # npm (killed with its parent) no longer touches its lock
 
 
 def _started(directory: Path) -> bool:
-    return (directory / heal.NPM_LOCK).exists()
+    return (directory / installing.NPM_LOCK).exists()
 
 
 def _half_installed(directory: Path) -> bool:
@@ -95,10 +95,10 @@ def test_a_harness_killed_during_the_install_leaves_nothing_a_later_run_trusts(c
     directory = _npx_dir(cache, "memory")
     if point is _half_installed:  # the poisoned state: every later npx run would start from it
         assert not (directory / "package.json").exists() and (directory / "node_modules").is_dir()
-        assert heal.incomplete_npx_installs(directory.parent.parent, exclusive=True)
+        assert installing.incomplete_npx_installs(directory.parent.parent, exclusive=True)
 
     rec = _measured("memory")
-    assert (directory / heal.MARKER).is_file() and (directory / "package.json").is_file()
+    assert (directory / installing.MARKER).is_file() and (directory / "package.json").is_file()
     assert rec["canonicalSha256"] == _measured("memory")["canonicalSha256"]  # the warm cache measures the same
 
 
@@ -107,26 +107,26 @@ def test_a_stale_npm_lock_and_a_leftover_install_lock_do_not_hold_the_next_run(c
     # npx waits 60 s on a lock nobody holds; the bound here is below that, so only discarding it passes
     monkeypatch.setenv(installing.INSTALL_VARIABLE, "45")
     directory = _npx_dir(cache, "memory")
-    (directory / heal.NPM_LOCK).mkdir(parents=True)
+    (directory / installing.NPM_LOCK).mkdir(parents=True)
     old = time.time() - 30
-    os.utime(directory / heal.NPM_LOCK, (old, old))
+    os.utime(directory / installing.NPM_LOCK, (old, old))
     lock_file = installing._lock_path(Target(name="memory", command=MEMORY), "sandbox")
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     lock_file.write_text("12345\n")  # a leftover lock file of a killed harness holds no lock
     rec = _measured("memory")
-    assert rec["status"] == "measured" and (directory / heal.MARKER).is_file()
+    assert rec["status"] == "measured" and (directory / installing.MARKER).is_file()
 
 
 @pytest.mark.slow
 def test_an_install_ended_by_its_own_bound_is_a_timeout_of_the_install_and_is_not_trusted(cache, monkeypatch):
     monkeypatch.setenv(installing.INSTALL_VARIABLE, "0.3")  # far below any install, even from a warm npm cache
-    rec = record.build(measure_sync(Target(name="memory", command=MEMORY, timeout_seconds=60), isolation="sandbox",
+    rec = build_record.build(measure_sync(Target(name="memory", command=MEMORY, timeout_seconds=60), isolation="sandbox",
                                     pass_declared_values=False))
     assert rec["status"] == "timeout", rec["notes"]
     assert rec["phase"] == "install" and [a["role"] for a in rec["attempts"]] == ["install"]
     assert "the install did not finish within 0.3 s" in rec["notes"][0]
     assert rec["timeoutMs"] == 300
-    assert not heal.incomplete_npx_installs(_npx_dir(cache, "memory").parent.parent, exclusive=True)
+    assert not installing.incomplete_npx_installs(_npx_dir(cache, "memory").parent.parent, exclusive=True)
     monkeypatch.delenv(installing.INSTALL_VARIABLE)
     _measured("memory")
 
@@ -138,7 +138,7 @@ def test_two_measurements_of_one_server_at_once_install_once_and_both_measure(ca
         return await asyncio.gather(*(measure(target, isolation="sandbox", pass_declared_values=False)
                                       for _ in range(2)))
 
-    first, second = (record.build(m) for m in asyncio.run(both()))
+    first, second = (build_record.build(m) for m in asyncio.run(both()))
     assert first["status"] == second["status"] == "measured", (first["notes"], second["notes"])
     assert first["canonicalSha256"] == second["canonicalSha256"]
     assert sorted(p.name for p in _npx_dir(cache, "memory").parent.iterdir()) == [NPX_HASH]
@@ -151,17 +151,17 @@ def test_what_a_cache_holds_is_judged_by_what_npm_writes_last(tmp_path):
         (directory / "node_modules" / "dep").mkdir(parents=True)
         (directory / "node_modules" / "dep" / "package.json").write_text("{}")
         (directory / "package.json").write_text('{"dependencies": {"dep": "1.0.0"}}')
-    (complete / heal.MARKER).write_text("complete\n")
+    (complete / installing.MARKER).write_text("complete\n")
     (half / "node_modules" / "dep").mkdir(parents=True)
     (missing / "package.json").write_text('{"dependencies": {"dep": "1.0.0", "gone": "2.0.0"}}')
     (busy / "node_modules").mkdir(parents=True)
-    (busy / heal.NPM_LOCK).mkdir()  # touched just now: an install under way is never touched
-    found = dict((p.name, why) for p, why in heal.incomplete_npx_installs(tmp_path / "npm"))
+    (busy / installing.NPM_LOCK).mkdir()  # touched just now: an install under way is never touched
+    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm"))
     assert found == {"b2": "an install that never completed (node_modules without package.json)",
                      "c3": "an install missing gone"}
-    strict = dict((p.name, why) for p, why in heal.incomplete_npx_installs(tmp_path / "npm", exclusive=True))
+    strict = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive=True))
     assert strict["d4"] == "an install the harness never saw complete" and "a1" not in strict
-    notes = heal.discard_incomplete(tmp_path / "npm")
+    notes = installing.discard_incomplete(tmp_path / "npm")
     assert len(notes) == 2 and not half.exists() and not missing.exists() and complete.is_dir() and busy.is_dir()
 
 
@@ -194,9 +194,9 @@ def test_a_missing_module_in_an_install_seen_complete_is_the_package_s_own(tmp_p
     marked, unmarked = npm / "_npx" / "0123456789abcdef", npm / "_npx" / "fedcba9876543210"
     for directory in (marked, unmarked):
         (directory / "node_modules").mkdir(parents=True)
-    (marked / heal.MARKER).write_text("complete\n")
+    (marked / installing.MARKER).write_text("complete\n")
     tail = "\n".join(f"Error: Cannot find module '{d}/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp'"
                      for d in (marked, unmarked))
-    note = heal.before_retry(tail, "host")
+    note = installing.before_retry(tail, "host")
     assert marked.is_dir() and not unmarked.exists()
     assert note is not None and unmarked.name in note and marked.name not in note

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness.probe import machine, npmlog, record
+from harness.probe import machine, npmlog, build_record
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
 from harness.probe.status import AUTH_REQUIRED, classify, credential_request
@@ -30,7 +30,7 @@ def _cold_caches(tmp_path, monkeypatch):
 
 def _record(name: str, command: str, *set_env: tuple[str, str]) -> dict:
     target = Target(name=name, command=command, set_env=set_env, timeout_seconds=60)
-    return record.build(measure_sync(target, isolation="sandbox", pass_declared_values=False, dual=False))
+    return build_record.build(measure_sync(target, isolation="sandbox", pass_declared_values=False, dual=False))
 
 
 @pytest.mark.slow

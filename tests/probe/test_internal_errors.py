@@ -1,4 +1,4 @@
-"""Internal errors are not bad input (issue #11, item 6). A bug in the harness cannot be produced by a
+"""Internal errors are not bad input. A bug in the harness cannot be produced by a
 server on demand once it is fixed, so these tests inject one where the harness would raise it
 (the measurement, the record builder) and check what the user gets: exit code 70 and one line that
 names the server (``measure``), or that server's recorded harness error while the sweep goes on."""
@@ -30,7 +30,7 @@ def _measure_args(tmp_path, name: str = "buggy") -> list[str]:
 
 @pytest.mark.parametrize("where,exc", [
     ("harness.cli.measure_cmd.measure_sync", IndexError("list index out of range")),  # a LookupError: once exit 2
-    ("harness.probe.record.build", KeyError("tools")),
+    ("harness.probe.build_record.build", KeyError("tools")),
     ("harness.cli.measure_cmd.measure_sync", ValueError("bad state")),  # a ValueError from inside is not bad input
 ])
 def test_a_bug_inside_measure_exits_70_with_one_line_naming_the_server(where, exc, tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
-"""The two launches of a measurement are independent even when they run at once (issue #16, item 2;
-review of issue #16): neither sees what the other left in its working directory. The fixture lists
+"""The two launches of a measurement are independent even when they run at once:
+neither sees what the other left in its working directory. The fixture lists
 3 tools instead of 2 when another launch's file appears beside it (``shares_workdir``)."""
 
 from __future__ import annotations

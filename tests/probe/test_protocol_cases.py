@@ -1,4 +1,4 @@
-"""Issue #11 acceptance on the five shared protocol cases (tests/fixtures/protocol_cases/): each
+"""The five shared protocol cases (tests/fixtures/protocol_cases/): each
 measures to the value its header states, which node recomputes from the bytes the case sends."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11 items 2, 3, 5 and 7, and issue #9 kind 6, over Streamable HTTP against a local server
+"""Reply ids, the settle window, event streams, late tools and unbounded bodies over Streamable HTTP against a local server
 (tests/fixtures/servers/sse_server.py): SSE lines end only at CR, LF or CRLF; a ping event, comments,
 a primer and a related notification are read past; a stream held open or dripping is bounded by the
 reply and by the deadline; a late tool list arrives on the GET stream; an endpoint that gives no MCP

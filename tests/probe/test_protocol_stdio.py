@@ -1,4 +1,4 @@
-"""Issue #11, items 1–4 over stdio, several variants each: cursors (the empty string is a cursor),
+"""Over stdio, several variants each: cursors (the empty string is a cursor),
 reply ids (echoed as strings, or answering nothing), tool lists that arrive late (tools.listChanged)
 and servers without tools. Every expected value is node's JSON.stringify over the bytes the fixture
 sends (``--dump``), counted with o200k_base."""

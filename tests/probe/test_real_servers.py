@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from harness.core.jsparse import parse
-from harness.probe import record
+from harness.probe import build_record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from harness.util import schemas
@@ -40,9 +40,9 @@ def test_real_server_measures_and_verifies(name, tmp_path, tmp_results):
     command, published = REAL[name]
     target = Target(name=name, command=command.format(tmp=tmp_path), timeout_seconds=120, needs_git=name == "git")
     measurement = measure_sync(target)
-    rec = record.build(measurement)
+    rec = build_record.build(measurement)
     assert rec["status"] == "measured", rec["notes"]
-    path = record.write(rec, tmp_results)
+    path = build_record.write(rec, tmp_results)
     schemas.check("measurement", parse(path.read_text()))
     assert rec["toolCount"] == len(rec["tools"]) > 0
     assert rec["requestedProtocolVersion"] == "2025-11-25"

@@ -1,4 +1,4 @@
-"""Issue #11, item 4 on a real package: ``mcp-llms-txt`` 0.2.0 (PyPI) is a resources-only server built
+"""A server without tools, on a real package: ``mcp-llms-txt`` 0.2.0 (PyPI) is a resources-only server built
 on the official Python SDK 1.x. Its initialize declares ``resources`` and ``experimental`` only, and
 ``tools/list`` gets -32601. It is measured as zero tools with the capability note, never a
 startup-failure. The SDK it needs is pinned with ``--with``: the package predates ``mcp`` 2."""

@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import main
 from harness.core.jsparse import parse
-from harness.probe import record
+from harness.probe import build_record
 from harness.util import bounded
 from tests.db.sweeprepo import fixture
 
@@ -36,21 +36,21 @@ def _verify(path: Path) -> int:
 
 
 def test_the_written_bound_is_under_the_read_bound_and_githubs():
-    assert record.MAX_WRITTEN_RECORD_BYTES < bounded.MAX_RECORD_BYTES
-    assert record.MAX_WRITTEN_RECORD_BYTES <= 50 * 1024 * 1024 < GITHUB_FILE_LIMIT
+    assert build_record.MAX_WRITTEN_RECORD_BYTES < bounded.MAX_RECORD_BYTES
+    assert build_record.MAX_WRITTEN_RECORD_BYTES <= 50 * 1024 * 1024 < GITHUB_FILE_LIMIT
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("extra, status", [(record.MAX_RECORD_TOOLS - 1, "measured"),
-                                           (record.MAX_RECORD_TOOLS, "too-large")])
+@pytest.mark.parametrize("extra, status", [(build_record.MAX_RECORD_TOOLS - 1, "measured"),
+                                           (build_record.MAX_RECORD_TOOLS, "too-large")])
 def test_tool_count_just_under_and_just_over(tmp_path, extra, status):
     code, rec, path = _measure(tmp_path, "bulk", "--tools", str(extra))  # the fixture lists extra + 1
     assert rec["status"] == status
     if status == "measured":
-        assert code == 0 and rec["toolCount"] == record.MAX_RECORD_TOOLS and _verify(path) == 0
+        assert code == 0 and rec["toolCount"] == build_record.MAX_RECORD_TOOLS and _verify(path) == 0
     else:
         assert code == 3 and rec["rawToolsCapture"] is None and path.stat().st_size < 64 * 1024
-        assert f"listed {record.MAX_RECORD_TOOLS + 1:,} tools" in rec["notes"][0]
+        assert f"listed {build_record.MAX_RECORD_TOOLS + 1:,} tools" in rec["notes"][0]
 
 
 @pytest.mark.slow
@@ -64,7 +64,7 @@ def test_most_of_a_million_tiny_tools_is_a_small_too_large_record(tmp_path):
 def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, zeros, status):
     """The byte bound, scaled down so the sizes are quick to make: an enum of zeros is ~2 bytes a
     zero on the wire and ~10 in the record's indented JSON."""
-    monkeypatch.setattr(record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
+    monkeypatch.setattr(build_record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
     code, rec, path = _measure(tmp_path, "wide", "--enum", str(zeros))
     assert rec["status"] == status
     assert path.stat().st_size <= 100_000
@@ -79,7 +79,7 @@ def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, z
 @pytest.mark.parametrize("nest, status", [(100, "measured"), (300, "too-large")])
 def test_indentation_of_deep_nesting_counts_toward_the_bound(tmp_path, monkeypatch, nest, status):
     """Scaled down: 600 bytes of nested arrays on the wire are ~180 KB of indented record."""
-    monkeypatch.setattr(record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
+    monkeypatch.setattr(build_record, "MAX_WRITTEN_RECORD_BYTES", 100_000)
     code, rec, path = _measure(tmp_path, "deep", "--nest", str(nest))
     assert rec["status"] == status and path.stat().st_size <= 100_000
     if status == "too-large":

@@ -1,5 +1,4 @@
-"""``harness.probe.redact.Secrets`` and ``harness.probe.environment``'s secret values (issue #9,
-"Secrets reaching published records"): which values are secrets, and every spelling of one that
+"""``harness.probe.redact.Secrets`` and ``harness.probe.environment``'s secret values: which values are secrets, and every spelling of one that
 is found — encoded, escaped, halved, cut by a truncation."""
 
 from __future__ import annotations
@@ -88,8 +87,8 @@ def test_json_values_keys_and_the_changed_flag():
 
 @pytest.mark.parametrize("offset", range(0, len(SENTINEL) + 1, 3))
 def test_cut_redacts_before_it_truncates(offset):
-    """Wherever a truncation falls inside the secret, no piece of it survives (the old order —
-    truncate, then redact — left the head of a secret cut in two)."""
+    """Wherever a truncation falls inside the secret, no piece of it survives (truncating
+    first would leave the head of a secret cut in two)."""
     text = "x" * (100 - offset) + SENTINEL + " tail"
     head = S.cut(text, 100)
     assert head == ("x" * (100 - offset) + MASK + " tail")[:100]

@@ -1,4 +1,4 @@
-"""Issue #3 acceptance, remote entries: a Streamable HTTP endpoint that answers is measured
+"""Remote entries: a Streamable HTTP endpoint that answers is measured
 directly; one that answers 401 is remote-auth-wall quoting the status and the WWW-Authenticate
 header; one where nothing listens is unreachable, and its note gives the reason."""
 

@@ -1,4 +1,4 @@
-"""Resolve-once (issue #16, item 3): an npx/uvx package resolved once, then launched from its
+"""Resolve-once: an npx/uvx package resolved once, then launched from its
 install with the environment its launcher would have given it.
 
 The proof is on real servers pinned to exact versions (``tests/probe/test_real_servers.py``'s
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import isolation, record, reaper, resolve, sandbox
+from harness.probe import isolation, build_record, reaper, resolve, sandbox
 from harness.probe.launch import launch_once
 from harness.probe.limits import from_env
 from harness.probe.measure import measure_sync
@@ -131,9 +131,9 @@ def _both_ways(command: str, mode: str, name: str) -> tuple[dict, dict]:
     iso = isolation.describe(mode)
     from harness.probe.install import Install
 
-    plain = record.build(measure_sync(target, isolation=mode, pass_declared_values=False,  # through the launcher
+    plain = build_record.build(measure_sync(target, isolation=mode, pass_declared_values=False,  # through the launcher
                                       installed=Install(target)), iso)
-    once = record.build(measure_sync(dataclasses.replace(target, resolved=found), isolation=mode,
+    once = build_record.build(measure_sync(dataclasses.replace(target, resolved=found), isolation=mode,
                                      pass_declared_values=False), iso)
     return plain, once
 
@@ -213,7 +213,7 @@ def test_a_package_that_does_not_resolve_is_the_install_s_failure():
     target = Target(name="resolve-missing", command="npx -y @mcp-context-cost-test/no-such-package@1.0.0",
                     timeout_seconds=60)
     assert asyncio.run(resolve.resolved_target(target, "host", pass_declared_values=False)) is target
-    rec = record.build(measure_sync(target, pass_declared_values=False))
+    rec = build_record.build(measure_sync(target, pass_declared_values=False))
     assert rec["status"] == "startup-failure" and "resolvedPackage" not in rec
     assert [a["role"] for a in rec["attempts"]] == ["install", "install"] and rec["phase"] == "install"
     assert "npm error 404" in rec["notes"][0] and "no-such-package" in rec["notes"][0]

@@ -1,4 +1,4 @@
-"""Under ``sandbox`` isolation a server sees none of the host's credentials (issue #6)."""
+"""Under ``sandbox`` isolation a server sees none of the host's credentials."""
 
 from __future__ import annotations
 

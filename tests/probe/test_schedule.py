@@ -1,4 +1,4 @@
-"""Issue #16, items 1-3: only the scheduling of one measurement changes, proved by structure (which
+"""Only the scheduling of one measurement changes, proved by structure (which
 processes were alive at once, what has ended when), never by timing.
 
 * the confirmation launch runs beside the first: both launches are alive at the same time, and the
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import isolation, reaper, record, teardown, warmup
-from harness.probe.measure import measure, measure_sync
+from harness.probe import isolation, reaper, build_record, teardown
+from harness.probe.measure import measure, measure_sync, warmup_finished
 from harness.probe.target import Target
 from tests.conftest import fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
@@ -51,7 +51,7 @@ def test_the_confirmation_is_alive_beside_the_first_launch(tmp_path, results_roo
 
 
 def test_the_fixture_tells_launches_one_after_the_other(tmp_path, results_root, launches_in_order):
-    # the old order, for contrast: the first waits alone, the confirmation finds its file
+    # the sequential order, for contrast: the first waits alone, the confirmation finds its file
     run = measure_and_write(rendezvous(tmp_path, "meet-after", wait=0.5), results_root)
     assert run.record["status"] == "dynamic", run.notes
     assert names(run.record) == ["alone"]
@@ -138,10 +138,10 @@ def test_inside_an_outer_scope_the_teardown_runs_beside_the_next_step(tmp_path):
 
 def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path, results_root):
     run = measure_and_write(rendezvous(tmp_path, "meet-warm", wait=0.3), results_root, dual=False)
-    assert warmup.wait(120)
+    assert warmup_finished(120)
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
-    assert record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
+    assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
 
 
 def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):

@@ -1,13 +1,11 @@
-"""Issue #9 kind 1, the paths and spellings the first hostile suite did not try:
+"""Secrets by less obvious paths and spellings:
 
-* an exception that carries a secret (a bug whose message quotes what a server said) reached the
-  command line's internal-error line — and the traceback, when asked for — unredacted: the
-  measurement's secrets were no longer current there;
-* a secret made only of digits, echoed as a JSON *number* (a schema ``default``, an ``enum``),
-  was published: redaction read strings only;
-* a JSON-escaped secret holding a character outside the BMP (``\\ud83d\\udd11`` for 🔑, as
-  ``json.dumps`` writes it) was not found when the pieces between those characters are shorter
-  than a run: each escape was read as a lone surrogate.
+* an exception carrying a secret reaches the internal-error line and the traceback redacted, with
+  the secrets of the measurement it left;
+* a secret made only of digits, echoed as a JSON *number* (a schema ``default``, an ``enum``), is
+  redacted;
+* a JSON-escaped secret holding a character outside the BMP (``\\ud83d\\udd11``) is found even
+  when the pieces between such characters are shorter than a run.
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("where", ["harness.probe.record.build", "harness.cli.measure_cmd.measure_sync"])
+@pytest.mark.parametrize("where", ["harness.probe.build_record.build", "harness.cli.measure_cmd.measure_sync"])
 @pytest.mark.parametrize("traceback", [False, True])
 def test_the_internal_error_line_and_traceback_never_show_a_secret(where, traceback, tmp_path, monkeypatch):
     monkeypatch.setenv(NAME, SENTINEL)

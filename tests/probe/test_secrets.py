@@ -1,4 +1,4 @@
-"""Issues #3 and #9 acceptance: no value the harness hands a server that is not public ever leaves
+"""No value the harness hands a server that is not public ever leaves
 the harness — not whole, not encoded, not in part.
 
 Secrets are put everywhere the harness hands them out: a declared env var, a header's

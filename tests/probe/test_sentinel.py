@@ -1,7 +1,6 @@
 """A harness that dies (SIGKILL, or exits without tearing down) leaves none of its launches' processes
-behind, even those no parent-death signal reaches (``harness.probe.sentinel``; review of issue #16:
-the ``test_sigkill…[sandbox]`` survivor was bubblewrap's cloned child, killed before it armed
-``--die-with-parent``). Each variant starts a process the launch's own death signal does not cover:
+behind, even those no parent-death signal reaches (the sentinel in ``harness.probe.reaper``: bubblewrap's
+cloned child killed before it armed ``--die-with-parent``). Each variant starts a process the launch's own death signal does not cover:
 a grandchild in the launch's group, and escapees that leave the group (``setpgid``, ``setsid``, a
 ``setsid`` fork loop)."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.probe.install import before_retry
 from harness.probe.status import _AUTH_LINE, last_line
 
 NPM_404 = """npm error code E404
@@ -62,8 +63,6 @@ def test_stack_frames_are_not_quoted():
 
 
 def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path):
-    from harness.probe import heal
-
     npm = tmp_path / "servers" / "x-0123456789abcdef" / "npm"  # the server's own cache (sandbox.server_cache)
     broken = npm / "_npx" / "92668d6008b43da4"
     (broken / "node_modules" / "debug").mkdir(parents=True)
@@ -71,9 +70,9 @@ def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path):
     keep.mkdir()
     tail = ("Error: Cannot find module '/home/mcp/.npm/_npx/92668d6008b43da4/node_modules/debug/src/index.js'. "
             "Please verify that the package.json has a valid \"main\" entry\n")
-    assert heal.before_retry(tail, "sandbox") is None  # no cache named: nothing outside it is touched
-    note = heal.before_retry(tail, "sandbox", npm)
+    assert before_retry(tail, "sandbox") is None  # no cache named: nothing outside it is touched
+    note = before_retry(tail, "sandbox", npm)
     assert note and "92668d6008b43da4" in note
     assert not broken.exists() and keep.exists()
-    assert heal.before_retry("Error: Cannot find module 'left-pad'", "sandbox") is None
-    assert heal.before_retry("Cannot find module '/etc/_npx/92668d6008b43da4/x'", "host") is None  # not an npm cache
+    assert before_retry("Error: Cannot find module 'left-pad'", "sandbox") is None
+    assert before_retry("Cannot find module '/etc/_npx/92668d6008b43da4/x'", "host") is None  # not an npm cache

@@ -1,4 +1,4 @@
-"""No process a measurement starts outlives it, in any isolation and tracking mode (issue #9, kind 4).
+"""No process a measurement starts outlives it, in any isolation and tracking mode.
 
 The fixture ``escapes_teardown.py`` leaves an "escapee" behind by every route out of the process
 group and out of the server's tree: a double fork whose intermediate exits at once (re-parenting

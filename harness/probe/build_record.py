@@ -1,14 +1,5 @@
-"""The measurement record (``results/<server>/measurement.json``), built from a ``Measurement``.
-
-Shape: ``schemas/measurement.schema.json``. The record is serialized with JavaScript
-``JSON.stringify(record, null, 2)`` semantics so that ``JSON.stringify(m.rawToolsCapture)`` in any
-JSON implementation reproduces the canonical bytes (methodology, "Reproduce it"); the characters
-``JSON.stringify`` leaves raw that a terminal would act on (DEL, C1, bidi controls) are written as
-``\\uXXXX`` escapes, which parse back to the same value (``harness.util.untrusted.json_text``).
-
-Secrets (issue #9): every text comes from an already-redacted capture, the tool list is redacted
-*before* it is counted (so the numbers re-derive from the published bytes), and a final pass scrubs
-every field of the finished record — ``launchCommand`` included — before it is validated.
+"""Builds the record (``core.record.Record``) from a ``Measurement``, its generated notes and normalised
+evidence. docs/METHODOLOGY.md, "Reproduce it".
 """
 
 from __future__ import annotations
@@ -16,21 +7,22 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, cast
 
 from harness import METHODOLOGY_VERSION, __version__
-
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.core.record import Record
 from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
-from harness.probe import sandbox
-from harness.probe.attempt_notes import narrative
+from harness.probe import sandbox, side_lists
 from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
-from harness.probe.volatile import normalise
 from harness.probe.status import TOO_LARGE, UNCOUNTABLE
 from harness.util import atomic, schemas, untrusted, urls
 from harness.util.bounded import MAX_RECORD_TOOLS, MAX_WRITTEN_RECORD_BYTES
@@ -41,19 +33,10 @@ MEASURED_STATUSES = ("measured", "dynamic")
 NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
 
 
-
-
 def build(measurement: Measurement, isolation: dict | None = None, secrets: Secrets | None = None,
-          measured_at: dt.datetime | None = None) -> dict:
-    """The record dict for ``measurement``; validated against the schema before it is returned.
-
-    ``secrets`` default to the measurement's own (``Secrets.for_target`` when it has none).
-    What a server sent that cannot be published as a number becomes its status, with a small
-    record and a note saying why: ``too-large`` when its tool list holds more than
-    ``MAX_RECORD_TOOLS`` tools or the record would be larger than ``MAX_WRITTEN_RECORD_BYTES``
-    (what every reader accepts and GitHub takes), ``uncountable`` when the tokenizer fails on it.
-    Raises ``harness.util.schemas.SchemaViolation`` if the record would not validate (a bug).
-    """
+          measured_at: dt.datetime | None = None) -> Record:
+    """The record for ``measurement``, validated; too many tools, too many bytes or an uncountable list gives a
+    small ``too-large``/``uncountable`` record."""
     for capture in (measurement.capture, measurement.discover_capture):
         if measurement.status not in MEASURED_STATUSES or capture is None or not capture.ok \
                 or not isinstance(capture.tools, list):
@@ -90,10 +73,7 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
 
 
 def indentation_bytes(value: object, depth: int) -> int:
-    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value``'s canonical text when it stands at
-    nesting ``depth``: a line break and indentation before every member and before the closing
-    bracket of a non-empty container, and a space after every object key's colon. Walked without
-    recursion and without building the text."""
+    """The bytes ``JSON.stringify(…, null, 2)`` adds to ``value`` at ``depth``, without building it."""
     extra = 0
     stack = [(value, depth)]
     while stack:
@@ -107,23 +87,21 @@ def indentation_bytes(value: object, depth: int) -> int:
 
 
 def _refused(measurement: Measurement, status: str, why: str, isolation: dict | None,
-             secrets: Secrets | None, measured_at: dt.datetime | None) -> dict:
-    """A small record for a server whose capture cannot be published: ``status``, no numbers, no
-    capture, and ``why`` as a note."""
+             secrets: Secrets | None, measured_at: dt.datetime | None) -> Record:
     refused = dataclasses.replace(measurement, status=status, discover_capture=None,
                                   notes=[*measurement.notes, f"{status}: {why}"])
     return _build(refused, isolation, secrets, measured_at)
 
 
 def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | None,
-           measured_at: dt.datetime | None) -> dict:
+           measured_at: dt.datetime | None) -> Record:
     target, capture = measurement.target, measurement.capture
     redactor = secrets or measurement.secrets or Secrets.for_target(target)
     notes = [redactor.text(n) for n in measurement.notes]
     record = _header(measurement, isolation or iso.describe(), measured_at)
     record |= _server_fields(capture, redactor)
     record |= _numbers(measurement, redactor, notes)
-    infos = measurement.attempt_info or [None] * len(measurement.attempts)
+    infos: list[AttemptInfo | None] = [*measurement.attempt_info] or [None] * len(measurement.attempts)
     record["attempts"] = [_attempt(a, redactor, info) for a, info in zip(measurement.attempts, infos)]
     if measurement.status not in MEASURED_STATUSES:
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
@@ -137,9 +115,8 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     if measurement.discover_capture is not None:
         record["discover"] = _discover_figure(measurement.discover_capture, redactor)
     if measurement.status in MEASURED_STATUSES and capture.side_lists is not None:
-        from harness.probe.side_lists import to_record  # side figures, never part of the headline (#14)
-
-        record["sideLists"] = to_record(capture.side_lists, redactor)
+        record["sideLists"] = side_lists.to_record(  # side figures, never part of the headline
+            capture.side_lists, redactor)
     for key, value in measurement.extra.items():
         record[key] = redactor.text(value) if isinstance(value, str) else value
     record["notes"] = notes
@@ -147,7 +124,7 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     record = {key: value if key in NOT_SCRUBBED else redactor.scrub(value) for key, value in record.items()}
     schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
-    return record
+    return cast(Record, record)
 
 
 def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) -> dict:
@@ -173,8 +150,8 @@ def _header(m: Measurement, isolation: dict, measured_at: dt.datetime | None) ->
     }
 
 
-def _server_fields(capture: Capture, redactor: Secrets) -> dict:
-    fields = {
+def _server_fields(capture: Capture, redactor: Secrets) -> dict[str, Any]:
+    fields: dict[str, Any] = {
         "serverName": redactor.text(capture.server_name),
         "serverVersion": redactor.text(capture.server_version),
         "serverInstructions": redactor.text(capture.instructions),
@@ -210,9 +187,7 @@ def _numbers(m: Measurement, redactor: Secrets, notes: list[str]) -> dict:
 
 
 def _tool_entry(tool: dict) -> dict:
-    """A per-tool diagnostic in the record's shape: counting's ``divergence`` is published as
-    ``note``, and a ``name`` that is not a string (``0``, ``false``, an object — a hostile server's
-    choice) as its JSON text, with a note saying so."""
+    """A per-tool diagnostic in the record's shape (a non-string ``name`` as its JSON text)."""
     entry = dict(tool)
     divergence = entry.pop("divergence", None)
     notes = [divergence] if divergence else []
@@ -238,7 +213,8 @@ def _discover_figure(capture: Capture, redactor: Secrets) -> dict:
 
 
 def _attempt(capture: Capture, redactor: Secrets, info: AttemptInfo | None = None) -> dict:
-    outcome = "listed" if capture.ok else redactor.cut(f"{capture.failure.kind}: {capture.failure.detail}", 300)
+    failure = capture.failure
+    outcome = "listed" if capture.ok or failure is None else redactor.cut(f"{failure.kind}: {failure.detail}", 300)
     attempt = {
         "phase": capture.phase,
         "outcome": outcome,
@@ -246,13 +222,13 @@ def _attempt(capture: Capture, redactor: Secrets, info: AttemptInfo | None = Non
         "exitCode": capture.exit_code,
         "canonicalSha256": _sha(capture) if capture.ok else None,
     }
-    if info is not None:  # what the generated notes are made of (harness.probe.attempt_notes)
+    if info is not None:  # what the generated notes are made of (narrative)
         attempt |= {"role": info.role, "budgetMs": int(info.budget_seconds * 1000), "status": info.status,
                     "evidence": redactor.cut(info.evidence, 600) if info.evidence else None}
     return attempt
 
 
-# --- issue #10: what a record asserts, stored evidence made stable ------------------------------
+# --- what a record asserts ---------------------------------------------------------------------------
 
 # Fields that say how and when a capture was taken, not what it is: a record is rewritten only when
 # something outside them changes (harness.db.sweep). ``isolation`` keeps mode, os, arch and image.
@@ -260,9 +236,7 @@ CIRCUMSTANCES = ("measuredAt", "attempts", "deadlineMs", "timeoutMs", "harnessVe
 _ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
 
 
-def _settle(record: dict, measurement: Measurement) -> None:
-    """The last step of ``build``, after redaction: ``confirmed`` for a capture, the notes generated
-    from the attempts appended, and volatile text normalised in every stored evidence text."""
+def _settle(record: dict[str, Any], measurement: Measurement) -> None:
     if record["status"] in MEASURED_STATUSES:
         record["confirmed"] = bool(measurement.confirmed)
     launch = record["launchCommand"]  # a temp path the launch itself names is kept as it is
@@ -275,10 +249,8 @@ def _settle(record: dict, measurement: Measurement) -> None:
         record["stderrTail"] = normalise(record["stderrTail"], launch)
 
 
-def assertion(record: dict) -> dict:
-    """What ``record`` asserts: everything but ``CIRCUMSTANCES``, the isolation details that are
-    not a condition of the capture (runtimes, note, network), and the notes generated from the
-    attempts. Two records with equal assertions say the same thing (issue #10)."""
+def assertion(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``record`` asserts: all but ``CIRCUMSTANCES`` and the generated notes."""
     kept = {k: v for k, v in record.items() if k not in CIRCUMSTANCES}
     isolation = record.get("isolation")
     if isinstance(isolation, dict):
@@ -292,14 +264,116 @@ def _sha(capture: Capture) -> str:
     return hashlib.sha256(stringify(capture.tools).encode("utf-8")).hexdigest()
 
 
-def serialize(record: dict) -> str:
-    """The file text: ``JSON.stringify(record, null, 2)`` plus a final newline, with no raw
-    control or bidi character (``untrusted.json_text``; the parsed value is the same)."""
+def serialize(record: Mapping[str, Any]) -> str:
+    """The file text: ``JSON.stringify(record, null, 2)``, controls escaped, and a final newline."""
     return untrusted.json_text(stringify(record, indent=2)) + "\n"
 
 
-def write(record: dict, results_dir: Path) -> Path:
+def write(record: Record, results_dir: Path) -> Path:
     """Validate and atomically write ``results_dir/<server>/measurement.json``; return the path."""
     path = Path(results_dir) / record["server"] / "measurement.json"
     schemas.check("measurement", record, where=str(path))
     return atomic.write_text(path, serialize(record))
+
+
+# --- notes generated from the attempts ----------------------------------------------------------
+
+def narrative(status: str | None, attempts: list[dict]) -> list[str]:
+    """The notes on retries and the confirmation, generated from ``status`` and ``attempts`` alone."""
+    main = [a for a in attempts if isinstance(a, dict) and a.get("role") in ("first", "retry")]
+    confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
+    if not main:
+        return []
+    if status in MEASURED_STATUSES:
+        return _captured(status, main, confirming)
+    return _failed(status, main)
+
+
+def _captured(status: str, main: list[dict], confirming: list[dict]) -> list[str]:
+    notes = []
+    if len(main) > 1:
+        verb = "measured" if status == "measured" else "captured"
+        before = "; then ".join(_ended(i, a) for i, a in enumerate(main[:-1], start=1))
+        notes.append(f"{verb} on retry {len(main) - 1} ({_label(len(main), main[-1])}) after {before}")
+    if confirming and confirming[0].get("status"):  # none made (--single): "confirmed": false says it
+        second = confirming[0]
+        notes.append(f"second launch failed ({second['status']}: {second.get('evidence') or 'no evidence'}); the "
+                     "first launch's capture is published, unconfirmed")
+    return notes
+
+
+def _failed(status: str | None, main: list[dict]) -> list[str]:
+    notes = []
+    if len(main) > 1:
+        statuses = [a.get("status") for a in main]
+        if len(set(statuses)) == 1:
+            budgets = ", ".join(_seconds(a) for a in main)
+            notes.append(f"failed the same way on retry {len(main) - 1}: {status} on every attempt (budgets: {budgets})")
+        else:
+            steps = "; ".join(f"{_label(i, a)}: {a.get('status')}" for i, a in enumerate(main, start=1))
+            notes.append(f"failed differently on retry {len(main) - 1}: {steps}; the published status is the last "
+                         "attempt's")
+    if status == "timeout":
+        widest = max(_budget(a) for a in main)
+        notes.append(f"widest budget tried: {widest:g} s")
+    return notes
+
+
+def _ended(index: int, attempt: dict) -> str:
+    return f"{_label(index, attempt)} ended {attempt.get('status')}: {attempt.get('evidence') or 'no evidence'}"
+
+
+def _label(index: int, attempt: dict) -> str:
+    kind = "retry" if attempt.get("role") == "retry" else "attempt"
+    return f"attempt {index}, {kind} at {_seconds(attempt)}" if kind == "retry" else f"attempt {index} at {_seconds(attempt)}"
+
+
+def _budget(attempt: dict) -> float:
+    value = attempt.get("budgetMs")
+    return value / 1000 if isinstance(value, (int, float)) else 0.0
+
+
+def _seconds(attempt: dict) -> str:
+    return f"{_budget(attempt):g} s"
+
+
+# --- volatile text in stored evidence ----------------------------------------------------------------
+
+_RULES: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}[:_]\d{2}[:_]\d{2}(?:[.,_]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (re.compile(r"(?<![\d:])\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?![\d:])"), "<time>"),
+    (re.compile(r"\((node|python\d?(?:\.\d+)?|bun|deno):\d+\)"), r"(\1:<pid>)"),
+    (re.compile(r"\b(pid|PID|Pid|process id|process)(\s*[:=#]?\s*)\d+\b"), r"\1\2<pid>"),
+    (re.compile(r"(?<![\w.])1[5-9]\d{8}(?:\d{3})?(?![\w.])"), "<epoch>"),
+    (re.compile(r"(?<![\w.])\d+(?:\.\d+)?(ms|s)\b"), r"<n>\1"),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<addr>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{24,}\b"), "<hex>"),
+)
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
+         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_DATES = (
+    re.compile(r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+               r"\d{1,2}\s+" + _MONTH + r"\b\.?)(?:,?\s+\d{4}\b)?"),
+    re.compile(r"(?<![\d/])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{1,2}/\d{1,2})(?![\d/])"),
+)
+# Ephemeral ports only (32768-65535, where Linux and IANA hand them out): 6379, 8080, 53 are evidence.
+_PORT = re.compile(r"(?<![\w.])((?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]*\])):"
+                   r"(?:3[2-9]\d{3}|[45]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])\b")
+
+
+_TEMP_PATH = re.compile(r"(?<![\w.-])(/(?:private/)?(?:tmp|var/tmp|var/folders/[^\s'\"/]+/[^\s'\"/]+/T))/"
+                        r"([^\s'\"/:,;)\]]+)")
+
+
+def normalise(text: str | None, keep: str = "") -> str | None:
+    """``text`` with volatile fragments replaced by placeholders, keeping what ``keep`` names. Idempotent."""
+    if not text:
+        return text
+    text = _TEMP_PATH.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}/<tmp>", text)
+    text = _PORT.sub(lambda m: m.group(0) if m.group(0) in keep else f"{m.group(1)}:<port>", text)
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    for pattern in _DATES:
+        text = pattern.sub("<date>", text)
+    return text
