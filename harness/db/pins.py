@@ -1,7 +1,7 @@
 """Each catalog entry's pinned release, and moving it to the newest release on its registry.
 
 A pin is the exact version in an entry's launch command: ``npx … pkg@1.2.3``, ``npx
---package=pkg@1.2.3 bin``, ``uvx pkg@1.2.3`` or ``uvx --from pkg==1.2.3 cmd``. An entry launched
+--package=pkg@1.2.3 bin``, ``uvx pkg@1.2.3``, ``uvx pkg==1.2.3`` or ``uvx --from pkg==1.2.3 cmd``. An entry launched
 by ``@latest``, without a version, from git or by URL has no pin (:func:`pin_of` says why) and is
 left as it is: choosing what a user's command is belongs to the entry, not to this update.
 
@@ -109,8 +109,9 @@ def _pypi_pin(words: list[str]) -> tuple[Pin | None, str]:
         if word.startswith("-"):
             i += 1
             continue
-        name, at, version = word.partition("@")
-        return _checked(PYPI, name, version if at else "", word)
+        sep = "==" if "==" in word else "@"  # uvx takes ``pkg@1.2.3`` and ``pkg==1.2.3`` alike
+        name, found, version = word.partition(sep)
+        return _checked(PYPI, name, version if found else "", word)
     return None, "no package in the command"
 
 
