@@ -93,7 +93,7 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     harness's own install (``target.resolved``) ran no package manager — the registry was reached in
     this very run — so its tail is the server's own words."""
     server_only = capture.phase != "install" and target.resolved is not None
-    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
+    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, settings=dict(target.set_env))
     if found is None:
         return verdict
     return environment_verdict(verdict, *found)

@@ -61,7 +61,8 @@ def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_ins
     assert ">=99" in verdict.environment
 
 
-def test_the_package_manager_s_own_words_in_an_install_count():
+def test_the_package_manager_s_own_words_in_an_install_count(monkeypatch):
+    monkeypatch.setenv("npm_config_registry", "https://registry.npmjs.invalid/")  # the registry this machine uses
     tail = NPM_DNS.replace("registry.npmjs.org", "registry.npmjs.invalid")  # a host that truly does not resolve
     verdict = st.classify(_target(resolved=True), _capture(tail, phase="install"))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS
@@ -74,8 +75,10 @@ def test_a_resolution_failure_of_a_host_this_machine_resolves_is_no_evidence(pha
     assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
 
 
-def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line():
+def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line(monkeypatch):
     from harness.probe import npmlog
+
+    monkeypatch.setenv("npm_config_registry", "https://registry.npmjs.invalid/")
 
     planted = ("12 error code ENOTFOUND\n13 error network request to https://registry.npmjs.org/x failed, reason: "
                "getaddrinfo ENOTFOUND registry.npmjs.org\n14 error command failed\n15 error command sh -c node broken.js\n")
@@ -161,3 +164,69 @@ def test_decoys_before_the_claim_do_not_use_up_the_lookups():
     tail = decoys + "npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND " \
                     "registry.npmjs.org\n"
     assert machine.evidence(tail, verify_hosts=True) is None
+
+
+# A server failing to reach its own backend, in the words node-fetch, node's net module and uv-style
+# clients use: in a launch through npx/uvx (no install of the harness's) these name no install host.
+BACKEND_FAILURES = [
+    "FetchError: request to http://localhost:5432/ failed, reason: connect ECONNREFUSED 127.0.0.1:5432",
+    "FetchError: request to https://api.example.com/v1/me failed, reason: connect ECONNREFUSED 93.184.216.34:443",
+    "Error: connect ECONNREFUSED 127.0.0.1:5432\nnpm error code ECONNREFUSED",  # a code line with no npm request
+    "error: Failed to fetch: https://api.example.com/data\n  cause: Connection refused (os error 111)",
+    "Error: request to https://db.internal:8443/health failed, reason: connect ETIMEDOUT 10.1.2.3:8443",
+    "npm error code ECONNRESET\nnpm error network request to https://registry.npmjs.org.evil.example/x failed, "
+    "reason: socket hang up ECONNRESET",
+]
+
+
+@pytest.mark.parametrize("tail", BACKEND_FAILURES)
+def test_a_backend_refusing_a_bare_launch_is_the_server_s_failure(tail):
+    verdict = st.classify(_target(resolved=False), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+@pytest.mark.parametrize("tail", [
+    "npm error code ECONNREFUSED\nnpm error errno ECONNREFUSED\nnpm error network request to "
+    "https://registry.npmjs.org/x failed, reason: connect ECONNREFUSED 10.0.0.1:3128",
+    "error: Failed to fetch: https://pypi.org/simple/x/\n  cause: Connection refused (os error 111)",
+    "Error: connect ECONNREFUSED registry.npmjs.org:443",
+])
+def test_a_refusal_by_a_registry_this_machine_reaches_is_no_evidence(tail):
+    # the tests install from npm and PyPI here, so a server printing these lines says something false
+    assert machine.accepts_connections("registry.npmjs.org")
+    verdict = st.classify(_target(resolved=False), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again on return: nothing listens there
+
+
+@pytest.mark.parametrize("setting, tail", [
+    ("npm_config_registry", "npm error code ECONNREFUSED\nnpm error network request to http://127.0.0.1:{port}/x "
+                            "failed, reason: connect ECONNREFUSED 127.0.0.1:{port}"),
+    ("UV_INDEX_URL", "error: Failed to fetch: http://127.0.0.1:{port}/simple/x/\n  cause: error sending request\n"
+                     "  cause: Connection refused (os error 111)"),
+])
+def test_the_configured_registry_refusing_is_the_machine_s(setting, tail):
+    port = _closed_port()
+    target = dataclasses.replace(_target(resolved=False), set_env=((setting, f"http://127.0.0.1:{port}/simple"),))
+    verdict = st.classify(target, _capture(tail.format(port=port)))
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.REGISTRY, verdict
+    assert f"127.0.0.1:{port}" in verdict.environment
+    elsewhere = st.classify(_target(resolved=False), _capture(tail.format(port=port)))  # not this launch's registry
+    assert elsewhere.status == st.STARTUP_FAILURE, elsewhere
+
+
+@pytest.mark.slow
+def test_npm_refused_by_its_registry_is_not_measured_here(results_root):  # noqa: F811
+    port = _closed_port()
+    target = Target(name="refused", command="npx -y @modelcontextprotocol/server-memory@2025.4.25", timeout_seconds=60,
+                    set_env=(("npm_config_registry", f"http://127.0.0.1:{port}/"), ("npm_config_fetch_retries", "0")))
+    run = measure_and_write(target, results_root, isolation="host")
+    assert run.record["status"] == "not-measured-here", run.notes
+    assert run.record["environmentCause"] == "registry" and f"127.0.0.1:{port}" in run.record["environmentEvidence"]
