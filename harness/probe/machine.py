@@ -18,6 +18,7 @@ harness's own install is read as the server's words alone (``evidence_and_cause`
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 
@@ -131,6 +132,39 @@ def below(requirement: str, current: tuple[int, ...] | None) -> bool:
     ``^22 || >=24``): a requirement this machine meets is not why anything failed."""
     bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+(?:\.\d+){0,2})", requirement)]
     return bool(bounds and current) and all(current < bound for bound in bounds)
+
+
+def newest_node_major(today: dt.date | None = None) -> int:
+    """The highest Node.js major that can have been released by ``today`` (default: now, UTC):
+    Node.js ships a new major each April and October (20 in April 2023, 21 in October 2023), never
+    earlier, so none above this number exists yet; a Node running here counts even if newer."""
+    day = today or dt.datetime.now(dt.timezone.utc).date()
+    scheduled = 20 + 2 * (day.year - 2023) + (day.month >= 4) + (day.month >= 10) - 1
+    return max(scheduled, (node_version() or (0,))[0])
+
+
+def unsatisfiable(requirement: str, today: dt.date | None = None) -> bool:
+    """Whether no released Node can meet ``requirement`` (an ``engines.node`` range): every lower
+    bound it states is a major above ``newest_node_major`` (``>=99``). Such a requirement is the
+    package's mistake, not this machine's age."""
+    majors = [int(v) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+)", requirement)]
+    return bool(majors) and all(major > newest_node_major(today) for major in majors)
+
+
+def impossible_engine(line: str) -> str | None:
+    """For an engine line (``engine_line``, or ``declares engines.node '…'``) whose requirement no
+    released Node meets, one sentence saying so; ``None`` otherwise."""
+    found = (ENGINE_NODE.search(line) or re.search(r"engines\.node '([^']+)'", line)
+             or re.search(r"requires node ([^;]+)", line))
+    if found:
+        requirement = found.group(1)
+    else:
+        said = _ENGINE_LINE.search(line)
+        requirement = re.sub(r"^[^>=^~]*", "", line[said.start():]) if said else ""
+    if not requirement or not unsatisfiable(requirement):
+        return None
+    return (f"the package requires node {requirement.strip()}, which no released Node satisfies (the newest "
+            f"major by now is at most {newest_node_major()})")[:MAX_CHARS]
 
 
 _NODE: list[tuple[int, ...] | None] = []

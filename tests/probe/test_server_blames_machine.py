@@ -21,7 +21,8 @@ from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 ENGINE_MET = ("npm warn EBADENGINE Unsupported engine {\nnpm warn EBADENGINE   package: 'x@1.0.0',\n"
               "npm warn EBADENGINE   required: { node: '>=18' },\nnpm warn EBADENGINE   current: { node: 'v16.0.0' }\n"
               "npm warn EBADENGINE }\n")
-ENGINE_UNMET = ENGINE_MET.replace(">=18", ">=99")
+ENGINE_UNMET = ENGINE_MET.replace(">=18", ">=24")  # a released Node this machine's is older than
+ENGINE_IMPOSSIBLE = ENGINE_MET.replace(">=18", ">=99")
 NPM_DNS = ("npm error code ENOTFOUND\nnpm error network request to https://registry.npmjs.org/x failed, reason: "
            "getaddrinfo ENOTFOUND registry.npmjs.org\n")
 CLAIMS = [
@@ -56,9 +57,11 @@ def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail):
 
 
 def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_install():
+    if machine.node_version() >= (24,):
+        pytest.skip("this machine's Node meets the requirement")
     verdict = st.classify(_target(resolved=True), _capture(ENGINE_UNMET))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.RUNTIME_VERSION
-    assert ">=99" in verdict.environment
+    assert ">=24" in verdict.environment
 
 
 def test_the_package_manager_s_own_words_in_an_install_count(monkeypatch):
@@ -230,3 +233,46 @@ def test_npm_refused_by_its_registry_is_not_measured_here(results_root):  # noqa
     run = measure_and_write(target, results_root, isolation="host")
     assert run.record["status"] == "not-measured-here", run.notes
     assert run.record["environmentCause"] == "registry" and f"127.0.0.1:{port}" in run.record["environmentEvidence"]
+
+
+@pytest.mark.parametrize("resolved", [True, False])
+@pytest.mark.parametrize("tail", [
+    ENGINE_IMPOSSIBLE,
+    ENGINE_MET.replace(">=18", "^99.0.0 || >=100"),
+    "Error: this package requires Node.js >= 99.0.0\n",
+    "npm warn EBADENGINE Unsupported engine {\nnpm warn EBADENGINE   package: 'x@1.0.0',\n"
+    "npm warn EBADENGINE   required: { node: '>= 412.1' },\nnpm warn EBADENGINE   current: { node: 'v20.0.0' }\n"
+    "npm warn EBADENGINE }\n",
+])
+def test_an_engine_no_released_node_meets_is_the_package_s_failure(tail, resolved):
+    verdict = st.classify(_target(resolved=resolved), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+    assert "which no released Node satisfies" in verdict.evidence
+
+
+@pytest.mark.parametrize("requirement, day, impossible", [
+    (">=99", "2026-12-01", True),
+    (">=27", "2026-12-01", False),  # Node 27 is due in October 2026
+    (">=27", "2026-09-30", True),
+    ("^20 || >=99", "2026-12-01", False),  # one released branch is enough
+    (">=22.99", "2026-12-01", False),  # a minor not known to exist is not known not to
+    ("*", "2026-12-01", False),
+    (">=21", "2023-09-30", True),
+    (">=21", "2023-10-01", False),
+])
+def test_which_engine_requirements_no_released_node_meets(requirement, day, impossible):
+    import datetime as dt
+
+    assert machine.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
+
+
+def test_an_impossible_engine_is_not_a_reason_to_import_as_needing_a_runtime():
+    from harness.db import importer
+    from harness.db.package_meta import Package
+
+    rec = {"status": "startup-failure", "notes": ["the server exited; the package requires node >=99, which no "
+                                                  "released Node satisfies (the newest major by now is at most 27)",
+                                                  "the install warned: npm EBADENGINE: x@1.0.0 requires node >=99"]}
+    pkg = Package("npm", "x", "1.0.0", "1.0.0", runtime=">=99")
+    assert importer.classify(rec, pkg)[0] == importer.BROKEN
+    assert importer.classify(rec | {"notes": ["it crashed"]}, pkg)[0] == importer.BROKEN
