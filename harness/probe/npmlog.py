@@ -74,16 +74,41 @@ def _lines(text: str) -> list[str]:
 def decisive(text: str) -> str | None:
     """The line that says why an npm run failed, as npm would print it (``npm error …``):
     a line showing the machine's network or toolchain failing (``machine.evidence``), else the first
-    error line that is not boilerplate, else an unmet engine requirement (``engine``); ``None``."""
+    error line that is not boilerplate, else an unmet engine requirement (``engine``), else an
+    install script that failed (``failed_script``); ``None``."""
     errors = [line for line in _lines(text) if line.startswith("error ")]
     shown = [f"npm {line}" for line in errors]
     network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
     if network:
         return network
     telling = next((line for line in errors if not _BOILERPLATE.search(line)), None)
+    if telling and telling.startswith("error command ") and (script := failed_script(text)):
+        return script  # "command sh -c …" names no package; the script's own line names it and its exit
     if telling:
         return f"npm {telling}"[:machine.MAX_CHARS]
-    return engine(text)
+    return engine(text) or failed_script(text)
+
+
+_RAN = re.compile(r"^info run (\S+) (\w+) \S+ (.+)$")
+_RAN_CODE = re.compile(r"^info run (\S+) (\w+) \{ code: (-?\d+|null), signal: (\S+) \}$")
+
+
+def failed_script(text: str) -> str | None:
+    """The first install script that npm logged as failing (``info run pkg@1.0.0 postinstall
+    { code: 1 … }``), with the command it ran: what a silent install did last; ``None`` when none failed."""
+    commands = {}
+    for line in _lines(text):
+        done = _RAN_CODE.match(line)
+        if not done:
+            if ran := _RAN.match(line):
+                commands[ran.group(1), ran.group(2)] = ran.group(3)
+        elif done.group(3) not in ("0", "null") or done.group(4) != "null":
+            package, event = done.group(1), done.group(2)
+            how = f"exited {done.group(3)}" if done.group(3) != "null" else f"was killed by {done.group(4)}"
+            command = commands.get((package, event))
+            said = f" `{command}`" if command else ""
+            return f"npm's {event} script of {package}{said} {how}"[:machine.MAX_CHARS]
+    return None
 
 
 def engine(text: str) -> str | None:
