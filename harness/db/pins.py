@@ -127,13 +127,18 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
     """Each entry's change (see module doc), in catalog order; ``only``: these names only."""
     entries = [e for e in catalog.entries if not only or e.name in only]
     found = {e.name: pin_of(e) for e in entries}
-    packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None})
+    unpinned = {e.name: _registry_of(e) for e in entries if found[e.name][0] is None}
+    packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None}
+                      | {key for key in unpinned.values() if key is not None})
     with concurrent.futures.ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:  # each lookup waits on a registry
         answers = dict(zip(packages, pool.map(lambda key: _newest(src, *key), packages)))
     changes = []
     for entry in entries:
         pin, why = found[entry.name]
         if pin is None:
+            key = unpinned[entry.name]
+            if key is not None and answers[key][0] is None:  # nothing to pin to: say why
+                why = f"{why}; the registry has no release to pin: {answers[key][1]}"
             changes.append(Change(entry.name, None, note=why))
             continue
         newest, problem = answers[pin.registry, pin.package]
@@ -146,6 +151,16 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
             continue
         changes.append(Change(entry.name, pin, newest, _replace_spec(entry.command or "", pin, newest)))
     return changes
+
+
+def _registry_of(entry: Entry) -> tuple[str, str] | None:
+    """``(registry, package)`` of an ``npx``/``uvx`` entry that names its ``package``, else ``None``."""
+    try:
+        program = shlex.split(entry.command or "")[0].rsplit("/", 1)[-1]
+    except (ValueError, IndexError):
+        return None
+    registry = {"npx": NPM, "uvx": PYPI}.get(program)
+    return (registry, entry.package) if registry and entry.package else None
 
 
 def _newest(src, registry: str, package: str) -> tuple[str | None, str]:

@@ -80,6 +80,10 @@ servers:
 - name: unpinned
   command: npx -y nx-mcp
 
+- name: gone-latest
+  command: npx -y no-such-package@latest stdio
+  package: no-such-package
+
 - name: time-eq
   command: uvx mcp-server-time==2025.1.1 --local-timezone UTC
 """
@@ -94,7 +98,9 @@ def test_plan_and_apply_move_only_the_versions(tmp_path):
     assert changes["aws-api"].command is None and changes["aws-api"].note == "current"
     assert changes["memory-beta"].command is None and "not newer" in changes["memory-beta"].note
     assert changes["gone"].command is None and changes["gone"].note.startswith("left as it is: npm: no recorded")
-    assert changes["unpinned"].pin is None
+    assert changes["unpinned"].pin is None and changes["unpinned"].note.startswith("not pinned")
+    assert changes["gone-latest"].pin is None and "the registry has no release to pin: npm: no recorded" \
+        in changes["gone-latest"].note
     assert changes["time-eq"].command == "uvx mcp-server-time==2026.10.19 --local-timezone UTC"
     new = pins.apply(CATALOG_TEXT, list(changes.values()))
     diff = [(a, b) for a, b in zip(CATALOG_TEXT.splitlines(), new.splitlines()) if a != b]
