@@ -21,6 +21,7 @@ PREFIX = "npm's log: "
 MAX_FILES = 4
 MAX_BYTES = 256 << 10  # the end of each log: errors come last
 _NUMBER = re.compile(r"^\d+\s+")
+_FETCH_RETRY = re.compile(r"^http fetch [A-Z]+ https?://\S+ attempt \d+ failed with E[A-Z_]+$")
 _BOILERPLATE = re.compile(r"^error (?:code \S+$|errno |syscall |A complete log|Log files were not written|\s*$"
                           r"|path \S+$|signal \S+$|command failed$|This is a problem related to network|"
                           r"network This is a problem related|network If you are behind a proxy|network In most cases)",
@@ -76,8 +77,11 @@ def decisive(text: str) -> str | None:
     a line showing the machine's network or toolchain failing (``machine.evidence``), else the first
     error line that is not boilerplate, else an unmet engine requirement (``engine``), else an
     install script that failed (``failed_script``); ``None``."""
-    errors = [line for line in _lines(text) if line.startswith("error ")]
+    lines = _lines(text)
+    errors = [line for line in lines if line.startswith("error ")]
     shown = [f"npm {line}" for line in errors]
+    # npm's own retries of a fetch, logged while it still waits (an install cut off at its bound has no error yet)
+    shown += [f"npm {line}" for line in lines if _FETCH_RETRY.match(line)]
     network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
     if network:
         return network

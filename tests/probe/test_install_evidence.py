@@ -181,3 +181,31 @@ def test_a_real_install_script_failing_without_a_word_is_named(tmp_path):
     assert done.returncode != 0 and not done.stderr.strip()
     line = npmlog.decisive(npmlog.read_logs(cache, since))
     assert line is not None and "native-fixture@1.0.0" in line and "exit" in line, line
+
+
+# npm's log of an install cut off at its bound while it retried a git dependency's tarball (the
+# neon entry here, 2026-12-01: @sentry/node depends on a codeload.github.com tarball).
+RETRYING_LOG = """987 silly placeDep ROOT dset@3.1.4 OK for: @segment/analytics-core@1.8.1 want: ^3.1.4
+988 silly fetch manifest @fastify/otel@https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc
+989 http fetch GET https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc attempt 1 failed with ENOTFOUND
+990 http fetch GET https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc attempt 2 failed with ENOTFOUND
+"""
+
+
+@pytest.mark.parametrize("log, cause", [
+    (RETRYING_LOG, "dns"),
+    (RETRYING_LOG.replace("codeload.github.com", "registry.npmjs.invalid").replace("ENOTFOUND", "EAI_AGAIN"), None),
+    (RETRYING_LOG.replace("ENOTFOUND", "ECONNRESET").replace("codeload.github.com", "registry.npmjs.org"), None),
+])
+def test_an_install_cut_off_while_npm_retried_a_fetch_says_so(log, cause):
+    # a host an install reaches that does not resolve here is the machine's; any other host, or a reset
+    # from the registry this machine reaches (the tests install from it), is not
+    line = npmlog.decisive(log)
+    timeout = Capture("1", phase="install", stderr_tail=f"{npmlog.PREFIX}{line}\n" if line else "",
+                      failure=Failure("timeout", "install", "the install did not finish within 300 s"))
+    verdict = classify(Target(name="t", command="npx -y x@1.0.0"), timeout)
+    if cause is None:
+        assert verdict.status == "timeout" and verdict.environment is None, verdict
+    else:
+        assert verdict.status == "not-measured-here" and verdict.cause == cause, verdict
+        assert "codeload.github.com" in verdict.environment
