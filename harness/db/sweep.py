@@ -59,8 +59,16 @@ class SweepResult:
     environment: dict[str, dict] = field(default_factory=dict)
 
     def history_records(self) -> dict[str, dict]:
-        """The record each server's history row for this sweep's date is made from."""
-        return {**self.records, **self.backfill, **self.environment}
+        """The record each server's history row for this sweep's date is made from. A record kept
+        over this sweep's ``not-measured-here`` that was itself measured on that date keeps the
+        day's row: a day's row says what the record of that day says."""
+        environment = {server: rec for server, rec in self.environment.items()
+                       if _day(self.records.get(server)) != _day(rec)}
+        return {**self.records, **self.backfill, **environment}
+
+
+def _day(record: dict | None) -> str:
+    return str((record or {}).get("measuredAt", ""))[:10]
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,
