@@ -27,10 +27,11 @@ from collections.abc import Mapping
 REGISTRY_HOSTS = ("registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com", "pypi.org",
                   "pypi.python.org", "files.pythonhosted.org", "github.com", "githubusercontent.com",
                   "gitlab.com", "bitbucket.org", "python-build-standalone")
-# A host named whole: ``api.github.com`` (a server's own backend) is not ``github.com``; only the
-# download hosts below are matched with any subdomain (``objects.githubusercontent.com``).
+# A host named whole: ``api.github.com`` or ``github.com.example`` (a server's own backend) is not
+# ``github.com``; only the download hosts below are matched with any subdomain
+# (``objects.githubusercontent.com``).
 _ANY_SUBDOMAIN = ("githubusercontent.com", "files.pythonhosted.org", "python-build-standalone")
-_HOST = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-])" if h not in _ANY_SUBDOMAIN else re.escape(h)
+_HOST = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-]|\.[\w-])" if h not in _ANY_SUBDOMAIN else re.escape(h)
                             for h in REGISTRY_HOSTS + ("codeload.github.com",)), re.IGNORECASE)
 # Words a resolver, socket or TLS failure is reported with, by npm/node, uv (reqwest), pip and git.
 _NETWORK = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH"

@@ -98,6 +98,8 @@ def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line(mon
     "Error: getaddrinfo ENOTFOUND api.github.com",
     "Error: connect ECONNREFUSED api.gitlab.com:443",
     "Error: getaddrinfo ENOTFOUND my-pypi.org.example",
+    "Error: getaddrinfo ENOTFOUND registry.npmjs.org.evil.invalid",  # a registry's name as a prefix
+    "fatal: unable to access 'https://github.com.invalid/o/r/': Could not resolve host: github.com.invalid",
 ])
 def test_a_backend_on_a_registry_s_domain_is_not_the_registry(line):
     assert machine.evidence(line) is None
