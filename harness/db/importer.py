@@ -437,7 +437,11 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":
         return NEEDS_CREDENTIAL, evidence
-    if rec.get("environmentEvidence") or status == "unreachable" or _RUNTIME.search(" ".join(rec.get("notes") or ())):
+    if rec.get("environmentEvidence") or status == "unreachable":
+        return NEEDS_RUNTIME, evidence
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine.unsatisfiable(pkg.runtime):
+        return BROKEN, evidence  # a Node no release meets: the package's mistake, not this machine's age
+    if _RUNTIME.search(" ".join(rec.get("notes") or ())):
         return NEEDS_RUNTIME, evidence
     if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_satisfies(pkg.runtime):
         return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {_node_version()}: {evidence}")

@@ -1,5 +1,6 @@
 """Each entry's pinned release and moving it to the newest: ``pin_of``, ``plan``, ``apply`` rewrite only
-the version words (docs/CATALOG.md, pins).
+the version words (docs/CATALOG.md, pins). A pin is ``pkg@1.2.3``, ``--package=pkg@1.2.3``, ``pkg==1.2.3``
+or ``--from pkg==1.2.3``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ def _pypi_pin(words: list[str]) -> tuple[Pin | None, str]:
         if word.startswith("-"):
             i += 1
             continue
-        name, at, version = word.partition("@")
-        return _checked(PYPI, name, version if at else "", word)
+        sep = "==" if "==" in word else "@"  # uvx takes ``pkg@1.2.3`` and ``pkg==1.2.3`` alike
+        name, found, version = word.partition(sep)
+        return _checked(PYPI, name, version if found else "", word)
     return None, "no package in the command"
 
 
@@ -113,13 +115,18 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
     """Each entry's change, in catalog order; ``only`` restricts to these names."""
     entries = [e for e in catalog.entries if not only or e.name in only]
     found = {e.name: pin_of(e) for e in entries}
-    packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None})
+    unpinned = {e.name: _registry_of(e) for e in entries if found[e.name][0] is None}
+    packages = sorted({(p.registry, p.package) for p, _ in found.values() if p is not None}
+                      | {key for key in unpinned.values() if key is not None})
     with concurrent.futures.ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:  # each lookup waits on a registry
         answers = dict(zip(packages, pool.map(lambda key: _newest(src, *key), packages)))
     changes = []
     for entry in entries:
         pin, why = found[entry.name]
         if pin is None:
+            key = unpinned[entry.name]
+            if key is not None and answers[key][0] is None:  # nothing to pin to: say why
+                why = f"{why}; the registry has no release to pin: {answers[key][1]}"
             changes.append(Change(entry.name, None, note=why))
             continue
         newest, problem = answers[pin.registry, pin.package]
@@ -132,6 +139,16 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
             continue
         changes.append(Change(entry.name, pin, newest, _replace_spec(entry.command or "", pin, newest)))
     return changes
+
+
+def _registry_of(entry: Entry) -> tuple[str, str] | None:
+    """``(registry, package)`` of an ``npx``/``uvx`` entry that names its ``package``, else ``None``."""
+    try:
+        program = shlex.split(entry.command or "")[0].rsplit("/", 1)[-1]
+    except (ValueError, IndexError):
+        return None
+    registry = {"npx": NPM, "uvx": PYPI}.get(program)
+    return (registry, entry.package) if registry and entry.package else None
 
 
 def _newest(src, registry: str, package: str) -> tuple[str | None, str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any
 from pathlib import Path
 
 from harness.core.record import Record
@@ -17,7 +19,8 @@ from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.publish import Staging
 from harness.db.targets import target_for
-from harness.probe import install, internal, isolation, build_record as record, side_lists
+from harness.probe import build_record as record
+from harness.probe import install, internal, isolation, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.util import published, schemas
@@ -41,8 +44,14 @@ class SweepResult:
     environment: dict[str, dict] = field(default_factory=dict)
 
     def history_records(self) -> dict[str, dict]:
-        """The record each server's history row is made from."""
-        return {**self.records, **self.backfill, **self.environment}
+        """The record each server's history row is made from; a kept record measured on this date keeps its row."""
+        environment = {server: rec for server, rec in self.environment.items()
+                       if _day(self.records.get(server)) != _day(rec)}
+        return {**self.records, **self.backfill, **environment}
+
+
+def _day(record: Mapping[str, Any] | None) -> str:
+    return str((record or {}).get("measuredAt", ""))[:10]
 
 
 async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.date, *, concurrency: int,

@@ -4,17 +4,20 @@ docs/METHODOLOGY.md, "Statuses".
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from collections.abc import Mapping
 
 # Hosts an install reaches before any server code runs: package registries, git hosts, and where
 # uv downloads managed Pythons from (python-build-standalone releases on GitHub).
 REGISTRY_HOSTS = ("registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com", "pypi.org",
                   "pypi.python.org", "files.pythonhosted.org", "github.com", "githubusercontent.com",
                   "gitlab.com", "bitbucket.org", "python-build-standalone")
-# A host named whole: ``api.github.com`` (a server's own backend) is not ``github.com``; only the
-# download hosts below are matched with any subdomain (``objects.githubusercontent.com``).
+# A host named whole: ``api.github.com`` or ``github.com.example`` (a server's own backend) is not
+# ``github.com``; only the download hosts below are matched with any subdomain
+# (``objects.githubusercontent.com``).
 _ANY_SUBDOMAIN = ("githubusercontent.com", "files.pythonhosted.org", "python-build-standalone")
-_HOST = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-])" if h not in _ANY_SUBDOMAIN else re.escape(h)
+_HOST = re.compile("|".join(rf"(?<![\w.-]){re.escape(h)}(?![\w-]|\.[\w-])" if h not in _ANY_SUBDOMAIN else re.escape(h)
                             for h in REGISTRY_HOSTS + ("codeload.github.com",)), re.IGNORECASE)
 # Words a resolver, socket or TLS failure is reported with, by npm/node, uv (reqwest), pip and git.
 _NETWORK = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH"
@@ -23,8 +26,15 @@ _NETWORK = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|
                       r"|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|unable to get local issuer certificate"
                       r"|CERTIFICATE_VERIFY_FAILED|invalid peer certificate|UnknownIssuer", re.IGNORECASE)
 # The package managers' own fetch lines: uv's "Failed to fetch/download: <url>" and npm's "request to
-# <url> failed" name the index, registry or Python download they could not reach, whatever its host.
-_FETCH = re.compile(r"Failed to (?:fetch|download):? `?https?://|\brequest to https?://\S+ failed")
+# <url> failed" (node-fetch's words too, so a server's own requests read the same): they count only
+# when the URL's host is one an install reaches (``install_host``).
+_FETCH = re.compile(r"Failed to (?:fetch|download):? `?(https?://[^\s`'\"]+)|\brequest to (https?://\S+) failed")
+# Settings that point npm, uv or pip at another registry, index or Python download mirror.
+_INSTALL_SETTINGS = ("npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
+                     "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_PYTHON_INSTALL_MIRROR")
+# A connection to a named host that failed other than by name resolution: checked against this machine.
+_CONNECT_FAILED = re.compile(r"ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|Connection refused"
+                             r"|Network is unreachable|connection reset|timed out", re.IGNORECASE)
 # npm prints its fetch error's code on a line of its own; every npm fetch is to a registry or git host.
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) code (?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
                        r"|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|SELF_SIGNED_CERT_IN_CHAIN"
@@ -55,12 +65,14 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
                        r"|No download found|Python downloads are", re.IGNORECASE)
 
 
-def evidence_and_cause(stderr_tail: str, *, server_only: bool = False) -> tuple[str, str] | None:
-    """``(line, cause)`` for a tail, else ``None``; ``server_only`` counts only an engine requirement."""
+def evidence_and_cause(stderr_tail: str, *, server_only: bool = False,
+                       settings: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """``(line, cause)`` for a tail, else ``None``. ``server_only``: only the server wrote the tail, so
+    only an unmet Node engine counts; ``settings``: the launch's environment (registries it names)."""
     if server_only:
         line = engine_line(stderr_tail)
     else:
-        line = evidence(stderr_tail, verify_hosts=True)
+        line = evidence(stderr_tail, verify_hosts=True, settings=settings)
     return None if line is None else (line, cause(line, stderr_tail))
 
 
@@ -99,6 +111,39 @@ def below(requirement: str, current: tuple[int, ...] | None) -> bool:
     return all(current < bound for bound in bounds)
 
 
+def newest_node_major(today: dt.date | None = None) -> int:
+    """The highest Node.js major that can have been released by ``today`` (default: now, UTC):
+    Node.js ships a new major each April and October (20 in April 2023, 21 in October 2023), never
+    earlier, so none above this number exists yet; a Node running here counts even if newer."""
+    day = today or dt.datetime.now(dt.timezone.utc).date()
+    scheduled = 20 + 2 * (day.year - 2023) + (day.month >= 4) + (day.month >= 10) - 1
+    return max(scheduled, (node_version() or (0,))[0])
+
+
+def unsatisfiable(requirement: str, today: dt.date | None = None) -> bool:
+    """Whether no released Node can meet ``requirement`` (an ``engines.node`` range): every lower
+    bound it states is a major above ``newest_node_major`` (``>=99``). Such a requirement is the
+    package's mistake, not this machine's age."""
+    majors = [int(v) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+)", requirement)]
+    return bool(majors) and all(major > newest_node_major(today) for major in majors)
+
+
+def impossible_engine(line: str) -> str | None:
+    """For an engine line (``engine_line``, or ``declares engines.node '…'``) whose requirement no
+    released Node meets, one sentence saying so; ``None`` otherwise."""
+    found = (ENGINE_NODE.search(line) or re.search(r"engines\.node '([^']+)'", line)
+             or re.search(r"requires node ([^;]+)", line))
+    if found:
+        requirement = found.group(1)
+    else:
+        said = _ENGINE_LINE.search(line)
+        requirement = re.sub(r"^[^>=^~]*", "", line[said.start():]) if said else ""
+    if not requirement or not unsatisfiable(requirement):
+        return None
+    return (f"the package requires node {requirement.strip()}, which no released Node satisfies (the newest "
+            f"major by now is at most {newest_node_major()})")[:MAX_CHARS]
+
+
 _NODE: list[tuple[int, ...] | None] = []
 
 
@@ -120,21 +165,77 @@ def node_version() -> tuple[int, ...] | None:
     return _NODE[0]
 
 
-def evidence(stderr_tail: str, verify_hosts: bool = False) -> str | None:
-    """The decisive line showing the machine's network or toolchain failed, or ``None``; with ``verify_hosts`` a
-    host said not to resolve must not resolve here either."""
+def evidence(stderr_tail: str, verify_hosts: bool = False, settings: Mapping[str, str] | None = None) -> str | None:
+    """The decisive line showing the machine's network or toolchain failed, or ``None``; with
+    ``verify_hosts`` a claim about a host (does not resolve, refuses) must hold here now, and only
+    install hosts count (docs/METHODOLOGY.md, 'Statuses')."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
-    if verify_hosts and _claims_false_here(lines):
+    configured = _configured_hosts(settings)
+    if verify_hosts and (_claims_false_here(lines) or _refusals_false_here(lines, configured)):
         lines = [line for line in lines if not _NETWORK.search(line) and not _NPM_CODE.search(line)]
     network_anywhere = any(_NETWORK.search(line) for line in lines)
-    for accept in (lambda l: (_FETCH.search(l) or _HOST.search(l)) and _NETWORK.search(l),
-                   lambda l: _NPM_CODE.search(l),
-                   lambda l: network_anywhere and (_FETCH.search(l) or _HOST.search(l)),
+    # npm prints its code beside the request that failed: a code line with no install fetch is no one's
+    install_fetch = any(_install_fetch(line, configured) for line in lines)
+    for accept in (lambda l: _names_install_host(l, configured) and _NETWORK.search(l),
+                   lambda l: install_fetch and _NPM_CODE.search(l),
+                   lambda l: network_anywhere and _names_install_host(l, configured),
                    lambda l: _NO_PYTHON.search(l)):
         found = next((line for line in lines if accept(line)), None)
         if found:
             return found[:MAX_CHARS]
     return engine_line(stderr_tail)
+
+
+def install_host(host: str, configured: frozenset[str] = frozenset()) -> bool:
+    """Whether an install reaches ``host``: a registry, git or download host of ``REGISTRY_HOSTS``
+    (named whole, or any subdomain of a download host), or one of ``configured`` (``_configured_hosts``)."""
+    host = host.lower().rstrip(".")
+    if _HOST.fullmatch(host) or any(host.endswith("." + h) for h in _ANY_SUBDOMAIN if "." in h):
+        return True
+    return host in configured
+
+
+def _configured_hosts(settings: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The hosts the registry/index settings of this process and of ``settings`` name."""
+    import os
+    from urllib.parse import urlsplit
+
+    hosts = set()
+    for name in _INSTALL_SETTINGS:
+        for value in f"{os.environ.get(name, '')} {(settings or {}).get(name, '')}".split():
+            try:
+                host = urlsplit(value).hostname
+            except ValueError:
+                continue
+            if host:
+                hosts.add(host.lower())
+    return frozenset(hosts)
+
+
+def _fetch_hosts(line: str) -> list[tuple[str, int]]:
+    """``(host, port)`` of each URL a package manager's fetch line on ``line`` names."""
+    from urllib.parse import urlsplit
+
+    hosts = []
+    for found in _FETCH.finditer(line):
+        try:
+            url = urlsplit(found.group(1) or found.group(2))
+            host, port = url.hostname, url.port or (80 if url.scheme == "http" else 443)
+        except ValueError:
+            continue
+        if host:
+            hosts.append((host, port))
+    return hosts
+
+
+def _install_fetch(line: str, configured: frozenset[str]) -> bool:
+    return any(install_host(h, configured) for h, _ in _fetch_hosts(line))
+
+
+def _names_install_host(line: str, configured: frozenset[str]) -> bool:
+    """A fetch line to an install host, or a line naming a registry or git host (``_HOST``): a
+    request to any other host (``localhost:5432``, a server's own API) is the server's business."""
+    return _install_fetch(line, configured) or bool(_HOST.search(line))
 
 
 _UNRESOLVED_HOST = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?)\s+'?([A-Za-z0-9.-]+\.[A-Za-z]{2,})")
@@ -147,6 +248,36 @@ def _claims_false_here(lines: list[str]) -> bool:
     quoted = sorted(lines, key=lambda line: not (_FETCH.search(line) or _HOST.search(line)))
     hosts = list(dict.fromkeys(m.group(1).lower() for line in quoted for m in _UNRESOLVED_HOST.finditer(line)))
     return any(resolves_names(hosts=(host,)) for host in hosts[:MAX_VERIFIED_HOSTS])
+
+
+def _refusals_false_here(lines: list[str], configured: frozenset[str]) -> bool:
+    """Whether ``lines`` say a connection to an install host failed (refused, reset, timed out) while
+    that host accepts a connection from this machine now (the first ``MAX_VERIFIED_HOSTS`` such hosts
+    are tried): the words are false about this machine, so they are no evidence of its fault."""
+    if not any(_CONNECT_FAILED.search(line) and not _DNS.search(line) for line in lines):
+        return False  # uv prints each cause on a line of its own, below the URL it fetched
+    hosts: list[tuple[str, int]] = []
+    for line in lines:
+        hosts += [(h, p) for h, p in _fetch_hosts(line) if install_host(h, configured)]
+        hosts += [(m.group(0), 443) for m in _HOST.finditer(line) if "python-build-standalone" not in m.group(0).lower()]
+    tried = list(dict.fromkeys((h.lower(), p) for h, p in hosts))
+    return any(accepts_connections(host, port) for host, port in tried[:MAX_VERIFIED_HOSTS])
+
+
+_ACCEPTS: dict[tuple[str, int], bool] = {}
+
+
+def accepts_connections(host: str, port: int = 443, timeout: float = 5.0) -> bool:
+    """Whether ``host`` accepts a TCP connection on ``port`` from this machine now (read once)."""
+    import socket
+
+    if (host, port) not in _ACCEPTS:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                _ACCEPTS[host, port] = True
+        except OSError:
+            _ACCEPTS[host, port] = False
+    return _ACCEPTS[host, port]
 
 
 # Names that resolve on any machine with working DNS (IANA's reserved example domains).

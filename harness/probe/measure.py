@@ -127,6 +127,9 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
         return
     finding = findings[0]
+    if impossible := machine.impossible_engine(finding):  # the package's mistake: no Node would run it
+        result.notes.append(f"the install warned: {finding}; {impossible}")
+        return
     package = result.target.resolved.package if result.target.resolved is not None else None
     silent = st.last_line(result.capture.stderr_tail) is None
     if silent or (package and (finding.startswith(f"{package}@") or f" {package}@" in finding)):

@@ -11,6 +11,7 @@ PREFIX = "npm's log: "
 MAX_FILES = 4
 MAX_BYTES = 256 << 10  # the end of each log: errors come last
 _NUMBER = re.compile(r"^\d+\s+")
+_FETCH_RETRY = re.compile(r"^http fetch [A-Z]+ https?://\S+ attempt \d+ failed with E[A-Z_]+$")
 _BOILERPLATE = re.compile(r"^error (?:code \S+$|errno |syscall |A complete log|Log files were not written|\s*$"
                           r"|path \S+$|signal \S+$|command failed$|This is a problem related to network|"
                           r"network This is a problem related|network If you are behind a proxy|network In most cases)",
@@ -59,16 +60,44 @@ def _lines(text: str) -> list[str]:
 
 
 def decisive(text: str) -> str | None:
-    """The line that says why an npm run failed, or ``None``."""
-    errors = [line for line in _lines(text) if line.startswith("error ")]
+    """The line that says why an npm run failed (as npm prints it), or ``None``: network/toolchain
+    evidence first, then the first real error, an unmet engine, a failed install script."""
+    lines = _lines(text)
+    errors = [line for line in lines if line.startswith("error ")]
     shown = [f"npm {line}" for line in errors]
+    # npm's own retries of a fetch, logged while it still waits (an install cut off at its bound has no error yet)
+    shown += [f"npm {line}" for line in lines if _FETCH_RETRY.match(line)]
     network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
     if network:
         return network
     telling = next((line for line in errors if not _BOILERPLATE.search(line)), None)
+    if telling and telling.startswith("error command ") and (script := failed_script(text)):
+        return script  # "command sh -c …" names no package; the script's own line names it and its exit
     if telling:
         return f"npm {telling}"[:machine.MAX_CHARS]
-    return engine(text)
+    return engine(text) or failed_script(text)
+
+
+_RAN = re.compile(r"^info run (\S+) (\w+) \S+ (.+)$")
+_RAN_CODE = re.compile(r"^info run (\S+) (\w+) \{ code: (-?\d+|null), signal: (\S+) \}$")
+
+
+def failed_script(text: str) -> str | None:
+    """The first install script that npm logged as failing (``info run pkg@1.0.0 postinstall
+    { code: 1 … }``), with the command it ran: what a silent install did last; ``None`` when none failed."""
+    commands = {}
+    for line in _lines(text):
+        done = _RAN_CODE.match(line)
+        if not done:
+            if ran := _RAN.match(line):
+                commands[ran.group(1), ran.group(2)] = ran.group(3)
+        elif done.group(3) not in ("0", "null") or done.group(4) != "null":
+            package, event = done.group(1), done.group(2)
+            how = f"exited {done.group(3)}" if done.group(3) != "null" else f"was killed by {done.group(4)}"
+            command = commands.get((package, event))
+            said = f" `{command}`" if command else ""
+            return f"npm's {event} script of {package}{said} {how}"[:machine.MAX_CHARS]
+    return None
 
 
 def engine(text: str) -> str | None:

@@ -79,9 +79,11 @@ def classify(target: Target, capture: Capture) -> Verdict:
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
     """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
-    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only)
+    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, settings=dict(target.set_env))
     if found is None:
         return verdict
+    if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
+        return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
 
 

@@ -133,3 +133,17 @@ def test_the_guard_counts_environment_rows_as_the_machine_s():
     # a server's own failures over no record are not the machine's and not eligible
     fresh = {f"r{i}": {"status": "startup-failure"} for i in range(5)}
     assert guard.check(committed, fresh).verdict == "not-performed"
+
+
+def test_a_record_kept_from_the_same_day_keeps_that_day_s_history_row():
+    from harness.db.sweep import SweepResult
+
+    kept = {"status": "timeout", "measuredAt": "2026-12-01T17:41:57.844Z"}
+    machine_s = {"status": "not-measured-here", "measuredAt": "2026-12-01T18:47:00.000Z"}
+    same_day = SweepResult({"apify": kept}, [], ["apify"], environment={"apify": machine_s})
+    assert same_day.history_records()["apify"] is kept  # the day's row agrees with the published record
+    earlier = {**kept, "measuredAt": "2026-11-30T12:00:00.000Z"}
+    next_day = SweepResult({"apify": earlier}, [], ["apify"], environment={"apify": machine_s})
+    assert next_day.history_records()["apify"] is machine_s  # a later day's row says what that day found
+    fresh = SweepResult({"new": machine_s}, ["results/new/measurement.json"], [])
+    assert fresh.history_records()["new"] is machine_s

@@ -22,6 +22,10 @@ RECORDED = package_meta.RecordedSource(REPO / "tests" / "fixtures" / "registry" 
     ("npx -y --package=@zereight/mcp-gitlab@2.1.60 mcp-gitlab", ("npm", "@zereight/mcp-gitlab", "2.1.60",
                                                                  "@zereight/mcp-gitlab@2.1.60")),
     ("uvx mcp-grafana@2.1.0", ("pypi", "mcp-grafana", "2.1.0", "mcp-grafana@2.1.0")),
+    ("uvx mcp-server-fetch==2026.10.24", ("pypi", "mcp-server-fetch", "2026.10.24", "mcp-server-fetch==2026.10.24")),
+    ('uvx --with "mcp<2" mcp-server-sqlite==2025.4.25 --db-path /tmp/test.db',
+     ("pypi", "mcp-server-sqlite", "2025.4.25", "mcp-server-sqlite==2025.4.25")),
+    ("uvx postgres-mcp==0.3.0 --access-mode=restricted", ("pypi", "postgres-mcp", "0.3.0", "postgres-mcp==0.3.0")),
     ('uvx --with "mcp<2" --from awslabs.aws-api-mcp-server==1.5.0 awslabs.aws-api-mcp-server',
      ("pypi", "awslabs.aws-api-mcp-server", "1.5.0", "awslabs.aws-api-mcp-server==1.5.0")),
     ("npx -y @modelcontextprotocol/server-memory@2026.8.31-beta.1", ("npm", "@modelcontextprotocol/server-memory",
@@ -38,6 +42,8 @@ def test_pins_read_from_commands(command, spec):
     ("npx -y pkg@^1.2.0", "a tag or a range"),
     ("npx -y @upstash/context7-mcp", "not pinned"),
     ("uvx mcp-clickhouse", "not pinned"),
+    ("uvx mcp-clickhouse==latest", "a tag or a range"),
+    ('uvx --with "mcp<2" mcp-server-sqlite --db-path /tmp/test.db', "not pinned"),
     ("uvx --from git+https://github.com/oraios/serena serena start-mcp-server", "from a repository"),
     ("node server.js", "only npx and uvx"),
 ])
@@ -73,6 +79,13 @@ servers:
 
 - name: unpinned
   command: npx -y nx-mcp
+
+- name: gone-latest
+  command: npx -y no-such-package@latest stdio
+  package: no-such-package
+
+- name: time-eq
+  command: uvx mcp-server-time==2025.1.1 --local-timezone UTC
 """
 
 
@@ -85,12 +98,17 @@ def test_plan_and_apply_move_only_the_versions(tmp_path):
     assert changes["aws-api"].command is None and changes["aws-api"].note == "current"
     assert changes["memory-beta"].command is None and "not newer" in changes["memory-beta"].note
     assert changes["gone"].command is None and changes["gone"].note.startswith("left as it is: npm: no recorded")
-    assert changes["unpinned"].pin is None
+    assert changes["unpinned"].pin is None and changes["unpinned"].note.startswith("not pinned")
+    assert changes["gone-latest"].pin is None and "the registry has no release to pin: npm: no recorded" \
+        in changes["gone-latest"].note
+    assert changes["time-eq"].command == "uvx mcp-server-time==2026.10.19 --local-timezone UTC"
     new = pins.apply(CATALOG_TEXT, list(changes.values()))
     diff = [(a, b) for a, b in zip(CATALOG_TEXT.splitlines(), new.splitlines()) if a != b]
     assert diff == [("  command: npx -y @pandacss/mcp@1.11.0", "  command: npx -y @pandacss/mcp@1.12.1"),
                     ("  command: uvx mcp-grafana@2.0.0 --transport stdio",
-                     "  command: uvx mcp-grafana@2.1.1 --transport stdio")]
+                     "  command: uvx mcp-grafana@2.1.1 --transport stdio"),
+                    ("  command: uvx mcp-server-time==2025.1.1 --local-timezone UTC",
+                     "  command: uvx mcp-server-time==2026.10.19 --local-timezone UTC")]
     only = pins.plan(load_catalog(path), RECORDED, only={"grafana"})
     assert [c.name for c in only] == ["grafana"]
 
@@ -115,7 +133,7 @@ def test_pins_command_reports_then_updates(tmp_path):
     code, out, _ = _cli("--catalog", str(path), "--metadata", fixtures)
     assert code == 1 and "panda: @pandacss/mcp 1.11.0 -> 1.12.1" in out and path.read_text() == CATALOG_TEXT
     code, out, _ = _cli("--catalog", str(path), "--metadata", fixtures, "--update")
-    assert code == 0 and "2 moved" in out
+    assert code == 0 and "3 moved" in out
     assert "# a comment that must stay" in path.read_text() and load_catalog(path).get("panda").command.endswith("@1.12.1")
     code, out, _ = _cli("--catalog", str(path), "--metadata", fixtures)
     assert code == 0 and "0 behind" in out

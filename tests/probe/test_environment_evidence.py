@@ -35,7 +35,9 @@ UV_NO_PYTHON = "error: No interpreter found for Python >=3.13 in managed install
 UV_REQUIRES = ("  × No solution found when resolving tool dependencies:\n  ╰─▶ Because the current Python version (3.11.2) "
                "does not satisfy Python>=3.12 and example-mcp==1.0 depends on Python>=3.12, we can conclude that "
                "example-mcp==1.0 cannot be used.\n")
-PROXY_CA = "npm error code SELF_SIGNED_CERT_IN_CHAIN\nnpm error errno SELF_SIGNED_CERT_IN_CHAIN\n"
+PROXY_CA = ("npm error code SELF_SIGNED_CERT_IN_CHAIN\nnpm error errno SELF_SIGNED_CERT_IN_CHAIN\n"
+            "npm error request to https://registry.npmjs.org/express failed, reason: self-signed certificate in "
+            "certificate chain\n")
 
 
 @pytest.mark.parametrize("tail,line", [

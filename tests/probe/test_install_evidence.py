@@ -142,3 +142,70 @@ def test_a_log_of_an_earlier_run_is_never_read_however_close_its_time(tmp_path):
     first = run("first-failure: the earlier run")
     second = run("second-failure: this run")
     assert "first-failure" in first and "second-failure" in second and "first-failure" not in second
+
+
+# What npm logged for two real silent installs here (npx, sandboxed, 2026-12-01): a postinstall that
+# downloads a browser and a native module's install script, each failing with nothing printed.
+MERMAID_LOG = """1344 info run mcp-mermaid@0.4.1 postinstall node_modules/mcp-mermaid playwright install --with-deps chromium
+1345 info run mcp-mermaid@0.4.1 postinstall { code: 1, signal: null }
+1346 silly unfinished npm timer reify 1796150834199
+1356 verbose exit 1
+1357 verbose code 1
+"""
+SQLITE_LOG = """849 info run better-sqlite3@12.11.1 install node_modules/better-sqlite3 prebuild-install || node-gyp rebuild --release
+850 info run better-sqlite3@12.11.1 install { code: 1, signal: null }
+861 verbose exit 1
+"""
+
+
+@pytest.mark.parametrize("log, said", [
+    (MERMAID_LOG, "npm's postinstall script of mcp-mermaid@0.4.1 `playwright install --with-deps chromium` exited 1"),
+    (SQLITE_LOG, "npm's install script of better-sqlite3@12.11.1 `prebuild-install || node-gyp rebuild --release` "
+                 "exited 1"),
+    ("12 info run x@1.0.0 preinstall node_modules/x sh ./fetch.sh\n13 info run x@1.0.0 preinstall "
+     "{ code: null, signal: SIGKILL }\n", "npm's preinstall script of x@1.0.0 `sh ./fetch.sh` was killed by SIGKILL"),
+    ("12 info run x@1.0.0 install node_modules/x node ok.js\n13 info run x@1.0.0 install { code: 0, signal: null }\n"
+     "14 verbose exit 1\n", None),
+])
+def test_a_silent_install_names_the_script_that_failed(log, said):
+    assert npmlog.decisive(log) == said
+
+
+@pytest.mark.slow
+def test_a_real_install_script_failing_without_a_word_is_named(tmp_path):
+    project = _project(tmp_path, "node -e \"process.exit(3)\"")
+    cache = tmp_path / "npm-cache"
+    since = time.time()
+    done = subprocess.run(["npm", "install", "--loglevel=silent", "--no-audit", "--no-fund", f"--cache={cache}"],
+                          cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and not done.stderr.strip()
+    line = npmlog.decisive(npmlog.read_logs(cache, since))
+    assert line is not None and "native-fixture@1.0.0" in line and "exit" in line, line
+
+
+# npm's log of an install cut off at its bound while it retried a git dependency's tarball (the
+# neon entry here, 2026-12-01: @sentry/node depends on a codeload.github.com tarball).
+RETRYING_LOG = """987 silly placeDep ROOT dset@3.1.4 OK for: @segment/analytics-core@1.8.1 want: ^3.1.4
+988 silly fetch manifest @fastify/otel@https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc
+989 http fetch GET https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc attempt 1 failed with ENOTFOUND
+990 http fetch GET https://codeload.github.com/getsentry/fastify-otel/tar.gz/ae3088d65e286bdc attempt 2 failed with ENOTFOUND
+"""
+
+
+@pytest.mark.parametrize("log, cause", [
+    (RETRYING_LOG, "dns"),
+    (RETRYING_LOG.replace("codeload.github.com", "registry.npmjs.invalid").replace("ENOTFOUND", "EAI_AGAIN"), None),
+    (RETRYING_LOG.replace("ENOTFOUND", "ECONNRESET").replace("codeload.github.com", "registry.npmjs.org"), None),
+])
+def test_an_install_cut_off_while_npm_retried_a_fetch_says_so(log, cause):
+    # a host an install reaches that does not resolve here is the machine's; any other host, or a reset
+    # from the registry this machine reaches (the tests install from it), is not
+    line = npmlog.decisive(log)
+    timeout = Capture("1", phase="install", stderr_tail=f"{npmlog.PREFIX}{line}\n" if line else "",
+                      failure=Failure("timeout", "install", "the install did not finish within 300 s"))
+    verdict = classify(Target(name="t", command="npx -y x@1.0.0"), timeout)
+    if cause is None:
+        assert verdict.status == "timeout" and verdict.environment is None, verdict
+    else:
+        assert verdict.status == "not-measured-here" and verdict.cause == cause, verdict
+        assert "codeload.github.com" in verdict.environment

@@ -21,7 +21,8 @@ from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 ENGINE_MET = ("npm warn EBADENGINE Unsupported engine {\nnpm warn EBADENGINE   package: 'x@1.0.0',\n"
               "npm warn EBADENGINE   required: { node: '>=18' },\nnpm warn EBADENGINE   current: { node: 'v16.0.0' }\n"
               "npm warn EBADENGINE }\n")
-ENGINE_UNMET = ENGINE_MET.replace(">=18", ">=99")
+ENGINE_UNMET = ENGINE_MET.replace(">=18", ">=24")  # a released Node this machine's is older than
+ENGINE_IMPOSSIBLE = ENGINE_MET.replace(">=18", ">=99")
 NPM_DNS = ("npm error code ENOTFOUND\nnpm error network request to https://registry.npmjs.org/x failed, reason: "
            "getaddrinfo ENOTFOUND registry.npmjs.org\n")
 CLAIMS = [
@@ -56,12 +57,15 @@ def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail):
 
 
 def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_install():
+    if machine.node_version() >= (24,):
+        pytest.skip("this machine's Node meets the requirement")
     verdict = st.classify(_target(resolved=True), _capture(ENGINE_UNMET))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.RUNTIME_VERSION
-    assert ">=99" in verdict.environment
+    assert ">=24" in verdict.environment
 
 
-def test_the_package_manager_s_own_words_in_an_install_count():
+def test_the_package_manager_s_own_words_in_an_install_count(monkeypatch):
+    monkeypatch.setenv("npm_config_registry", "https://registry.npmjs.invalid/")  # the registry this machine uses
     tail = NPM_DNS.replace("registry.npmjs.org", "registry.npmjs.invalid")  # a host that truly does not resolve
     verdict = st.classify(_target(resolved=True), _capture(tail, phase="install"))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS
@@ -74,8 +78,10 @@ def test_a_resolution_failure_of_a_host_this_machine_resolves_is_no_evidence(pha
     assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
 
 
-def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line():
+def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line(monkeypatch):
     from harness.probe import npmlog
+
+    monkeypatch.setenv("npm_config_registry", "https://registry.npmjs.invalid/")
 
     planted = ("12 error code ENOTFOUND\n13 error network request to https://registry.npmjs.org/x failed, reason: "
                "getaddrinfo ENOTFOUND registry.npmjs.org\n14 error command failed\n15 error command sh -c node broken.js\n")
@@ -92,6 +98,8 @@ def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line():
     "Error: getaddrinfo ENOTFOUND api.github.com",
     "Error: connect ECONNREFUSED api.gitlab.com:443",
     "Error: getaddrinfo ENOTFOUND my-pypi.org.example",
+    "Error: getaddrinfo ENOTFOUND registry.npmjs.org.evil.invalid",  # a registry's name as a prefix
+    "fatal: unable to access 'https://github.com.invalid/o/r/': Could not resolve host: github.com.invalid",
 ])
 def test_a_backend_on_a_registry_s_domain_is_not_the_registry(line):
     assert machine.evidence(line) is None
@@ -161,3 +169,112 @@ def test_decoys_before_the_claim_do_not_use_up_the_lookups():
     tail = decoys + "npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND " \
                     "registry.npmjs.org\n"
     assert machine.evidence(tail, verify_hosts=True) is None
+
+
+# A server failing to reach its own backend, in the words node-fetch, node's net module and uv-style
+# clients use: in a launch through npx/uvx (no install of the harness's) these name no install host.
+BACKEND_FAILURES = [
+    "FetchError: request to http://localhost:5432/ failed, reason: connect ECONNREFUSED 127.0.0.1:5432",
+    "FetchError: request to https://api.example.com/v1/me failed, reason: connect ECONNREFUSED 93.184.216.34:443",
+    "Error: connect ECONNREFUSED 127.0.0.1:5432\nnpm error code ECONNREFUSED",  # a code line with no npm request
+    "error: Failed to fetch: https://api.example.com/data\n  cause: Connection refused (os error 111)",
+    "Error: request to https://db.internal:8443/health failed, reason: connect ETIMEDOUT 10.1.2.3:8443",
+    "npm error code ECONNRESET\nnpm error network request to https://registry.npmjs.org.evil.example/x failed, "
+    "reason: socket hang up ECONNRESET",
+]
+
+
+@pytest.mark.parametrize("tail", BACKEND_FAILURES)
+def test_a_backend_refusing_a_bare_launch_is_the_server_s_failure(tail):
+    verdict = st.classify(_target(resolved=False), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+@pytest.mark.parametrize("tail", [
+    "npm error code ECONNREFUSED\nnpm error errno ECONNREFUSED\nnpm error network request to "
+    "https://registry.npmjs.org/x failed, reason: connect ECONNREFUSED 10.0.0.1:3128",
+    "error: Failed to fetch: https://pypi.org/simple/x/\n  cause: Connection refused (os error 111)",
+    "Error: connect ECONNREFUSED registry.npmjs.org:443",
+])
+def test_a_refusal_by_a_registry_this_machine_reaches_is_no_evidence(tail):
+    # the tests install from npm and PyPI here, so a server printing these lines says something false
+    assert machine.accepts_connections("registry.npmjs.org")
+    verdict = st.classify(_target(resolved=False), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again on return: nothing listens there
+
+
+@pytest.mark.parametrize("setting, tail", [
+    ("npm_config_registry", "npm error code ECONNREFUSED\nnpm error network request to http://127.0.0.1:{port}/x "
+                            "failed, reason: connect ECONNREFUSED 127.0.0.1:{port}"),
+    ("UV_INDEX_URL", "error: Failed to fetch: http://127.0.0.1:{port}/simple/x/\n  cause: error sending request\n"
+                     "  cause: Connection refused (os error 111)"),
+])
+def test_the_configured_registry_refusing_is_the_machine_s(setting, tail):
+    port = _closed_port()
+    target = dataclasses.replace(_target(resolved=False), set_env=((setting, f"http://127.0.0.1:{port}/simple"),))
+    verdict = st.classify(target, _capture(tail.format(port=port)))
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.REGISTRY, verdict
+    assert f"127.0.0.1:{port}" in verdict.environment
+    elsewhere = st.classify(_target(resolved=False), _capture(tail.format(port=port)))  # not this launch's registry
+    assert elsewhere.status == st.STARTUP_FAILURE, elsewhere
+
+
+@pytest.mark.slow
+def test_npm_refused_by_its_registry_is_not_measured_here(results_root):  # noqa: F811
+    port = _closed_port()
+    target = Target(name="refused", command="npx -y @modelcontextprotocol/server-memory@2025.4.25", timeout_seconds=60,
+                    set_env=(("npm_config_registry", f"http://127.0.0.1:{port}/"), ("npm_config_fetch_retries", "0")))
+    run = measure_and_write(target, results_root, isolation="host")
+    assert run.record["status"] == "not-measured-here", run.notes
+    assert run.record["environmentCause"] == "registry" and f"127.0.0.1:{port}" in run.record["environmentEvidence"]
+
+
+@pytest.mark.parametrize("resolved", [True, False])
+@pytest.mark.parametrize("tail", [
+    ENGINE_IMPOSSIBLE,
+    ENGINE_MET.replace(">=18", "^99.0.0 || >=100"),
+    "Error: this package requires Node.js >= 99.0.0\n",
+    "npm warn EBADENGINE Unsupported engine {\nnpm warn EBADENGINE   package: 'x@1.0.0',\n"
+    "npm warn EBADENGINE   required: { node: '>= 412.1' },\nnpm warn EBADENGINE   current: { node: 'v20.0.0' }\n"
+    "npm warn EBADENGINE }\n",
+])
+def test_an_engine_no_released_node_meets_is_the_package_s_failure(tail, resolved):
+    verdict = st.classify(_target(resolved=resolved), _capture(tail))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+    assert "which no released Node satisfies" in verdict.evidence
+
+
+@pytest.mark.parametrize("requirement, day, impossible", [
+    (">=99", "2026-12-01", True),
+    (">=27", "2026-12-01", False),  # Node 27 is due in October 2026
+    (">=27", "2026-09-30", True),
+    ("^20 || >=99", "2026-12-01", False),  # one released branch is enough
+    (">=22.99", "2026-12-01", False),  # a minor not known to exist is not known not to
+    ("*", "2026-12-01", False),
+    (">=21", "2023-09-30", True),
+    (">=21", "2023-10-01", False),
+])
+def test_which_engine_requirements_no_released_node_meets(requirement, day, impossible):
+    import datetime as dt
+
+    assert machine.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
+
+
+def test_an_impossible_engine_is_not_a_reason_to_import_as_needing_a_runtime():
+    from harness.db import importer
+    from harness.db.package_meta import Package
+
+    rec = {"status": "startup-failure", "notes": ["the server exited; the package requires node >=99, which no "
+                                                  "released Node satisfies (the newest major by now is at most 27)",
+                                                  "the install warned: npm EBADENGINE: x@1.0.0 requires node >=99"]}
+    pkg = Package("npm", "x", "1.0.0", "1.0.0", runtime=">=99")
+    assert importer.classify(rec, pkg)[0] == importer.BROKEN
+    assert importer.classify(rec | {"notes": ["it crashed"]}, pkg)[0] == importer.BROKEN
