@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.core.record import Record
+from harness.core.record import Record, ToolRow
 from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import isolation as iso
@@ -36,7 +36,7 @@ class Outcome:
     tokens: int | None = None
     tool_count: int | None = None
     sha256: str | None = None
-    per_tool: list[dict] = field(default_factory=list)
+    per_tool: list[ToolRow] = field(default_factory=list)
     instructions: str | None = None
     notes: list[str] = field(default_factory=list)
 

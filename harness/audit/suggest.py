@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from harness.audit import published
+from harness.core.record import ToolRow
 from harness.pages.tool_shape import METRICS, percentile_of
 from harness.util.untrusted import escape
 
@@ -137,7 +138,7 @@ class Subject(NamedTuple):
     names: list[str]
     identity: str
     paths: list[str]
-    tools: list[dict]
+    tools: list[ToolRow]
 
 
 def section(looked: published.Lookup, subjects: list[Subject]) -> dict:

@@ -12,6 +12,7 @@ import sys
 from harness.cli import selection
 from harness.core.canonical import stringify
 from harness.core.projection import mapped_tokens, request_tools
+from harness.core.record import Record
 from harness.db import readings_store
 from harness.db.catalog import CatalogError
 from harness.probe.claude_count import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
@@ -65,15 +66,16 @@ def run(args, counter_factory=ClaudeCounter) -> int:
     return 0
 
 
-def count_rows(counter, chosen: list[tuple[str, dict]], date: str) -> list[dict]:
+def count_rows(counter, chosen: list[tuple[str, Record]], date: str) -> list[dict]:
     """One row per ``(name, record)``; CountFailed when the request without tools cannot be counted."""
     without = counter.input_tokens()
     return [count_row(name, record, counter, without, date) for name, record in chosen]
 
 
-def count_row(name: str, record: dict, counter, without: int, date: str) -> dict:
+def count_row(name: str, record: Record, counter, without: int, date: str) -> dict:
     """The divergence row of one published ``record``; ``without`` counts the request with no tools."""
     tools = record["rawToolsCapture"]
+    assert tools is not None and record["totalTokens"] is not None, "a numbered record has its capture and total"
     row = {"server": name, "model": counter.model, "countedAt": date,
            "canonicalSha256": hashlib.sha256(stringify(tools).encode("utf-8")).hexdigest(),
            "totalTokens": int(record["totalTokens"]), "mappedTokens": mapped_tokens(tools), "toolCount": len(tools)}

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.record import Record
 from harness.core.tokenizer import TokenizerUnavailable
@@ -98,7 +98,8 @@ def report_changed(args: argparse.Namespace, rec: Record) -> None:
     from harness.audit import changed  # only with --changed: audit's modules stay unloaded otherwise
     from harness.audit.published import Unavailable
 
-    if not rec.get("canonicalSha256"):
+    sha = rec.get("canonicalSha256")
+    if not sha:
         print(f"changed: no capture to join (status {rec['status']})")
         return
     try:
@@ -106,7 +107,7 @@ def report_changed(args: argparse.Namespace, rec: Record) -> None:
     except Unavailable as exc:
         print(f"changed: {escape(exc)}")
         return
-    print(f"changed: {changed.describe(changed.join(index, rec['server'], rec['canonicalSha256']))}")
+    print(f"changed: {changed.describe(changed.join(index, rec['server'], sha))}")
 
 
 def _database(args) -> Path:
@@ -244,6 +245,7 @@ def summary(rec: Record, path: Path, badge_path: Path) -> str:
     """A few escaped lines: status, number, tools, where the files went."""
     lines = [f"{rec['server']}: {rec['status']}"]
     if rec["totalTokens"] is not None:
+        assert rec["canonicalSha256"] is not None, "a record with a total has its capture's sha256"
         lines[0] += f" — {rec['totalTokens']:,} tokens, {rec['toolCount']} tool{'s' if rec['toolCount'] != 1 else ''}, sha256 {rec['canonicalSha256'][:12]}"
         largest = sorted(rec["tools"], key=lambda t: (-t["tokens"], t["name"]))[:5]
         lines.append(f"  largest {len(largest)} of {rec['toolCount']} tools (tokens of each tool's own JSON):")
@@ -320,7 +322,7 @@ def _entry(catalog_path: Path, args: argparse.Namespace) -> Entry:
 
 
 def _measure_and_publish(root: Path, entry: Entry, args: argparse.Namespace,
-                         run_: publish.Session) -> tuple[dict[str, Any], bool]:
+                         run_: publish.Session) -> tuple[Record, bool]:
     from harness.db import publish  # as in measure_entry
     from harness.db.progress import Progress
     from harness.db.sweep import sweep

@@ -5,7 +5,9 @@ headlines), else all (``divergence``, ``cross-check``, ``capability-probe``).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
@@ -29,12 +31,12 @@ def load(args) -> tuple[Catalog, dict[str, Record]]:
     return catalog, load_records(Path(args.root) / published.RESULTS, [e.name for e in catalog.entries])
 
 
-def numbered(records: dict[str, dict]) -> dict[str, dict]:
+def numbered(records: dict[str, Record]) -> dict[str, Record]:
     """The records with a headline number (measured or dynamic)."""
     return {name: r for name, r in records.items() if r.get("status") in NUMBERED}
 
 
-def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[str, dict] | None = None) -> list[str]:
+def choose(catalog: Catalog, pool: dict[str, Record] | None, args, records: dict[str, Record] | None = None) -> list[str]:
     """Entry names in catalog order by ``--only``, ``--top N`` (ties by name) or all of ``pool``;
     LookupError naming what is missing.
     """
@@ -52,7 +54,7 @@ def choose(catalog: Catalog, pool: dict[str, dict] | None, args, records: dict[s
             raise LookupError(f"--only names without a published number: {', '.join(unusable)}")
         return [n for n in names if n in wanted]
     if args.top:
-        published = records if records is not None else (pool or {})
+        published: Mapping[str, Mapping[str, Any]] = records if records is not None else (pool or {})
         weight = lambda n: int((published.get(n) or {}).get("totalTokens") or 0)  # noqa: E731
         chosen = set(sorted(usable, key=lambda n: (-weight(n), n))[: args.top])
         return [n for n in usable if n in chosen]

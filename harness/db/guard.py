@@ -4,14 +4,18 @@ once (docs/METHODOLOGY.md, 'When a whole sweep is withheld (harness fault)').
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from harness.core.record import Record
 
 MIN_REGRESSIONS = 5
 REAL_STATUSES = ("measured", "dynamic")
 MACHINE_STATUS = "not-measured-here"
 
 
-def has_real_number(record: dict | None) -> bool:
+def has_real_number(record: Mapping[str, Any] | None) -> bool:
     """True for a measured/dynamic record with at least one tool."""
     return record is not None and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
 
@@ -32,7 +36,7 @@ class GuardResult:
         return self.verdict == "fault"
 
 
-def check(committed: dict[str, dict | None], fresh: dict[str, dict]) -> GuardResult:
+def check(committed: Mapping[str, Mapping[str, Any] | None], fresh: Mapping[str, Record]) -> GuardResult:
     """Apply the rule to ``committed`` (server → record at HEAD or None) and ``fresh`` records."""
     machine = {s for s in fresh if (fresh[s] or {}).get("status") == MACHINE_STATUS}
     eligible = sorted(s for s in fresh if has_real_number(committed.get(s)) or s in machine)

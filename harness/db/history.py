@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.db import confine
 from harness.util import atomic, schemas
 
@@ -190,7 +191,7 @@ def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
     return grouped
 
 
-def row_for(date: str, record: dict) -> dict:
+def row_for(date: str, record: Record) -> dict:
     """The history row for a record swept on ``date``."""
     return {
         "date": date,

@@ -18,10 +18,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import git
 
+from harness.core.record import Record
 from harness.db import confine, history
 from harness.db.commit import (INPUTS, changed_paths, commit_paths, dirty_inputs, dirty_published, head_record,
                                require_repo, sweep_temp_files)
@@ -227,12 +227,12 @@ def _fsync_dir(path: Path) -> None:
 class PageSteps:
     """What a publish asks of the pages layer: badges staged beside the records, and a regen."""
 
-    stage_badges: Callable[[dict[str, Any], Path, Staging], list[str]]
+    stage_badges: Callable[[dict[str, Record], Path, Staging], list[str]]
     regen: Callable[[Path], list[Path]]
     errors: tuple[type[Exception], ...]  # bad data regen reports per file, each with an ``errors`` list
 
 
-def stage_history(records: dict[str, dict], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
+def stage_history(records: dict[str, Record], root: Path, staging: Staging, date: dt.date) -> tuple[list[str], list[str]]:
     """Stage ``history.csv`` with this sweep's rows; ``(staged paths, problems)``. Bad lines already
     there are kept and reported; HistoryError when the file is unusable.
     """
@@ -263,7 +263,7 @@ def newest_dates(root: Path) -> dict[str, str]:
     return newest
 
 
-def commit_message(records: dict[str, dict], repo: git.Repo | None, date: dt.date, guard_reason: str) -> str:
+def commit_message(records: dict[str, Record], repo: git.Repo | None, date: dt.date, guard_reason: str) -> str:
     """``sweep YYYY-MM-DD: N servers``, counts by status and the biggest movements against HEAD."""
     counts = Counter(rec["status"] for rec in records.values())
     lines = [f"sweep {date.isoformat()}: {len(records)} server(s) — "
@@ -283,7 +283,7 @@ def commit_message(records: dict[str, dict], repo: git.Repo | None, date: dt.dat
     return "\n".join(lines)
 
 
-def _typed(rec: dict) -> dict:
+def _typed(rec: Record) -> Record:
     return {**rec, "totalTokens": _int(rec["totalTokens"]), "toolCount": _int(rec["toolCount"])}
 
 
@@ -324,7 +324,7 @@ class Session:
     def __init__(self, root: Path, say: Callable[[str], None], pages: PageSteps) -> None:
         self.root, self.say, self.pages = Path(root), say, pages
 
-    def publish(self, stage: Staging, records: dict[str, dict], history_records: dict[str, dict],
+    def publish(self, stage: Staging, records: dict[str, Record], history_records: dict[str, Record],
                 staged: list[str], date: dt.date, message: str | None) -> Outcome:
         """Publish ``staged`` records with their badges and history rows; commit unless ``message``
         is None.

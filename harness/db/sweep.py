@@ -8,7 +8,7 @@ import asyncio
 import datetime as dt
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from pathlib import Path
 
 from harness.core.record import Record
@@ -37,13 +37,13 @@ class SweepResult:
     ``environment`` records only add a history row.
     """
 
-    records: dict[str, dict]
+    records: dict[str, Record]
     staged: list[str]
     unchanged: list[str]
-    backfill: dict[str, dict] = field(default_factory=dict)
-    environment: dict[str, dict] = field(default_factory=dict)
+    backfill: dict[str, Record] = field(default_factory=dict)
+    environment: dict[str, Record] = field(default_factory=dict)
 
-    def history_records(self) -> dict[str, dict]:
+    def history_records(self) -> dict[str, Record]:
         """The record each server's history row is made from; a kept record measured on this date keeps its row."""
         environment = {server: rec for server, rec in self.environment.items()
                        if _day(self.records.get(server)) != _day(rec)}
@@ -112,7 +112,7 @@ def _stage(rec: Record, root: Path, staging: Staging, date: dt.date, result: Swe
     server = rec["server"]
     relative = published.record(server)
     current = None if always else _read(root / relative)
-    published_day = max(str((current or {}).get("measuredAt", ""))[:10], newest.get(server, ""))
+    published_day = max(_day(current), newest.get(server, ""))
     if current is not None and published_day > date.isoformat():  # never overwrite a newer measurement
         result.records[server] = current
         result.backfill[server] = rec
@@ -138,7 +138,7 @@ ENVIRONMENT_STATUS = "not-measured-here"
 _PLACEHOLDERS = (ENVIRONMENT_STATUS, "not-yet-run")
 
 
-def kept_over_environment(current: dict, fresh: dict) -> bool:
+def kept_over_environment(current: Record, fresh: Record) -> bool:
     """Whether published ``current`` stays over a ``not-measured-here`` ``fresh``: it says something
     about the server that ``fresh`` does not show to be the machine's.
     """
@@ -150,12 +150,12 @@ def kept_over_environment(current: dict, fresh: dict) -> bool:
     return current.get("status") in reason.MEASURED or not (said and said in now)
 
 
-def _first_note(rec: dict) -> str:
+def _first_note(rec: Record) -> str:
     notes = rec.get("notes") or []
     return next((n for n in notes if isinstance(n, str) and n.strip()), "")
 
 
-def settle(current: dict, fresh: dict) -> dict:
+def settle(current: Record, fresh: Record) -> Record:
     """The record to publish: ``current`` itself when ``fresh`` asserts nothing new, ``fresh`` with
     ``current``'s ``measuredAt`` when it only confirms it, else ``fresh``.
     """
@@ -171,7 +171,7 @@ def settle(current: dict, fresh: dict) -> dict:
     return {**fresh, "measuredAt": current["measuredAt"]}
 
 
-def same_result(a: dict, b: dict) -> bool:
+def same_result(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """True when two records assert the same (``probe.record.assertion``)."""
     return record.assertion(a) == record.assertion(b)
 
@@ -182,16 +182,17 @@ def _stamp(date: dt.date) -> dt.datetime:
     return now if now.date() == date else dt.datetime(date.year, date.month, date.day, 12, tzinfo=dt.timezone.utc)
 
 
-def _read(path: Path) -> dict | None:
+def _read(path: Path) -> Record | None:
     try:
         value = parse(confine.read_bytes(confine.database_root(path), path).decode("utf-8"))
     except (OSError, ValueError):  # WireJSONError, UnicodeDecodeError and TooLarge are ValueErrors
         return None
-    return value if isinstance(value, dict) else None
+    return cast(Record, value) if isinstance(value, dict) else None  # published: schema-checked when staged
 
 
 def _detail(rec: Record) -> str:
     if rec["totalTokens"] is not None:
+        assert rec["toolCount"] is not None, "a record with a total has a tool count"
         count = int(rec["toolCount"])
         return f"{int(rec['totalTokens']):,} tokens, {count} tool{'s' if count != 1 else ''}"
     return ("(environment) " if reason.is_environment(rec) else "") + reason.reason(rec)  # whole, never cut

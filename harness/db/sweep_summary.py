@@ -12,6 +12,7 @@ from pathlib import Path
 
 import git
 
+from harness.core.record import Record
 from harness.db import reason
 from harness.db.progress import is_terminal
 from harness.probe.status import STATUSES
@@ -43,7 +44,7 @@ def show(result, date, *, root: Path | None = None, written: list[str] | None = 
                   markup=False)
 
 
-def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
+def headline(records: dict[str, Record], unchanged: set[str], date) -> str:
     """``sweep D: N servers: a measured, b failed (c environment); d of the N unchanged``."""
     measured = sum(1 for r in records.values() if r.get("status") in NUMBERED)
     failed = len(records) - measured
@@ -57,7 +58,7 @@ def headline(records: dict[str, dict], unchanged: set[str], date) -> str:
     return text + ("; unchanged" if len(records) == 1 else f"; all {len(records)} unchanged")
 
 
-def counts_table(records: dict[str, dict], unchanged: set[str]):
+def counts_table(records: dict[str, Record], unchanged: set[str]):
     """A ``rich`` table: per status, servers, unchanged and environment failures."""
     from rich.table import Table
 
@@ -77,7 +78,7 @@ def counts_table(records: dict[str, dict], unchanged: set[str]):
     return table
 
 
-def server_lines(records: dict[str, dict], unchanged: set[str], kept: AbstractSet[str] = frozenset()) -> list[str]:
+def server_lines(records: dict[str, Record], unchanged: set[str], kept: AbstractSet[str] = frozenset()) -> list[str]:
     """One line per server: status, then its number or its reason, whole; ``kept``: published
     records kept over a machine failure.
     """
@@ -87,6 +88,7 @@ def server_lines(records: dict[str, dict], unchanged: set[str], kept: AbstractSe
     out = []
     for name, rec in rows:
         if rec.get("status") in NUMBERED:
+            assert rec["toolCount"] is not None and rec["totalTokens"] is not None, "a numbered record has its numbers"
             tools = int(rec["toolCount"])
             what = f"{int(rec['totalTokens']):,} tokens, {tools} tool{'s' if tools != 1 else ''}"
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.core.record import Record
 from harness.core import bands
 from harness.core.canonical import stringify
 from harness.db import confine
@@ -32,7 +33,7 @@ def write_badge(path: Path, badge: dict) -> Path:
     return atomic.write_text(path, stringify(badge, indent=2) + "\n")
 
 
-def stage_badges(records: dict[str, dict], root: Path, staging) -> list[str]:
+def stage_badges(records: dict[str, Record], root: Path, staging) -> list[str]:
     """Stage ``badges/<server>.json`` (via ``staging.write_text``) for every record whose badge
     text changed; returns the repository paths staged. Raises ``SchemaViolation`` for a bad badge."""
     staged = []

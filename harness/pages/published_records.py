@@ -96,7 +96,7 @@ def problems(root: Path, records: dict[str, Record], history: dict[str, list[His
             out.append(f"{Path(root) / relative}: is not the badge results/{server}/measurement.json gives "
                        f"(status {status!r}, totalTokens {tokens!r})")
         date = str(record.get("measuredAt", ""))[:10]
-        typed = {**record, "totalTokens": tokens, "toolCount": as_int(record.get("toolCount"))}
+        typed: Record = {**record, "totalTokens": tokens, "toolCount": as_int(record.get("toolCount"))}
         want = row_for(date, typed)
         for row in history.get(server, []):
             if row.date == date and (row.tokens, row.toolCount, row.status) != (want["tokens"], want["toolCount"], want["status"]):
