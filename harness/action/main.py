@@ -165,7 +165,8 @@ def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide 
     return side
 
 
-def _comment(inputs: Inputs, environ, out: TextIO, the_pull, rec: Record, record_path: Path, side) -> str:
+def _comment(inputs: Inputs, environ, out: TextIO, the_pull: event.PullRequest, rec: Record, record_path: Path,
+             side: pull.BaseSide | None) -> str:
     """Leave the comment artifact; post the comment when asked and allowed. The summary's lines."""
     folder = pull.leave_artifact(inputs, the_pull, record_path, side)
     lines = [f"Comment artifact: {text(github.relative_to_workspace(folder, inputs.workspace))}  "]

@@ -128,7 +128,7 @@ def _choose(catalog, args, date: dt.date):
     return list(catalog.entries) if args.all else rotation.slice_for(catalog, date)
 
 
-def _measure(root, entries, stage, date, args, measurer, stage_unchanged=False, newest=None):
+def _measure(root, entries, stage, date, args, measurer, stage_unchanged=False, newest=None) -> SweepResult:
     mode = isolation.resolve_mode(getattr(args, "isolation", "auto"))
     return asyncio.run(sweep(entries, root, stage, date, concurrency=max(1, args.concurrency), progress=Progress(),
                              isolation_mode=mode, measurer=measurer, stage_unchanged=stage_unchanged,
@@ -210,7 +210,8 @@ def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> 
     return _check_publish(root, result, stage, date, args, run_)
 
 
-def _check_publish(root, result, stage, date, args, run_) -> int:
+def _check_publish(root: Path, result: SweepResult, stage: publish.Staging, date: dt.date, args,
+                   run_: publish.Session) -> int:
     repo = repo_at(root)
     fresh = result.history_records()  # the guard judges every row it would publish
     verdict = guard.check({s: head_record(repo, s) for s in fresh}, fresh)

@@ -15,6 +15,7 @@ import git
 from harness.core.record import Record
 from harness.db import reason
 from harness.db.progress import is_terminal
+from harness.db.sweep import SweepResult
 from harness.probe.status import STATUSES
 from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.util.untrusted import escape, line as safe_line
@@ -22,7 +23,7 @@ from harness.util.untrusted import escape, line as safe_line
 NUMBERED = ("measured", "dynamic")
 
 
-def show(result, date, *, root: Path | None = None, written: list[str] | None = None, commit: bool = False,
+def show(result: SweepResult, date, *, root: Path | None = None, written: list[str] | None = None, commit: bool = False,
          sha: str | None = None, last: str | None = None, stream=None) -> None:
     """Print the summary of ``result`` for ``date``; ``last`` replaces the computed last line."""
     stream = stream or sys.stdout

@@ -6,8 +6,9 @@ Rules: docs/PAGES.md, "Reading the published records".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
@@ -62,7 +63,7 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
     return found
 
 
-def _problem(record: dict, name: str) -> str | None:
+def _problem(record: Mapping[str, Any], name: str) -> str | None:
     if record.get("server") != name:
         return f"server is {record.get('server')!r}, expected {name!r} (the directory's name)"
     status = record.get("status")
