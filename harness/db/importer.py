@@ -403,24 +403,65 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
     admitted = asyncio.Semaphore(max(1, concurrency))
     iso = isolation.describe(isolation_mode)
 
-    async def one(prop: Proposal, entry: dict[str, Any]) -> None:
+    async def launch(entry: dict[str, Any]) -> Record:
+        target = target_for(_as_entry(entry, timeout_seconds))
+        try:
+            async with gate.slot():
+                target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
+            launcher = gate.wrap(side_lists.with_side_lists(
+                measuring._default_launcher(target, False, isolation_mode, None)))
+            result = await measuring.measure(target, isolation=isolation_mode, pass_declared_values=False,
+                                             launcher=launcher, dual=False)
+            await result.ended()
+            return record.build(result, iso)
+        except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
+            return record.build(internal.measurement(target, exc), iso)
+
+    async def one(prop: Proposal) -> None:
         async with admitted:
-            target = target_for(_as_entry(entry, timeout_seconds))
-            try:
-                async with gate.slot():
-                    target = await resolve.resolved_target(target, isolation_mode, pass_declared_values=False)
-                launcher = gate.wrap(side_lists.with_side_lists(
-                    measuring._default_launcher(target, False, isolation_mode, None)))
-                result = await measuring.measure(target, isolation=isolation_mode, pass_declared_values=False,
-                                                 launcher=launcher, dual=False)
-                await result.ended()
-                rec = record.build(result, iso)
-            except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
-                rec = record.build(internal.measurement(target, exc), iso)
+            rec = await launch(prop.entry)
             prop.outcome, prop.evidence = classify(rec, prop.package)
+            asked = named_variables(rec, prop.entry) if prop.outcome == NEEDS_CREDENTIAL else []
+            if asked:  # its users set what it asks for: launch again with those names given dummy values
+                entry = with_env(prop.entry, asked)
+                again = await launch(entry)
+                outcome, evidence = classify(again, prop.package)
+                if outcome in ACCEPTED:
+                    prop.entry, prop.outcome, rec = entry, outcome, again
+                    prop.evidence = _cut(f"{evidence}, with {', '.join(asked)} set as its first launch asked")
             say(f"{prop.name}: {prop.outcome} ({rec['status']}) {prop.evidence}")
 
-    await asyncio.gather(*(one(p, p.entry) for p in proposals if p.entry is not None))
+    await asyncio.gather(*(one(p) for p in proposals if p.entry is not None))
+
+
+_VARIABLE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_])")
+MAX_ASKED_VARIABLES = 4
+_NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTEXT_COST")
+
+
+def named_variables(rec: Record, entry: dict[str, Any]) -> list[str]:
+    """The environment variable names (``UPPER_SNAKE``, at least one ``_``) that an
+    ``auth-required`` record's words name and the entry does not declare yet, in the order said;
+    toolchain and error-code names excluded, at most :data:`MAX_ASKED_VARIABLES`."""
+    declared = set(entry.get("env", ())) | set(entry.get("setEnv", {}))
+    found: list[str] = []
+    for name in _VARIABLE.findall(" ".join(str(n) for n in rec.get("notes") or ())):
+        if name not in declared and name not in found and not _NOT_ASKED.match(name):
+            found.append(name)
+    return found[:MAX_ASKED_VARIABLES]
+
+
+def with_env(entry: dict, names_: list[str]) -> dict:
+    """``entry`` with ``names_`` added to its ``env``, the field in its place in the catalog's order."""
+    env = [*entry.get("env", ()), *names_]
+    out: dict = {}
+    for key, value in entry.items():
+        if key in ("setEnv", "category", "repo") and "env" not in out:
+            out["env"] = env
+        if key != "env":
+            out[key] = value
+    out.setdefault("env", env)
+    return out
 
 
 def _as_entry(entry: dict, timeout_seconds: float) -> Entry:

@@ -210,6 +210,48 @@ def test_triage_launches_each_proposal_once_and_sorts_it(monkeypatch):
     assert written["triage"] == {"outcome": "lists-tools", "date": "2026-12-01", "evidence": "listed 2 tools"}
 
 
+@pytest.mark.parametrize("notes, declared, asked", [
+    (["it said: 'The REPLICATE_API_TOKEN environment variable is missing or empty'"], [], ["REPLICATE_API_TOKEN"]),
+    (["it said: 'Error: BITBUCKET_USERNAME and either BITBUCKET_APP_PASSWORD (Cloud) or BITBUCKET_TOKEN'"],
+     ["BITBUCKET_USERNAME"], ["BITBUCKET_APP_PASSWORD", "BITBUCKET_TOKEN"]),
+    (["it said: 'No OAuth credentials found. Set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET, or $GOOGLE_CLIENT_ID'"],
+     [], ["GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"]),
+    (["it said: 'API key required (401)'"], [], []),  # names nothing: nothing to give it
+    (["ERR_MODULE_NOT_FOUND while NODE_OPTIONS, UV_CACHE_DIR, MCP_CONTEXT_COST_X set; needs A_B C_D E_F G_H I_J"],
+     [], ["A_B", "C_D", "E_F", "G_H"]),  # toolchain names are not asks; at most four
+])
+def test_the_variables_an_auth_ask_names(notes, declared, asked):
+    entry = {"name": "x", "command": "npx -y x@1.0.0", "env": declared} if declared else {"name": "x"}
+    assert importer.named_variables(_record("auth-required", notes), entry) == asked
+
+
+def test_named_variables_join_env_in_the_catalogs_field_order():
+    entry = {"name": "x", "command": "c", "package": "p", "category": "community", "repo": "https://r"}
+    assert list(importer.with_env(entry, ["A_B"])) == ["name", "command", "package", "env", "category", "repo"]
+    more = importer.with_env({"name": "x", "command": "c", "env": ["A_B"], "setEnv": {"C": "1"}}, ["D_E"])
+    assert more == {"name": "x", "command": "c", "env": ["A_B", "D_E"], "setEnv": {"C": "1"}}
+    assert list(more) == ["name", "command", "env", "setEnv"]
+
+
+def test_triage_gives_a_server_the_variables_it_asked_for(monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CONFIRMATION", "after")
+    props = [Proposal(Candidate("npm", "a"), {"name": "asks-by-name", "command": fixture_command(
+                 "needs_named_variable", "ACME_API_TOKEN"), "category": "community"}),
+             Proposal(Candidate("npm", "b"), {"name": "wants-a-real-key", "command": fixture_command("needs_api_key"),
+                                              "category": "community"}),
+             Proposal(Candidate("npm", "c"), {"name": "names-nothing", "command": fixture_command("needs_api_key"),
+                                              "env": ["EXAMPLE_API_KEY"]})]
+    asyncio.run(importer.triage(props, "host", concurrency=2, timeout_seconds=20))
+    assert props[0].outcome == "lists-tools" and props[0].entry["env"] == ["ACME_API_TOKEN"]
+    assert props[0].evidence == "listed 2 tools, with ACME_API_TOKEN set as its first launch asked"
+    assert list(props[0].entry) == ["name", "command", "env", "category"]
+    # a dummy value does not satisfy it: still a credential ask, with the name its users must set
+    assert props[1].outcome == "needs-credential" and props[1].entry["env"] == ["EXAMPLE_API_KEY"]
+    assert props[1].evidence.endswith("with EXAMPLE_API_KEY set as its first launch asked")
+    assert props[2].outcome == "needs-credential" and props[2].entry["env"] == ["EXAMPLE_API_KEY"]
+    assert "as its first launch asked" not in props[2].evidence  # it asked for nothing undeclared
+
+
 # ---------------------------------------------------------------- servers.yaml as text
 
 def test_appending_keeps_every_existing_byte_and_loads(tmp_path):
