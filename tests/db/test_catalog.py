@@ -371,3 +371,13 @@ def test_every_real_entry_passes_the_environment_rules(real):
     for entry in real.entries:
         for name in list(entry.env) + [n for n, _ in entry.set_env]:
             assert envnames.problem(name) is None, (entry.name, name)
+
+
+def test_real_catalog_lists_each_package_once(real):
+    """Two entries launching the same package would publish one server twice under two names."""
+    seen: dict[str, str] = {}
+    for entry in real.entries:
+        if entry.package:
+            key = entry.package.lower()
+            assert key not in seen, f"{entry.name} and {seen[key]} both launch {entry.package}"
+            seen[key] = entry.name
