@@ -33,9 +33,13 @@ _UVX_VALUE_OPTIONS = ("--with", "--from")
 
 # Runs inside the launcher's environment (and isolation). argv[1] says which launcher; for npx its
 # own argv is npm's ``-c <script>``. Prints one JSON object: argv, env (as received, in order),
-# versions of the installed packages it can see.
+# versions of the installed packages it can see. Any other script npm hands its script shell (a
+# dependency's install or postinstall) is run by ``/bin/sh`` as npm would have run it.
 _DUMPER = r'''
 import json, os, sys
+if sys.argv[1:2] == ["-c"] and os.environ.get("npm_lifecycle_event") != "npx":
+    # npm runs every dependency's install script through the script shell too: run it for real
+    os.execv("/bin/sh", ["sh", *sys.argv[1:]])
 raw = open("/proc/self/environ", "rb").read().decode("utf-8", "surrogateescape")
 env = [item.split("=", 1) for item in raw.split("\0") if "=" in item]
 out = {"argv": sys.argv[1:], "env": env, "versions": {}, "bin": None}
