@@ -28,7 +28,7 @@ from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, PYPI, MetadataError, Package
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import internal, isolation, resolve, side_lists
+from harness.probe import internal, isolation, machine, resolve, side_lists
 from harness.probe import measure as measuring
 from harness.util import bounded, names, published, untrusted
 
