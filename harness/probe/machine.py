@@ -99,8 +99,9 @@ def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> t
     # the words around the failed lookup: a traceback's line can be long before it
     found = [(line[max(0, m.start() - 80):m.end() + 40], host.lower().rstrip("."))
              for line in lines for m in LOOKUP_FAILED.finditer(line) for host in m.groups() if host]
-    public = [(line, host) for line, host in found
-              if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)]
+    public = list({host: (line, host) for line, host in reversed(found)
+                   if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)}.values())
+    public.reverse()  # each host once, with the first line naming it
     if not public or resolves_names():
         return None
     for line, host in public[:MAX_VERIFIED_HOSTS]:

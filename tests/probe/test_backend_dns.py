@@ -109,6 +109,9 @@ def test_the_lookups_are_bounded(no_dns, monkeypatch):
 
     monkeypatch.setattr(machine, "resolves_names", counting)
     tail = "".join(f"Error: getaddrinfo ENOTFOUND registry.npmjs.org\n" for _ in range(50)) + NODE
+    assert machine.unresolved_on_dnsless_machine(tail)[1] == machine.DNS  # each host is looked up once
+    tail = "".join(f"Error: getaddrinfo ENOTFOUND host{i}.mcp-context-cost-no-such-host-4f1c9a.com\n" for i in range(50))
+    looked_up.clear()
     machine.unresolved_on_dnsless_machine(tail)
     assert len([h for h in looked_up if h and h[0] != "control-a.invalid"]) <= machine.MAX_VERIFIED_HOSTS
 
