@@ -24,7 +24,7 @@ def _project(tmp_path, scripts: dict[str, str]):
 
 
 def _install(project, cache) -> subprocess.CompletedProcess:
-    env = {**os.environ, resolve.SCRIPT_SHELL: str(resolve._dumper_dir() / "dump")}
+    env = {**os.environ, resolve.SCRIPT_SHELL: str(resolve._dumper_dir() / "dump"), resolve.FOREGROUND_SCRIPTS: "true"}
     return subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--install-links", f"--cache={cache}"],
                           cwd=project, capture_output=True, text=True, timeout=120, env=env)
 
@@ -55,3 +55,13 @@ def test_the_server_s_own_start_is_still_dumped(tmp_path, monkeypatch):
                          env={"PATH": os.environ["PATH"], "npm_lifecycle_event": "npx"})
     said = json.loads(out.stdout)
     assert said["argv"] == ["-c", "some-server --flag"]
+
+
+@pytest.mark.parametrize("added, kept", [((resolve.FOREGROUND_SCRIPTS,), False), ((), True)])
+def test_the_server_does_not_see_the_settings_the_resolution_added(added, kept):
+    printed = json.dumps({"argv": ["-c", "srv"], "versions": {"srv": "1.0.0"}, "bin": "/x/node_modules/.bin",
+                          "env": [["PATH", "/usr/bin"], [resolve.SCRIPT_SHELL, "/d/dump"],
+                                  [resolve.FOREGROUND_SCRIPTS, "true"]]}).encode()
+    found = resolve._read(resolve.plan("npx -y srv@1.0.0"), printed, "host", added)
+    names = [name for name, _ in found.env]
+    assert resolve.SCRIPT_SHELL not in names and (resolve.FOREGROUND_SCRIPTS in names) == kept
