@@ -65,15 +65,50 @@ _DOWNLOAD = re.compile(r"Failed to download|python-build-standalone|prebuild|rel
                        r"|No download found|Python downloads are", re.IGNORECASE)
 
 
-def evidence_and_cause(stderr_tail: str, *, server_only: bool = False,
+def evidence_and_cause(stderr_tail: str, *, server_only: bool = False, install: bool = False,
                        settings: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """``(line, cause)`` for a tail, else ``None``. ``server_only``: only the server wrote the tail, so
-    only an unmet Node engine counts; ``settings``: the launch's environment (registries it names)."""
+    only an unmet Node engine (or a public name on a machine without DNS) counts; ``install``: the tail
+    is an install's, whose lookups are downloads; ``settings``: the launch's environment (registries it names)."""
     if server_only:
         line = engine_line(stderr_tail)
     else:
         line = evidence(stderr_tail, verify_hosts=True, settings=settings)
-    return None if line is None else (line, cause(line, stderr_tail))
+    if line is None:
+        return unresolved_on_dnsless_machine(stderr_tail, download=install)
+    return line, cause(line, stderr_tail)
+
+
+# A lookup that failed, naming its host: node (``getaddrinfo ENOTFOUND h``), urllib3/requests
+# (``Failed to resolve 'h'``), curl/git (``Could not resolve host: h``), Go (``lookup h on …: no such
+# host``), aiohttp (``Cannot connect to host h:443 … [Name or service not known]``).
+LOOKUP_FAILED = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?|Failed to resolve)\s+'?([A-Za-z0-9.-]+)"
+                            r"|\blookup ([A-Za-z0-9.-]+)(?: on \S+?)?: (?:no such host|server misbehaving|i/o timeout)"
+                            r"|Cannot connect to host ([A-Za-z0-9.-]+):\d+ .*(?:Name or service not known"
+                            r"|Temporary failure in name resolution|nodename nor servname)", re.IGNORECASE)
+# Names no DNS anywhere resolves (RFC 6761, RFC 6762): failing to resolve one is the server's own doing.
+_NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".internal", ".home.arpa")
+
+
+def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> tuple[str, str] | None:
+    """``(line, cause)`` when ``stderr_tail`` says a public name did not resolve, that name does not
+    resolve here now, and this machine resolves none of ``dns_control_hosts`` either: whatever host it
+    is (a server's own backend, a download an install script makes), a machine with DNS would have
+    resolved it. ``download-blocked`` for a download (``download``: any lookup of an install's), else ``dns``."""
+    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
+    # the words around the failed lookup: a traceback's line can be long before it
+    found = [(line[max(0, m.start() - 80):m.end() + 40], host.lower().rstrip("."))
+             for line in lines for m in LOOKUP_FAILED.finditer(line) for host in m.groups() if host]
+    public = list({host: (line, host) for line, host in reversed(found)
+                   if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)}.values())
+    public.reverse()  # each host once, with the first line naming it
+    if not public or resolves_names():
+        return None
+    for line, host in public[:MAX_VERIFIED_HOSTS]:
+        if not resolves_names(hosts=(host,)):
+            said = f"{host} does not resolve here, nor does any of {', '.join(dns_control_hosts())}: {line}"
+            return said[:MAX_CHARS], DOWNLOAD_BLOCKED if download or _DOWNLOAD.search(line) else DNS
+    return None
 
 
 def cause(line: str, context: str = "") -> str:

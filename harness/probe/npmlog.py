@@ -72,7 +72,10 @@ def decisive(text: str) -> str | None:
         return network
     telling = next((line for line in errors if not _BOILERPLATE.search(line)), None)
     if telling and telling.startswith("error command ") and (script := failed_script(text)):
-        return script  # "command sh -c …" names no package; the script's own line names it and its exit
+        # "command sh -c …" names no package; the script's own line names it and its exit, and a lookup
+        # it failed (a download's host) says why
+        lookup = next((line for line in errors if machine.LOOKUP_FAILED.search(line)), None)
+        return f"{script}: {lookup.removeprefix('error ')}"[:machine.MAX_CHARS] if lookup else script
     if telling:
         return f"npm {telling}"[:machine.MAX_CHARS]
     return engine(text) or failed_script(text)

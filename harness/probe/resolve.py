@@ -25,6 +25,7 @@ from harness.probe.workdir import launch_dir
 # Set to 0 to launch through npx/uvx every time (the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
 SCRIPT_SHELL = "npm_config_script_shell"
+FOREGROUND_SCRIPTS = "npm_config_foreground_scripts"
 MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 _NAME = re.compile(r"^(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*$", re.IGNORECASE)
@@ -33,9 +34,15 @@ _UVX_VALUE_OPTIONS = ("--with", "--from")
 
 # Runs inside the launcher's environment (and isolation). argv[1] says which launcher; for npx its
 # own argv is npm's ``-c <script>``. Prints one JSON object: argv, env (as received, in order),
-# versions of the installed packages it can see.
+# versions of the installed packages it can see. Any other script npm hands its script shell (a
+# dependency's install or postinstall) is run by ``/bin/sh`` as npm would have run it.
 _DUMPER = r'''
 import json, os, sys
+if sys.argv[1:2] == ["-c"] and os.environ.get("npm_lifecycle_event") != "npx":
+    # npm runs every dependency's install script through the script shell too: run it for real, its
+    # output on npm's stderr (foreground scripts), where the install's failure is read
+    os.dup2(2, 1)
+    os.execv("/bin/sh", ["sh", *sys.argv[1:]])
 raw = open("/proc/self/environ", "rb").read().decode("utf-8", "surrogateescape")
 env = [item.split("=", 1) for item in raw.split("\0") if "=" in item]
 out = {"argv": sys.argv[1:], "env": env, "versions": {}, "bin": None}
@@ -191,8 +198,11 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
     try:
         launch._refuse_names(target)  # a name that runs code never reaches a launcher, resolving or not
         dumper = _dumper_dir()
+        added: tuple[str, ...] = ()
         if how.launcher == "npx":
             env[SCRIPT_SHELL] = str(dumper / "dump")
+            added = () if FOREGROUND_SCRIPTS in env else (FOREGROUND_SCRIPTS,)
+            env.setdefault(FOREGROUND_SCRIPTS, "true")  # an install script's words reach the install's stderr
         shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(dumper),) if sandboxed else ()))
         # the widest budget a launch gets (a retry's): resolving may install, as a first launch would
         printed, ran = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
@@ -200,11 +210,12 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
         return None, None
     if ran.exit_code != 0:
         return None, ran
-    found = _read(how, printed, isolation)
+    found = _read(how, printed, isolation, added)
     return (found, ran) if found is not None else (None, None)
 
 
-def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
+def _read(how: Plan, printed: bytes | None, isolation: str, added: tuple[str, ...] = ()) -> Resolved | None:
+    """The launch the dumper saw, without the settings the resolution run ``added`` for itself."""
     try:
         said = json.loads(printed or b"")
         env = [(str(k), str(v)) for k, v in said["env"]]
@@ -216,7 +227,7 @@ def _read(how: Plan, printed: bytes | None, isolation: str) -> Resolved | None:
     if not isinstance(version, str) or not _VERSION.match(version) or "error" in said:
         return None
     if how.launcher == "npx":
-        env = [(k, v) for k, v in env if k != SCRIPT_SHELL]
+        env = [(k, v) for k, v in env if k != SCRIPT_SHELL and k not in added]
         if len(argv) != 2 or argv[0] != "-c":
             return None
         # npm spawns its script shell by the name ``sh``, found on the PATH it hands over: so does a launch

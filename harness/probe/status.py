@@ -79,7 +79,8 @@ def classify(target: Target, capture: Capture) -> Verdict:
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
     """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
-    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, settings=dict(target.set_env))
+    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, install=capture.phase == "install",
+                                       settings=dict(target.set_env))
     if found is None:
         return verdict
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):

@@ -50,8 +50,15 @@ def _capture(tail: str, phase: str = "initialize") -> Capture:
                    failure=Failure("exited", phase, "the server exited", exit_code=1))
 
 
+@pytest.fixture
+def working_dns(monkeypatch):
+    """A machine that resolves names (``localhost`` as its well-known name): there a public name that
+    does not resolve is the server's business."""
+    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "localhost")
+
+
 @pytest.mark.parametrize("tail", CLAIMS)
-def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail):
+def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail, working_dns):
     verdict = st.classify(_target(resolved=True), _capture(tail))
     assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
 
@@ -125,7 +132,7 @@ def test_an_engine_requirement_this_node_meets_is_no_evidence_whatever_current_t
     "npm error network request to https://pypi.org/simple/x/ failed, reason: getaddrinfo EAI_AGAIN pypi.org",
     "Error: getaddrinfo ENOTFOUND api.github.com",
 ])
-def test_a_real_server_blaming_the_machine_is_its_own_failure(results_root, claim):  # noqa: F811
+def test_a_real_server_blaming_the_machine_is_its_own_failure(results_root, claim, working_dns):  # noqa: F811
     from tests.conftest import fixture_command
 
     target = Target(name="blames", command=fixture_command("claims_machine_fault"), set_env=(("CLAIM", claim),),
