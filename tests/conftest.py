@@ -76,7 +76,7 @@ def launches_in_order(monkeypatch):
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--cpu-durations", type=int, default=0, metavar="N",
                      help="list the N tests that spent the most CPU (this process and its finished children); "
-                          "unlike --durations, not inflated by a busy machine")
+                          "unlike --durations, not inflated by a busy machine; run it without -n")
 
 
 _CPU: dict[str, float] = {}

@@ -52,6 +52,9 @@ def swept(tmp_path_factory):
     return root, code, out, err
 
 
+# Counts two million-character blank runs: seconds of CPU. Fast loop: tests/probe/test_record_bounds.py
+# (too-large), tests/db/test_uncountable_readers.py (uncountable read back).
+@pytest.mark.slow
 def test_each_hostile_server_has_its_status_and_the_healthy_ones_are_published(swept):
     root, code, out, err = swept
     assert code == 0, out + err

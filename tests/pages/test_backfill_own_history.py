@@ -58,6 +58,7 @@ def test_backfill_of_this_repository_is_deterministic(clone):
     assert vectors and "results/capture-index.json" in once and "results/regressions.md" in once
 
 
+@pytest.mark.slow
 def test_shallow_clones_and_plain_directories_are_refused(clone, tmp_path):
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{clone}", str(shallow))

@@ -23,6 +23,9 @@ from tests.db.sweeprepo import git, porcelain
 from tests.pages import builders as b
 from tests.pages.historyrepo import FAIL, Plan, exact, per_tool, run, tool, total
 
+# Every test here shares ``swept``: six weeks of real sweeps, seconds of CPU.
+pytestmark = pytest.mark.slow
+
 D1, D2, D3, D4, D5, D6 = "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26", "2026-02-02", "2026-02-09"
 DATES = [D1, D2, D3, D4, D5, D6]
 BASE = [tool("search", 6, 2), tool("fetch", 4, 1)]
