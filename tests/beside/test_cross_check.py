@@ -116,7 +116,7 @@ def test_our_failed_measurement_is_kept_as_data_and_prints_nothing(checked):
 
 def test_the_rule_itself():
     sha = "a" * 64
-    row = SimpleNamespace(name="x", record={"status": "measured", "canonicalSha256": sha})
+    row = SimpleNamespace(name="x", fields={"status": "measured", "canonicalSha256": sha})
     good = {"canonicalSha256": sha, "status": "compared", "toolNames": ["a", "b"], "mappedTokens": 200,
             "release": "r", "checkedAt": "2026-12-01",
             "cli": {"toolsTokens": 201, "toolNames": ["b", "a"], "provider": "tiktoken", "model": "gpt-4o", "totalTokens": 201}}
