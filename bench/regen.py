@@ -45,6 +45,7 @@ import yaml  # noqa: E402
 
 from harness.core import tokenizer  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
+from harness.db.history import row_for  # noqa: E402
 from harness.probe.build_record import serialize  # noqa: E402
 from harness.pages import regen as regen_module  # noqa: E402
 from harness.pages import server_html, tool_vectors  # noqa: E402
@@ -77,13 +78,18 @@ def build(root: Path, n: int, seed: int = 7) -> None:
                 history.append(f"{day},{name},,,timeout,{iso}")
                 continue
             tokens = max(1, tokens + rnd.randint(-50, 60))
-            if week == WEEKS - 1 and record["totalTokens"] is not None:
-                tokens = record["totalTokens"]  # the newest row is the current record (its vector is appended)
-            else:
-                vectors.append(_vector(rnd, name, day, tokens, iso or None))
+            if week == WEEKS - 1:  # the newest row is the current record (its vector is appended)
+                row = row_for(day, record)
+                history.append(f"{day},{name},{_cell(row['tokens'])},{_cell(row['toolCount'])},{row['status']},{iso}")
+                continue
+            vectors.append(_vector(rnd, name, day, tokens, iso or None))
             history.append(f"{day},{name},{tokens},12,measured,{iso}")
         _write_vectors(root, name, vectors[-tool_vectors.MAX_VECTORS:])
     (root / "history.csv").write_text("\n".join(history) + "\n", encoding="utf-8")
+
+
+def _cell(value: int | None) -> str:
+    return "" if value is None else str(value)
 
 
 def _vector(rnd: random.Random, name: str, day: str, tokens: int, iso: str | None) -> dict:
