@@ -36,6 +36,10 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
     ``table_open``/``table_close``: what the table_open/table_close render rules give."""
     slow = functools.lru_cache(maxsize=65536)(inline_cell)
 
+    @functools.lru_cache(maxsize=65536)  # dates, statuses, counts and tool names repeat across pages
+    def plain(content: str) -> str:
+        return cell_text(_ESCAPE.sub(r"\1", content) if "\\" in content else content)
+
     def rule(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
         if silent:  # the paragraph and reference rules asking whether a table starts here
             return markdown_it_table(state, startLine, endLine, silent)
@@ -44,9 +48,7 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
         def cell(content: str) -> str:
             if not content:
                 return ""
-            if _PLAIN.fullmatch(content):
-                return cell_text(_ESCAPE.sub(r"\1", content) if "\\" in content else content)
-            return slow(content, folder)
+            return plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
 
         return _table(state, startLine, endLine, cell, table_open, table_close)
 
@@ -95,7 +97,7 @@ def _aligns(state: StateBlock, line: int) -> list[str] | None:
 
 
 def _cells(line_text: str) -> list[str]:
-    columns = escapedSplit(line_text)
+    columns = escapedSplit(line_text) if "\\" in line_text else line_text.split("|")  # the same without escapes
     if columns and columns[0] == "":
         columns.pop(0)
     if columns and columns[-1] == "":
@@ -134,7 +136,9 @@ def _table(state: StateBlock, startLine: int, endLine: int, cell: Callable[[str]
     while nextLine < endLine:
         if state.sCount[nextLine] < state.blkIndent:
             break
-        if any(rule(state, nextLine, endLine, True) for rule in terminatorRules):
+        # a line starting with a pipe starts no block a table ends at (fence, quote, rule, list, HTML, heading)
+        if state.src[state.bMarks[nextLine] + state.tShift[nextLine]: state.eMarks[nextLine]][:1] != "|" \
+                and any(rule(state, nextLine, endLine, True) for rule in terminatorRules):
             break
         lineText = mdTrim(getLine(state, nextLine))
         if not lineText or state.is_code_block(nextLine):
