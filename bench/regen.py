@@ -151,7 +151,7 @@ def markdown_it_tables():
         server_html._MD = real
 
 
-BASELINES = {"tables": markdown_it_tables, "history": without_history}
+BASELINES = {"tables": markdown_it_tables, "history": without_history, "none": None}
 
 
 GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "results/regressions.md",
@@ -203,17 +203,20 @@ def timed(root: Path, reps: int, baseline=markdown_it_tables) -> dict[str, tuple
     vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
     history = (root / "history.csv").read_bytes()
     runs: dict[str, list[tuple[float, float]]] = {}
-    for _ in range(reps):
-        for label, context in (("base ", baseline), ("", contextlib.nullcontext)):
-            _reset(root, vectors, history)
-            with context():
-                for run in RUNS:
-                    if run == "one change":
-                        _one_change(root)
-                    start = _clock()
-                    regen(root)
-                    runs.setdefault(label + run, []).append(_since(start))
-    _reset(root, vectors, history)
+    variants = ((("base ", baseline),) if baseline is not None else ()) + (("", contextlib.nullcontext),)
+    try:
+        for _ in range(reps):
+            for label, context in variants:
+                _reset(root, vectors, history)
+                with context():
+                    for run in RUNS:
+                        if run == "one change":
+                            _one_change(root)
+                        start = _clock()
+                        regen(root)
+                        runs.setdefault(label + run, []).append(_since(start))
+    finally:  # also when interrupted: a kept --build-dir stays as built
+        _reset(root, vectors, history)
     return {label: (statistics.median(w for w, _ in times), statistics.median(c for _, c in times))
             for label, times in runs.items()}
 
@@ -224,7 +227,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build-dir", help="keep the synthetic repositories here (DIR/<size>) and reuse them")
     ap.add_argument("--baseline", choices=sorted(BASELINES), default="tables",
-                    help="tables: server pages converted by markdown-it's own table rule; history: no history pass")
+                    help="tables: server pages converted by markdown-it's own table rule; history: no history pass; "
+                         "none: no baseline (only to save time at large sizes)")
     args = ap.parse_args()
     tokenizer.provision()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -242,18 +246,19 @@ def main() -> int:
                 root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"regen-bench-{n}-")))
                 build(root, n)
             got = timed(root, args.reps, BASELINES[args.baseline])
-            results[n] = got["cold"][0]
+            results[n] = got["cold"]
             for run in RUNS:
-                (bw, bc), (w, c) = got[f"base {run}"], got[run]
+                (bw, bc), (w, c) = got.get(f"base {run}", (float("nan"),) * 2), got[run]
                 print(f"{n:>8} {n * WEEKS:>13} {run:>10} {bw:>16.2f} {w:>8.2f} {w / bw:>6.2f} {bc:>15.2f} {c:>7.2f} "
-                      f"{c / bc:>6.2f}")
+                      f"{c / bc:>6.2f}", flush=True)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
-        print(f"growth {lo} -> {hi}: x{results[hi] / results[lo]:.2f} for x{hi / lo:.0f} entries "
-              f"(linear = x{hi / lo:.0f}); {hi} entries in {results[hi]:.2f} s cold (target < 10 s at 1,000, "
-              "< 60 s at 5,000)")
+        print(f"growth {lo} -> {hi}: x{results[hi][0] / results[lo][0]:.2f} wall, x{results[hi][1] / results[lo][1]:.2f} "
+              f"CPU for x{hi / lo:.0f} entries (linear = x{hi / lo:.0f}); {hi} entries cold: {results[hi][0]:.2f} s wall, "
+              f"{results[hi][1]:.2f} CPU-s (target < 10 s at 1,000, < 60 s at 5,000)")
     print({"tables": "x: regen against the same regen converting server pages with markdown-it's own table rule, "
                      "same run (medians of --reps)",
+           "none": "no baseline run (--baseline none)",
            "history": "x: regen with the history pass against regen without it, same run (target < 2; medians of --reps)"}
           [args.baseline])
     return 0
