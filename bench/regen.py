@@ -5,21 +5,22 @@ Each synthetic entry has a record (about 80% measured or dynamic with 12 tools a
 them, server instructions; the rest spread over the failure statuses) and a history whose
 isolation switches from docker to host half-way, with the oldest rows not recorded. Timed: a cold
 ``regen`` (no published files yet) and a warm one (everything already up to date). Target: linear
-growth, under 10 s at 1,000 entries.
+growth, under 10 s at 1,000 entries and under a minute at 5,000. CPU seconds include the worker
+processes that convert pages.
 
-Issue #13 adds the history pass (tool vectors, cost movement, capture index, tool shape). Its
-added cost is measured in the same run against regen with that pass switched off (``baseline``).
-The worst case is modelled: every entry's cost moves every week, so each ``tool-vectors.json``
-holds the full bound of vectors (12 tools each) and every entry has a per-tool breakdown; the
-cold run also appends one vector per measured entry (re-deriving its capture). Target: regen stays
-under 2x the baseline at 1,000 entries x 156 weeks.
+Baselines, measured in the same run, alternating with the full regen (``--baseline``): ``tables``
+(default) converts the server pages with markdown-it's own table rule, the converter before the
+direct table rule (same bytes); ``history`` switches the history pass (tool vectors, cost movement,
+capture index, tool shape) off. The worst case is modelled: every entry's cost moves every week, so
+each ``tool-vectors.json`` holds the full bound of vectors (12 tools each) and every entry has a
+per-tool breakdown; the cold run also appends one vector per measured entry (re-deriving its capture).
 
 Each server page's HTML is converted once per content (``harness.pages.server_html``): "cold"
 starts with that cache empty; "warm" is a second run with nothing changed; "one change" is a run
 after one server got a new history row (its page, the leaderboard and the dashboard change), which
 should cost about what "warm" does — work proportional to what changed.
 
-Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 1] [--build-dir DIR]``
+Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 3] [--build-dir DIR] [--baseline tables]``
 (``--build-dir``: keep the synthetic repositories there and reuse them on the next run; building
 5,000 entries takes minutes).
 """
@@ -33,6 +34,7 @@ import hashlib
 import json
 import random
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -45,6 +47,7 @@ import yaml  # noqa: E402
 
 from harness.core import tokenizer  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
+from harness.db.history import row_for  # noqa: E402
 from harness.probe.build_record import serialize  # noqa: E402
 from harness.pages import regen as regen_module  # noqa: E402
 from harness.pages import server_html, tool_vectors  # noqa: E402
@@ -77,13 +80,18 @@ def build(root: Path, n: int, seed: int = 7) -> None:
                 history.append(f"{day},{name},,,timeout,{iso}")
                 continue
             tokens = max(1, tokens + rnd.randint(-50, 60))
-            if week == WEEKS - 1 and record["totalTokens"] is not None:
-                tokens = record["totalTokens"]  # the newest row is the current record (its vector is appended)
-            else:
-                vectors.append(_vector(rnd, name, day, tokens, iso or None))
+            if week == WEEKS - 1:  # the newest row is the current record (its vector is appended)
+                row = row_for(day, record)
+                history.append(f"{day},{name},{_cell(row['tokens'])},{_cell(row['toolCount'])},{row['status']},{iso}")
+                continue
+            vectors.append(_vector(rnd, name, day, tokens, iso or None))
             history.append(f"{day},{name},{tokens},12,measured,{iso}")
         _write_vectors(root, name, vectors[-tool_vectors.MAX_VECTORS:])
     (root / "history.csv").write_text("\n".join(history) + "\n", encoding="utf-8")
+
+
+def _cell(value: int | None) -> str:
+    return "" if value is None else str(value)
 
 
 def _vector(rnd: random.Random, name: str, day: str, tokens: int, iso: str | None) -> dict:
@@ -121,14 +129,29 @@ def _record(rnd: random.Random, name: str, status: str, i: int) -> dict:
 
 
 @contextlib.contextmanager
-def baseline():
-    """regen without the history pass of issue #13 (what regen cost before it)."""
+def without_history():
+    """regen without the history pass (what regen cost before it)."""
     real = regen_module._history
     regen_module._history = lambda *args, **kwargs: {}
     try:
         yield
     finally:
         regen_module._history = real
+
+
+@contextlib.contextmanager
+def markdown_it_tables():
+    """regen converting server pages with markdown-it's own table rule (the previous converter;
+    same bytes, the page cache is emptied between runs)."""
+    real = server_html._MD
+    server_html._MD = server_html._markdown(direct_tables=False)
+    try:
+        yield
+    finally:
+        server_html._MD = real
+
+
+BASELINES = {"tables": markdown_it_tables, "history": without_history, "none": None}
 
 
 GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "results/regressions.md",
@@ -172,33 +195,40 @@ def _one_change(root: Path) -> None:
 RUNS = ("cold", "warm", "one change")
 
 
-def timed(root: Path, reps: int) -> dict[str, tuple[float, float]]:
-    """Best of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
+def timed(root: Path, reps: int, baseline=markdown_it_tables) -> dict[str, tuple[float, float]]:
+    """Median of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
     busy machine slows both alike: ``{"base cold", "base warm", "base one change", "cold", …}``.
     Cold starts from no published pages, an empty page cache and the vectors as built (so the
     current record's vector is appended)."""
     vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
     history = (root / "history.csv").read_bytes()
     runs: dict[str, list[tuple[float, float]]] = {}
-    for _ in range(reps):
-        for label, context in (("base ", baseline), ("", contextlib.nullcontext)):
-            _reset(root, vectors, history)
-            with context():
-                for run in RUNS:
-                    if run == "one change":
-                        _one_change(root)
-                    start = _clock()
-                    regen(root)
-                    runs.setdefault(label + run, []).append(_since(start))
-    _reset(root, vectors, history)
-    return {label: (min(w for w, _ in times), min(c for _, c in times)) for label, times in runs.items()}
+    variants = ((("base ", baseline),) if baseline is not None else ()) + (("", contextlib.nullcontext),)
+    try:
+        for _ in range(reps):
+            for label, context in variants:
+                _reset(root, vectors, history)
+                with context():
+                    for run in RUNS:
+                        if run == "one change":
+                            _one_change(root)
+                        start = _clock()
+                        regen(root)
+                        runs.setdefault(label + run, []).append(_since(start))
+    finally:  # also when interrupted: a kept --build-dir stays as built
+        _reset(root, vectors, history)
+    return {label: (statistics.median(w for w, _ in times), statistics.median(c for _, c in times))
+            for label, times in runs.items()}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,300,1000")
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build-dir", help="keep the synthetic repositories here (DIR/<size>) and reuse them")
+    ap.add_argument("--baseline", choices=sorted(BASELINES), default="tables",
+                    help="tables: server pages converted by markdown-it's own table rule; history: no history pass; "
+                         "none: no baseline (only to save time at large sizes)")
     args = ap.parse_args()
     tokenizer.provision()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -215,18 +245,22 @@ def main() -> int:
             else:
                 root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"regen-bench-{n}-")))
                 build(root, n)
-            got = timed(root, args.reps)
-            results[n] = got["cold"][0]
+            got = timed(root, args.reps, BASELINES[args.baseline])
+            results[n] = got["cold"]
             for run in RUNS:
-                (bw, bc), (w, c) = got[f"base {run}"], got[run]
+                (bw, bc), (w, c) = got.get(f"base {run}", (float("nan"),) * 2), got[run]
                 print(f"{n:>8} {n * WEEKS:>13} {run:>10} {bw:>16.2f} {w:>8.2f} {w / bw:>6.2f} {bc:>15.2f} {c:>7.2f} "
-                      f"{c / bc:>6.2f}")
+                      f"{c / bc:>6.2f}", flush=True)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
-        print(f"growth {lo} -> {hi}: x{results[hi] / results[lo]:.2f} for x{hi / lo:.0f} entries "
-              f"(linear = x{hi / lo:.0f}); {hi} entries in {results[hi]:.2f} s cold (target < 10 s at 1,000, "
-              "< 60 s at 5,000)")
-    print("x: regen with the history pass of issue #13 against the baseline without it, same run (target < 2)")
+        print(f"growth {lo} -> {hi}: x{results[hi][0] / results[lo][0]:.2f} wall, x{results[hi][1] / results[lo][1]:.2f} "
+              f"CPU for x{hi / lo:.0f} entries (linear = x{hi / lo:.0f}); {hi} entries cold: {results[hi][0]:.2f} s wall, "
+              f"{results[hi][1]:.2f} CPU-s (target < 10 s at 1,000, < 60 s at 5,000)")
+    print({"tables": "x: regen against the same regen converting server pages with markdown-it's own table rule, "
+                     "same run (medians of --reps)",
+           "none": "no baseline run (--baseline none)",
+           "history": "x: regen with the history pass against regen without it, same run (target < 2; medians of --reps)"}
+          [args.baseline])
     return 0
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import markdown_it
 from markdown_it import MarkdownIt
 
-from harness.pages import composition
+from harness.pages import composition, html_table
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
 from harness.util import published
@@ -64,14 +64,29 @@ _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 CELL_TEXT = "cell_text"
 
 
-def _markdown() -> MarkdownIt:
+TABLE_OPEN, TABLE_CLOSE = '<div class="wide"><table>\n', "</table></div>\n"
+
+
+def _markdown(direct_tables: bool = True) -> MarkdownIt:
+    """The page parser; ``direct_tables=False``: markdown-it's own table rule (the reference the
+    direct rule is tested against)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.add_render_rule("html_inline", lambda self, tokens, idx, options, env: _inline_html(tokens[idx].content))
     md.add_render_rule("html_block", lambda self, tokens, idx, options, env: f"<p>{html.escape(tokens[idx].content)}</p>\n")
-    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="wide"><table>\n')
-    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>\n")
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: TABLE_OPEN)
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: TABLE_CLOSE)
     md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
+    if direct_tables:
+        html_table.install(md, with_breaks, _inline_cell, TABLE_OPEN, TABLE_CLOSE)
     return md
+
+
+def _inline_cell(content: str, folder: str) -> str:
+    """The HTML of a table cell's content on a page in ``folder``, by markdown-it's inline parser."""
+    tokens = _MD.parseInline(content, {})
+    _mark_text(tokens)
+    _point_links(folder, tokens)
+    return _MD.renderer.render(tokens, _MD.options, {})
 
 
 def _mark_cell_text(tokens) -> None:
@@ -82,10 +97,24 @@ def _mark_cell_text(tokens) -> None:
             in_cell = True
         elif token.type in ("th_close", "td_close"):
             in_cell = False
-        elif in_cell and token.type == "inline":
+        elif in_cell:
+            _mark_text([token])
+
+
+def _mark_text(tokens) -> None:
+    for token in tokens:
+        if token.type == "inline":
             for child in token.children or ():
                 if child.type == "text":
                     child.type = CELL_TEXT
+
+
+def _point_links(folder: str, tokens) -> None:
+    """Links to sibling ``.md`` server pages pointed at their HTML (the page is in ``folder``)."""
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "link_open":
+                child.attrSet("href", _html_link(folder, str(child.attrGet("href") or "")))
 
 
 def _inline_html(content: str) -> str:
@@ -123,13 +152,10 @@ _CHART_AT = re.compile(r'(<h2>Where the tokens go</h2>\n<p>.*?</p>\n)', re.DOTAL
 def render(name: str, markdown: str, comp: Composition | None = None) -> str:
     """The HTML page of server ``name`` from its Markdown page text (``comp``: its composition,
     drawn as a chart in "Where the tokens go")."""
-    tokens = _MD.parse(markdown)
+    folder = posixpath.dirname(published.server_page(name))
+    tokens = _MD.parse(markdown, {"folder": folder})
     _mark_cell_text(tokens)
-    here = published.server_page(name)
-    for token in tokens:
-        for child in token.children or ():
-            if child.type == "link_open":
-                child.attrSet("href", _html_link(here, str(child.attrGet("href") or "")))
+    _point_links(folder, tokens)
     body = _MD.renderer.render(tokens, _MD.options, {})
     if comp is not None:
         body = _CHART_AT.sub(lambda m: m.group(1) + chart(comp), body, count=1)
@@ -164,11 +190,11 @@ def pages(outputs: dict[str, str], compositions: dict[str, Composition | None] |
             if path.startswith(prefix) and path.endswith(".md") and "/" not in path[len(prefix):]}
 
 
-def _html_link(here: str, href: str) -> str:
-    """``href`` from the Markdown page, pointing at the HTML page when it names a server page."""
+def _html_link(folder: str, href: str) -> str:
+    """``href`` from the Markdown page in ``folder``, pointing at the HTML page when it names a server page."""
     if "://" in href or href.startswith(("/", "#", "mailto:")) or not href.endswith(".md"):
         return href
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), href))
+    target = posixpath.normpath(posixpath.join(folder, href))
     if posixpath.dirname(target) == published.SERVER_DIR:
         return href[: -len(".md")] + ".html"
     return href
@@ -176,7 +202,7 @@ def _html_link(here: str, href: str) -> str:
 
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
-_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.text",
+_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.html_table", "harness.pages.text",
                      "harness.util.published", "harness.util.untrusted")
 
 

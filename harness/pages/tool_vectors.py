@@ -165,7 +165,10 @@ def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str
                                f"toolCount or a per-tool row differs from the record's own)"])
         return history
     # A vector on file is reused for the same capture only when its rows are the record's own.
-    known = {v.fields["canonicalSha256"]: v for v in history.vectors if rows is None or v["tools"] == rows}
+    # Only vectors of the record's own capture can be reused: no other vector's tool list is read.
+    sha = record_key(record)[0]
+    known = {sha: v for v in history.vectors
+             if v.fields["canonicalSha256"] == sha and (rows is None or v["tools"] == rows)}
     vector = vector_of(record, where, known)
     on_file = wire(vector)
     document: dict[str, Any] = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}

@@ -1,0 +1,167 @@
+"""GFM tables straight to HTML inside markdown-it: :func:`install`.
+
+A server page's tables (history, tools, provenance) are most of its Markdown; markdown-it's own table
+rule makes six tokens per cell and parses every cell on its own. This rule finds the same table
+(markdown-it's line-by-line rules, copied) and emits one token holding the HTML markdown-it would
+render for it, byte for byte: a cell of plain text (backslash escapes allowed) is written directly,
+any other cell goes through markdown-it's inline parser, memoised per content. The paragraph rule's
+look-ahead uses markdown-it's rule unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from collections.abc import Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import isStrSpace, mdTrim
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_block.table import MAX_AUTOCOMPLETED_CELLS, escapedSplit, getLine, headerLineRe
+from markdown_it.rules_block.table import table as markdown_it_table
+
+TOKEN = "html_table"
+# A cell the inline parser would turn into one text token: no character that starts an inline rule
+# other than text and backslash escapes, every backslash escaping ASCII punctuation.
+_PLAIN = re.compile(r"(?:[^\\`*_\[\]!<>&\x00\r\n]|\\[!-/:-@\[-`{-~])*")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callable[[str, str], str],
+            table_open: str, table_close: str) -> None:
+    """Replace ``md``'s table rule. ``cell_text``: the HTML of a cell's text run (what the cell text
+    render rule gives); ``inline_cell(content, folder)``: the HTML of any cell content by markdown-it's
+    inline parser for a page in ``folder`` (the parse's ``env["folder"]``; memoised here);
+    ``table_open``/``table_close``: what the table_open/table_close render rules give."""
+    slow = functools.lru_cache(maxsize=65536)(inline_cell)
+
+    @functools.lru_cache(maxsize=65536)  # dates, statuses, counts and tool names repeat across pages
+    def plain(content: str) -> str:
+        return cell_text(_ESCAPE.sub(r"\1", content) if "\\" in content else content)
+
+    def rule(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
+        if silent:  # the paragraph and reference rules asking whether a table starts here
+            return markdown_it_table(state, startLine, endLine, silent)
+        folder = str(state.env.get("folder", ""))
+
+        def cell(content: str) -> str:
+            if not content:
+                return ""
+            return plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
+
+        return _table(state, startLine, endLine, cell, table_open, table_close)
+
+    md.block.ruler.at("table", rule, {"alt": ["paragraph", "reference"]})
+    md.add_render_rule(TOKEN, lambda self, tokens, idx, options, env: tokens[idx].content)
+
+
+def _aligns(state: StateBlock, line: int) -> list[str] | None:
+    """The delimiter row's alignments, or None when ``line`` is not a delimiter row (markdown-it's checks)."""
+    pos = state.bMarks[line] + state.tShift[line]
+    end = state.eMarks[line]
+    if pos >= end:
+        return None
+    first = state.src[pos]
+    pos += 1
+    if first not in ("|", "-", ":") or pos >= end:
+        return None
+    second = state.src[pos]
+    pos += 1
+    if second not in ("|", "-", ":") and not isStrSpace(second):
+        return None
+    if first == "-" and isStrSpace(second):
+        return None
+    while pos < end:
+        ch = state.src[pos]
+        if ch not in ("|", "-", ":") and not isStrSpace(ch):
+            return None
+        pos += 1
+    columns = getLine(state, line).split("|")
+    aligns = []
+    for i, column in enumerate(columns):
+        t = mdTrim(column)
+        if not t:
+            if i == 0 or i == len(columns) - 1:
+                continue
+            return None
+        if not headerLineRe.search(t):
+            return None
+        if t[-1] == ":":
+            aligns.append("center" if t[0] == ":" else "right")
+        elif t[0] == ":":
+            aligns.append("left")
+        else:
+            aligns.append("")
+    return aligns
+
+
+def _cells(line_text: str) -> list[str]:
+    columns = escapedSplit(line_text) if "\\" in line_text else line_text.split("|")  # the same without escapes
+    if columns and columns[0] == "":
+        columns.pop(0)
+    if columns and columns[-1] == "":
+        columns.pop()
+    return columns
+
+
+def _table(state: StateBlock, startLine: int, endLine: int, cell: Callable[[str], str],
+           table_open: str, table_close: str) -> bool:
+    if startLine + 2 > endLine:
+        return False
+    nextLine = startLine + 1
+    if state.sCount[nextLine] < state.blkIndent or state.is_code_block(nextLine):
+        return False
+    aligns = _aligns(state, nextLine)
+    if aligns is None:
+        return False
+    lineText = mdTrim(getLine(state, startLine))
+    if "|" not in lineText or state.is_code_block(startLine):
+        return False
+    columns = _cells(lineText)
+    columnCount = len(columns)
+    if columnCount == 0 or columnCount != len(aligns):
+        return False
+
+    oldParentType = state.parentType
+    state.parentType = "table"
+    terminatorRules = state.md.block.ruler.getRules("blockquote")
+    styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in aligns]
+    out = [table_open, "<thead>\n<tr>\n"]
+    out.extend(f"<th{styles[i]}>{cell(mdTrim(columns[i]))}</th>\n" for i in range(columnCount))
+    out.append("</tr>\n</thead>\n")
+    autocompleted = 0
+    body = False
+    nextLine = startLine + 2
+    while nextLine < endLine:
+        if state.sCount[nextLine] < state.blkIndent:
+            break
+        # a line starting with a pipe starts no block a table ends at (fence, quote, rule, list, HTML, heading)
+        if state.src[state.bMarks[nextLine] + state.tShift[nextLine]: state.eMarks[nextLine]][:1] != "|" \
+                and any(rule(state, nextLine, endLine, True) for rule in terminatorRules):
+            break
+        lineText = mdTrim(getLine(state, nextLine))
+        if not lineText or state.is_code_block(nextLine):
+            break
+        columns = _cells(lineText)
+        autocompleted += columnCount - len(columns)
+        if autocompleted > MAX_AUTOCOMPLETED_CELLS:
+            break
+        if not body:
+            out.append("<tbody>\n")
+            body = True
+        out.append("<tr>\n")
+        out.extend(f"<td{styles[i]}>{cell(mdTrim(columns[i]) if i < len(columns) and columns[i] else '')}</td>\n"
+                   for i in range(columnCount))
+        out.append("</tr>\n")
+        nextLine += 1
+    if body:
+        out.append("</tbody>\n")
+    out.append(table_close)
+
+    token = state.push(TOKEN, "", 0)
+    token.map = [startLine, nextLine]
+    token.content = "".join(out)
+    state.parentType = oldParentType
+    state.line = nextLine
+    return True

@@ -1,0 +1,83 @@
+"""The direct table rule (harness/pages/html_table.py) gives the bytes markdown-it's own table rule
+gives: on hand-written tables of every kind a page can hold (alignment, ragged rows, escaped pipes,
+inline markup, links, raw HTML, tables in lists and block quotes, tables a paragraph runs into) and on
+random tables drawn from the characters that start inline rules; and on the real pages regen writes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness.pages import server_html
+from harness.pages.regen import render_all
+
+REFERENCE = server_html._markdown(direct_tables=False)
+
+
+def _both(markdown: str, name: str = "alpha") -> tuple[str, str]:
+    direct = server_html.render(name, markdown)
+    saved = server_html._MD
+    server_html._MD = REFERENCE
+    try:
+        return server_html.render(name, markdown), direct
+    finally:
+        server_html._MD = saved
+
+
+CASES = {
+    "aligned": "| Tool | Tokens | Mid | Left |\n|---|---:|:---:|:--|\n| a\\_b | 1,234 | x | y |\n",
+    "ragged rows": "| a | b | c |\n|---|---|---|\n| 1 |\n| 1 | 2 | 3 | 4 | 5 |\n|  |  |  |\n",
+    "no body": "| a | b |\n|---|---|\n\nafter\n",
+    "escaped pipes": "| a | b |\n|---|---|\n| x \\| y | `c \\| d` |\n| \\\\| z |\n",
+    "inline markup": "| a | b |\n|---|---|\n| **Total** | *unattributed* (x) |\n| `code_x` | ![i](p.png) |\n",
+    "links": "| a |\n|---|\n| [beta](beta.md) |\n| [out](https://e.org/x.md) |\n| [up](../METHODOLOGY.md) |\n",
+    "raw html": "| a |\n|---|\n| one<br>two |\n| <b>bold</b> <script>x</script> |\n| a & b &amp; &#60; |\n",
+    "escapes": "| a |\n|---|\n| \\a \\_ \\\\ \\* trailing\\ |\n| tab\there |\n| x\\ |\n",
+    "names": "| a |\n|---|\n| listIssues HTTPServer_v2 a.b/c:d ~x~ $y# |\n| éé 漢字 🙂 |\n",
+    "paragraph runs into it": "text before\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "ended by a heading": "| a |\n|---|\n| 1 |\n## next\n",
+    "ended by a quote": "| a |\n|---|\n| 1 |\n> quoted\n",
+    "in a list": "- item\n\n  | a | b |\n  |---|---|\n  | 1 | 2 |\n- tight\n  | a |\n  |---|\n  | 1 |\n",
+    "in a quote": "> | a | b |\n> |---|---|\n> | 1 | `2` |\n",
+    "not a table": "| a | b |\n|---|\n| 1 | 2 |\n\n- | x |\n\n|a|\n|-|\n",
+    "indented code": "    | a |\n    |---|\n",
+    "no pipes in header": "a\n---|---\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_html_as_markdown_it(case):
+    reference, direct = _both(CASES[case])
+    assert direct == reference
+
+
+SPECIALS = ["\\", "`", "*", "_", "[", "]", "(", ")", "!", "<", ">", "&", "|", "~", "#", "$", ":", "-", " ", "\t",
+            "a", "Z", "9", "é", "<br>", "&amp;", "\\|", "\\_", "](x.md)", "[", "**", "\x00", "\ud800"]
+
+
+def _cell(rnd: random.Random) -> str:
+    return "".join(rnd.choice(SPECIALS) for _ in range(rnd.randint(0, 8)))
+
+
+def test_random_tables():
+    rnd = random.Random(26)
+    for _ in range(300):
+        columns = rnd.randint(1, 4)
+        lines = ["| " + " | ".join(_cell(rnd) or "h" for _ in range(columns)) + " |",
+                 "|" + "|".join(rnd.choice(["---", ":--", "--:", ":-:"]) for _ in range(columns)) + "|"]
+        lines += ["| " + " | ".join(_cell(rnd) for _ in range(rnd.randint(0, columns + 1))) + " |"
+                  for _ in range(rnd.randint(0, 4))]
+        markdown = "\n".join(lines) + "\n"
+        reference, direct = _both(markdown)
+        assert direct == reference, markdown
+
+
+def test_real_pages(published):
+    root, _, _ = published
+    pages = {path: text for path, text in render_all(root).items()
+             if path.startswith("docs/servers/") and path.endswith(".md")}
+    assert pages
+    for path, text in pages.items():
+        reference, direct = _both(text, path[len("docs/servers/"):-len(".md")])
+        assert direct == reference
