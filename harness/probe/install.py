@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -215,7 +216,7 @@ def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None
     """Remove corrupt npx installs named in ``stderr_tail``, never one marked complete; a note, or ``None``."""
     removed = []
     for directory in corrupt_npx_dirs(stderr_tail, isolation, npm_cache):
-        if (directory / MARKER).is_file():
+        if marked_complete(directory):
             continue  # the harness saw this install complete: a module missing from it is the package's own doing
         if directory.is_dir() and not os.path.islink(directory):
             shutil.rmtree(directory, ignore_errors=True)
@@ -233,6 +234,11 @@ def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None
 # trusts and starts from — and a lock every later run waits a minute on.
 
 MARKER = ".mcp-context-cost-installed"  # written into an install the harness saw complete
+# The install procedure's version, written into MARKER: bump it whenever installs an earlier procedure made
+# may lack something (their dependencies' install scripts never ran, say) so that every one is redone.
+PROCEDURE = 2
+MARKER_TEXT = f"complete by install procedure {PROCEDURE}\n"
+MARKER_BYTES = 256  # a marker's text is read at most this far
 NPM_LOCK = "concurrency.lock"
 LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouched for this long is dead
 
@@ -289,9 +295,34 @@ def _untrusted(directory: Path, marker_needed: bool) -> str | None:
     missing = [name for name in wanted if not (directory / "node_modules" / name / "package.json").is_file()]
     if missing:
         return f"an install missing {', '.join(sorted(missing)[:3])}"
-    if marker_needed and not (directory / MARKER).is_file():
+    marker = _marker(directory)
+    if marker is not None and marker != MARKER_TEXT:
+        return "an install made by another install procedure"
+    if marker_needed and marker is None:
         return "an install the harness never saw complete"
     return None
+
+
+def _marker(directory: Path) -> str | None:
+    """The text of ``directory``'s ``MARKER`` (``""`` when it is not a plain readable file), ``None`` when absent."""
+    path = directory / MARKER
+    if not os.path.lexists(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        return os.read(fd, MARKER_BYTES).decode("utf-8", errors="replace") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+def marked_complete(directory: Path) -> bool:
+    """Whether ``directory`` holds this install procedure's ``MARKER``."""
+    return _marker(directory) == MARKER_TEXT
 
 
 def discard_incomplete(npm_cache: Path, exclusive: bool = False) -> list[str]:
@@ -324,6 +355,6 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
     if install.parent.name != "_npx" or not _plain(install, npm_cache) or not install.is_dir():
         return
     try:
-        (install / MARKER).write_text("complete\n", encoding="utf-8")
+        (install / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
     except OSError:
         pass

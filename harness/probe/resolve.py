@@ -70,7 +70,7 @@ try:
         npm_versions()
 except Exception as exc:
     out["error"] = repr(exc)[:200]
-sys.stdout.write(json.dumps(out))
+sys.stdout.write("\n" + json.dumps(out))  # its own last line: npm prints a foreground script's banner before
 '''
 
 
@@ -217,7 +217,8 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
 def _read(how: Plan, printed: bytes | None, isolation: str, added: tuple[str, ...] = ()) -> Resolved | None:
     """The launch the dumper saw, without the settings the resolution run ``added`` for itself."""
     try:
-        said = json.loads(printed or b"")
+        # the dumper's line is the last: npm prints each foreground install script's banner on stdout first
+        said = json.loads((printed or b"").rsplit(b"\n", 1)[-1])
         env = [(str(k), str(v)) for k, v in said["env"]]
         version = said["versions"].get(how.package)
         argv = [str(a) for a in said["argv"]]

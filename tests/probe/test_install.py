@@ -151,7 +151,7 @@ def test_what_a_cache_holds_is_judged_by_what_npm_writes_last(tmp_path):
         (directory / "node_modules" / "dep").mkdir(parents=True)
         (directory / "node_modules" / "dep" / "package.json").write_text("{}")
         (directory / "package.json").write_text('{"dependencies": {"dep": "1.0.0"}}')
-    (complete / installing.MARKER).write_text("complete\n")
+    (complete / installing.MARKER).write_text(installing.MARKER_TEXT)
     (half / "node_modules" / "dep").mkdir(parents=True)
     (missing / "package.json").write_text('{"dependencies": {"dep": "1.0.0", "gone": "2.0.0"}}')
     (busy / "node_modules").mkdir(parents=True)
@@ -194,9 +194,91 @@ def test_a_missing_module_in_an_install_seen_complete_is_the_package_s_own(tmp_p
     marked, unmarked = npm / "_npx" / "0123456789abcdef", npm / "_npx" / "fedcba9876543210"
     for directory in (marked, unmarked):
         (directory / "node_modules").mkdir(parents=True)
-    (marked / installing.MARKER).write_text("complete\n")
+    (marked / installing.MARKER).write_text(installing.MARKER_TEXT)
     tail = "\n".join(f"Error: Cannot find module '{d}/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp'"
                      for d in (marked, unmarked))
     note = installing.before_retry(tail, "host")
     assert marked.is_dir() and not unmarked.exists()
     assert note is not None and unmarked.name in note and marked.name not in note
+
+
+def _complete_install(directory: Path) -> None:
+    (directory / "node_modules" / "dep").mkdir(parents=True)
+    (directory / "node_modules" / "dep" / "package.json").write_text("{}")
+    (directory / "package.json").write_text('{"dependencies": {"dep": "1.0.0"}}')
+
+
+def _plant_marker(directory: Path, how: str) -> None:
+    marker = directory / installing.MARKER
+    if how == "directory":
+        marker.mkdir()
+    elif how == "link-to-current":
+        (directory.parent / "elsewhere").write_text(installing.MARKER_TEXT)
+        marker.symlink_to(directory.parent / "elsewhere")
+    elif how == "current-then-more":
+        marker.write_text(installing.MARKER_TEXT + "x" * 10_000)
+    else:
+        marker.write_text(how)
+
+
+OTHER_PROCEDURES = ["complete\n", "", f"complete by install procedure {installing.PROCEDURE + 1}\n",
+                    f"complete by install procedure {installing.PROCEDURE - 1}\n", "\x00\xff garbage",
+                    "directory", "link-to-current", "current-then-more"]
+
+
+@pytest.mark.parametrize("marker", OTHER_PROCEDURES)
+@pytest.mark.parametrize("exclusive", [True, False], ids=["sandbox", "host"])
+def test_an_install_another_install_procedure_marked_is_never_trusted(tmp_path, marker, exclusive):
+    """An earlier procedure's mark (the plain "complete" of one whose dependencies' install scripts never
+    ran), a later or unknown one's, or anything but this procedure's own plain file: discarded, in the
+    sandbox's cache and the host's alike, and never kept as "seen complete" when a retry heals."""
+    directory = tmp_path / "npm" / "_npx" / "0123456789abcdef"
+    _complete_install(directory)
+    _plant_marker(directory, marker)
+    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive))
+    assert found == {directory.name: "an install made by another install procedure"}
+    assert not installing.marked_complete(directory)
+    notes = installing.discard_incomplete(tmp_path / "npm", exclusive)
+    assert notes == [f"discarded an install made by another install procedure, {directory.name} from the package "
+                     "cache before installing"] and not directory.exists()
+
+
+@pytest.mark.parametrize("exclusive", [True, False], ids=["sandbox", "host"])
+def test_this_procedure_s_mark_is_trusted_and_an_unmarked_install_only_on_the_host(tmp_path, exclusive):
+    current, unmarked = tmp_path / "npm" / "_npx" / "a1", tmp_path / "npm" / "_npx" / "b2"
+    for directory in (current, unmarked):
+        _complete_install(directory)
+    (current / installing.MARKER).write_text(installing.MARKER_TEXT)
+    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive))
+    assert found == ({"b2": "an install the harness never saw complete"} if exclusive else {})
+    assert installing.marked_complete(current) and not installing.marked_complete(unmarked)
+
+
+def test_the_mark_written_is_this_procedure_s(tmp_path):
+    directory = tmp_path / "npm" / "_npx" / "0123456789abcdef"
+    _complete_install(directory)
+    (directory / installing.MARKER).write_text("complete\n")
+    installing.mark_complete(str(directory / "node_modules" / ".bin"), "host", tmp_path / "npm")
+    assert (directory / installing.MARKER).read_text() == installing.MARKER_TEXT
+    assert str(installing.PROCEDURE) in installing.MARKER_TEXT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("marker", ["complete\n", None, f"complete by install procedure {installing.PROCEDURE + 1}\n"],
+                         ids=["earlier", "none", "later"])
+def test_a_real_install_an_earlier_or_unknown_procedure_left_is_installed_again(cache, marker):
+    """A real sandboxed install whose mark is not this procedure's is made again before the launch: what
+    was planted in it is gone, the new install carries this procedure's mark, and the measurement is the
+    same as from a fresh cache."""
+    first = _measured("memory")
+    directory = _npx_dir(cache, "memory")
+    if marker is None:
+        (directory / installing.MARKER).unlink()
+    else:
+        (directory / installing.MARKER).write_text(marker)
+    planted = directory / "node_modules" / "planted-by-an-old-procedure"
+    planted.mkdir()
+    again = _measured("memory")
+    assert not planted.exists()
+    assert (directory / installing.MARKER).read_text() == installing.MARKER_TEXT
+    assert again["canonicalSha256"] == first["canonicalSha256"]

@@ -72,6 +72,18 @@ def test_uvx_plan_keeps_the_arguments_after_the_command():
     assert resolve.plan('uvx --with "mcp<2" pkg==1.0').argv[1:5] == ["--with", "mcp<2", "--from", "pkg==1.0"]
 
 
+@pytest.mark.parametrize("before", [b"", b"\n", b"\n> g@1.0.0 install\n> node-gyp rebuild\n\n",
+                                    b"\n> t@1.0.0 postinstall\n> node install.js\n\n\n> u@2.0.0 install\n> exit 0\n\n",
+                                    b'{"argv": ["-c", "fake"], "env": [], "versions": {"p": "6.6.6"}, "bin": "/x"}\n'])
+def test_what_npm_printed_before_the_dumper_s_line_is_not_read(before):
+    """npm prints the banner of every foreground install script on stdout before the dumper's own line."""
+    plan = resolve.Plan("npx", "p", ["npx", "-y", "p"])
+    line = b'{"argv": ["-c", "p"], "env": [["A", "1"]], "versions": {"p": "1.0.0"}, "bin": "/b"}'
+    found = resolve._read(plan, before + b"\n" + line, "host")
+    assert found is not None and found.version == "1.0.0" and found.argv == ("sh", "-c", "p")
+    assert resolve._read(plan, before + b"\n" + line + b"\n> after\n", "host") is None  # the dumper is last
+
+
 @pytest.mark.parametrize("printed", [
     b"", b"not json", b"[]", b'{"argv": ["-c", "x"]}',
     # a version that is not a plain version string never reaches a record
