@@ -21,7 +21,8 @@ measuring path a sweep uses (package resolved once, then ``measure`` with no con
 at most ``concurrency`` at a time, each bounded by its entry's timeout, and sorts it:
 ``lists-tools``, ``needs-credential`` (``auth-required``), ``needs-runtime`` (the failure's evidence
 is the measuring machine's toolchain or network, or the package declares a Node this machine does
-not have) or ``broken``. :data:`ACCEPTED` outcomes are appended to ``servers.yaml`` with their
+not have) or ``broken``. A credential ask, or a failure saying a variable is required, that names
+variables the entry does not declare is launched once more with them declared. :data:`ACCEPTED` outcomes are appended to ``servers.yaml`` with their
 ``triage`` (outcome, date, evidence) by :mod:`harness.db.catalog_text`, every other entry unchanged.
 Nothing is published: the records made while triaging are not kept.
 """
@@ -454,7 +455,8 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
         async with admitted:
             rec = await launch(prop.entry)
             prop.outcome, prop.evidence = classify(rec, prop.package)
-            asked = named_variables(rec, prop.entry) if prop.outcome == NEEDS_CREDENTIAL else []
+            asked = (named_variables(rec, prop.entry) if prop.outcome == NEEDS_CREDENTIAL
+                     else named_variables(rec, prop.entry, asking_only=True) if prop.outcome == BROKEN else [])
             if asked:  # its users set what it asks for: launch again with those names given dummy values
                 entry = with_env(prop.entry, asked)
                 again = await launch(entry)
@@ -470,15 +472,24 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_])")
 MAX_ASKED_VARIABLES = 4
 _NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTEXT_COST")
+# Words by which a failing server says a variable must be given ("X environment variable is required",
+# "Missing required environment variable: X", "Please set X", "X is not defined").
+_ASKS = re.compile(r"\b(?:required|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
+                   r"|please (?:set|provide|export|define))\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 
 
-def named_variables(rec: dict, entry: dict) -> list[str]:
-    """The environment variable names (``UPPER_SNAKE``, at least one ``_``) that an
-    ``auth-required`` record's words name and the entry does not declare yet, in the order said;
-    toolchain and error-code names excluded, at most :data:`MAX_ASKED_VARIABLES`."""
+def named_variables(rec: dict, entry: dict, *, asking_only: bool = False) -> list[str]:
+    """The environment variable names (``UPPER_SNAKE``, at least one ``_``) that a record's words
+    name and the entry does not declare yet, in the order said; toolchain and error-code names
+    excluded, at most :data:`MAX_ASKED_VARIABLES`. ``asking_only`` (a failure that is not an
+    ``auth-required``): only names in a clause that says a variable is required or must be set."""
     declared = set(entry.get("env", ())) | set(entry.get("setEnv", {}))
+    text = " ".join(str(n) for n in rec.get("notes") or ())
+    if asking_only:
+        text = " ".join(clause for clause in _CLAUSE_END.split(text) if _ASKS.search(clause))
     found: list[str] = []
-    for name in _VARIABLE.findall(" ".join(str(n) for n in rec.get("notes") or ())):
+    for name in _VARIABLE.findall(text):
         if name not in declared and name not in found and not _NOT_ASKED.match(name):
             found.append(name)
     return found[:MAX_ASKED_VARIABLES]
