@@ -474,7 +474,7 @@ MAX_ASKED_VARIABLES = 4
 _NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTEXT_COST")
 # Words by which a failing server says a variable must be given ("X environment variable is required",
 # "Missing required environment variable: X", "Please set X", "X is not defined").
-_ASKS = re.compile(r"\b(?:required|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
+_ASKS = re.compile(r"\b(?:required|requires|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
                    r"|please (?:set|provide|export|define))\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 

@@ -232,6 +232,7 @@ def test_the_variables_an_auth_ask_names(notes, declared, asked):
      ["METABASE_URL", "METABASE_API_KEY"]),
     (["stderr ends: 'Config error. Please set STORYBOOK_URL to your instance'"], ["STORYBOOK_URL"]),
     (["stderr ends: 'Error: Environment variable DOKPLOY_URL is not defined'"], ["DOKPLOY_URL"]),
+    (["stderr ends: 'Krutrim Cloud authentication requires KRUTRIM_API_KEY.'"], ["KRUTRIM_API_KEY"]),
     # names that a failure mentions without asking for them are not asks
     (["stderr ends: 'LOG_LEVEL=debug; TypeError: cannot read FOO_BAR of undefined'"], []),
     (["ERR_MODULE_NOT_FOUND: required module missing; NODE_OPTIONS is not set"], []),
