@@ -1,5 +1,7 @@
 """Catalog entries proposed from real sources (``read_candidates``, ``from_names``), checked against
 their registry (``propose``), launched once and sorted (``triage``, ``classify``) (docs/CATALOG.md).
+A credential ask, or a failure saying a variable is required, naming undeclared variables is
+launched once more with them declared.
 """
 
 from __future__ import annotations
@@ -417,13 +419,14 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
         except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
             return record.build(internal.measurement(target, exc), iso)
 
-    async def one(prop: Proposal) -> None:
+    async def one(prop: Proposal, first: dict[str, Any]) -> None:
         async with admitted:
-            rec = await launch(prop.entry)
+            rec = await launch(first)
             prop.outcome, prop.evidence = classify(rec, prop.package)
-            asked = named_variables(rec, prop.entry) if prop.outcome == NEEDS_CREDENTIAL else []
+            asked = (named_variables(rec, first) if prop.outcome == NEEDS_CREDENTIAL
+                     else named_variables(rec, first, asking_only=True) if prop.outcome == BROKEN else [])
             if asked:  # its users set what it asks for: launch again with those names given dummy values
-                entry = with_env(prop.entry, asked)
+                entry = with_env(first, asked)
                 again = await launch(entry)
                 outcome, evidence = classify(again, prop.package)
                 if outcome in ACCEPTED:
@@ -431,27 +434,34 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
                     prop.evidence = _cut(f"{evidence}, with {', '.join(asked)} set as its first launch asked")
             say(f"{prop.name}: {prop.outcome} ({rec['status']}) {prop.evidence}")
 
-    await asyncio.gather(*(one(p) for p in proposals if p.entry is not None))
+    await asyncio.gather(*(one(p, p.entry) for p in proposals if p.entry is not None))
 
 
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_])")
 MAX_ASKED_VARIABLES = 4
 _NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTEXT_COST")
+# Words by which a failing server says a variable must be given ("X environment variable is required",
+# "Missing required environment variable: X", "Please set X", "X is not defined").
+_ASKS = re.compile(r"\b(?:required|requires|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
+                   r"|please (?:set|provide|export|define))\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 
 
-def named_variables(rec: Record, entry: dict[str, Any]) -> list[str]:
-    """The environment variable names (``UPPER_SNAKE``, at least one ``_``) that an
-    ``auth-required`` record's words name and the entry does not declare yet, in the order said;
-    toolchain and error-code names excluded, at most :data:`MAX_ASKED_VARIABLES`."""
+def named_variables(rec: Record, entry: dict[str, Any], *, asking_only: bool = False) -> list[str]:
+    """The undeclared ``UPPER_SNAKE`` variable names a record's words name, in order, at most
+    :data:`MAX_ASKED_VARIABLES`; ``asking_only``: only names in a clause asking for a variable."""
     declared = set(entry.get("env", ())) | set(entry.get("setEnv", {}))
+    text = " ".join(str(n) for n in rec.get("notes") or ())
+    if asking_only:
+        text = " ".join(clause for clause in _CLAUSE_END.split(text) if _ASKS.search(clause))
     found: list[str] = []
-    for name in _VARIABLE.findall(" ".join(str(n) for n in rec.get("notes") or ())):
+    for name in _VARIABLE.findall(text):
         if name not in declared and name not in found and not _NOT_ASKED.match(name):
             found.append(name)
     return found[:MAX_ASKED_VARIABLES]
 
 
-def with_env(entry: dict, names_: list[str]) -> dict:
+def with_env(entry: dict[str, Any], names_: list[str]) -> dict[str, Any]:
     """``entry`` with ``names_`` added to its ``env``, the field in its place in the catalog's order."""
     env = [*entry.get("env", ()), *names_]
     out: dict = {}

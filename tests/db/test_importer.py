@@ -225,6 +225,24 @@ def test_the_variables_an_auth_ask_names(notes, declared, asked):
     assert importer.named_variables(_record("auth-required", notes), entry) == asked
 
 
+@pytest.mark.parametrize("notes, asked", [
+    (["the server exited before replying (phase: initialize, exit code 1); stderr ends: "
+      "'Error: NOTION_PAGE_ID environment variable is required'"], ["NOTION_PAGE_ID"]),
+    (["stderr ends: 'Missing required environment variable: METABASE_URL, METABASE_API_KEY'"],
+     ["METABASE_URL", "METABASE_API_KEY"]),
+    (["stderr ends: 'Config error. Please set STORYBOOK_URL to your instance'"], ["STORYBOOK_URL"]),
+    (["stderr ends: 'Error: Environment variable DOKPLOY_URL is not defined'"], ["DOKPLOY_URL"]),
+    (["stderr ends: 'Krutrim Cloud authentication requires KRUTRIM_API_KEY.'"], ["KRUTRIM_API_KEY"]),
+    # names that a failure mentions without asking for them are not asks
+    (["stderr ends: 'LOG_LEVEL=debug; TypeError: cannot read FOO_BAR of undefined'"], []),
+    (["ERR_MODULE_NOT_FOUND: required module missing; NODE_OPTIONS is not set"], []),
+])
+def test_the_variables_a_failure_says_are_required(notes, asked):
+    rec = _record("startup-failure", notes)
+    assert importer.named_variables(rec, {"name": "x"}, asking_only=True) == asked
+    assert importer.named_variables(rec, {"name": "x", "env": asked}, asking_only=True) == []
+
+
 def test_named_variables_join_env_in_the_catalogs_field_order():
     entry = {"name": "x", "command": "c", "package": "p", "category": "community", "repo": "https://r"}
     assert list(importer.with_env(entry, ["A_B"])) == ["name", "command", "package", "env", "category", "repo"]
@@ -250,6 +268,17 @@ def test_triage_gives_a_server_the_variables_it_asked_for(monkeypatch):
     assert props[1].evidence.endswith("with EXAMPLE_API_KEY set as its first launch asked")
     assert props[2].outcome == "needs-credential" and props[2].entry["env"] == ["EXAMPLE_API_KEY"]
     assert "as its first launch asked" not in props[2].evidence  # it asked for nothing undeclared
+
+
+def test_triage_gives_a_failing_server_the_variable_it_says_is_required(monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CONFIRMATION", "after")
+    props = [Proposal(Candidate("npm", name), {"name": name.lower().replace("_", "-"),
+                                                "command": fixture_command("needs_named_variable", name)})
+             for name in ("ACME_SITE_URL", "NOTION_PAGE_ID")]
+    asyncio.run(importer.triage(props, "host", concurrency=2, timeout_seconds=20))
+    for prop, name in zip(props, ("ACME_SITE_URL", "NOTION_PAGE_ID")):
+        assert prop.outcome == "lists-tools" and prop.entry["env"] == [name]
+        assert prop.evidence == f"listed 2 tools, with {name} set as its first launch asked"
 
 
 # ---------------------------------------------------------------- servers.yaml as text
