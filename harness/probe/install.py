@@ -183,7 +183,10 @@ def _lock_timeout(bound: float, requested_version: str) -> Capture:
     return Capture(requested_version, phase=PHASE, failure=failure)
 
 
-_NPX_MISSING = re.compile(r"Cannot find module '([^']*?/\.npm/_npx/[0-9a-f]{8,})/")
+# Node's two wordings: CommonJS quotes the missing path; ESM names the missing module or package and
+# the file that imported it ("Cannot find package 'x' imported from /…/_npx/<hash>/…").
+_NPX_MISSING = re.compile(r"Cannot find (?:module|package) '([^']*?/\.npm/_npx/[0-9a-f]{8,})/"
+                          r"|Cannot find (?:module|package) '[^'\n]*' imported from (/[^\s']*?/\.npm/_npx/[0-9a-f]{8,})/")
 
 
 def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = None) -> list[Path]:
@@ -191,7 +194,7 @@ def corrupt_npx_dirs(stderr_tail: str, isolation: str, npm_cache: Path | None = 
     out of the sandbox."""
     found = []
     for match in _NPX_MISSING.finditer(stderr_tail):
-        seen = match.group(1)
+        seen = match.group(1) or match.group(2)
         if isolation == "sandbox" and seen.startswith(sandbox.SANDBOX_HOME + "/.npm/"):
             if npm_cache is None:
                 continue

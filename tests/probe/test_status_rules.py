@@ -76,3 +76,38 @@ def test_an_incomplete_npx_install_is_removed_before_the_retry(tmp_path):
     assert not broken.exists() and keep.exists()
     assert before_retry("Error: Cannot find module 'left-pad'", "sandbox") is None
     assert before_retry("Cannot find module '/etc/_npx/92668d6008b43da4/x'", "host") is None  # not an npm cache
+
+
+@pytest.mark.parametrize("tail", [
+    # ESM: the missing package, named by the file of the install that imported it
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk' imported from "
+    "{npx}/node_modules/@modelcontextprotocol/server-memory/dist/index.js\n",
+    # ESM: a missing file of a package, quoted, then its importer
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '{npx}/node_modules/zod/v4/index.js' imported from "
+    "{npx}/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js\n",
+    # ESM: a bare specifier, then the importer in the install
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'ajv/dist/2020' imported from {npx}/node_modules/x/y.js\n"
+    "Did you mean to import \"ajv/dist/2020.js\"?\n",
+    # CommonJS
+    "Error: Cannot find module '{npx}/node_modules/debug/src/index.js'\n",
+])
+def test_every_wording_of_a_module_missing_from_an_unmarked_install_repairs_it(tmp_path, tail):
+    npm = tmp_path / "servers" / "x-0123456789abcdef" / "npm"
+    broken = npm / "_npx" / "92668d6008b43da4"
+    (broken / "node_modules").mkdir(parents=True)
+    inside = "/home/mcp/.npm/_npx/92668d6008b43da4"
+    note = before_retry(tail.format(npx=inside), "sandbox", npm)
+    assert note and broken.name in note and not broken.exists()
+
+
+@pytest.mark.parametrize("tail", [
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' imported from /srv/app/node_modules/y/index.js\n",
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' imported from /etc/_npx/92668d6008b43da4/a.js\n",
+    "Cannot find package 'x' imported from /home/mcp/.npm/_npx/../../etc/92668d6008b43da4/a.js\n",
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'\n",
+])
+def test_a_missing_module_outside_the_server_s_npx_installs_removes_nothing(tmp_path, tail):
+    npm = tmp_path / "npm"
+    keep = npm / "_npx" / "92668d6008b43da4"
+    (keep / "node_modules").mkdir(parents=True)
+    assert before_retry(tail, "sandbox", npm) is None and keep.is_dir()
