@@ -83,6 +83,8 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
                                        settings=dict(target.set_env))
     if found is None:
         return verdict
+    if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION and _crashed_after(found[0], capture.stderr_tail):
+        return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
@@ -110,7 +112,7 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
-            if line and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
+            if line and not _NPM_OWN.match(line) and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
                 return line[:300]
     return None
 
@@ -122,6 +124,10 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
 _ASK = r"\b(?:provide|set|pass|supply|specify|export|configure|add|enter)\b"
 _ENV_SECRET = r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PAT|CREDENTIALS?)\b"
 _ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})")
+
+
+# npm's own words (its registry's 401, "Unable to authenticate"): the package manager's, never a server asking.
+_NPM_OWN = re.compile(r"npm (?:error|ERR!|warn|WARN|notice)(?:\s|$)")
 
 
 def credential_request(line: str) -> bool:
@@ -136,10 +142,12 @@ def _named_claim(env_names) -> re.Pattern | None:
     return re.compile(rf"\b(?:{names})\b.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}\b(?:{names})\b", re.IGNORECASE)
 
 
-# A crash no credential explains: the package's code or install is broken (a module missing, code
-# that does not parse or names what does not exist), whatever the server said about a token first.
+# A crash no credential, lookup or download explains: the package's code or install is broken (a module
+# missing, code that does not parse or names what does not exist), whatever the server said first. A
+# reply that is not JSON (an error page) is no such crash.
 _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError"
-                     r"|ReferenceError|NameError: name|SyntaxError: (?!Unexpected token .{0,20} in JSON)"
+                     r"|ReferenceError|NameError: name"
+                     r"|SyntaxError: (?!Unexpected token .{0,20} in JSON|Unexpected end of JSON input|.*is not valid JSON)"
                      r"|Segmentation fault|SIGSEGV")
 
 
@@ -147,6 +155,12 @@ def _broken_after(auth_line: str, stderr_tail: str) -> bool:
     """Whether the tail's last error line is a crash of the package's own (``_BROKEN``)."""
     last = last_line(stderr_tail)
     return last is not None and last != auth_line and bool(_BROKEN.search(last))
+
+
+def _crashed_after(evidence: str, stderr_tail: str) -> bool:
+    """Whether the tail's last error line is a crash of the package's own (``_BROKEN``) other than ``evidence``."""
+    last = last_line(stderr_tail)
+    return last is not None and last not in evidence and bool(_BROKEN.search(last))
 
 
 def _declared_not_applicable(target: Target, capture: Capture, failure: Failure) -> Verdict | None:
