@@ -242,6 +242,7 @@ MARKER = ".mcp-context-cost-installed"  # written into an install the harness sa
 PROCEDURE = 2
 MARKER_TEXT = f"complete by install procedure {PROCEDURE}\n"
 MARKER_BYTES = 256  # a marker's text is read at most this far
+MANIFEST_BYTES = 1 << 20  # an install's package.json larger than this is not npm's
 NPM_LOCK = "concurrency.lock"
 LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouched for this long is dead
 
@@ -288,12 +289,15 @@ def incomplete_npx_installs(npm_cache: Path, exclusive: bool = False) -> list[tu
 def _untrusted(directory: Path, marker_needed: bool) -> str | None:
 
     manifest = directory / "package.json"
-    if not manifest.is_file():
+    if not os.path.lexists(manifest):
         return "an install that never completed (node_modules without package.json)" \
             if (directory / "node_modules").exists() else None
+    text = _plain_text(manifest, MANIFEST_BYTES)
     try:
-        wanted = json.loads(manifest.read_text(encoding="utf-8")).get("dependencies") or {}
-    except (OSError, ValueError, AttributeError):
+        wanted = json.loads(text).get("dependencies") or {} if text is not None else None
+    except (ValueError, AttributeError):
+        wanted = None
+    if not isinstance(wanted, dict):
         return "an unreadable package.json"
     missing = [name for name in wanted if not (directory / "node_modules" / name / "package.json").is_file()]
     if missing:
@@ -311,14 +315,26 @@ def _marker(directory: Path) -> str | None:
     path = directory / MARKER
     if not os.path.lexists(path):
         return None
+    text = _plain_text(path, MARKER_BYTES, cut=True)
+    return "" if text is None else text
+
+
+def _plain_text(path: Path, limit: int, cut: bool = False) -> str | None:
+    """``path``'s text when it is a regular file, not a link, of at most ``limit`` bytes (``cut``: its first
+    ``limit`` bytes); ``None`` otherwise. Never blocks on a fifo or follows a link out of the cache."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return ""
+        return None
     try:
-        return os.read(fd, MARKER_BYTES).decode("utf-8", errors="replace") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit + 1)
+        if len(data) > limit and not cut:
+            return None
+        return data[:limit].decode("utf-8", errors="replace")
     except OSError:
-        return ""
+        return None
     finally:
         os.close(fd)
 
@@ -357,7 +373,18 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
         install = npm_cache / str(install).removeprefix(inside)
     if install.parent.name != "_npx" or not _plain(install, npm_cache) or not install.is_dir():
         return
+    # written beside and renamed over: whatever the package left at the marker's name (a link out of the
+    # cache, a fifo) is replaced, never written through or waited on
+    temporary = install / f"{MARKER}.{os.getpid()}.tmp"
     try:
-        (install / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, MARKER_TEXT.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temporary, install / MARKER)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
