@@ -6,6 +6,7 @@ not measuring".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -266,6 +267,7 @@ async def resolved_target(target: Target, isolation: str, **kwargs) -> Target:
     return target if found is None else dataclasses.replace(target, resolved=found)
 
 
+DRAIN_SECONDS = 2.0  # how long an ended run's pipes are read while something it left running holds them
 STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's errors come last)
 
 
@@ -281,23 +283,40 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
         finally:
             for fd in fds:
                 os.close(fd)
-        tail = bytearray()
-        out, code, timed_out = b"", None, False
+        tail, out = bytearray(), bytearray()
+        code, timed_out = None, False
+        reading = asyncio.ensure_future(asyncio.gather(_bounded(proc.stdout, out), _tail(proc.stderr, tail)))
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _tail(proc.stderr, tail)), timeout)
-            code = await asyncio.wait_for(proc.wait(), 5.0)
+            loop = asyncio.get_running_loop()
+            ends = loop.time() + timeout
+            while not reading.done() and proc.returncode is None and loop.time() < ends:
+                await asyncio.sleep(0.05)
+            if not reading.done() and proc.returncode is not None:
+                # it ended while something it left running holds its pipes: a moment to drain, not the bound
+                await asyncio.wait({reading}, timeout=max(0.0, min(DRAIN_SECONDS, ends - loop.time())))
+            if reading.done():
+                reading.result()  # output over its bound raises here
+                code = await asyncio.wait_for(proc.wait(), 5.0)
+            elif proc.returncode is not None:
+                code = proc.returncode
+            else:
+                timed_out = True
         except asyncio.TimeoutError:
             timed_out = True
         finally:
+            if not reading.done():
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ValueError):
+                    await reading
             ended = await process.terminate(proc, grace=0.5)
             transport = getattr(proc, "_transport", None)  # the pipes of a run cut short, closed now
             if transport is not None:
                 transport.close()
     if code is None and not timed_out:
         code = ended
-    return out, Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started)
+    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started)
 
 
 async def _tail(stream, keep: bytearray) -> None:
@@ -306,14 +325,11 @@ async def _tail(stream, keep: bytearray) -> None:
         del keep[:-STDERR_KEPT]
 
 
-async def _bounded(stream) -> bytes:
-    chunks, size = [], 0
+async def _bounded(stream, keep: bytearray) -> None:
     while chunk := await stream.read(1 << 16):
-        size += len(chunk)
-        if size > MAX_OUTPUT:
+        if len(keep) + len(chunk) > MAX_OUTPUT:
             raise ValueError("resolution printed too much")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        keep += chunk
 
 
 def _dumper_dir() -> Path:
