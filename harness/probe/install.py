@@ -166,6 +166,8 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float) -> Capture:
     tail = _stderr(ran)
+    if ran.scripts:  # npm's own banners, from its stdout: which install scripts it had started
+        tail = "".join(f"{banner}\n" for banner in ran.scripts) + tail
     logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
     if logged and logged not in tail:
         tail = (tail.rstrip("\n") + "\n" if tail.strip() else "") + f"{npmlog.PREFIX}{logged}\n"

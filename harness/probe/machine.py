@@ -34,7 +34,8 @@ _INSTALL_SETTINGS = ("npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL
                      "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_PYTHON_INSTALL_MIRROR")
 # A connection to a named host that failed other than by name resolution: checked against this machine.
 _CONNECT_FAILED = re.compile(r"ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|Connection refused"
-                             r"|Network is unreachable|connection reset|timed out", re.IGNORECASE)
+                             r"|Network is unreachable|connection reset|timed out|ERR_SOCKET_TIMEOUT|socket timeout"
+                             r"|socket hang up", re.IGNORECASE)
 # npm prints its fetch error's code on a line of its own; every npm fetch is to a registry or git host.
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) code (?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
                        r"|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|SELF_SIGNED_CERT_IN_CHAIN"
@@ -74,9 +75,19 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False, install: 
         line = engine_line(stderr_tail)
     else:
         line = evidence(stderr_tail, verify_hosts=True, settings=settings)
+        if line is not None and install and PACKAGE_CODE_RAN.search(stderr_tail) \
+                and cause(line, stderr_tail) == REGISTRY:
+            line = None  # the registry served this install: such words are the package's own code's
     if line is None:
         return unresolved_on_dnsless_machine(stderr_tail, download=install)
     return line, cause(line, stderr_tail)
+
+
+# An install that had run the package's own code: npm fetches every package before it starts any install
+# script (its banner, ``> pkg@1.0.0 postinstall``), and uv's build backend builds what uv fetched. Registry
+# words in such an install's output (a script can print any) are no evidence of the registry.
+PACKAGE_CODE_RAN = re.compile(r"^> \S+@\S+ (?:preinstall|install|postinstall|prepare)$"
+                              r"|The build backend returned an error", re.MULTILINE)
 
 
 # A lookup that failed, naming its host: node (``getaddrinfo ENOTFOUND h``), urllib3/requests

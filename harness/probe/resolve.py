@@ -180,6 +180,12 @@ class Ran:
     timed_out: bool
     stderr: bytes
     elapsed_seconds: float
+    scripts: tuple[str, ...] = ()  # the banners npm printed on stdout for the install scripts it started
+
+
+# npm's banner for a foreground install script it starts (``> pkg@1.0.0 postinstall``), on stdout
+SCRIPT_BANNER = re.compile(rb"^> (\S+@\S+ (?:preinstall|install|postinstall|prepare))$", re.MULTILINE)
+MAX_BANNERS = 8
 
 
 async def run_resolution(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
@@ -316,7 +322,8 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
                 transport.close()
     if code is None and not timed_out:
         code = ended
-    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started)
+    banners = tuple(m.group(0).decode("utf-8", errors="replace") for m in SCRIPT_BANNER.finditer(out))[:MAX_BANNERS]
+    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started, banners)
 
 
 async def _tail(stream, keep: bytearray) -> None:

@@ -83,7 +83,8 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
                                        settings=dict(target.set_env))
     if found is None:
         return verdict
-    if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION and _crashed_after(found[0], capture.stderr_tail):
+    if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION \
+            and _crashed_after(found[0], capture.stderr_tail):
         return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
@@ -112,7 +113,8 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
-            if line and not _NPM_OWN.match(line) and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
+            if line and not _NPM_OWN.match(line) \
+                    and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
                 return line[:300]
     return None
 
@@ -147,7 +149,8 @@ def _named_claim(env_names) -> re.Pattern | None:
 # reply that is not JSON (an error page) is no such crash.
 _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError"
                      r"|ReferenceError|NameError: name"
-                     r"|SyntaxError: (?!Unexpected token .{0,20} in JSON|Unexpected end of JSON input|.*is not valid JSON)"
+                     r"|SyntaxError: (?!Unexpected token .{0,20} in JSON|Unexpected end of JSON input"
+                     r"|.*is not valid JSON)"
                      r"|Segmentation fault|SIGSEGV")
 
 
