@@ -34,7 +34,7 @@ RETRIED = (STARTUP_FAILURE, TIMEOUT, NOT_MEASURED_HERE)
 _CREDENTIAL = (r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?"
                r"|personal access token|secret key|client secret|password|\bapi token\b|oauth(?:[ _-]?(?:keys?|token|client))?"
                r"|service[ _-]?account(?: key)?|keys? file)")
-_MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
+_MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|undefined|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
 _AUTH_LINE = re.compile(rf"{_CREDENTIAL}.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}{_CREDENTIAL}", re.IGNORECASE)
 _VERSION_WORDS = re.compile(r"protocol[ _-]?version|unsupported (?:protocol )?version", re.IGNORECASE)
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -125,7 +125,16 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
 # ending in TOKEN, KEY, SECRET, PASSWORD, PAT or CREDENTIALS) counts as naming a credential.
 _ASK = r"\b(?:provide|set|pass|supply|specify|export|configure|add|enter)\b"
 _ENV_SECRET = r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PAT|CREDENTIALS?)\b"
-_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})")
+# Also: a sign-in the server says it lacks ("Not authenticated. Run 'acme auth login'", "You must log in
+# first", "No credentials found"), a credential option a command-line parser says is missing
+# ("Missing required option '--token <token>'"), and Python's crash reading an unset credential variable
+# (``KeyError: 'ACME_API_KEY'``).
+_SIGN_IN = (r"\bnot (?:logged|signed) in\b|\bnot authenticated\b|\bunauthenticated\b"
+            r"|\b(?:login|log[ -]in|sign[ -]in) (?:is )?required\b|\bmust (?:first )?(?:log ?in|sign in|authenticate)\b"
+            r"|\bno credentials? (?:(?:were|was) )?(?:found|provided|configured|available)\b"
+            r"|(?:required|missing).{0,40}--(?:[a-z0-9]+-)*(?:token|key|secret|password|pat)\b")
+_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})"
+                    rf"|(?i:{_SIGN_IN})|\bKeyError: ['\"]{_ENV_SECRET}['\"]")
 
 
 # npm's own words (its registry's 401, "Unable to authenticate"): the package manager's, never a server asking.
