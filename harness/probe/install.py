@@ -72,7 +72,8 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 if found is not None:
                     if npm_cache is not None:
                         mark_complete(found.executable, isolation, npm_cache)
-                    findings = _findings(ran, npm_cache, since) or _declared_engine(found, isolation, npm_cache)
+                    findings = _findings(ran, npm_cache, since, found, isolation) \
+                        or _declared_engine(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
                     return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
                                    time.monotonic() - started)
@@ -129,16 +130,29 @@ def _stderr(ran: resolve.Ran) -> str:
     return redact.cut_tail(ran.stderr.decode("utf-8", errors="replace"), 8192)
 
 
-def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
+_EBADENGINE_OF = re.compile(r"^npm EBADENGINE: (\S+)@[^@\s]+ requires node ")
+
+
+def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]],
+              found: resolve.Resolved, isolation: str) -> tuple[str, ...]:
+    """npm's engine warning of this install, kept only when the package it names, as installed, declares
+    that requirement: an install script can print (or log) npm's words too."""
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
-    return (line,) if line else ()
+    named = _EBADENGINE_OF.match(line) if line else None
+    if line is None or named is None or not _declared_engine(found, isolation, npm_cache, named.group(1)):
+        return ()
+    return (line,)
 
 
-def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The installed package's ``engines.node`` when this Node is below it."""
+def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None,
+                     package: str | None = None) -> tuple[str, ...]:
+    """The installed ``package``'s (default: the server's own) ``engines.node`` when this Node is below it."""
 
     if npm_cache is None or found.launcher != "npx":
+        return ()
+    package = package or found.package
+    if package.startswith((".", "/")) or ".." in package.split("/") or package.count("/") > (package[0] == "@"):
         return ()
     bin_dir = found.executable
     if isolation == "sandbox":
@@ -146,7 +160,7 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
         if not bin_dir.startswith(inside):
             return ()
         bin_dir = str(npm_cache / bin_dir.removeprefix(inside))
-    manifest = Path(bin_dir).parent / found.package / "package.json"
+    manifest = Path(bin_dir).parent / package / "package.json"
     real = os.path.realpath(manifest)
     if not real.startswith(os.path.realpath(npm_cache) + os.sep) or not os.path.isfile(real):
         return ()
@@ -158,7 +172,8 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
     current = machine.node_version()
     if not isinstance(declared, str) or not current or not machine.below(declared, current):
         return ()
-    text = f"{found.package}@{found.version} declares engines.node {declared!r}; this machine has " \
+    version = found.version if package == found.package else "installed"
+    text = f"{package}@{version} declares engines.node {declared!r}; this machine has " \
            f"v{'.'.join(map(str, current))}"
     return (text[:machine.MAX_CHARS],)
 
