@@ -97,8 +97,12 @@ LOOKUP_FAILED = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?|Fai
                             r"|\blookup ([A-Za-z0-9.-]+)(?: on \S+?)?: (?:no such host|server misbehaving|i/o timeout)"
                             r"|Cannot connect to host ([A-Za-z0-9.-]+):\d+ .*(?:Name or service not known"
                             r"|Temporary failure in name resolution|nodename nor servname)", re.IGNORECASE)
-# Names no DNS anywhere resolves (RFC 6761, RFC 6762): failing to resolve one is the server's own doing.
-_NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".internal", ".home.arpa")
+# Names no DNS anywhere resolves (RFC 6761, RFC 6762), and the private networks' own suffixes that are no
+# public top-level domain (``.home``, ``.corp`` and ``.mail`` ICANN will never delegate; ``.lan``,
+# ``.svc``, ``.consul``, ``.docker`` name a LAN, a cluster, a service mesh): failing to resolve one is the
+# server's own doing, on any machine outside that network.
+_NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".internal", ".home.arpa", ".home", ".corp",
+                 ".mail", ".lan", ".localdomain", ".intranet", ".private", ".svc", ".consul", ".docker")
 
 
 def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> tuple[str, str] | None:
