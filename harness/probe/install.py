@@ -261,7 +261,10 @@ MARKER_TEXT = f"complete by install procedure {PROCEDURE}\n"
 MARKER_BYTES = 256  # a marker's text is read at most this far
 MANIFEST_BYTES = 1 << 20  # an install's package.json larger than this is not npm's
 NPM_LOCK = "concurrency.lock"
-LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouched for this long is dead
+# npm touches a lock it holds every second and takes one over only after it is 60 s untouched. In a cache
+# shared with processes the harness does not own (the host's), a lock is judged by npm's own rule: a
+# loaded machine can stall a live npm for seconds, and its install must not be taken from under it.
+LOCK_STALE_SECONDS = 60.0
 
 
 def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, str] | None = None) -> Path:
