@@ -27,7 +27,7 @@ from harness.probe.workdir import launch_dir
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
 SCRIPT_SHELL = "npm_config_script_shell"
 FOREGROUND_SCRIPTS = "npm_config_foreground_scripts"
-MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)
+MAX_OUTPUT = 4 << 20  # bytes of a resolution's stdout kept (its end: an environment, some versions)
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 _NAME = re.compile(r"^(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*$", re.IGNORECASE)
 _PY_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(?:(==|@)([^\s;]+))?$")
@@ -303,7 +303,7 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
                 # it ended while something it left running holds its pipes: a moment to drain, not the bound
                 await asyncio.wait({reading}, timeout=max(0.0, min(DRAIN_SECONDS, ends - loop.time())))
             if reading.done():
-                reading.result()  # output over its bound raises here
+                reading.result()
                 code = await asyncio.wait_for(proc.wait(), 5.0)
             elif proc.returncode is not None:
                 code = proc.returncode
@@ -333,10 +333,11 @@ async def _tail(stream, keep: bytearray) -> None:
 
 
 async def _bounded(stream, keep: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its last ``MAX_OUTPUT`` bytes: the dumper's line comes last, after
+    whatever the install scripts printed (a native build's log can be long)."""
     while chunk := await stream.read(1 << 16):
-        if len(keep) + len(chunk) > MAX_OUTPUT:
-            raise ValueError("resolution printed too much")
         keep += chunk
+        del keep[:-MAX_OUTPUT]
 
 
 def _dumper_dir() -> Path:
