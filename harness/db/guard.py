@@ -8,16 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 
 MIN_REGRESSIONS = 5
-REAL_STATUSES = ("measured", "dynamic")
 MACHINE_STATUS = "not-measured-here"
 
 
 def has_real_number(record: Mapping[str, Any] | None) -> bool:
     """True for a measured/dynamic record with at least one tool."""
-    return record is not None and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
+    return record is not None and record.get("status") in NUMBERED and (record.get("toolCount") or 0) > 0
 
 
 @dataclass(frozen=True)

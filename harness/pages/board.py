@@ -10,10 +10,9 @@ from typing import Any
 
 from harness.core import bands
 from harness.core.counting import session_start_load
-from harness.core.record import Record
+from harness.core.record import NUMBERED, STATUSES, Record
 from harness.db import reason
 from harness.db.catalog import Catalog, Entry
-from harness.db.history import NUMBERED, STATUSES
 from harness.pages.text import as_int, num, one_line
 
 NOT_YET_RUN = "not-yet-run"

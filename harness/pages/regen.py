@@ -22,7 +22,6 @@ from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
 
-CATALOG = "servers.yaml"
 _OWNED = ((published.SERVER_DIR, ".md"), (published.SERVER_DIR, ".html"), (published.SPARK_DIR, ".svg"), (published.TREND_DIR, ".svg"))
 
 
@@ -30,7 +29,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     """``{repository-relative path: file text}`` of everything published, from the inputs on disk
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk)."""
     root = Path(repo_root)
-    catalog = load_catalog(root / CATALOG)
+    catalog = load_catalog(root / published.CATALOG)
     names = [e.name for e in catalog.entries]
     records = load_records(root / published.RESULTS, names)
     history = by_server(read_history(root / published.HISTORY))

@@ -17,7 +17,8 @@ from pathlib import Path
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.db import confine
-from harness.db.history import ISOLATIONS, NUMBERED
+from harness.core.record import NUMBERED
+from harness.db.history import ISOLATIONS
 from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
 from harness.util import schemas, untrusted
