@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from harness.audit import published_reader
+from harness.pages.tool_vectors import CAPTURE_INDEX_METHOD
 from harness.util.published import CAPTURE_INDEX
 from harness.util.untrusted import escape
 
-METHOD = "capture-index/v1"
 BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
 
 
@@ -109,7 +109,7 @@ def section(looked: published_reader.Lookup, subjects: list[Subject]) -> dict:
         for s in subjects:
             row = {"name": s.label, "identity": s.identity, "configs": list(s.paths), "status": s.status}
             rows.append(row | _fields(join(looked.document, s.label, s.sha) if s.sha else None))
-    return {"method": METHOD, "source": looked.source, "problem": looked.problem, "servers": rows}
+    return {"method": CAPTURE_INDEX_METHOD, "source": looked.source, "problem": looked.problem, "servers": rows}
 
 
 def _fields(c: Changed | None) -> dict:
