@@ -129,7 +129,7 @@ def test_every_failure_to_read_the_index_is_a_named_problem(tmp_path, monkeypatc
         assert str(caught.value).startswith(f"capture index could not be read from {source}: ")
         assert reason in caught.value.reason, (source, caught.value.reason)
         assert "Pool(" not in caught.value.reason and "…" not in caught.value.reason
-    monkeypatch.setattr(published, "MAX_BYTES", 100)
+    monkeypatch.setattr(published_reader, "MAX_BYTES", 100)
     with pytest.raises(published_reader.Unavailable, match="larger than 100 bytes"):
         changed.load_index(_write(tmp_path / "big.json", INDEX))
     with serving(tmp_path) as base, pytest.raises(published_reader.Unavailable, match="larger than 100 bytes"):
@@ -193,7 +193,7 @@ def test_a_download_that_never_ends_is_cut_at_the_deadline(monkeypatch):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
     server.daemon_threads, server.block_on_close = True, False
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(published, "DEADLINE", 0.5)
+    monkeypatch.setattr(published_reader, "DEADLINE", 0.5)
     try:
         with pytest.raises(published_reader.Unavailable, match=r"still downloading after 0\.5 s"):
             changed.load_index(f"http://127.0.0.1:{server.server_address[1]}/capture-index.json")

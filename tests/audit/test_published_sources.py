@@ -140,7 +140,7 @@ def _header_drip() -> tuple[socket.socket, str]:
 @pytest.mark.timeout(50)
 @pytest.mark.parametrize("what, reader", READERS)
 def test_a_server_dripping_its_headers_is_cut_at_the_overall_deadline(monkeypatch, what, reader):
-    monkeypatch.setattr(published, "DEADLINE", 1.0)
+    monkeypatch.setattr(published_reader, "DEADLINE", 1.0)
     listener, base = _header_drip()
     try:
         looked = published_reader.lookup(base + "capture-index.json", reader)
