@@ -1,5 +1,6 @@
 """How carryable the code is: modules, lines, docstring words per code line, median module docstring,
-README median paragraph, issue-number references and (with --mypy) mypy's error count.
+README median paragraph, issue-number references, function-level imports without a one-line reason,
+and (with --mypy) mypy's error count.
 
 Usage: python scripts/code_metrics.py [--mypy] [PACKAGE_DIR ...]   (default: harness)
 """
@@ -28,6 +29,8 @@ class Counts:
     docstring_words: int = 0
     module_docstring_words: list[int] = field(default_factory=list)
     issue_refs: int = 0
+    lazy_imports: int = 0  # imports inside a function
+    unexplained: list[str] = field(default_factory=list)  # of those, with no comment on or just above them
 
 
 def docstring(node: ast.AST) -> tuple[str, range] | None:
@@ -39,7 +42,29 @@ def docstring(node: ast.AST) -> tuple[str, range] | None:
     return None
 
 
-def count_module(source: str, counts: Counts) -> None:
+def lazy_imports(tree: ast.AST, lines: list[str], where: str, counts: Counts) -> None:
+    """Count imports inside functions; note those with no comment on the line, above it, or above the
+    run of import lines it belongs to."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            counts.lazy_imports += 1
+            k = node.lineno - 1
+            explained = "#" in lines[k]
+            while not explained and k > 0:
+                above = lines[k - 1].strip()
+                explained = above.startswith("#") or (above.startswith(("from ", "import ")) and "#" in above)
+                if explained or not above.startswith(("from ", "import ", "try:")):
+                    break
+                k -= 1
+            if not explained:
+                counts.unexplained.append(f"{where}:{node.lineno}")
+
+
+def count_module(source: str, counts: Counts, where: str = "") -> None:
     tree = ast.parse(source)
     doc_lines: set[int] = set()
     for node in ast.walk(tree):
@@ -57,6 +82,7 @@ def count_module(source: str, counts: Counts) -> None:
     counts.code_lines += sum(1 for i, line in enumerate(lines, 1)
                              if line.strip() and not line.strip().startswith("#") and i not in doc_lines)
     counts.issue_refs += len(ISSUE_REF.findall(source))
+    lazy_imports(tree, lines, where, counts)
 
 
 def paragraph_words(markdown: str) -> list[int]:
@@ -83,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = Counts()
     for package in args.packages:
         for path in sorted((REPO / package).rglob("*.py")):
-            count_module(path.read_text(encoding="utf-8"), counts)
+            count_module(path.read_text(encoding="utf-8"), counts, str(path.relative_to(REPO)))
     paragraphs = paragraph_words((REPO / "README.md").read_text(encoding="utf-8"))
     median_module = statistics.median(counts.module_docstring_words) if counts.module_docstring_words else 0
     print(f"modules / total lines: {counts.modules} / {counts.lines:,}")
@@ -93,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({len(counts.module_docstring_words)} of {counts.modules} modules have one)")
     print(f"README median paragraph: {statistics.median(paragraphs):g} words ({len(paragraphs)} paragraphs)")
     print(f"issue-number references: {counts.issue_refs}")
+    print(f"function-level imports: {counts.lazy_imports}, {len(counts.unexplained)} without a one-line reason"
+          + "".join(f"\n  {where}" for where in counts.unexplained))
     if args.mypy:
         print(f"mypy: {mypy_errors()}")
     return 0

@@ -14,9 +14,8 @@ from typing import Any, NoReturn, cast
 
 from harness.action.inputs import Inputs
 from harness.core import canonical, tokenizer
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.core.rederive import refusal
-from harness.probe.build_record import MEASURED_STATUSES
 from harness.util import bounded, schemas
 
 NAMED_FIELDS = ("description", "inputSchema", "outputSchema", "annotations", "title")
@@ -95,7 +94,7 @@ def load(path: Path) -> Record:
         schemas.check("measurement", record, where=str(path))
     except schemas.SchemaViolation as exc:
         raise BaselineError(f"baseline {path} is not a valid measurement record:\n{exc}") from None
-    if record["status"] not in MEASURED_STATUSES or not isinstance(record["totalTokens"], int):
+    if record["status"] not in NUMBERED or not isinstance(record["totalTokens"], int):
         raise BaselineError(f"baseline {path} has status {record['status']!r} and no token count to compare against")
     forged = refusal(record, f"baseline {path}")  # its figures are published beside the new ones
     if forged:
@@ -105,7 +104,7 @@ def load(path: Path) -> Record:
 
 def compare(baseline: Record, current: Record) -> Comparison:
     """Compare two measured records; :class:`BaselineError` when ``current`` has no number."""
-    if current.get("status") not in MEASURED_STATUSES or not isinstance(current.get("totalTokens"), int):
+    if current.get("status") not in NUMBERED or not isinstance(current.get("totalTokens"), int):
         raise BaselineError(f"the server has status {current.get('status')!r} and no token count: "
                             "nothing to compare with the baseline")
     result = Comparison(counted(baseline["totalTokens"]), counted(current["totalTokens"]),
@@ -138,7 +137,7 @@ def evaluate(record: Record, inputs: Inputs, comparison: Comparison | None,
     """Every gate failure for ``record``; ``baseline_error`` says why no ``comparison`` could be made."""
     failures: list[GateFailure] = []
     tokens = record.get("totalTokens")
-    if record.get("status") not in MEASURED_STATUSES or tokens is None:
+    if record.get("status") not in NUMBERED or tokens is None:
         why = (record.get("notes") or ["no note"])[0]
         failures.append(GateFailure("server not measured",
                                     f"{record['server']}: status {record['status']} (no token count): {why}"))

@@ -14,18 +14,18 @@ from pathlib import Path
 
 from harness.action import paths
 from harness.audit.gates import Increase
-from harness.audit.published import MAX_BYTES as PUBLISHED_BYTES
+from harness.audit.published_reader import MAX_BYTES as PUBLISHED_BYTES
 from harness.audit.readers import MAX_CONFIG_BYTES
 from harness.probe import envnames
 from harness.util.bounded import MAX_RECORD_BYTES
 from harness.util import names as slugs
-from harness.util import urls
+from harness.util import published, urls
 from harness.util.untrusted import escape
 
 NAMES = ("command", "url", "name", "env", "timeout", "budget", "baseline", "max-increase",
          "badge-path", "working-directory", "config", "changed", "suggest", "index", "tool-shape",
          "base", "build", "fail-on-increase", "comment", "github-token", "comment-from")
-OUTPUT_DIR = ".mcp-context-cost"
+OUTPUT_DIR = published.AD_HOC_DIR
 MAX_INPUT_CHARS = 8192
 MAX_NUMBER_CHARS = 32
 MAX_BUDGET_DIGITS = 15  # 10^15 tokens; history.csv cells are bounded the same way
@@ -72,7 +72,7 @@ class Inputs:
     @property
     def results_dir(self) -> Path:
         """Where the record goes: ``<results_dir>/<name>/measurement.json``."""
-        return self.working_directory / OUTPUT_DIR / "results"
+        return self.working_directory / OUTPUT_DIR / published.RESULTS
 
 
 def raw(environ: Mapping[str, str], name: str) -> str:
@@ -187,14 +187,14 @@ def _located(workspace: Path, workdir: Path, given: Mapping[str, str], name: str
                                  or paths.readable(path, value, label, limit, problems)):
             located[key] = path
     paths.no_links(workdir, OUTPUT_DIR, problems)
-    badge = given["badge-path"] or f"{OUTPUT_DIR}/badges/{name}.json"
+    badge = given["badge-path"] or f"{OUTPUT_DIR}/{published.badge(name)}"
     badge_path = paths.inside(workspace, workdir, badge, "badge-path", problems)
     if badge_path is not None and ".git" in badge_path.relative_to(workspace).parts:  # git reads what is there
         problems.append(f"input 'badge-path' is inside a .git folder: {escape(repr(_clip(badge)))}")
     elif badge_path is not None and paths.writable(badge_path, badge, "badge-path", problems):
         located["badge-path"] = badge_path
     else:
-        located["badge-path"] = workdir / OUTPUT_DIR / "badges" / f"{name}.json"
+        located["badge-path"] = workdir / OUTPUT_DIR / published.badge(name)
     return located
 
 

@@ -11,22 +11,21 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TextIO, cast
 
-from harness.action import base as basecommit
+from harness.action import base_worktree
 from harness.action import comment
 from harness.action import event, github, handover, paths, pull
 from harness.action.audit_step import run_audit_step
 from harness.action.comparison import BaselineError, Comparison, compare, evaluate, load
 from harness.action.inputs import InputError, Inputs, read
 from harness.action.summary import render, text
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.pages.badge import badge_for, write_badge
 from harness.probe import build_record as record
 from harness.probe import environment, isolation
 from harness.probe.measure import measure_sync
-from harness.probe.build_record import MEASURED_STATUSES
 from harness.probe.redact import Secrets
 from harness.probe.target import Target
-from harness.util import untrusted
+from harness.util import published, untrusted
 
 IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
 CONTAINER_NOTE = ("the mcp-context-cost container action: the server runs as a child of the harness inside the "
@@ -71,7 +70,7 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))
     try:
         if inputs.build:
-            github.print_untrusted(out, basecommit.build(inputs.build, inputs.working_directory, environ))
+            github.print_untrusted(out, base_worktree.build(inputs.build, inputs.working_directory, environ))
         _declared_env(inputs, environ, out)
         rec, record_path = _measure_one(inputs, environ, inputs.command, inputs.working_directory,
                                         inputs.results_dir)
@@ -124,7 +123,7 @@ def _measure_one(inputs: Inputs, environ, command: str | None, cwd: Path, result
     """Measure the server and write its record: ``(record, path)``."""
     measurement = measure_sync(_target(inputs, command, cwd), pass_declared_values=True)
     built = record.build(measurement, _isolation(environ, isolation))
-    paths.unmoved(inputs.workspace, results_dir / built["server"] / "measurement.json", "record")
+    paths.unmoved(inputs.workspace, results_dir / built["server"] / published.RECORD_FILE, "record")
     return cast(Record, built), record.write(built, results_dir)  # build checked it against the schema
 
 
@@ -157,7 +156,7 @@ def _base_side(inputs: Inputs, environ, out: TextIO, the_pull) -> pull.BaseSide 
         try:
             return _measure_one(inputs, environ, command, cwd, results_dir)
         except Exception as exc:  # noqa: BLE001 - the base not measuring is the comparison's problem, said
-            raise basecommit.BaseError(_secrets(environ).text(f"{type(exc).__name__}: {exc}")) from None
+            raise base_worktree.BaseError(_secrets(environ).text(f"{type(exc).__name__}: {exc}")) from None
 
     side = pull.measure_base(inputs, environ, commit, measure, out)
     if side.problem:
@@ -213,7 +212,7 @@ def _compare(inputs: Inputs, rec: Record, side: pull.BaseSide | None) -> tuple[C
 
 
 def _numbered(side: pull.BaseSide) -> Record:
-    if side.record is None or side.record["status"] not in MEASURED_STATUSES:
+    if side.record is None or side.record["status"] not in NUMBERED:
         status = None if side.record is None else side.record["status"]
         raise BaselineError(f"the {side.label} has status {status!r} and no token count")
     return side.record

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from harness.action import base as basecommit
-from harness.action import comment, event, ghapi, github, paths
+from harness.action import base_worktree, comment, event, ghapi, github, paths
 from harness.action.inputs import OUTPUT_DIR, Inputs
 from harness.action.summary import text
 from harness.core.record import Record
+from harness.util import published
 
 COMMENT_DIR = f"{OUTPUT_DIR}/comment"
 BASE_DIR = f"{OUTPUT_DIR}/base"
@@ -42,14 +42,14 @@ def measure_base(inputs: Inputs, environ: MutableMapping[str, str], commit: str,
     """Check ``commit`` out in a worktree, build it and measure it with the head's ``measure``."""
     side = BaseSide(label=f"base {commit[:7]}")
     try:
-        root = basecommit.repository_root(inputs.working_directory)
-        with basecommit.worktree(root, commit) as tree:
-            workdir = basecommit.relocate(inputs.working_directory, root, tree)
+        root = base_worktree.repository_root(inputs.working_directory)
+        with base_worktree.worktree(root, commit) as tree:
+            workdir = base_worktree.relocate(inputs.working_directory, root, tree)
             if inputs.build:
-                github.print_untrusted(out, basecommit.build(inputs.build, workdir, environ))
-            command = basecommit.repoint(inputs.command, root, tree) if inputs.command else None
-            side.record, side.path = measure(command, workdir, inputs.working_directory / BASE_DIR / "results")
-    except basecommit.BaseError as exc:
+                github.print_untrusted(out, base_worktree.build(inputs.build, workdir, environ))
+            command = base_worktree.repoint(inputs.command, root, tree) if inputs.command else None
+            side.record, side.path = measure(command, workdir, inputs.working_directory / BASE_DIR / published.RESULTS)
+    except base_worktree.BaseError as exc:
         side.problem = str(exc)
     return side
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.audit import published
+from harness.audit import published_reader
+from harness.pages.tool_vectors import CAPTURE_INDEX_METHOD
+from harness.util.published import CAPTURE_INDEX
 from harness.util.untrusted import escape
 
-INDEX = "results/capture-index.json"
-METHOD = "capture-index/v1"
 BEHIND, CURRENT, UNIDENTIFIED = "behind", "current", "unidentified"
 
 
@@ -47,8 +47,8 @@ class Changed:
 
 def load_index(source: str | Path | None = None, root: Path | None = None) -> dict:
     """The capture index at ``source``, by default the checkout's else the published one. Raises
-    ``published.Unavailable``."""
-    return published.read(source or published.default_source(INDEX, root), "capture index", "capture-index")
+    ``published_reader.Unavailable``."""
+    return published_reader.read(source or published_reader.default_source(CAPTURE_INDEX, root), "capture index", "capture-index")
 
 
 def join(index: dict, label: str, sha: str) -> Changed:
@@ -102,14 +102,14 @@ class Subject(NamedTuple):
     sha: str | None
 
 
-def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
+def section(looked: published_reader.Lookup, subjects: list[Subject]) -> dict:
     """The report's ``changed`` section: one row per subject, or the named ``problem`` and no row."""
     rows = []
     if looked.document is not None:
         for s in subjects:
             row = {"name": s.label, "identity": s.identity, "configs": list(s.paths), "status": s.status}
             rows.append(row | _fields(join(looked.document, s.label, s.sha) if s.sha else None))
-    return {"method": METHOD, "source": looked.source, "problem": looked.problem, "servers": rows}
+    return {"method": CAPTURE_INDEX_METHOD, "source": looked.source, "problem": looked.problem, "servers": rows}
 
 
 def _fields(c: Changed | None) -> dict:

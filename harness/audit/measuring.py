@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.core.record import Record, ToolRow
+from harness.core.record import NUMBERED, Record, ToolRow
 from harness.audit.model import SSE, Entry
 from harness.core.counting import count_tools
 from harness.probe import isolation as iso
@@ -23,8 +23,6 @@ from harness.probe.redact import Secrets, handed_values
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
 from harness.util.untrusted import escape
-
-NUMBERED = ("measured", "dynamic")  # harness.probe.build_record.MEASURED_STATUSES
 
 
 @dataclass

@@ -19,7 +19,7 @@ from harness.audit.measuring import Outcome
 from harness.audit.model import ABSENT, READ, ConfigFile
 from harness.audit.policy import Policy, allow_verdict, denied_by
 from harness.audit.posture import Band
-from harness.audit.published import Lookup
+from harness.audit.published_reader import Lookup
 from harness.audit.sessions import Session
 from harness.core.tokenizer import encoding_name
 from harness.probe.redact import Secrets

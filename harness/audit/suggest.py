@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness.audit import published
+from harness.audit import published_reader
 from harness.core.record import ToolRow
-from harness.pages.tool_shape import METRICS, percentile_of
+from harness.pages.tool_shape import METHOD, METRICS, percentile_of
+from harness.util.published import TOOL_SHAPE
 from harness.util.untrusted import escape
 
-SHAPE = "results/tool-shape.json"
-METHOD = "tool-shape/v1"
 FIRES_AT = 90
 MEDIAN = 50
 NOTHING_UNUSUAL = ("Nothing unusual: no tool description is at or above the 90th percentile of the measured "
@@ -54,15 +53,15 @@ class NoBaseline(ValueError):
 
 def load_shape(source: str | Path | None = None, root: Path | None = None) -> dict:
     """The tool-shape baseline at ``source``, by default the checkout's else the published one. Raises
-    ``published.Unavailable``."""
-    return published.read(source or published.default_source(SHAPE, root), "tool-shape baseline", "tool-shape")
+    ``published_reader.Unavailable``."""
+    return published_reader.read(source or published_reader.default_source(TOOL_SHAPE, root), "tool-shape baseline", "tool-shape")
 
 
 def load_usable(source: str | Path) -> dict:
     """:func:`load_shape`, refusing (``Unavailable``) a baseline with no measured tools."""
     shape = load_shape(source)
     if any(shape["metrics"][m] is None for m in METRICS):
-        raise published.Unavailable("tool-shape baseline", str(source), "it holds no measured tools to compare against")
+        raise published_reader.Unavailable("tool-shape baseline", str(source), "it holds no measured tools to compare against")
     return shape
 
 
@@ -125,7 +124,7 @@ def markdown(tools: Sequence[Mapping[str, Any]], source: str | Path | None, quot
     try:
         shape = load_shape(source)
         placed, found = place(shape, tools), suggest(shape, tools)
-    except (published.Unavailable, NoBaseline) as exc:
+    except (published_reader.Unavailable, NoBaseline) as exc:
         return lines + [f"The tool-shape baseline could not be used: {quote(str(exc))}", ""]
     lines += table(placed, quote, limit)
     advice = [f"- {sentence(s, quote)}" for s in found[:limit]] or [NOTHING_UNUSUAL]
@@ -141,7 +140,7 @@ class Subject(NamedTuple):
     tools: list[ToolRow]
 
 
-def section(looked: published.Lookup, subjects: list[Subject]) -> dict:
+def section(looked: published_reader.Lookup, subjects: list[Subject]) -> dict:
     """The report's ``suggest`` section: per server the placements and suggestions, or the named ``problem``."""
     out: dict[str, Any] = {"method": METHOD, "source": looked.source, "problem": looked.problem, "baseline": None,
                            "servers": []}

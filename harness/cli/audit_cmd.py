@@ -11,7 +11,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from harness.audit import changed, claude_settings, discovery, identity, measuring, published, render_markdown, render_text
+from harness.audit import changed, claude_settings, discovery, identity, measuring, published_reader, render_markdown, render_text
 from harness.audit import gates as gates_mod
 from harness.audit import posture, sessions, suggest, trust
 from harness.audit.clients.config_format import Layout
@@ -28,6 +28,7 @@ from harness.probe.isolation import HOST_HELP
 from harness.probe.redact import Secrets
 from harness.util import atomic, schemas, untrusted
 from harness.util.cliargs import positive_int, seconds
+from harness.util.published import CAPTURE_INDEX, DIVERGENCE, TOOL_SHAPE
 from harness.util.untrusted import escape
 
 DEFAULT_CONTEXT = 200_000
@@ -75,10 +76,10 @@ def register(sub) -> None:
 PUBLISHED_CHECKS = (
     ("--changed", "join each measured server by canonicalSha256 to the published capture index: behind (with the "
                   "tokens moving to current would add or save, and both dates), current, or unidentified",
-     "--index", "capture index", "results/capture-index.json"),
+     "--index", "capture index", CAPTURE_INDEX),
     ("--suggest", "place each measured server's tools in the published tool shape; a description at or above p90 "
                   "draws a suggestion, else 'Nothing unusual'",
-     "--tool-shape", "tool-shape baseline", "results/tool-shape.json"),
+     "--tool-shape", "tool-shape baseline", TOOL_SHAPE),
 )
 
 
@@ -166,7 +167,7 @@ def _audit(args, measurer):
             sandbox=_sandbox() if any(e.sandboxed for e in entries) else None, **kwargs))
     places = [claude_settings.shell_place()] + claude_settings.settings_places(layout)
     composed = sessions.compose(files)
-    band = posture.load_band(REPO / "results" / "divergence.json")
+    band = posture.load_band(REPO / DIVERGENCE)
     built = build_report(files, composed, outcomes, context=args.context, isolation=mode, places=places,
                          policy=read_policy(places[1:]), band=band,
                          managed_path=str(managed_dir(layout) / "managed-mcp.json"), **looked)
@@ -183,11 +184,11 @@ def _sandbox() -> str | None:
 
 def _published(args) -> dict:
     """The published files asked for, read before any server is launched (a failure is a named problem)."""
-    looked: dict[str, published.Lookup | None] = {"changed": None, "suggest": None}
-    for name, source, relative, reader in (("changed", args.index, changed.INDEX, changed.load_index),
-                                           ("suggest", args.tool_shape, suggest.SHAPE, suggest.load_usable)):
+    looked: dict[str, published_reader.Lookup | None] = {"changed": None, "suggest": None}
+    for name, source, relative, reader in (("changed", args.index, CAPTURE_INDEX, changed.load_index),
+                                           ("suggest", args.tool_shape, TOOL_SHAPE, suggest.load_usable)):
         if getattr(args, name) or source:
-            looked[name] = published.lookup(source or published.default_source(relative), reader)
+            looked[name] = published_reader.lookup(source or published_reader.default_source(relative), reader)
     return looked
 
 

@@ -17,7 +17,7 @@ from harness.cli import selection
 from harness.core.projection import mapped_tokens
 from harness.db import readings_store
 from harness.db.catalog import CatalogError
-from harness.db.history import NUMBERED
+from harness.core.record import NUMBERED
 from harness.db.targets import target_for
 from harness.probe import isolation, mcp_tokens, build_record as record
 from harness.probe.measure import measure
@@ -69,7 +69,7 @@ def run(args, expected_sha256: str | None = mcp_tokens.ASSET_SHA256) -> int:
     path = readings_store.write(args.root, KIND, {"method": METHOD, "release": mcp_tokens.label(), "rows": merged})
     _print(rows, path)
     if not args.no_regen:
-        from harness.pages.regen import regen
+        from harness.pages.regen import regen  # the pages' imports, only when they are regenerated
 
         regen(args.root)
     return 0

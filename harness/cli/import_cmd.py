@@ -103,7 +103,7 @@ def importer_yaml(entry: dict) -> str:
 
 def markdown(rows: list[dict], date: dt.date) -> str:
     """The outcomes as a Markdown table, every cell through the untrusted-text path."""
-    from harness.pages.text import md
+    from harness.pages.text import md  # --help imports every command module: pages load when used
 
     lines = [f"Catalog import of {date.isoformat()}: each candidate launched once here and triaged.", "",
              "| package | registry | outcome | added | evidence |", "| --- | --- | --- | --- | --- |"]

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
 from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
@@ -37,7 +37,6 @@ from harness.util.untrusted import escape
 if TYPE_CHECKING:  # imported by --server alone (measure_entry)
     from harness.db import publish
 
-AD_HOC_DIR = ".mcp-context-cost"  # gitignored; the Action's output folder too
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
 # A command may span lines (shlex treats a line break as a space); nothing else may hold a control.
 CONTROL = {"--command": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"),
@@ -69,7 +68,7 @@ def register(sub) -> None:
     p.add_argument("--needs-git", action="store_true", help="launch inside a throwaway git repository")
     p.add_argument("--catalog", default=published.CATALOG,
                    help="catalog file (default: servers.yaml); --server publishes into the repository holding it")
-    p.add_argument("--out", help=f"ad-hoc output folder (default: {AD_HOC_DIR}/): <out>/results and <out>/badges; "
+    p.add_argument("--out", help=f"ad-hoc output folder (default: {published.AD_HOC_DIR}/): <out>/results and <out>/badges; "
                                  "refused when they land, links followed, in the published folders of the repository holding --catalog")
     p.add_argument("--results", help="ad-hoc results folder (default: <out>/results)")
     p.add_argument("--badges", help="ad-hoc badges folder (default: <out>/badges)")
@@ -96,7 +95,7 @@ def _add_changed(p) -> None:
 def report_changed(args: argparse.Namespace, rec: Record) -> None:
     """Print the ``--changed`` line: the join's state, or the named problem."""
     from harness.audit import changed  # only with --changed: audit's modules stay unloaded otherwise
-    from harness.audit.published import Unavailable
+    from harness.audit.published_reader import Unavailable
 
     sha = rec.get("canonicalSha256")
     if not sha:
@@ -144,14 +143,14 @@ def run(args) -> int:
         print(summary(rec, path, badge_path))
     if getattr(args, "changed", False) or getattr(args, "index", None):
         report_changed(args, rec)
-    return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+    return 0 if rec["status"] in NUMBERED else 3
 
 
 def _ad_hoc_dirs(args) -> tuple[Path, Path]:
     """``(results, badges)`` of an ad-hoc run; ValueError when either (links followed) is a
     published path of the database.
     """
-    out = Path(args.out or AD_HOC_DIR)
+    out = Path(args.out or published.AD_HOC_DIR)
     results, badges = Path(args.results or out / published.RESULTS), Path(args.badges or out / published.BADGES)
     catalog = Path(args.catalog)
     databases = [catalog.resolve().parent] if catalog.is_file() else []
@@ -159,7 +158,7 @@ def _ad_hoc_dirs(args) -> tuple[Path, Path]:
         owner = confine.published_owner(given, databases)
         if owner is not None:
             raise ValueError(f"{escape(str(given))} is inside the database's published {escape(owner)}: an ad-hoc "
-                             f"--command/--url run writes elsewhere (--out DIR, default {AD_HOC_DIR}/); measure a "
+                             f"--command/--url run writes elsewhere (--out DIR, default {published.AD_HOC_DIR}/); measure a "
                              "catalog entry with --server")
     return results, badges
 
@@ -293,7 +292,7 @@ def measure_entry(args) -> int:
     print(summary(rec, root / published.record(entry.name), root / published.badge(entry.name)))
     if getattr(args, "changed", False) or getattr(args, "index", None):
         report_changed(args, rec)
-    return 0 if rec["status"] in record.MEASURED_STATUSES else 3
+    return 0 if rec["status"] in NUMBERED else 3
 
 
 def _refuse_ad_hoc_options(args, root: Path) -> None:

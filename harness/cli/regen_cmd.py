@@ -13,8 +13,8 @@ from harness.db.catalog import CatalogError, load_catalog
 from harness.db.history import HistoryError
 from harness.pages.backfill import BackfillError, backfill
 from harness.pages.published_records import RecordError
-from harness.pages.regen import CATALOG, regen
-from harness.util import untrusted
+from harness.pages.regen import regen
+from harness.util import published, untrusted
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         filled = None
         if getattr(args, "backfill", False):
-            names = [e.name for e in load_catalog(Path(args.root) / CATALOG).entries]
+            names = [e.name for e in load_catalog(Path(args.root) / published.CATALOG).entries]
             filled = backfill(args.root, names)
         paths = regen(args.root, filled.vectors if filled else None)
     except (CatalogError, RecordError, HistoryError, BackfillError) as exc:

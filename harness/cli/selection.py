@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.db.catalog import Catalog, load_catalog
-from harness.db.history import NUMBERED
 from harness.pages.published_records import load_records
 from harness.util import published
 from harness.util.cliargs import positive_int, unknown_names

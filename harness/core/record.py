@@ -5,11 +5,13 @@ every record written or read); ``tests/core/test_record_type.py`` keeps the two 
 """
 
 # No `from __future__ import annotations`: TypedDict reads NotRequired from evaluated annotations.
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 Status = Literal["measured", "dynamic", "auth-required", "startup-failure", "timeout", "not-applicable",
                  "protocol-mismatch", "remote-auth-wall", "unreachable", "malformed-reply", "uncountable",
                  "too-large", "not-measured-here", "not-yet-run"]
+STATUSES: tuple[str, ...] = get_args(Status)  # in this order on every page that lists statuses
+NUMBERED = ("measured", "dynamic")  # the statuses that carry a number
 
 
 class ToolRow(TypedDict):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from harness.core import side_figures
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
+from harness.core.record import NUMBERED
 from harness.core.tokenizer import Uncountable, count
 from harness.util.bounded import MAX_RECORD_TOOLS
 
@@ -103,8 +104,6 @@ def _as_int(value: object) -> Any:
     # Records are parsed with JSON.parse semantics, so integers arrive as floats.
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
-
-NUMBERED = ("measured", "dynamic")
 
 
 def refusal(record: dict, where: str) -> str | None:

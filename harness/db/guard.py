@@ -8,16 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
+from harness.probe.status import NOT_MEASURED_HERE
 
 MIN_REGRESSIONS = 5
-REAL_STATUSES = ("measured", "dynamic")
-MACHINE_STATUS = "not-measured-here"
 
 
 def has_real_number(record: Mapping[str, Any] | None) -> bool:
     """True for a measured/dynamic record with at least one tool."""
-    return record is not None and record.get("status") in REAL_STATUSES and (record.get("toolCount") or 0) > 0
+    return record is not None and record.get("status") in NUMBERED and (record.get("toolCount") or 0) > 0
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class GuardResult:
 
 def check(committed: Mapping[str, Mapping[str, Any] | None], fresh: Mapping[str, Record]) -> GuardResult:
     """Apply the rule to ``committed`` (server → record at HEAD or None) and ``fresh`` records."""
-    machine = {s for s in fresh if (fresh[s] or {}).get("status") == MACHINE_STATUS}
+    machine = {s for s in fresh if (fresh[s] or {}).get("status") == NOT_MEASURED_HERE}
     eligible = sorted(s for s in fresh if has_real_number(committed.get(s)) or s in machine)
     regressed = tuple(s for s in eligible if not has_real_number(fresh[s]))
     if not eligible:

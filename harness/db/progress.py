@@ -35,6 +35,7 @@ class Progress:
         self.total = total
         if not self.live:
             return
+        # rich loads only for a live display on a terminal
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
         from rich.table import Column
@@ -60,7 +61,7 @@ class Progress:
         if self._bar is None:
             print(text, file=self.stream, flush=True)
             return
-        from rich.text import Text
+        from rich.text import Text  # loaded by start() already: a live display is on
 
         self._bar.console.print(Text(text, overflow="fold"))
         self._bar.update(self._task_id(), completed=self.finished)

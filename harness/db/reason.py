@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-MEASURED = ("measured", "dynamic")
+from harness.core.record import NUMBERED
+
 
 _QUOTED = re.compile(r"(?:stderr ends|it said|the failure says?): (?P<quote>['\"])(?P<text>.*)", re.DOTALL)
 _HOST = re.compile(r"host='(?P<host>[^']+)'")
@@ -31,7 +32,7 @@ def is_environment(record: Mapping[str, Any]) -> bool:
 
 def reason(record: Mapping[str, Any]) -> str:
     """The one-line reason of a record without a number (``""`` for measured and dynamic ones)."""
-    if record.get("status") in MEASURED:
+    if record.get("status") in NUMBERED:
         return ""
     if is_environment(record):
         return decisive(record["environmentEvidence"])

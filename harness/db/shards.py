@@ -16,7 +16,7 @@ from harness.core.record import Record
 from harness.core.rederive import refusal
 from harness.db import confine
 from harness.db.catalog import Catalog, Entry
-from harness.util import atomic, bounded, names, schemas, urls
+from harness.util import atomic, bounded, names, published, schemas, urls
 from harness.util.untrusted import escape
 
 MANIFEST = "shard.json"
@@ -98,7 +98,7 @@ def read_shards(dirs: list[Path]) -> tuple[str, dict[str, Record]]:
         dates.add(manifest["date"])
         _check_part(Path(directory), manifest, parts)
         for server in manifest["servers"]:
-            path = Path(directory) / "results" / server / "measurement.json"
+            path = Path(directory) / published.record(server)
             if server in records:
                 raise ShardError(f"{path}: server {server!r} appears in more than one shard")
             records[server] = _matching(_record(path, Path(directory)), server, manifest["date"], path)
@@ -146,7 +146,7 @@ def _check_part(directory: Path, manifest: dict, parts: dict[int, tuple[Path, in
 
 
 def _no_strays(directory: Path, listed: list[str]) -> None:
-    results = directory / "results"
+    results = directory / published.RESULTS
     strays = sorted(p.name for p in results.iterdir() if p.name not in listed) if results.is_dir() else []
     if strays:
         raise ShardError(f"{results}: not listed in {MANIFEST}: {', '.join(strays[:10])}")

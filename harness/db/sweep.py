@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 from pathlib import Path
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.core.jsparse import parse
 from harness.db import confine, reason
 from harness.db.catalog import Entry
@@ -23,6 +23,7 @@ from harness.probe import build_record as record
 from harness.probe import install, internal, isolation, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
+from harness.probe.status import NOT_MEASURED_HERE, NOT_YET_RUN
 from harness.util import published, schemas
 
 
@@ -134,20 +135,19 @@ def _stage(rec: Record, root: Path, staging: Staging, date: dt.date, result: Swe
     result.staged.append(relative)
 
 
-ENVIRONMENT_STATUS = "not-measured-here"
-_PLACEHOLDERS = (ENVIRONMENT_STATUS, "not-yet-run")
+_PLACEHOLDERS = (NOT_MEASURED_HERE, NOT_YET_RUN)
 
 
 def kept_over_environment(current: Record, fresh: Record) -> bool:
     """Whether published ``current`` stays over a ``not-measured-here`` ``fresh``: it says something
     about the server that ``fresh`` does not show to be the machine's.
     """
-    if fresh.get("status") != ENVIRONMENT_STATUS or current.get("status") in _PLACEHOLDERS:
+    if fresh.get("status") != NOT_MEASURED_HERE or current.get("status") in _PLACEHOLDERS:
         return False
     if reason.is_environment(current):  # a record from before the status: the machine's too
         return False
     said, now = _first_note(current), _first_note(fresh)
-    return current.get("status") in reason.MEASURED or not (said and said in now)
+    return current.get("status") in NUMBERED or not (said and said in now)
 
 
 def _first_note(rec: Record) -> str:

@@ -12,15 +12,13 @@ from pathlib import Path
 
 import git
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, STATUSES, Record
 from harness.db import reason
 from harness.db.progress import is_terminal
 from harness.db.sweep import SweepResult
-from harness.probe.status import STATUSES
 from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
 from harness.util.untrusted import escape, line as safe_line
 
-NUMBERED = ("measured", "dynamic")
 
 
 def show(result: SweepResult, date, *, root: Path | None = None, written: list[str] | None = None, commit: bool = False,
@@ -61,7 +59,7 @@ def headline(records: dict[str, Record], unchanged: set[str], date) -> str:
 
 def counts_table(records: dict[str, Record], unchanged: set[str]):
     """A ``rich`` table: per status, servers, unchanged and environment failures."""
-    from rich.table import Table
+    from rich.table import Table  # rich loads only when a table is printed
 
     by_status = Counter(str(r.get("status")) for r in records.values())
     kept = Counter(str(records[s].get("status")) for s in unchanged if s in records)

@@ -13,7 +13,7 @@ import git
 
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import refusal
-from harness.db.history import NUMBERED
+from harness.core.record import NUMBERED
 from harness.pages import tool_vectors
 from harness.pages.published_records import RecordError
 from harness.pages.tool_vectors import VectorHistory

@@ -10,7 +10,7 @@ from harness.core.record import Record
 from harness.core import bands
 from harness.core.canonical import stringify
 from harness.db import confine
-from harness.util import atomic, schemas
+from harness.util import atomic, published, schemas
 
 LABEL = "context cost"
 MAX_BADGE_BYTES = 64 * 1024  # a badge is under 200 bytes
@@ -38,7 +38,7 @@ def stage_badges(records: dict[str, Record], root: Path, staging) -> list[str]:
     text changed; returns the repository paths staged. Raises ``SchemaViolation`` for a bad badge."""
     staged = []
     for server, rec in sorted(records.items()):
-        relative = f"badges/{server}.json"
+        relative = published.badge(server)
         tokens = rec["totalTokens"]
         badge = badge_for(rec["status"], int(tokens) if isinstance(tokens, float) else tokens)
         schemas.check("badge", badge, where=relative)

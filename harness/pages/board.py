@@ -10,13 +10,12 @@ from typing import Any
 
 from harness.core import bands
 from harness.core.counting import session_start_load
-from harness.core.record import Record
+from harness.core.record import NUMBERED, STATUSES, Record
 from harness.db import reason
 from harness.db.catalog import Catalog, Entry
-from harness.db.history import NUMBERED, STATUSES
 from harness.pages.text import as_int, num, one_line
+from harness.probe.status import NOT_APPLICABLE, NOT_MEASURED_HERE, NOT_YET_RUN, UNREACHABLE
 
-NOT_YET_RUN = "not-yet-run"
 NOT_YET_RUN_NOTE = "not swept yet: no measurement on record"
 
 
@@ -110,7 +109,6 @@ def _largest(record: Record) -> tuple[str, int] | None:
     return None if best is None else (best[1], -best[0])
 
 
-NOT_MEASURED_HERE = "not-measured-here"
 NOT_MEASURED_HERE_NOTE = ("not-measured-here: the measuring machine failed (name resolution, runtime version, a "
                           "blocked download, the package registry or a package cache another process held), not the "
                           "server; such a failure never replaces a server's earlier record")
@@ -133,7 +131,7 @@ def status_counts(rows: list[Row]) -> dict[str, int]:
 # (no network to the host, a runtime this machine lacks, not swept yet). So does any failure whose
 # record carries environment evidence (the machine's network or toolchain, harness.db.reason).
 # Every other status without a number is a failure of the server, and a finding.
-MACHINE_STATUSES = ("unreachable", "not-measured-here", "not-applicable", NOT_YET_RUN)
+MACHINE_STATUSES = (UNREACHABLE, NOT_MEASURED_HERE, NOT_APPLICABLE, NOT_YET_RUN)
 RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
 GROUP_LABELS = {RANKED: "Ranked", FAILED: "Failed", MACHINE: "Not measured here"}
 

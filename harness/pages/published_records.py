@@ -12,12 +12,13 @@ from typing import Any, cast
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
-from harness.core.record import Record
+from harness.core.record import NUMBERED, STATUSES, Record
 from harness.core.rederive import refusal
 from harness.db import confine
-from harness.db.history import HistoryRow, NUMBERED, STATUSES, row_for
+from harness.db.history import HistoryRow, row_for
 from harness.pages.badge import MAX_BADGE_BYTES, badge_for
 from harness.pages.text import as_int
+from harness.util import published
 
 class RecordError(ValueError):
     """Records that cannot be published; ``errors`` has one ``<path>: <problem>`` line each."""
@@ -28,7 +29,7 @@ class RecordError(ValueError):
 
 
 def record_path(results_dir: Path, name: str) -> Path:
-    return Path(results_dir) / name / "measurement.json"
+    return Path(results_dir) / name / published.RECORD_FILE
 
 
 def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
@@ -84,7 +85,7 @@ def problems(root: Path, records: dict[str, Record], history: dict[str, list[His
     out: list[str] = []
     for server, record in sorted(records.items()):
         status, tokens = record["status"], as_int(record.get("totalTokens"))
-        relative = f"badges/{server}.json"
+        relative = published.badge(server)
         expected = stringify(badge_for(status, tokens), indent=2) + "\n"
         try:
             committed = confine.read_bytes(Path(root), Path(root) / relative, MAX_BADGE_BYTES).decode("utf-8")
@@ -94,14 +95,14 @@ def problems(root: Path, records: dict[str, Record], history: dict[str, list[His
             out.append(f"{Path(root) / relative}: unreadable ({exc})")
             continue
         if committed is not None and committed != expected:
-            out.append(f"{Path(root) / relative}: is not the badge results/{server}/measurement.json gives "
+            out.append(f"{Path(root) / relative}: is not the badge {published.record(server)} gives "
                        f"(status {status!r}, totalTokens {tokens!r})")
         date = str(record.get("measuredAt", ""))[:10]
         typed: Record = {**record, "totalTokens": tokens, "toolCount": as_int(record.get("toolCount"))}
         want = row_for(date, typed)
         for row in history.get(server, []):
             if row.date == date and (row.tokens, row.toolCount, row.status) != (want["tokens"], want["toolCount"], want["status"]):
-                out.append(f"{Path(root) / 'history.csv'}: the row {date},{server} says {row.tokens} tokens, "
-                           f"{row.toolCount} tools, {row.status}; results/{server}/measurement.json says "
+                out.append(f"{Path(root) / published.HISTORY}: the row {date},{server} says {row.tokens} tokens, "
+                           f"{row.toolCount} tools, {row.status}; {published.record(server)} says "
                            f"{want['tokens']} tokens, {want['toolCount']} tools, {want['status']}")
     return out

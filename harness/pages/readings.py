@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.core import side_figures
 from harness.core.projection import selection_share
 from harness.db import readings_store
-from harness.db.history import NUMBERED
+from harness.core.record import NUMBERED
 from harness.pages import site
 from harness.pages.board import Row
 from harness.pages.text import as_int, md, num, one_line

@@ -24,7 +24,6 @@ from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
 
-CATALOG = published.CATALOG
 _OWNED = ((published.SERVER_DIR, ".md"), (published.SERVER_DIR, ".html"), (published.SPARK_DIR, ".svg"), (published.TREND_DIR, ".svg"))
 
 
@@ -32,7 +31,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     """``{repository-relative path: file text}`` of everything published, from the inputs on disk
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk)."""
     root = Path(repo_root)
-    catalog = load_catalog(root / CATALOG)
+    catalog = load_catalog(root / published.CATALOG)
     names = [e.name for e in catalog.entries]
     records = load_records(root / published.RESULTS, names)
     history = by_server(read_history(root / published.HISTORY))
@@ -126,7 +125,7 @@ def regen_after_publish(repo_root: Path) -> list[Path]:
     """:func:`regen`, after rewriting ``results/releases.json`` from git and the records on disk (left as it is
     when the history cannot be read, as in a shallow clone); the output paths, sorted."""
     root = Path(repo_root)
-    names = [e.name for e in load_catalog(root / CATALOG).entries]
+    names = [e.name for e in load_catalog(root / published.CATALOG).entries]
     try:
         moved = releases.refresh(root, names, load_records(root / published.RESULTS, names))
     except BackfillError:

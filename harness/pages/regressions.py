@@ -17,10 +17,9 @@ from harness.db.history import HistoryRow
 from harness.pages import site
 from harness.pages.text import md, num
 from harness.pages.series import Series
-from harness.pages.tool_vectors import VectorHistory, at
+from harness.pages.tool_vectors import METHOD, VectorHistory, at  # one method: the vectors and the movement
 from harness.util import published
 
-METHOD = "cost-regression/v1"
 PERCENT, TOKENS = 5, 25
 MOVED, UNCHANGED, NONE = "moved", "unchanged", "no-comparable-measurement"
 UNAVAILABLE = "breakdown unavailable"

@@ -13,14 +13,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.db.history import NUMBERED
+from harness.core.record import NUMBERED
 from harness.pages.backfill import record_versions
 from harness.pages.text import as_int, md, num
 from harness.pages.published_records import RecordError
 from harness.util import atomic, bounded, published, untrusted
 
 METHOD = "release-cost/v1"
-FILE = published.RELEASES
 MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -128,7 +127,7 @@ def refresh(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any
     """Rewrite ``<root>/results/releases.json`` from git and the ``current`` records; its path when the
     bytes changed, else ``None``. Raises ``BackfillError`` when the history cannot be read (a shallow clone)."""
     by_server = rows(root, names, current)
-    path = Path(root) / FILE
+    path = Path(root) / published.RELEASES
     if not any(by_server.values()) and not path.exists():
         return None  # nothing moved yet: no file to publish
     text = untrusted.json_text(render_json(by_server))
@@ -145,14 +144,14 @@ def load(root: Path) -> dict[str, list[ReleaseRow]]:
     """The rows of ``<root>/results/releases.json`` (``{}`` when there is none). Raises
     ``RecordError`` naming the file when it cannot be read as what :func:`render_json` writes."""
 
-    path = Path(root) / FILE
+    path = Path(root) / published.RELEASES
     try:
         doc = json.loads(bounded.read_regular(path, MAX_BYTES))
         return {str(name): [_row(item) for item in items] for name, items in doc["servers"].items()}
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise RecordError([f"{FILE}: not a release-cost file ({type(exc).__name__}: {str(exc)[:120]})"]) from None
+        raise RecordError([f"{published.RELEASES}: not a release-cost file ({type(exc).__name__}: {str(exc)[:120]})"]) from None
 
 
 def _row(item: dict) -> ReleaseRow:

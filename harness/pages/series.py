@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from harness.db.history import HistoryRow
+from harness.probe.status import NOT_MEASURED_HERE
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,6 @@ def comparable(rows: list[HistoryRow]) -> Series:
     return Series(tuple(rows[cut:]), current, tuple(rows[:cut]))
 
 
-NOT_MEASURED_HERE = "not-measured-here"
 
 
 def not_measured_since(status: object, series: Series) -> tuple[str, int] | None:

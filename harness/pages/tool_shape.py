@@ -10,9 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness.db.history import NUMBERED
+from harness.core.record import NUMBERED
 from harness.pages.text import as_int
-from harness.util import schemas
+from harness.util import published, schemas
 
 METHOD = "tool-shape/v1"
 POINTS = 101
@@ -68,7 +68,7 @@ def build(records: Mapping[str, Mapping[str, Any]]) -> dict:
 def render(document: dict) -> str:
     """File text of ``document``: validated against ``schemas/tool-shape.schema.json``, one metric
     table per line. Raises ``SchemaViolation``."""
-    schemas.check("tool-shape", document, where="results/tool-shape.json")
+    schemas.check("tool-shape", document, where=published.TOOL_SHAPE)
     head = {k: v for k, v in document.items() if k != "metrics"}
     lines = [json.dumps(head, separators=(",", ":"))[:-1] + ',"metrics":{']
     metrics = [f"{json.dumps(m)}:{json.dumps(document['metrics'][m], separators=(',', ':'))}" for m in METRICS]

@@ -17,7 +17,9 @@ from pathlib import Path
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
 from harness.db import confine
-from harness.db.history import ISOLATIONS, NUMBERED
+from harness.core.record import NUMBERED
+from harness.core.rederive import TOOL_FIELDS
+from harness.db.history import ISOLATIONS
 from harness.pages.published_records import RecordError
 from harness.pages.text import as_int
 from harness.util import schemas, untrusted
@@ -25,7 +27,6 @@ from harness.util import schemas, untrusted
 METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
 FIELDS = ("date", "canonicalSha256", "isolation", "status", "totalTokens", "toolCount", "tools")
-TOOL_FIELDS = ("name", "tokens", "descriptionTokens", "inputSchemaTokens")
 _KEYS = frozenset(FIELDS)
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")

@@ -15,7 +15,7 @@ from typing import Any, cast
 from harness import METHODOLOGY_VERSION, __version__
 from harness.core.canonical import stringify
 from harness.core.counting import count_tools
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.core.tokenizer import Uncountable
 from harness.probe import compatibility
 from harness.probe import isolation as iso
@@ -24,10 +24,11 @@ from harness.probe.measure import AttemptInfo, Measurement
 from harness.probe.outcome import Capture
 from harness.probe.redact import Secrets
 from harness.probe.status import TOO_LARGE, UNCOUNTABLE
-from harness.util import atomic, schemas, untrusted, urls
+from harness.util import atomic, published, schemas, untrusted, urls
 from harness.util.bounded import MAX_RECORD_TOOLS, MAX_WRITTEN_RECORD_BYTES
 
-MEASURED_STATUSES = ("measured", "dynamic")
+MEASURED_STATUSES = NUMBERED  # read by db/importer.py
+
 # Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
 # secret value that happens to equal a server's slug must not turn it into "[redacted]".
 NOT_SCRUBBED = ("server", "status", "measuredAt", "envVarNames", "headerNames")
@@ -38,7 +39,7 @@ def build(measurement: Measurement, isolation: dict | None = None, secrets: Secr
     """The record for ``measurement``, validated; too many tools, too many bytes or an uncountable list gives a
     small ``too-large``/``uncountable`` record."""
     for capture in (measurement.capture, measurement.discover_capture):
-        if measurement.status not in MEASURED_STATUSES or capture is None or not capture.ok \
+        if measurement.status not in NUMBERED or capture is None or not capture.ok \
                 or not isinstance(capture.tools, list):
             continue
         if len(capture.tools) > MAX_RECORD_TOOLS:
@@ -103,7 +104,7 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     record |= _numbers(measurement, redactor, notes)
     infos: list[AttemptInfo | None] = [*measurement.attempt_info] or [None] * len(measurement.attempts)
     record["attempts"] = [_attempt(a, redactor, info) for a, info in zip(measurement.attempts, infos)]
-    if measurement.status not in MEASURED_STATUSES:
+    if measurement.status not in NUMBERED:
         record["stderrTail"] = redactor.text(capture.stderr_tail) or None
     if capture.noise_lines:
         notes.append(f"{capture.noise_lines} non-JSON stdout line(s) skipped, e.g. {redactor.text(capture.noise_sample[0])!r}")
@@ -114,7 +115,7 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
         notes.append(f"zero tools: the server answered tools/list with an empty array; it {declared} a tools capability at initialize")
     if measurement.discover_capture is not None:
         record["discover"] = _discover_figure(measurement.discover_capture, redactor)
-    if measurement.status in MEASURED_STATUSES and capture.side_lists is not None:
+    if measurement.status in NUMBERED and capture.side_lists is not None:
         record["sideLists"] = side_lists.to_record(  # side figures, never part of the headline
             capture.side_lists, redactor)
     for key, value in measurement.extra.items():
@@ -123,7 +124,7 @@ def _build(measurement: Measurement, isolation: dict | None, secrets: Secrets | 
     _settle(record, measurement)
     record["rawToolsCapture"] = record.pop("rawToolsCapture")  # keep the large field last
     record = {key: value if key in NOT_SCRUBBED else redactor.scrub(value) for key, value in record.items()}
-    schemas.check("measurement", record, where=f"results/{target.name}/measurement.json")
+    schemas.check("measurement", record, where=published.record(target.name))
     return cast(Record, record)
 
 
@@ -169,7 +170,7 @@ def _server_fields(capture: Capture, redactor: Secrets) -> dict[str, Any]:
 
 
 def _numbers(m: Measurement, redactor: Secrets, notes: list[str]) -> dict:
-    if m.status not in MEASURED_STATUSES:
+    if m.status not in NUMBERED:
         return {"totalTokens": None, "toolCount": None, "canonicalSha256": None, "canonicalLength": None,
                 "tools": [], "rawToolsCapture": None}
     tools, changed = redactor.json(m.capture.tools)
@@ -237,7 +238,7 @@ _ISOLATION_ASSERTED = ("mode", "os", "arch", "image")
 
 
 def _settle(record: dict[str, Any], measurement: Measurement) -> None:
-    if record["status"] in MEASURED_STATUSES:
+    if record["status"] in NUMBERED:
         record["confirmed"] = bool(measurement.confirmed)
     launch = record["launchCommand"]  # a temp path the launch itself names is kept as it is
     for attempt in record["attempts"]:
@@ -271,7 +272,7 @@ def serialize(record: Mapping[str, Any]) -> str:
 
 def write(record: Record, results_dir: Path) -> Path:
     """Validate and atomically write ``results_dir/<server>/measurement.json``; return the path."""
-    path = Path(results_dir) / record["server"] / "measurement.json"
+    path = Path(results_dir) / record["server"] / published.RECORD_FILE
     schemas.check("measurement", record, where=str(path))
     return atomic.write_text(path, serialize(record))
 
@@ -284,7 +285,7 @@ def narrative(status: str | None, attempts: list[dict]) -> list[str]:
     confirming = [a for a in attempts if isinstance(a, dict) and a.get("role") == "confirmation"]
     if not main:
         return []
-    if status in MEASURED_STATUSES:
+    if status in NUMBERED:
         return _captured(status, main, confirming)
     return _failed(status, main)
 

@@ -54,7 +54,7 @@ class ClaudeCounter:
     def input_tokens(self, tools: list | None = None) -> int:
         """``input_tokens`` of the minimal request, with projected ``tools`` or without. Raises
         :class:`CountFailed`."""
-        import anthropic
+        import anthropic  # a slow import, paid only when a count is asked for
 
         try:
             result = self._client.messages.count_tokens(model=self.model, messages=list(MESSAGE),

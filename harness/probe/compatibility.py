@@ -174,7 +174,7 @@ def _validator(definition: str):
 
 
 def _schema_error(definition: str, value: dict) -> str | None:
-    import jsonschema.exceptions
+    import jsonschema.exceptions  # loaded after the launch, as in _validator
 
     try:
         errors = itertools.islice(_validator(definition).iter_errors(value), MAX_SCHEMA_ERRORS)
@@ -218,7 +218,7 @@ def _sdk_types() -> ModuleType:
 
 
 def _model_error(name: str, value: dict) -> str | None:
-    import pydantic
+    import pydantic  # loaded after the launch, with the SDK's types
 
     try:
         getattr(_sdk_types(), name).model_validate(value)

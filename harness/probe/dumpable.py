@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+
 PR_SET_DUMPABLE = 4
 
 
 def _load_prctl():
     try:
-        import ctypes
-
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux
         return None

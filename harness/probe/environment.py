@@ -4,10 +4,13 @@ environments, commands, headers and URLs.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from urllib.parse import unquote
 
 BASE_NAMES = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 
@@ -93,8 +96,6 @@ KNOWN_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:liv
 
 def url_secrets(text: str) -> list[str]:
     """Credentials in every URL in ``text``."""
-    from urllib.parse import unquote
-
     found: list[str] = []
     for url in _URL.findall(text or ""):
         authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
@@ -116,9 +117,6 @@ def credential_like(value: str) -> bool:
 
 def header_secrets(value: str) -> list[str]:
     """The secret in a header value: the credential after its scheme, else the whole value."""
-    import base64
-    import binascii
-
     scheme, _, credential = value.strip().partition(" ")
     credential = credential.strip()
     if not (credential and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", scheme)):

@@ -9,11 +9,11 @@ from harness.probe import redact
 from harness.probe.measure import Measurement
 from harness.probe.outcome import Capture, Failure
 from harness.probe.session import REQUESTED_PROTOCOL_VERSION
+from harness.probe.status import NOT_YET_RUN
 from harness.probe.target import Target
 
 EXIT_CODE = 70  # EX_SOFTWARE in sysexits.h: "an internal software error has been detected"
 TRACEBACK_ENV = "MCP_CONTEXT_COST_TRACEBACK"
-STATUS = "not-yet-run"  # the record claims nothing about the server: this sweep has no measurement of it
 
 
 def describe(exc: BaseException) -> str:
@@ -43,4 +43,4 @@ def measurement(target: Target, exc: BaseException) -> Measurement:
     capture.failure = Failure("harness", "harness", describe(exc))
     note = (f"harness error: a bug in mcp-context-cost ended this measurement ({describe(exc)}); nothing is claimed "
             "about the server, which is measured again in the next sweep")
-    return Measurement(target, STATUS, capture, [capture], [note], extra={"harnessError": describe(exc)})
+    return Measurement(target, NOT_YET_RUN, capture, [capture], [note], extra={"harnessError": describe(exc)})

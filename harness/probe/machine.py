@@ -4,9 +4,15 @@ docs/METHODOLOGY.md, "Statuses".
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
+import os
 import re
+import shutil
+import socket
+import subprocess
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 # Hosts an install reaches before any server code runs: package registries, git hosts, and where
 # uv downloads managed Pythons from (python-build-standalone releases on GitHub).
@@ -200,9 +206,6 @@ _NODE: list[tuple[int, ...] | None] = []
 def node_version() -> tuple[int, ...] | None:
     """This machine's ``node --version`` as numbers (``None`` without node), read once."""
     if not _NODE:
-        import shutil
-        import subprocess
-
         found = None
         node = shutil.which("node")
         if node:
@@ -247,9 +250,6 @@ def install_host(host: str, configured: frozenset[str] = frozenset()) -> bool:
 
 def _configured_hosts(settings: Mapping[str, str] | None = None) -> frozenset[str]:
     """The hosts the registry/index settings of this process and of ``settings`` name."""
-    import os
-    from urllib.parse import urlsplit
-
     hosts = set()
     for name in _INSTALL_SETTINGS:
         for value in f"{os.environ.get(name, '')} {(settings or {}).get(name, '')}".split():
@@ -264,8 +264,6 @@ def _configured_hosts(settings: Mapping[str, str] | None = None) -> frozenset[st
 
 def _fetch_hosts(line: str) -> list[tuple[str, int]]:
     """``(host, port)`` of each URL a package manager's fetch line on ``line`` names."""
-    from urllib.parse import urlsplit
-
     hosts = []
     for found in _FETCH.finditer(line):
         try:
@@ -319,8 +317,6 @@ _ACCEPTS: dict[tuple[str, int], bool] = {}
 
 def accepts_connections(host: str, port: int = 443, timeout: float = 5.0) -> bool:
     """Whether ``host`` accepts a TCP connection on ``port`` from this machine now (read once)."""
-    import socket
-
     if (host, port) not in _ACCEPTS:
         try:
             with socket.create_connection((host, port), timeout=timeout):
@@ -338,17 +334,12 @@ _RESOLVES: dict[tuple[str, ...], bool] = {}
 
 def dns_control_hosts() -> tuple[str, ...]:
     """The well-known names ``resolves_names`` tries (``DNS_CONTROL_VARIABLE`` overrides them)."""
-    import os
-
     given = tuple(h.strip() for h in os.environ.get(DNS_CONTROL_VARIABLE, "").split(",") if h.strip())
     return given or DNS_CONTROL_HOSTS
 
 
 def resolves_names(timeout: float = 5.0, hosts: tuple[str, ...] | None = None) -> bool:
     """Whether this machine resolves any of ``hosts`` (default ``dns_control_hosts``), read once per set."""
-    import concurrent.futures
-    import socket
-
     hosts = hosts or dns_control_hosts()
     if hosts not in _RESOLVES:
         def one(host: str) -> bool:

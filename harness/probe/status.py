@@ -24,10 +24,6 @@ UNCOUNTABLE = "uncountable"
 TOO_LARGE = "too-large"
 NOT_YET_RUN = "not-yet-run"
 NOT_MEASURED_HERE = "not-measured-here"
-
-STATUSES = (MEASURED, DYNAMIC, AUTH_REQUIRED, STARTUP_FAILURE, TIMEOUT, NOT_APPLICABLE,
-            PROTOCOL_MISMATCH, REMOTE_AUTH_WALL, UNREACHABLE, MALFORMED_REPLY, UNCOUNTABLE, TOO_LARGE,
-            NOT_MEASURED_HERE, NOT_YET_RUN)
 # Statuses the measuring machine itself can cause; only these are retried (methodology, retries).
 RETRIED = (STARTUP_FAILURE, TIMEOUT, NOT_MEASURED_HERE)
 

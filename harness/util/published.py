@@ -16,6 +16,7 @@ CAPTURE_INDEX = "results/capture-index.json"
 TOOL_SHAPE = "results/tool-shape.json"
 BADGES = "badges"
 CATALOG = "servers.yaml"  # not published: the input every page is drawn from
+AD_HOC_DIR = ".mcp-context-cost"  # not published, gitignored: `measure --command/--url` and the Action write here
 RECORD_FILE = "measurement.json"
 DIVERGENCE = "results/divergence.json"
 CROSS_CHECK = "results/cross-check.json"

@@ -11,8 +11,9 @@ import socket
 
 import pytest
 
-from harness.audit import published, suggest
+from harness.audit import published_reader, suggest
 from harness.pages import tool_shape
+from harness.util.published import CAPTURE_INDEX, TOOL_SHAPE
 from tests.audit import published_fixtures as fx
 from tests.audit.conftest import approve_project, report_of, run_audit
 from tests.audit.served import serving
@@ -165,8 +166,8 @@ def test_a_published_file_that_cannot_be_read_is_a_named_problem_and_fails_the_r
     assert reason in done.stderr  # said as it happened, before any server was launched
     assert report["configs"][0]["servers"][0]["status"] == "measured"  # the rest of the audit still ran
     other_name = "suggest" if name == "changed" else "changed"
-    assert gates[other_name]["passed"] and report[other_name]["source"] == published.default_source(
-        suggest.SHAPE if other_name == "suggest" else "results/capture-index.json")
+    assert gates[other_name]["passed"] and report[other_name]["source"] == published_reader.default_source(
+        TOOL_SHAPE if other_name == "suggest" else CAPTURE_INDEX)
     assert "**Problem:**" in md.read_text() and f"**{name}: failed**" in md.read_text()
 
 

@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from harness.audit import changed, published
+from harness.audit import changed, published_reader
 from harness.cli import main
 from harness.pages.regen import regen
 from tests.audit.served import serving
@@ -97,11 +97,11 @@ def test_index_from_a_path_and_from_a_raw_url(tmp_path):
     (tmp_path / "results").mkdir()
     _write(tmp_path / "results/capture-index.json", INDEX)
     assert changed.load_index(root=tmp_path) == INDEX  # the local checkout first
-    assert published.default_source("results/capture-index.json", tmp_path / "nowhere") == \
-        published.PUBLISHED_RAW + "results/capture-index.json"
+    assert published_reader.default_source("results/capture-index.json", tmp_path / "nowhere") == \
+        published_reader.PUBLISHED_RAW + "results/capture-index.json"
     with serving(tmp_path) as base:
         assert changed.load_index(base + "results/capture-index.json") == INDEX
-        with pytest.raises(published.Unavailable, match=r"capture index could not be read from http://127\.0\.0\.1:\d+/"
+        with pytest.raises(published_reader.Unavailable, match=r"capture index could not be read from http://127\.0\.0\.1:\d+/"
                                                         r"results/missing\.json: HTTP 404"):
             changed.load_index(base + "results/missing.json")
 
@@ -124,15 +124,15 @@ def test_every_failure_to_read_the_index_is_a_named_problem(tmp_path, monkeypatc
     problems[str(tmp_path / "text.json")] = "not JSON"
     problems[str(tmp_path / "deep.json")] = "not JSON"
     for source, reason in problems.items():
-        with pytest.raises(published.Unavailable) as caught:
+        with pytest.raises(published_reader.Unavailable) as caught:
             changed.load_index(source)
         assert str(caught.value).startswith(f"capture index could not be read from {source}: ")
         assert reason in caught.value.reason, (source, caught.value.reason)
         assert "Pool(" not in caught.value.reason and "…" not in caught.value.reason
-    monkeypatch.setattr(published, "MAX_BYTES", 100)
-    with pytest.raises(published.Unavailable, match="larger than 100 bytes"):
+    monkeypatch.setattr(published_reader, "MAX_BYTES", 100)
+    with pytest.raises(published_reader.Unavailable, match="larger than 100 bytes"):
         changed.load_index(_write(tmp_path / "big.json", INDEX))
-    with serving(tmp_path) as base, pytest.raises(published.Unavailable, match="larger than 100 bytes"):
+    with serving(tmp_path) as base, pytest.raises(published_reader.Unavailable, match="larger than 100 bytes"):
         changed.load_index(base + "big.json")
 
 
@@ -193,9 +193,9 @@ def test_a_download_that_never_ends_is_cut_at_the_deadline(monkeypatch):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
     server.daemon_threads, server.block_on_close = True, False
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(published, "DEADLINE", 0.5)
+    monkeypatch.setattr(published_reader, "DEADLINE", 0.5)
     try:
-        with pytest.raises(published.Unavailable, match=r"still downloading after 0\.5 s"):
+        with pytest.raises(published_reader.Unavailable, match=r"still downloading after 0\.5 s"):
             changed.load_index(f"http://127.0.0.1:{server.server_address[1]}/capture-index.json")
     finally:
         server.shutdown()

@@ -1,4 +1,4 @@
-"""Where ``--index`` / ``--tool-shape`` point (harness/audit/published.py): a local path that is no regular
+"""Where ``--index`` / ``--tool-shape`` point (harness/audit/published_reader.py): a local path that is no regular
 file (a FIFO) is a named problem at once, never a blocked read; a URL's credentials never reach a report,
 a terminal or a problem line, in any encoding."""
 
@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from harness.audit import changed, published, suggest
+from harness.audit import changed, published_reader, suggest
 from harness.cli import main
 from harness.probe.redact import Secrets
 from tests.audit.served import serving
@@ -41,7 +41,7 @@ def _not_regular(tmp_path):
 @pytest.mark.parametrize("what, reader", READERS)
 def test_a_path_that_is_no_regular_file_is_a_named_problem_at_once(tmp_path, what, reader):
     for kind, path in _not_regular(tmp_path).items():
-        looked = published.lookup(str(path), reader)
+        looked = published_reader.lookup(str(path), reader)
         assert looked.document is None and looked.source == str(path)
         expected = kind.replace(" behind a symlink", "")
         assert looked.problem == f"{what} could not be read from {path}: not a regular file ({expected})", kind
@@ -79,7 +79,7 @@ def test_credentials_in_an_index_url_never_reach_the_problem_or_the_source(tmp_p
     with serving(tmp_path) as base:  # nothing served there: every URL answers HTTP 404
         cases = _urls(base) | _urls(f"http://127.0.0.1:{_closed_port()}/")
         for url, secrets in cases.items():
-            looked = published.lookup(url, reader)
+            looked = published_reader.lookup(url, reader)
             assert looked.document is None and "***" in looked.source, url
             assert looked.problem.startswith(f"{what} could not be read from {looked.source}: "), looked.problem
             _assert_clean(looked.source + "\n" + looked.problem, secrets)
@@ -88,8 +88,8 @@ def test_credentials_in_an_index_url_never_reach_the_problem_or_the_source(tmp_p
 def test_a_url_without_credentials_is_shown_as_given(tmp_path):
     for url in ("https://raw.githubusercontent.com/o/r/main/results/capture-index.json",
                 "http://127.0.0.1:8000/x.json?ref=main&limit=100000&X-Amz-Expires=3600"):
-        assert published.shown(url) == url
-    assert published.shown(str(tmp_path / "a:b@c.json")) == str(tmp_path / "a:b@c.json")  # a path, not a URL
+        assert published_reader.shown(url) == url
+    assert published_reader.shown(str(tmp_path / "a:b@c.json")) == str(tmp_path / "a:b@c.json")  # a path, not a URL
 
 
 def test_measure_changed_never_prints_an_index_urls_credentials(tmp_path, capsys):
@@ -140,10 +140,10 @@ def _header_drip() -> tuple[socket.socket, str]:
 @pytest.mark.timeout(50)
 @pytest.mark.parametrize("what, reader", READERS)
 def test_a_server_dripping_its_headers_is_cut_at_the_overall_deadline(monkeypatch, what, reader):
-    monkeypatch.setattr(published, "DEADLINE", 1.0)
+    monkeypatch.setattr(published_reader, "DEADLINE", 1.0)
     listener, base = _header_drip()
     try:
-        looked = published.lookup(base + "capture-index.json", reader)
+        looked = published_reader.lookup(base + "capture-index.json", reader)
     finally:
         listener.close()
     assert looked.problem == f"{what} could not be read from {base}capture-index.json: still downloading after 1 s"

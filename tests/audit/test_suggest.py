@@ -10,8 +10,9 @@ import json
 import pytest
 
 from harness.action.summary import render
-from harness.audit import published, suggest
+from harness.audit import published_reader, suggest
 from harness.pages import tool_shape
+from harness.util.published import TOOL_SHAPE
 from tests.audit.served import serving
 
 
@@ -109,8 +110,8 @@ def test_job_summary_names_a_baseline_it_cannot_read(tmp_path):
 def test_the_checkouts_own_baseline_is_the_default():
     # regen publishes results/tool-shape.json in this repository; the Action (run from a checkout of
     # it) reads that file, and only a copy without it (the container image) fetches the raw URL.
-    assert published.default_source(suggest.SHAPE) == str(published.CHECKOUT / "results/tool-shape.json")
+    assert published_reader.default_source(TOOL_SHAPE) == str(published_reader.CHECKOUT / "results/tool-shape.json")
     shape = suggest.load_shape()
     assert shape["tools"] > 0 and len(shape["metrics"]["descriptionTokens"]) == 101
-    assert published.default_source(suggest.SHAPE, published.CHECKOUT / "nowhere") == \
-        published.PUBLISHED_RAW + "results/tool-shape.json"
+    assert published_reader.default_source(TOOL_SHAPE, published_reader.CHECKOUT / "nowhere") == \
+        published_reader.PUBLISHED_RAW + "results/tool-shape.json"

@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 from typing import get_args, get_type_hints
 
-from harness.core.record import Attempt, Isolation, Record, ResolvedPackage, Status, ToolRow
+from harness.core.record import STATUSES, Attempt, Isolation, Record, ResolvedPackage, Status, ToolRow
+from harness.probe import status
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "measurement.schema.json").read_text())
@@ -23,6 +24,14 @@ def test_record_keys_are_the_schemas():
 
 def test_status_values_are_the_schemas():
     assert set(get_args(Status)) == set(SCHEMA["properties"]["status"]["enum"])
+    history = json.loads((REPO / "schemas" / "history.schema.json").read_text())
+    assert list(STATUSES) == history["properties"]["status"]["enum"]
+
+
+def test_the_probes_status_names_are_statuses():
+    constants = {value for name, value in vars(status).items() if name.isupper() and not name.startswith("_")
+                 and isinstance(value, str)}
+    assert constants == set(STATUSES)
 
 
 def test_nested_rows_are_the_schemas():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from harness.db.history import STATUSES
+from harness.core.record import STATUSES
 from tests.conftest import REPO, conformance_dir
 
 PAGE = (REPO / "docs" / "METHODOLOGY.md").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.db.history import STATUSES
+from harness.core.record import STATUSES
 from harness.pages.badge import badge_for
 from harness.pages.board import NOT_MEASURED_HERE_NOTE
 from harness.pages.regen import regen

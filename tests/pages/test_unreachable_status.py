@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from harness.db.history import STATUSES
+from harness.core.record import STATUSES
 from harness.pages.badge import badge_for
 from harness.pages.regen import regen
 from tests.pages import builders as b

@@ -67,10 +67,10 @@ def test_verify_never_prints_a_url_credential(url, expected, secrets, json_flag)
 
 
 def test_audit_prints_a_published_source_through_the_same_printer():
-    from harness.audit import published
+    from harness.audit import published_reader
 
     for url, expected, _ in CASES:
-        assert published.shown(url) == expected
+        assert published_reader.shown(url) == expected
 
 
 @pytest.mark.parametrize("url, secret", [(url, secrets[-1]) for url, _, secrets in CASES[5:10]])

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from harness.audit.model import BUILTIN, EXTENSION, HTTP, SSE, STDIO, Entry
 from harness.audit.readers import brief
@@ -299,8 +300,6 @@ def _remote(entry: Entry, raw: dict, shape: Shape, where: str, expander: Expande
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not one a client can connect to, never quoting it; ``None`` when it is."""
-    from urllib.parse import urlsplit
-
     if not url.startswith(("http://", "https://")):
         return "not an http(s) URL"
     if any(ord(c) <= 0x20 or 0x7f <= ord(c) <= 0x9f for c in url):

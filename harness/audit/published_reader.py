@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 from harness.db.reason import decisive
 from harness.probe.environment import credential_like, url_secrets
@@ -56,8 +57,6 @@ def shown(source: str | Path) -> str:
 
 def _secrets(source: str):
     """The credentials a URL may carry: userinfo, secret-named query values, any value that reads as one."""
-    from urllib.parse import parse_qsl, urlsplit
-
 
     if not is_url(source):
         return Secrets(())
