@@ -20,14 +20,14 @@ from harness.db.history import HistoryError
 from harness.db.sweep import SweepResult, default_concurrency, stage_record, sweep
 from harness.pages.badge import stage_badges
 from harness.pages.published_records import RecordError
-from harness.pages.regen import regen
+from harness.pages.regen import regen_after_publish
 from harness.probe import isolation
 from harness.util import published, untrusted
 from harness.util.cliargs import iso_date, positive_int, unknown_names
 from harness.util.schemas import SchemaViolation
 
 # What a publish asks of the pages (they sit above db, so they are handed down).
-PAGES = publish.PageSteps(stage_badges, regen, (CatalogError, RecordError, HistoryError))
+PAGES = publish.PageSteps(stage_badges, regen_after_publish, (CatalogError, RecordError, HistoryError))
 
 
 def register(sub) -> None:

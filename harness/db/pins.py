@@ -103,10 +103,15 @@ def _pypi_pin(words: list[str]) -> tuple[Pin | None, str]:
     return None, "no package in the command"
 
 
+def exact(version: str) -> bool:
+    """Whether ``version`` is an exact release (``EXACT``), never a tag, a range or other words."""
+    return bool(EXACT.fullmatch(version)) and version != "latest"
+
+
 def _checked(registry: str, package: str, version: str, spec: str) -> tuple[Pin | None, str]:
     if not version:
         return None, "not pinned: the launcher picks the newest release at each launch"
-    if not EXACT.match(version) or version == "latest":
+    if not exact(version):
         return None, f"{version!r} is a tag or a range, not an exact release"
     return Pin(registry, package, version, spec), ""
 
@@ -130,6 +135,8 @@ def plan(catalog: Catalog, src, only: set[str] | None = None) -> list[Change]:
             changes.append(Change(entry.name, None, note=why))
             continue
         newest, problem = answers[pin.registry, pin.package]
+        if newest is not None and not exact(newest):  # never words a command would run: an option, a path
+            newest, problem = None, f"the registry's newest, {newest!r}, is not an exact release"
         if newest is None:
             changes.append(Change(entry.name, pin, note=f"left as it is: {problem}"))
             continue

@@ -1,4 +1,5 @@
-"""Regenerate everything published from what is on disk: :func:`regen`, :func:`render_all`.
+"""Regenerate everything published from what is on disk: :func:`regen`, :func:`render_all`;
+:func:`regen_after_publish` also brings ``results/releases.json`` up to date from git first.
 
 Rules: docs/PAGES.md, "Regen".
 """
@@ -16,13 +17,14 @@ from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
                              readings, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
+from harness.pages.backfill import BackfillError
 from harness.pages.board import build_rows
 from harness.db.history import by_server, read_history
 from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
 
-CATALOG = "servers.yaml"
+CATALOG = published.CATALOG
 _OWNED = ((published.SERVER_DIR, ".md"), (published.SERVER_DIR, ".html"), (published.SPARK_DIR, ".svg"), (published.TREND_DIR, ".svg"))
 
 
@@ -118,6 +120,19 @@ def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -
     atomic.write_many({root / rel: _published(rel, text).encode("utf-8") for rel, text in outputs.items()})
     _remove_stale(root, {Path(rel) for rel in outputs})
     return sorted(root / rel for rel in outputs)
+
+
+def regen_after_publish(repo_root: Path) -> list[Path]:
+    """:func:`regen`, after rewriting ``results/releases.json`` from git and the records on disk (left as it is
+    when the history cannot be read, as in a shallow clone); the output paths, sorted."""
+    root = Path(repo_root)
+    names = [e.name for e in load_catalog(root / CATALOG).entries]
+    try:
+        moved = releases.refresh(root, names, load_records(root / published.RESULTS, names))
+    except BackfillError:
+        moved = None
+    written = regen(root)
+    return sorted(set(written) | ({moved} if moved is not None else set()))
 
 
 def _published(relative, text: str) -> str:

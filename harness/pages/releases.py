@@ -17,10 +17,10 @@ from harness.db.history import NUMBERED
 from harness.pages.backfill import record_versions
 from harness.pages.text import as_int, md, num
 from harness.pages.published_records import RecordError
-from harness.util import bounded
+from harness.util import atomic, bounded, published, untrusted
 
 METHOD = "release-cost/v1"
-FILE = "results/releases.json"
+FILE = published.RELEASES
 MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -66,6 +66,16 @@ def release_of(record: Mapping[str, Any]) -> str | None:
     return match.group(1) if match else None
 
 
+_PIN = re.compile(r"(?<=\S)(?:@|==)\d+(?:\.\d+)+[0-9A-Za-z.+-]*(?=\s|$)")
+
+
+def launch_of(record: Mapping[str, Any]) -> tuple[str, str]:
+    """How the record's server was launched, its release pin left out: ``(launchCommand, isolation mode)``."""
+    isolation = record.get("isolation")
+    mode = str(isolation.get("mode")) if isinstance(isolation, dict) else ""
+    return _PIN.sub("", str(record.get("launchCommand") or "")), mode
+
+
 def measured(record: Mapping[str, Any]) -> Measured | None:
     """The record as a measured release, or ``None`` (a failure, or no release said)."""
     version, tokens = release_of(record), as_int(record.get("totalTokens"))  # a committed record parses 2378.0
@@ -79,15 +89,18 @@ def series(name: str, records: list[Mapping[str, Any]]) -> list[ReleaseRow]:
     """The release moves in ``records`` (one server's, oldest first)."""
     out: list[ReleaseRow] = []
     last: Measured | None = None
+    last_launch: tuple[str, str] | None = None
     for record in records:
         now = measured(record)
         if now is None:
             continue
-        if last is not None and now.version != last.version:
+        launch = launch_of(record)
+        # another launch (an option added or dropped, another isolation) moves the cost too: never a release's row
+        if last is not None and now.version != last.version and launch == last_launch:
             before, after = set(last.tools), set(now.tools)
             out.append(ReleaseRow(name, last.version, now.version, now.date, last.tokens, now.tokens,
                                   now.tokens - last.tokens, tuple(sorted(after - before)), tuple(sorted(before - after))))
-        last = now
+        last, last_launch = now, launch
     return out
 
 
@@ -109,6 +122,23 @@ def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
            "servers": {name: [asdict(r) | {"summary": r.summary()} for r in by_server[name]]
                        for name in sorted(by_server) if by_server[name]}}
     return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def refresh(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any]]) -> Path | None:
+    """Rewrite ``<root>/results/releases.json`` from git and the ``current`` records; its path when the
+    bytes changed, else ``None``. Raises ``BackfillError`` when the history cannot be read (a shallow clone)."""
+    by_server = rows(root, names, current)
+    path = Path(root) / FILE
+    if not any(by_server.values()) and not path.exists():
+        return None  # nothing moved yet: no file to publish
+    text = untrusted.json_text(render_json(by_server))
+    try:
+        if bounded.read_regular(path, MAX_BYTES).decode("utf-8") == text:
+            return None
+    except (OSError, ValueError):
+        pass  # absent or unreadable: written afresh
+    atomic.write_text(path, text)
+    return path
 
 
 def load(root: Path) -> dict[str, list[ReleaseRow]]:

@@ -79,7 +79,8 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 if found is not None:
                     if npm_cache is not None:
                         mark_complete(found.executable, isolation, npm_cache)
-                    findings = _findings(ran, npm_cache, since) or _declared_engine(found, isolation, npm_cache)
+                    findings = _findings(ran, npm_cache, since, found, isolation) \
+                        or _declared_engine(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
                     return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
                                    time.monotonic() - started)
@@ -142,16 +143,29 @@ def _out_of_space(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[
     return machine.no_space(text) or (machine.no_space(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
 
 
-def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> tuple[str, ...]:
+_EBADENGINE_OF = re.compile(r"^npm EBADENGINE: (\S+)@[^@\s]+ requires node ")
+
+
+def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]],
+              found: resolve.Resolved, isolation: str) -> tuple[str, ...]:
+    """npm's engine warning of this install, kept only when the package it names, as installed, declares
+    that requirement: an install script can print (or log) npm's words too."""
     text = _stderr(ran) if ran is not None else ""
     line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
-    return (line,) if line else ()
+    named = _EBADENGINE_OF.match(line) if line else None
+    if line is None or named is None or not _declared_engine(found, isolation, npm_cache, named.group(1)):
+        return ()
+    return (line,)
 
 
-def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The installed package's ``engines.node`` when this Node is below it."""
+def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None,
+                     package: str | None = None) -> tuple[str, ...]:
+    """The installed ``package``'s (default: the server's own) ``engines.node`` when this Node is below it."""
 
     if npm_cache is None or found.launcher != "npx":
+        return ()
+    package = package or found.package
+    if package.startswith((".", "/")) or ".." in package.split("/") or package.count("/") > (package[0] == "@"):
         return ()
     bin_dir = found.executable
     if isolation == "sandbox":
@@ -159,7 +173,7 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
         if not bin_dir.startswith(inside):
             return ()
         bin_dir = str(npm_cache / bin_dir.removeprefix(inside))
-    manifest = Path(bin_dir).parent / found.package / "package.json"
+    manifest = Path(bin_dir).parent / package / "package.json"
     real = os.path.realpath(manifest)
     if not real.startswith(os.path.realpath(npm_cache) + os.sep) or not os.path.isfile(real):
         return ()
@@ -171,7 +185,8 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
     current = machine.node_version()
     if not isinstance(declared, str) or not current or not machine.below(declared, current):
         return ()
-    text = f"{found.package}@{found.version} declares engines.node {declared!r}; this machine has " \
+    version = found.version if package == found.package else "installed"
+    text = f"{package}@{version} declares engines.node {declared!r}; this machine has " \
            f"v{'.'.join(map(str, current))}"
     return (text[:machine.MAX_CHARS],)
 
@@ -179,6 +194,8 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
             bound: float, short: str | None = None) -> Capture:
     tail = _stderr(ran)
+    if ran.scripts:  # npm's own banners, from its stdout: which install scripts it had started
+        tail = "".join(f"{banner}\n" for banner in ran.scripts) + tail
     logged = short or (npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None)
     if logged and logged not in tail:
         tail = (tail.rstrip("\n") + "\n" if tail.strip() else "") + f"{npmlog.PREFIX}{logged}\n"
@@ -258,8 +275,12 @@ MARKER = ".mcp-context-cost-installed"  # written into an install the harness sa
 PROCEDURE = 3
 MARKER_TEXT = f"complete by install procedure {PROCEDURE}\n"
 MARKER_BYTES = 256  # a marker's text is read at most this far
+MANIFEST_BYTES = 1 << 20  # an install's package.json larger than this is not npm's
 NPM_LOCK = "concurrency.lock"
-LOCK_STALE_SECONDS = 5.0  # npm touches a lock it holds every second: one untouched for this long is dead
+# npm touches a lock it holds every second and takes one over only after it is 60 s untouched. In a cache
+# shared with processes the harness does not own (the host's), a lock is judged by npm's own rule: a
+# loaded machine can stall a live npm for seconds, and its install must not be taken from under it.
+LOCK_STALE_SECONDS = 60.0
 
 
 def npm_cache_dir(isolation: str, target_name: str, launch: str, env: dict[str, str] | None = None) -> Path:
@@ -304,12 +325,15 @@ def incomplete_npx_installs(npm_cache: Path, exclusive: bool = False) -> list[tu
 def _untrusted(directory: Path, marker_needed: bool) -> str | None:
 
     manifest = directory / "package.json"
-    if not manifest.is_file():
+    if not os.path.lexists(manifest):
         return "an install that never completed (node_modules without package.json)" \
             if (directory / "node_modules").exists() else None
+    text = _plain_text(manifest, MANIFEST_BYTES)
     try:
-        wanted = json.loads(manifest.read_text(encoding="utf-8")).get("dependencies") or {}
-    except (OSError, ValueError, AttributeError):
+        wanted = json.loads(text).get("dependencies") or {} if text is not None else None
+    except (ValueError, AttributeError):
+        wanted = None
+    if not isinstance(wanted, dict):
         return "an unreadable package.json"
     missing = [name for name in wanted if not (directory / "node_modules" / name / "package.json").is_file()]
     if missing:
@@ -327,14 +351,26 @@ def _marker(directory: Path) -> str | None:
     path = directory / MARKER
     if not os.path.lexists(path):
         return None
+    text = _plain_text(path, MARKER_BYTES, cut=True)
+    return "" if text is None else text
+
+
+def _plain_text(path: Path, limit: int, cut: bool = False) -> str | None:
+    """``path``'s text when it is a regular file, not a link, of at most ``limit`` bytes (``cut``: its first
+    ``limit`` bytes); ``None`` otherwise. Never blocks on a fifo or follows a link out of the cache."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return ""
+        return None
     try:
-        return os.read(fd, MARKER_BYTES).decode("utf-8", errors="replace") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit + 1)
+        if len(data) > limit and not cut:
+            return None
+        return data[:limit].decode("utf-8", errors="replace")
     except OSError:
-        return ""
+        return None
     finally:
         os.close(fd)
 
@@ -388,7 +424,18 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
     install = _install_dir(bin_dir, isolation, npm_cache)
     if install is None:
         return
+    # written beside and renamed over: whatever the package left at the marker's name (a link out of the
+    # cache, a fifo) is replaced, never written through or waited on
+    temporary = install / f"{MARKER}.{os.getpid()}.tmp"
     try:
-        (install / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, MARKER_TEXT.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temporary, install / MARKER)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

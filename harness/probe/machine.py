@@ -34,7 +34,8 @@ _INSTALL_SETTINGS = ("npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL
                      "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_PYTHON_INSTALL_MIRROR")
 # A connection to a named host that failed other than by name resolution: checked against this machine.
 _CONNECT_FAILED = re.compile(r"ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|Connection refused"
-                             r"|Network is unreachable|connection reset|timed out", re.IGNORECASE)
+                             r"|Network is unreachable|connection reset|timed out|ERR_SOCKET_TIMEOUT|socket timeout"
+                             r"|socket hang up", re.IGNORECASE)
 # npm prints its fetch error's code on a line of its own; every npm fetch is to a registry or git host.
 _NPM_CODE = re.compile(r"^npm (?:error|ERR!) code (?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
                        r"|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|SELF_SIGNED_CERT_IN_CHAIN"
@@ -83,9 +84,19 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False, install: 
         line = engine_line(stderr_tail)
     else:
         line = evidence(stderr_tail, verify_hosts=True, settings=settings)
+        if line is not None and install and PACKAGE_CODE_RAN.search(stderr_tail) \
+                and cause(line, stderr_tail) == REGISTRY:
+            line = None  # the registry served this install: such words are the package's own code's
     if line is None:
         return unresolved_on_dnsless_machine(stderr_tail, download=install)
     return line, cause(line, stderr_tail)
+
+
+# An install that had run the package's own code: npm fetches every package before it starts any install
+# script (its banner, ``> pkg@1.0.0 postinstall``), and uv's build backend builds what uv fetched. Registry
+# words in such an install's output (a script can print any) are no evidence of the registry.
+PACKAGE_CODE_RAN = re.compile(r"^> \S+@\S+ (?:preinstall|install|postinstall|prepare)$"
+                              r"|The build backend returned an error", re.MULTILINE)
 
 
 # A lookup that failed, naming its host: node (``getaddrinfo ENOTFOUND h``), urllib3/requests
@@ -95,8 +106,12 @@ LOOKUP_FAILED = re.compile(r"(?:ENOTFOUND|EAI_AGAIN|Could not resolve host:?|Fai
                             r"|\blookup ([A-Za-z0-9.-]+)(?: on \S+?)?: (?:no such host|server misbehaving|i/o timeout)"
                             r"|Cannot connect to host ([A-Za-z0-9.-]+):\d+ .*(?:Name or service not known"
                             r"|Temporary failure in name resolution|nodename nor servname)", re.IGNORECASE)
-# Names no DNS anywhere resolves (RFC 6761, RFC 6762): failing to resolve one is the server's own doing.
-_NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".internal", ".home.arpa")
+# Names no DNS anywhere resolves (RFC 6761, RFC 6762), and the private networks' own suffixes that are no
+# public top-level domain (``.home``, ``.corp`` and ``.mail`` ICANN will never delegate; ``.lan``,
+# ``.svc``, ``.consul``, ``.docker`` name a LAN, a cluster, a service mesh): failing to resolve one is the
+# server's own doing, on any machine outside that network.
+_NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".internal", ".home.arpa", ".home", ".corp",
+                 ".mail", ".lan", ".localdomain", ".intranet", ".private", ".svc", ".consul", ".docker")
 
 
 def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> tuple[str, str] | None:

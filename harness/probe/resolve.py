@@ -6,6 +6,7 @@ not measuring".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -26,7 +27,7 @@ from harness.probe.workdir import launch_dir
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
 SCRIPT_SHELL = "npm_config_script_shell"
 FOREGROUND_SCRIPTS = "npm_config_foreground_scripts"
-MAX_OUTPUT = 4 << 20  # bytes a resolution may print (an environment, some versions)
+MAX_OUTPUT = 4 << 20  # bytes of a resolution's stdout kept (its end: an environment, some versions)
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
 _NAME = re.compile(r"^(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*$", re.IGNORECASE)
 _PY_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(?:(==|@)([^\s;]+))?$")
@@ -179,6 +180,12 @@ class Ran:
     timed_out: bool
     stderr: bytes
     elapsed_seconds: float
+    scripts: tuple[str, ...] = ()  # the banners npm printed on stdout for the install scripts it started
+
+
+# npm's banner for a foreground install script it starts (``> pkg@1.0.0 postinstall``), on stdout
+SCRIPT_BANNER = re.compile(rb"^> (\S+@\S+ (?:preinstall|install|postinstall|prepare))$", re.MULTILINE)
+MAX_BANNERS = 8
 
 
 async def run_resolution(target: Target, isolation: str = "host", *, pass_declared_values: bool = True,
@@ -266,6 +273,7 @@ async def resolved_target(target: Target, isolation: str, **kwargs) -> Target:
     return target if found is None else dataclasses.replace(target, resolved=found)
 
 
+DRAIN_SECONDS = 2.0  # how long an ended run's pipes are read while something it left running holds them
 STDERR_KEPT = 1 << 16  # bytes of a resolution's stderr kept as its tail (npm's errors come last)
 
 
@@ -281,23 +289,41 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
         finally:
             for fd in fds:
                 os.close(fd)
-        tail = bytearray()
-        out, code, timed_out = b"", None, False
+        tail, out = bytearray(), bytearray()
+        code, timed_out = None, False
+        reading = asyncio.ensure_future(asyncio.gather(_bounded(proc.stdout, out), _tail(proc.stderr, tail)))
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            out, _ = await asyncio.wait_for(asyncio.gather(_bounded(proc.stdout), _tail(proc.stderr, tail)), timeout)
-            code = await asyncio.wait_for(proc.wait(), 5.0)
+            loop = asyncio.get_running_loop()
+            ends = loop.time() + timeout
+            while not reading.done() and proc.returncode is None and loop.time() < ends:
+                await asyncio.sleep(0.05)
+            if not reading.done() and proc.returncode is not None:
+                # it ended while something it left running holds its pipes: a moment to drain, not the bound
+                await asyncio.wait({reading}, timeout=max(0.0, min(DRAIN_SECONDS, ends - loop.time())))
+            if reading.done():
+                reading.result()
+                code = await asyncio.wait_for(proc.wait(), 5.0)
+            elif proc.returncode is not None:
+                code = proc.returncode
+            else:
+                timed_out = True
         except asyncio.TimeoutError:
             timed_out = True
         finally:
+            if not reading.done():
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ValueError):
+                    await reading
             ended = await process.terminate(proc, grace=0.5)
             transport = getattr(proc, "_transport", None)  # the pipes of a run cut short, closed now
             if transport is not None:
                 transport.close()
     if code is None and not timed_out:
         code = ended
-    return out, Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started)
+    banners = tuple(m.group(0).decode("utf-8", errors="replace") for m in SCRIPT_BANNER.finditer(out))[:MAX_BANNERS]
+    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started, banners)
 
 
 async def _tail(stream, keep: bytearray) -> None:
@@ -306,14 +332,12 @@ async def _tail(stream, keep: bytearray) -> None:
         del keep[:-STDERR_KEPT]
 
 
-async def _bounded(stream) -> bytes:
-    chunks, size = [], 0
+async def _bounded(stream, keep: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its last ``MAX_OUTPUT`` bytes: the dumper's line comes last, after
+    whatever the install scripts printed (a native build's log can be long)."""
     while chunk := await stream.read(1 << 16):
-        size += len(chunk)
-        if size > MAX_OUTPUT:
-            raise ValueError("resolution printed too much")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        keep += chunk
+        del keep[:-MAX_OUTPUT]
 
 
 def _dumper_dir() -> Path:

@@ -34,7 +34,7 @@ RETRIED = (STARTUP_FAILURE, TIMEOUT, NOT_MEASURED_HERE)
 _CREDENTIAL = (r"(api[ _-]?key|access[ _-]?token|auth(?:entication|orization)?[ _-]?token|bearer token|credentials?"
                r"|personal access token|secret key|client secret|password|\bapi token\b|oauth(?:[ _-]?(?:keys?|token|client))?"
                r"|service[ _-]?account(?: key)?|keys? file)")
-_MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
+_MISSING = r"(required|missing|not (?:set|found|provided|configured|defined)|undefined|must be (?:set|provided)|is empty|invalid|unauthori[sz]ed|expired|no .{0,20}(?:key|token) (?:found|provided|set))"
 _AUTH_LINE = re.compile(rf"{_CREDENTIAL}.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}{_CREDENTIAL}", re.IGNORECASE)
 _VERSION_WORDS = re.compile(r"protocol[ _-]?version|unsupported (?:protocol )?version", re.IGNORECASE)
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -82,6 +82,9 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
                                        settings=dict(target.set_env))
     if found is None:
         return verdict
+    if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION \
+            and _crashed_after(found[0], capture.stderr_tail):
+        return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
@@ -110,7 +113,8 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
-            if line and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
+            if line and not _NPM_OWN.match(line) \
+                    and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
                 return line[:300]
     return None
 
@@ -121,7 +125,20 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
 # ending in TOKEN, KEY, SECRET, PASSWORD, PAT or CREDENTIALS) counts as naming a credential.
 _ASK = r"\b(?:provide|set|pass|supply|specify|export|configure|add|enter)\b"
 _ENV_SECRET = r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PAT|CREDENTIALS?)\b"
-_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})")
+# Also: a sign-in the server says it lacks ("Not authenticated. Run 'acme auth login'", "You must log in
+# first", "No credentials found"), a credential option a command-line parser says is missing
+# ("Missing required option '--token <token>'"), and Python's crash reading an unset credential variable
+# (``KeyError: 'ACME_API_KEY'``).
+_SIGN_IN = (r"\bnot (?:logged|signed) in\b|\bnot authenticated\b|\bunauthenticated\b"
+            r"|\b(?:login|log[ -]in|sign[ -]in) (?:is )?required\b|\bmust (?:first )?(?:log ?in|sign in|authenticate)\b"
+            r"|\bno credentials? (?:(?:were|was) )?(?:found|provided|configured|available)\b"
+            r"|(?:required|missing).{0,40}--(?:[a-z0-9]+-)*(?:token|key|secret|password|pat)\b")
+_ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|{_ENV_SECRET}.{{0,80}}(?i:{_MISSING})"
+                    rf"|(?i:{_SIGN_IN})|\bKeyError: ['\"]{_ENV_SECRET}['\"]")
+
+
+# npm's own words (its registry's 401, "Unable to authenticate"): the package manager's, never a server asking.
+_NPM_OWN = re.compile(r"npm (?:error|ERR!|warn|WARN|notice)(?:\s|$)")
 
 
 def credential_request(line: str) -> bool:
@@ -136,10 +153,13 @@ def _named_claim(env_names) -> re.Pattern | None:
     return re.compile(rf"\b(?:{names})\b.{{0,80}}{_MISSING}|{_MISSING}.{{0,80}}\b(?:{names})\b", re.IGNORECASE)
 
 
-# A crash no credential explains: the package's code or install is broken (a module missing, code
-# that does not parse or names what does not exist), whatever the server said about a token first.
+# A crash no credential, lookup or download explains: the package's code or install is broken (a module
+# missing, code that does not parse or names what does not exist), whatever the server said first. A
+# reply that is not JSON (an error page) is no such crash.
 _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError"
-                     r"|ReferenceError|NameError: name|SyntaxError: (?!Unexpected token .{0,20} in JSON)"
+                     r"|ReferenceError|NameError: name"
+                     r"|SyntaxError: (?!Unexpected token .{0,20} in JSON|Unexpected end of JSON input"
+                     r"|.*is not valid JSON)"
                      r"|Segmentation fault|SIGSEGV")
 
 
@@ -147,6 +167,12 @@ def _broken_after(auth_line: str, stderr_tail: str) -> bool:
     """Whether the tail's last error line is a crash of the package's own (``_BROKEN``)."""
     last = last_line(stderr_tail)
     return last is not None and last != auth_line and bool(_BROKEN.search(last))
+
+
+def _crashed_after(evidence: str, stderr_tail: str) -> bool:
+    """Whether the tail's last error line is a crash of the package's own (``_BROKEN``) other than ``evidence``."""
+    last = last_line(stderr_tail)
+    return last is not None and last not in evidence and bool(_BROKEN.search(last))
 
 
 def _declared_not_applicable(target: Target, capture: Capture, failure: Failure) -> Verdict | None:

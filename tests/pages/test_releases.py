@@ -142,3 +142,75 @@ def test_regen_shows_the_rows_on_the_server_page(tmp_path):
     with pytest.raises(RecordError, match="results/releases.json: not a release-cost file"):
         regen(root)
     assert (root / "docs" / "servers" / "memory.md").read_text() == before
+
+
+def test_a_publish_brings_the_releases_file_up_to_date_from_git(repo):
+    """The sweep's page step rewrites results/releases.json from the history and the records just
+    promoted, and names it among its outputs only when its bytes changed."""
+    from harness.pages.regen import regen_after_publish
+
+    record = repo / "results" / "memory" / "measurement.json"
+    record.write_text(json.dumps(version("1.6.0", 2000, ["a", "b", "c"], "2026-11-02"), indent=1))
+    written = regen_after_publish(repo)
+    path = repo / "results" / "releases.json"
+    assert path in written
+    assert [r["version"] for r in json.loads(path.read_text())["servers"]["memory"]] == ["1.5.0", "1.6.0"]
+    assert path.read_text() == (repo / "results" / "releases.json").read_text()
+    assert path not in regen_after_publish(repo)  # unchanged: not an output again
+    assert "## Cost per release" in (repo / "docs" / "servers" / "memory.md").read_text()
+
+
+def test_a_shallow_clone_keeps_the_releases_file_as_it_is(repo, tmp_path):
+    from harness.pages.regen import regen_after_publish
+
+    assert regen_after_publish(repo)  # writes the file from the full history
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "pages")
+    shallow = tmp_path / "shallow"
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    kept = (shallow / "results" / "releases.json").read_bytes()
+    assert b"1.4.0" in kept
+    (shallow / "results" / "memory" / "measurement.json").write_text(
+        json.dumps(version("1.7.0", 1500, ["a"], "2026-11-09"), indent=1))
+    written = regen_after_publish(shallow)
+    assert shallow / "results" / "releases.json" not in written
+    assert (shallow / "results" / "releases.json").read_bytes() == kept
+
+
+def test_no_release_moves_and_no_file_publish_no_file(tmp_path):
+    from harness.pages.regen import regen_after_publish
+
+    root = tmp_path / "db"
+    (root / "results" / "memory").mkdir(parents=True)
+    (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
+    (root / "results" / "memory" / "measurement.json").write_text(
+        json.dumps(version("1.4.0", 1000, ["a"], "2026-10-05"), indent=1))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "first")
+    assert root / "results" / "releases.json" not in regen_after_publish(root)
+    assert not (root / "results" / "releases.json").exists()
+
+
+@pytest.mark.parametrize("before, after, row", [
+    ('uvx --with "mcp<2" mcp-server-time', "uvx mcp-server-time==2026.10.19", False),  # an option dropped
+    ("npx -y firecrawl-mcp", "npx -y firecrawl-mcp@3.26.0", True),  # only the pin added
+    ("npx -y p@1.0.0", "npx -y p@1.1.0", True),
+    ("uvx --from p==0.3.1 p", "uvx --from p==0.4.0 p", True),
+    ("npx -y p@1.0.0", "npx -y p@1.1.0 --read-only", False),  # a flag added
+    ("npx -y p@1.0.0", "npx -y q@1.1.0", False),  # another package
+])
+def test_only_records_launched_the_same_way_make_a_release_row(before, after, row):
+    first = version("1.0.0", 1000, ["a"], "2026-10-05") | {"launchCommand": before}
+    second = version("1.1.0", 1300, ["a", "b"], "2026-10-12") | {"launchCommand": after}
+    assert bool(releases.series("memory", [first, second])) is row
+
+
+def test_another_isolation_is_another_launch():
+    first = version("1.0.0", 1000, ["a"], "2026-10-05")
+    second = version("1.1.0", 1300, ["a", "b"], "2026-10-12")
+    assert releases.series("memory", [first, second])
+    moved = second | {"isolation": {**second["isolation"], "mode": "sandbox"}}
+    assert releases.series("memory", [first, moved]) == []
+    third = version("1.2.0", 1400, ["a", "b"], "2026-10-19") | {"isolation": moved["isolation"]}
+    assert [r.version for r in releases.series("memory", [first, moved, third])] == ["1.2.0"]  # starts again
