@@ -98,5 +98,6 @@ class Record(TypedDict):
     sideLists: NotRequired[dict[str, Any]]
     confirmed: NotRequired[bool]
     environmentEvidence: NotRequired[str]
-    environmentCause: NotRequired[Literal["dns", "runtime-version", "download-blocked", "registry", "cache-locked"]]
+    environmentCause: NotRequired[Literal["dns", "runtime-version", "download-blocked", "registry", "cache-locked",
+                                            "disk-full"]]
     harnessError: NotRequired[str]

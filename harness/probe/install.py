@@ -69,6 +69,13 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 remaining = max(1.0, started + bound - time.monotonic())
                 found, ran = await resolve.run_resolution(target, isolation, pass_declared_values=pass_declared_values,
                                                           environ=environ, timeout=remaining)
+                if found is not None and ran is not None and (short := _out_of_space(ran, npm_cache, since)):
+                    # npm only warns when a file cannot be written (TAR_ENTRY_ERROR) and goes on: an
+                    # executable left empty then runs as an empty shell script and exits 0 at once
+                    failures.append(_failed(ran, npm_cache, since, requested_version, bound, short))
+                    if npm_cache is not None:
+                        discard_install(found.executable, isolation, npm_cache)
+                    continue
                 if found is not None:
                     if npm_cache is not None:
                         mark_complete(found.executable, isolation, npm_cache)
@@ -130,6 +137,12 @@ def _stderr(ran: resolve.Ran) -> str:
     return redact.cut_tail(ran.stderr.decode("utf-8", errors="replace"), 8192)
 
 
+def _out_of_space(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> str | None:
+    """The line saying the install could not write a file for want of disk space, or ``None``."""
+    text = _stderr(ran) if ran is not None else ""
+    return machine.no_space(text) or (machine.no_space(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
+
+
 _EBADENGINE_OF = re.compile(r"^npm EBADENGINE: (\S+)@[^@\s]+ requires node ")
 
 
@@ -179,14 +192,16 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,
-            bound: float) -> Capture:
+            bound: float, short: str | None = None) -> Capture:
     tail = _stderr(ran)
     if ran.scripts:  # npm's own banners, from its stdout: which install scripts it had started
         tail = "".join(f"{banner}\n" for banner in ran.scripts) + tail
-    logged = npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None
+    logged = short or (npmlog.decisive(npmlog.read_logs(npm_cache, *since)) if npm_cache is not None else None)
     if logged and logged not in tail:
         tail = (tail.rstrip("\n") + "\n" if tail.strip() else "") + f"{npmlog.PREFIX}{logged}\n"
-    if ran.timed_out:
+    if short is not None:
+        failure = Failure("exited", PHASE, "the install could not write all its files", exit_code=ran.exit_code)
+    elif ran.timed_out:
         failure = Failure("timeout", PHASE, f"the install did not finish within {bound:g} s")
     else:
         failure = Failure("exited", PHASE, "the install failed before any launch", exit_code=ran.exit_code)
@@ -255,8 +270,9 @@ def before_retry(stderr_tail: str, isolation: str, npm_cache: Path | None = None
 
 MARKER = ".mcp-context-cost-installed"  # written into an install the harness saw complete
 # The install procedure's version, written into MARKER: bump it whenever installs an earlier procedure made
-# may lack something (their dependencies' install scripts never ran, say) so that every one is redone.
-PROCEDURE = 2
+# may lack something (their dependencies' install scripts never ran, a file npm could not write for want of
+# space, say) so that every one is redone.
+PROCEDURE = 3
 MARKER_TEXT = f"complete by install procedure {PROCEDURE}\n"
 MARKER_BYTES = 256  # a marker's text is read at most this far
 MANIFEST_BYTES = 1 << 20  # an install's package.json larger than this is not npm's
@@ -380,18 +396,33 @@ def discard_incomplete(npm_cache: Path, exclusive: bool = False) -> list[str]:
     return notes
 
 
-def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
-    """Write ``MARKER`` into the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``."""
+def _install_dir(bin_dir: str, isolation: str, npm_cache: Path) -> Path | None:
+    """The host path of the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``, or ``None``."""
     seen = Path(bin_dir)
     if seen.name != ".bin" or seen.parent.name != "node_modules":
-        return
+        return None
     install = seen.parent.parent
     if isolation == "sandbox":
         inside = f"{sandbox.SANDBOX_HOME}/.npm/"
         if not str(install).startswith(inside):
-            return
+            return None
         install = npm_cache / str(install).removeprefix(inside)
     if install.parent.name != "_npx" or not _plain(install, npm_cache) or not install.is_dir():
+        return None
+    return install
+
+
+def discard_install(bin_dir: str, isolation: str, npm_cache: Path) -> None:
+    """Remove the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``."""
+    install = _install_dir(bin_dir, isolation, npm_cache)
+    if install is not None:
+        shutil.rmtree(install, ignore_errors=True)
+
+
+def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
+    """Write ``MARKER`` into the plain ``_npx/<hash>`` install whose ``node_modules/.bin`` is ``bin_dir``."""
+    install = _install_dir(bin_dir, isolation, npm_cache)
+    if install is None:
         return
     # written beside and renamed over: whatever the package left at the marker's name (a link out of the
     # cache, a fifo) is replaced, never written through or waited on

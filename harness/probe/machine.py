@@ -1,4 +1,4 @@
-"""Evidence that a failure is the measuring machine's (DNS, runtime, download, registry, cache lock).
+"""Evidence that a failure is the measuring machine's (DNS, runtime, download, registry, cache lock, disk).
 docs/METHODOLOGY.md, "Statuses".
 """
 
@@ -59,10 +59,17 @@ MAX_CHARS = 300
 
 DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY = "dns", "runtime-version", "download-blocked", "registry"
 CACHE_LOCKED = "cache-locked"  # another process held the package cache's install lock for the whole bound
-CAUSES = (DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY, CACHE_LOCKED)
+DISK_FULL = "disk-full"  # the install could not write its files: the machine's disk had no space left
+CAUSES = (DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY, CACHE_LOCKED, DISK_FULL)
 # How a note names each cause: "the measuring machine's <label>".
 CAUSE_LABELS = {DNS: "name resolution", RUNTIME_VERSION: "runtime version", DOWNLOAD_BLOCKED: "downloads",
-                REGISTRY: "package registry access", CACHE_LOCKED: "package cache, held by another process"}
+                REGISTRY: "package registry access", CACHE_LOCKED: "package cache, held by another process",
+                DISK_FULL: "disk, which had no space left"}
+# A write that failed for want of disk space, as npm/node (``TAR_ENTRY_ERROR ENOSPC: no space left on
+# device, write``), uv/Rust (``No space left on device (os error 28)``), pip/Python (``[Errno 28] No space
+# left on device``) and a quota (``EDQUOT``) say it; a bare ``ENOSPC`` is also node's word for too many
+# file watchers, which is no disk.
+NO_SPACE = re.compile(r"No space left on device|Disk quota exceeded|\bEDQUOT\b", re.IGNORECASE)
 _DNS = re.compile(r"getaddrinfo|ENOTFOUND|EAI_AGAIN|Could not resolve host|Name or service not known"
                   r"|Temporary failure in name resolution|dns error|failed to lookup address|does not resolve",
                   re.IGNORECASE)
@@ -77,6 +84,8 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False, install: 
     """``(line, cause)`` for a tail, else ``None``. ``server_only``: only the server wrote the tail, so
     only an unmet Node engine (or a public name on a machine without DNS) counts; ``install``: the tail
     is an install's, whose lookups are downloads; ``settings``: the launch's environment (registries it names)."""
+    if not server_only and (full := no_space(stderr_tail)):
+        return full, DISK_FULL
     if server_only:
         line = engine_line(stderr_tail)
     else:
@@ -132,9 +141,17 @@ def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> t
     return None
 
 
+def no_space(text: str) -> str | None:
+    """The first line of ``text`` saying a write failed for want of disk space, or ``None``."""
+    found = next((line.strip() for line in text.splitlines() if NO_SPACE.search(line)), None)
+    return found[:MAX_CHARS] if found else None
+
+
 def cause(line: str, context: str = "") -> str:
-    """Which part of the machine ``line`` shows failing (``runtime-version``, ``download-blocked``, ``dns``,
-    ``registry``)."""
+    """Which part of the machine ``line`` shows failing (``disk-full``, ``runtime-version``, ``download-blocked``,
+    ``dns``, ``registry``)."""
+    if NO_SPACE.search(line):
+        return DISK_FULL
     if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line) \
             or "declares engines.node" in line:
         return RUNTIME_VERSION

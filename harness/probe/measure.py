@@ -123,15 +123,19 @@ def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measu
 
 
 def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
-    """Turn a failure after an install's older-Node warning into ``not-measured-here``, or note the warning."""
-    if not findings or result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
+    """Turn a failure after an install's older-Node warning into ``not-measured-here``, or note the warning
+    (whatever the status: a server that listed its tools on this Node is measured, with the warning beside it)."""
+    if not findings:
         return
     finding = findings[0]
     if impossible := machine.impossible_engine(finding):  # the package's mistake: no Node would run it
         result.notes.append(f"the install warned: {finding}; {impossible}")
         return
+    if result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
+        result.notes.append(f"the install warned: {finding}")
+        return
     package = result.target.resolved.package if result.target.resolved is not None else None
-    silent = st.last_line(result.capture.stderr_tail) is None
+    silent = st.last_line(result.capture.stderr_tail) is None and st.last_line(st.stdout_said(result.capture)) is None
     if silent or (package and (finding.startswith(f"{package}@") or f" {package}@" in finding)):
         verdict = st.environment_verdict(st.Verdict(result.status, result.notes[0]), finding, machine.cause(finding))
         result.status, result.notes[0] = verdict.status, verdict.evidence

@@ -68,8 +68,7 @@ def classify(target: Target, capture: Capture) -> Verdict:
     auth_line = auth_evidence(target, capture)
     if auth_line and failure.kind in ("exited", "jsonrpc-error") and not _broken_after(auth_line, capture.stderr_tail):
         return Verdict(AUTH_REQUIRED, f"{_where(failure)}; it said: {auth_line!r}")
-    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture.stderr_tail)), target,
-                             capture)
+    return _with_environment(Verdict(STARTUP_FAILURE, _failure_evidence(failure, capture)), target, capture)
 
 
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
@@ -102,9 +101,10 @@ def _unresolved_here(failure: Failure) -> Verdict | None:
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:
     """The first line asking for a credential, or ``None``: a credential word or declared name within 80
-    characters of missing/invalid/required/refused."""
+    characters of missing/invalid/required/refused; in the error, stderr, then what a server that exited
+    printed on stdout (``_stdout_said``)."""
     failure = capture.failure
-    texts = [failure.message or "", capture.stderr_tail] if failure else [capture.stderr_tail]
+    texts = [failure.message or "", capture.stderr_tail, stdout_said(capture)] if failure else [capture.stderr_tail]
     named = _named_claim(target.env)
     for text in texts:
         for line in text.splitlines():
@@ -206,12 +206,23 @@ def _refusal_evidence(failure: Failure) -> str:
     return text
 
 
-def _failure_evidence(failure: Failure, stderr_tail: str) -> str:
+def _failure_evidence(failure: Failure, capture: Capture) -> str:
     text = f"{failure.detail} ({_where(failure)})"
-    last = last_line(stderr_tail)
+    last = last_line(capture.stderr_tail)
     if failure.kind in ("exited", "spawn") and last:
         text += f"; stderr ends: {last!r}"
+    elif said := last_line(stdout_said(capture)):
+        text += f"; it printed on stdout: {said!r}"
     return text
+
+
+def stdout_said(capture: Capture) -> str:
+    """The non-JSON lines (the first few, as sampled) a server printed on stdout before it exited without a
+    reply: a usage text or a refusal written where the protocol goes; ``""`` otherwise."""
+    failure = capture.failure
+    if failure is None or failure.kind != "exited" or failure.phase == "install":
+        return ""
+    return "\n".join(capture.noise_sample)
 
 
 _ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus"
