@@ -441,9 +441,11 @@ _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-
 MAX_ASKED_VARIABLES = 4
 _NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTEXT_COST")
 # Words by which a failing server says a variable must be given ("X environment variable is required",
-# "Missing required environment variable: X", "Please set X", "X is not defined").
+# "Missing required environment variable: X", "Please set X", "X is not defined"), and the Chinese
+# servers' "please set" / "environment variable" / "not set" ("請設定環境變數: X", "未设置 X").
 _ASKS = re.compile(r"\b(?:required|requires|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
-                   r"|please (?:set|provide|export|define))\b", re.IGNORECASE)
+                   r"|please (?:set|provide|export|define))\b"
+                   r"|[請请](?:設定|设定|設置|设置|提供|配置)|環境變數|环境变量|未(?:設定|设定|設置|设置|配置|提供)", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 
 

@@ -233,6 +233,12 @@ def test_the_variables_an_auth_ask_names(notes, declared, asked):
     (["stderr ends: 'Config error. Please set STORYBOOK_URL to your instance'"], ["STORYBOOK_URL"]),
     (["stderr ends: 'Error: Environment variable DOKPLOY_URL is not defined'"], ["DOKPLOY_URL"]),
     (["stderr ends: 'Krutrim Cloud authentication requires KRUTRIM_API_KEY.'"], ["KRUTRIM_API_KEY"]),
+    (["stderr ends: 'Fatal error: Error: 請設定環境變數: GOOGLE_APPLICATION_CREDENTIALS=/path/to/credentials.json'"],
+     ["GOOGLE_APPLICATION_CREDENTIALS"]),
+    (["stderr ends: '错误：请设置 DEEPSEEK_API_KEY'"], ["DEEPSEEK_API_KEY"]),
+    (["stderr ends: 'FEISHU_APP_ID 未设置，无法启动'"], ["FEISHU_APP_ID"]),
+    (["stderr ends: '缺少环境变量 DINGTALK_APP_KEY'"], ["DINGTALK_APP_KEY"]),
+    (["stderr ends: '启动失败: LOG_LEVEL=debug; 连接超时'"], []),  # a Chinese failure that asks for nothing
     # names that a failure mentions without asking for them are not asks
     (["stderr ends: 'LOG_LEVEL=debug; TypeError: cannot read FOO_BAR of undefined'"], []),
     (["ERR_MODULE_NOT_FOUND: required module missing; NODE_OPTIONS is not set"], []),
