@@ -1,5 +1,6 @@
 """Fixtures for the publish tests: the standard scenario, built and regenerated once per session and
-copied for each test, so a test may change its copy freely."""
+copied for each test, so a test may change its copy freely; one Chromium per session for the page
+tests (``browser``)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,23 @@ def published(_published_once, tmp_path: Path):
     root = tmp_path / "repo"
     shutil.copytree(source, root, symlinks=True)
     return root, copy.deepcopy(records), [root / path.relative_to(source) for path in written]
+
+
+def chromium() -> str:
+    """The system Chromium; fails (never skips) when it is missing."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        pytest.fail("chromium is not installed; the page tests need it "
+                    "(Debian/Ubuntu: apt-get update && apt-get install -y chromium)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Chromium for every page test of the session; each test opens its own context."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=chromium(), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        yield launched
+        launched.close()
