@@ -1,6 +1,5 @@
 """Fixtures for the publish tests: the standard scenario, built and regenerated once per session and
-copied for each test, so a test may change its copy freely; one Chromium per session for the page
-tests (``browser``)."""
+copied for each test, so a test may change its copy freely; Chromium for the page tests (``browser``)."""
 
 from __future__ import annotations
 
@@ -43,9 +42,11 @@ def chromium() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One Chromium for every page test of the session; each test opens its own context."""
+    """One Chromium per module of page tests; each test opens its own context. Not one per session:
+    while Playwright's sync API is open its event loop counts as running, so ``asyncio.run`` (every
+    measurement) fails in the same thread."""
     playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
     with playwright.sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=chromium(), args=[
