@@ -37,7 +37,7 @@ from harness.cli.sweep_cmd import PAGES  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
 from harness.db import history  # noqa: E402
 from harness.db import publish  # noqa: E402
-from harness.db.publish import Staging  # noqa: E402
+from harness.db.journal import Staging  # noqa: E402
 from harness.pages.badge import badge_for, write_badge  # noqa: E402
 from harness.pages.regen import regen  # noqa: E402
 

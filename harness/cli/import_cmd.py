@@ -42,7 +42,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     # Imported when the command runs: --help imports every command module.
-    from harness.db import catalog_text, importer, package_meta
+    from harness.db import catalog_text, import_sources, importer, package_meta
     from harness.db.catalog import CatalogError, load_catalog
     from harness.probe import isolation
 
@@ -51,9 +51,9 @@ def run(args) -> int:
         # The isolation is this machine's to give: refused before the registry is read or anything runs.
         mode = None if args.dry_run else isolation.resolve_mode(args.isolation)
         catalog = load_catalog(catalog_path)
-        candidates = [c for source in args.sources for c in importer.read_candidates(source)]
-        candidates += importer.from_names(args.npm, args.pypi)
-    except (CatalogError, importer.ImportInputError, isolation.Unavailable) as exc:
+        candidates = [c for source in args.sources for c in import_sources.read_candidates(source)]
+        candidates += import_sources.from_names(args.npm, args.pypi)
+    except (CatalogError, import_sources.ImportInputError, isolation.Unavailable) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
     if not candidates:

@@ -323,13 +323,14 @@ def _entry(catalog_path: Path, args: argparse.Namespace) -> Entry:
 def _measure_and_publish(root: Path, entry: Entry, args: argparse.Namespace,
                          run_: publish.Session) -> tuple[Record, bool]:
     from harness.db import publish  # as in measure_entry
+    from harness.db.journal import Staging
     from harness.db.progress import Progress
     from harness.db.sweep import sweep
 
     date = dt.datetime.now(dt.timezone.utc).date()
     mode = isolation.resolve_mode(args.isolation)
     measurer = functools.partial(measure, isolation=mode, pass_declared_values=False, dual=not args.single)
-    stage = publish.Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
+    stage = Staging(root, f"measure-{date.isoformat()}-{os.getpid()}")
     try:
         result = asyncio.run(sweep([entry], root, stage, date, concurrency=1, progress=Progress(), isolation_mode=mode,
                                    measurer=measurer, newest=publish.newest_dates(root)))

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.db import confine, guard, publish, rotation, shards, sweep_summary
+from harness.db import confine, guard, journal, publish, rotation, shards, sweep_summary
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository, head_record, repo_at
 from harness.db.lock import LockHeld
@@ -89,7 +89,7 @@ def run(args, measurer=None) -> int:
                 return _merge(root, args, run_)
             print(f"sweep {date.isoformat()} (week {rotation.week_label(date)}): {len(entries)} server(s), "
                   f"concurrency {args.concurrency}", file=sys.stderr)
-            stage = publish.Staging(root, f"{date.isoformat()}-{os.getpid()}")
+            stage = journal.Staging(root, f"{date.isoformat()}-{os.getpid()}")
             try:
                 return _measure_check_publish(root, entries, stage, date, args, measurer, run_)
             finally:
@@ -151,7 +151,7 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
     out = Path(args.out).resolve()
     print(f"shard {k}/{n}: {len(entries)} server(s) into {out}", file=sys.stderr)
     try:
-        result = _measure(root, entries, publish.Staging(root, "", directory=out), date, args, measurer, True)
+        result = _measure(root, entries, journal.Staging(root, "", directory=out), date, args, measurer, True)
     except SchemaViolation as exc:
         print("error: a record failed validation:\n" + untrusted.lines(exc), file=sys.stderr)
         return 1
@@ -163,8 +163,8 @@ def _shard(root: Path, date: dt.date, args, measurer) -> int:
 
 def _refuse_published_out(out: Path, root: Path, entries) -> None:
     """ShardError when a shard's records would land (links followed) in a published path."""
-    if out.resolve().is_relative_to((root / publish.STAGING_DIR).resolve()):
-        raise shards.ShardError(f"--out {out}: inside {publish.STAGING_DIR}/, which every publish empties of "
+    if out.resolve().is_relative_to((root / journal.STAGING_DIR).resolve()):
+        raise shards.ShardError(f"--out {out}: inside {journal.STAGING_DIR}/, which every publish empties of "
                                 "folders without a journal")
     for folder in [out / published.RESULTS, *(out / published.RESULTS / e.name for e in entries)]:
         owner = confine.published_owner(folder, [root])
@@ -189,7 +189,7 @@ def _merge(root: Path, args, run_) -> int:
     if (future := _future(date, "the shards' date")) is not None:
         print(future.replace("nothing was measured", "nothing published"), file=sys.stderr)
         return 2
-    stage = publish.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
+    stage = journal.Staging(root, f"merge-{date.isoformat()}-{os.getpid()}")
     result = SweepResult({}, [], [])
     newest = publish.newest_dates(root)
     try:
@@ -210,7 +210,7 @@ def _measure_check_publish(root, entries, stage, date, args, measurer, run_) -> 
     return _check_publish(root, result, stage, date, args, run_)
 
 
-def _check_publish(root: Path, result: SweepResult, stage: publish.Staging, date: dt.date, args,
+def _check_publish(root: Path, result: SweepResult, stage: journal.Staging, date: dt.date, args,
                    run_: publish.Session) -> int:
     repo = repo_at(root)
     fresh = result.history_records()  # the guard judges every row it would publish

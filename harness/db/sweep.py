@@ -15,9 +15,9 @@ from harness.core.record import NUMBERED, Record
 from harness.core.jsparse import parse
 from harness.db import confine, reason
 from harness.db.catalog import Entry
+from harness.db.journal import Staging
 from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
-from harness.db.publish import Staging
 from harness.db.targets import target_for
 from harness.probe import build_record as record
 from harness.probe import install, internal, isolation, side_lists

@@ -55,7 +55,7 @@ def _catalog(path: Path, count: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize("count", [1, 46, 47, 500, 5000])
+@pytest.mark.parametrize("count", [1, 46, 47, 500, pytest.param(5000, marks=pytest.mark.slow)])  # 5000: seconds of CPU
 def test_the_plan_step_sizes_the_matrix_from_the_slice(tmp_path, count):
     """The plan job's own script, run against catalogs of several sizes: every shard fits, the
     matrix covers the slice once, and no shard count is a constant."""

@@ -92,6 +92,7 @@ def test_a_url_without_credentials_is_shown_as_given(tmp_path):
     assert published_reader.shown(str(tmp_path / "a:b@c.json")) == str(tmp_path / "a:b@c.json")  # a path, not a URL
 
 
+@pytest.mark.slow  # one measurement of a fixture server per credential-bearing URL
 def test_measure_changed_never_prints_an_index_urls_credentials(tmp_path, capsys):
     from tests.conftest import fixture_command
 

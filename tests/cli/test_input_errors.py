@@ -117,7 +117,9 @@ def test_a_url_that_is_not_http_is_bad_input_before_any_connection(url, tmp_path
     assert not (tmp_path / "results").exists() and not (tmp_path / "badges").exists()
 
 
-@pytest.mark.parametrize("command", ["divergence", "cross-check", "capability-probe"])
+# Each loads the whole catalog: one command in the fast loop, all three in the full suite.
+@pytest.mark.parametrize("command", ["divergence", *(pytest.param(c, marks=pytest.mark.slow)
+                                                    for c in ["cross-check", "capability-probe"])])
 def test_beside_the_headline_commands_suggest_the_nearest_entry_for_only(command, monkeypatch):
     """``--only`` on the beside-the-headline commands names each unknown entry with its nearest
     catalog name, as ``sweep --only`` does (and checks names before anything else)."""

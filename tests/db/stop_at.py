@@ -4,7 +4,7 @@ real sweep exactly there.
     python -m tests.db.stop_at STEP RELEASE sweep --root REPO --commit ...
 
 Tests drive it with :class:`Stopped` (below). How a step is reached cleanly. Every publish records each step in its journal before doing it
-(``harness.db.publish.Journal.advance``: promoting, history, regen, commit, done). This wrapper
+(``harness.db.journal.Journal.advance``: promoting, history, regen, commit, done). This wrapper
 wraps that one method: right after the journal says STEP — so the journal on disk names it, and
 nothing of the step has been done — it prints ``STOPPED AT <STEP> <journal path>`` on stderr and
 sleeps until the file RELEASE exists (``-``: forever). The test then sends SIGINT or SIGKILL to this
@@ -41,7 +41,7 @@ def _pause(label: str, where: str, release: str) -> None:
 
 def main(argv: list[str]) -> int:
     step, release, args = argv[0], argv[1], argv[2:]
-    from harness.db import publish
+    from harness.db import journal
     from harness.util import atomic
 
     if step == "regen-writing":
@@ -57,14 +57,14 @@ def main(argv: list[str]) -> int:
 
         atomic.os.replace = replace  # os.replace for everyone; only the first rename into docs/ pauses
     else:
-        real_advance = publish.Journal.advance
+        real_advance = journal.Journal.advance
 
         def advance(self, name, **fields):
             real_advance(self, name, **fields)
             if name == step:
-                _pause(step, str(self.run_dir / publish.JOURNAL), release)
+                _pause(step, str(self.run_dir / journal.JOURNAL), release)
 
-        publish.Journal.advance = advance
+        journal.Journal.advance = advance
     from harness.cli import main as cli_main
 
     return cli_main(args)

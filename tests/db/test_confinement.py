@@ -36,7 +36,7 @@ from harness.db import confine
 from harness.db.commit import commit_paths
 from harness.db.lock import lock_path
 from harness.db import publish
-from harness.db.publish import JOURNAL, STAGING_DIR
+from harness.db.journal import JOURNAL, STAGING_DIR
 from tests.db.stop_at import Stopped
 from tests.db.sweeprepo import (
     catalog_text, commit_catalog, git, head, history_rows, init_repo, porcelain, staging_leftovers, sweep,

@@ -22,7 +22,7 @@ import pytest
 from harness.cli.sweep_cmd import PAGES
 from harness.core.jsparse import parse
 from harness.db import publish
-from harness.db.publish import JOURNAL, STAGING_DIR, Staging
+from harness.db.journal import JOURNAL, STAGING_DIR, Staging
 from harness.db.sweep import same_result
 from harness.probe.process import descendants
 from tests.conftest import REPO
@@ -94,7 +94,7 @@ def _kill_after(monkeypatch, renames: int) -> list:
             done.append(dst)
         return real(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(publish.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     return done
 
 

@@ -19,6 +19,9 @@ from harness.core.jsparse import parse
 from harness.core.rederive import refusal
 
 REPO = Path(__file__).resolve().parents[2]
+# Each test clones the repository and regenerates the whole published database (seconds of CPU);
+# the refusals themselves are unit-tested in tests/core/test_rederive_rows.py.
+pytestmark = pytest.mark.slow
 PUBLISHED_PAGES = ("results/leaderboard.md", "results/leaderboard.csv", "docs/index.html")
 
 

@@ -1,4 +1,4 @@
-"""mcp-context-cost import (harness/db/importer.py, package_meta.py, catalog_text.py): candidates
+"""mcp-context-cost import (harness/db/importer.py, import_sources.py, package_meta.py, catalog_text.py): candidates
 from the registry's server.json format and package lists, proposals checked against recorded npm
 and PyPI metadata of real packages, triage by a real launch, and servers.yaml edited as text."""
 
@@ -14,9 +14,10 @@ import sys
 import pytest
 import yaml
 
-from harness.db import catalog_text, importer, package_meta
+from harness.db import catalog_text, import_sources, importer, package_meta
 from harness.db.catalog import load_catalog
-from harness.db.importer import Candidate, Proposal
+from harness.db.import_sources import Candidate
+from harness.db.importer import Proposal
 from tests.conftest import REPO, fixture_command, shared_dir
 
 FIXTURES = REPO / "tests" / "fixtures" / "registry"
@@ -32,7 +33,7 @@ def by_package(candidates):
 # ---------------------------------------------------------------- reading sources
 
 def test_registry_page_takes_the_latest_usable_package_of_each_server():
-    found = importer.from_server_json(json.loads((FIXTURES / "servers-page.json").read_text()))
+    found = import_sources.from_server_json(json.loads((FIXTURES / "servers-page.json").read_text()))
     got = by_package(found)
     # the older gitlab version (isLatest false), the templated remote and the OCI-only server give nothing
     assert list(got) == ["@zereight/mcp-gitlab", "awslabs.aws-api-mcp-server", "nx-mcp", "@pandacss/mcp",
@@ -48,28 +49,28 @@ def test_registry_page_takes_the_latest_usable_package_of_each_server():
 
 def test_one_server_json_document_and_an_array_of_them():
     single = json.loads((FIXTURES / "server.json").read_text())
-    (time,) = importer.from_server_json(single)
+    (time,) = import_sources.from_server_json(single)
     assert (time.registry, time.package, time.version, time.args) == ("pypi", "mcp-server-time", "2026.10.19", ())
-    assert [c.package for c in importer.from_server_json([single, single])] == ["mcp-server-time"] * 2
-    assert importer.from_server_json("not a server") == []
+    assert [c.package for c in import_sources.from_server_json([single, single])] == ["mcp-server-time"] * 2
+    assert import_sources.from_server_json("not a server") == []
 
 
 def test_read_candidates_tells_json_from_a_package_list_and_names_a_bad_file(tmp_path):
-    assert [c.package for c in importer.read_candidates(str(FIXTURES / "server.json"))] == ["mcp-server-time"]
+    assert [c.package for c in import_sources.read_candidates(str(FIXTURES / "server.json"))] == ["mcp-server-time"]
     bad = tmp_path / "page.json"
     bad.write_text("{ not json")
-    with pytest.raises(importer.ImportInputError, match="page.json: not JSON"):
-        importer.read_candidates(str(bad))
-    with pytest.raises(importer.ImportInputError, match="cannot read"):
-        importer.read_candidates(str(tmp_path / "missing.tsv"))
+    with pytest.raises(import_sources.ImportInputError, match="page.json: not JSON"):
+        import_sources.read_candidates(str(bad))
+    with pytest.raises(import_sources.ImportInputError, match="cannot read"):
+        import_sources.read_candidates(str(tmp_path / "missing.tsv"))
     no_columns = tmp_path / "list.tsv"
     no_columns.write_text("package\tversion\nx\t1\n")
-    with pytest.raises(importer.ImportInputError, match="columns name and registry"):
-        importer.read_candidates(str(no_columns))
+    with pytest.raises(import_sources.ImportInputError, match="columns name and registry"):
+        import_sources.read_candidates(str(no_columns))
 
 
 def test_the_popular_candidates_list_reads_as_52_packages_with_their_args_and_env():
-    found = importer.read_candidates(str(shared_dir("catalog") / "candidates-popular.tsv"))
+    found = import_sources.read_candidates(str(shared_dir("catalog") / "candidates-popular.tsv"))
     got = by_package(found)
     assert len(found) == 52  # 53 rows, @instantdb/mcp twice
     assert got["@instantdb/mcp"].env == ("INSTANT_ACCESS_TOKEN",)  # the second row's env joins the first
@@ -82,7 +83,7 @@ def test_the_popular_candidates_list_reads_as_52_packages_with_their_args_and_en
 
 
 def test_names_on_the_command_line():
-    got = importer.from_names(["@scope/pkg@1.2.3", "plain", "plain-v@0.1.0"], ["some-mcp==0.4.0", "other"])
+    got = import_sources.from_names(["@scope/pkg@1.2.3", "plain", "plain-v@0.1.0"], ["some-mcp==0.4.0", "other"])
     assert [(c.registry, c.package, c.version) for c in got] == [
         ("npm", "@scope/pkg", "1.2.3"), ("npm", "plain", None), ("npm", "plain-v", "0.1.0"),
         ("pypi", "some-mcp", "0.4.0"), ("pypi", "other", None)]
@@ -91,7 +92,7 @@ def test_names_on_the_command_line():
 # ---------------------------------------------------------------- proposals
 
 def test_proposals_from_the_registry_page_are_pinned_entries():
-    found = importer.from_server_json(json.loads((FIXTURES / "servers-page.json").read_text()))
+    found = import_sources.from_server_json(json.loads((FIXTURES / "servers-page.json").read_text()))
     props = {p.candidate.package: p for p in importer.propose(found, EMPTY, RECORDED)}
     assert props["@zereight/mcp-gitlab"].entry == {
         "name": "zereight-mcp-gitlab", "command": "npx -y @zereight/mcp-gitlab@2.1.64",
@@ -415,11 +416,11 @@ def test_a_registry_url_is_read_page_by_page(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v0/servers?limit=3"
-        got = [c.package for c in importer.read_candidates(url)]
+        got = [c.package for c in import_sources.read_candidates(url)]
     finally:
         server.shutdown()
         server.server_close()
     assert got == ["@zereight/mcp-gitlab", "awslabs.aws-api-mcp-server", "nx-mcp", "@pandacss/mcp",
                    "https://huggingface.co/mcp"]
-    with pytest.raises(importer.ImportInputError, match="127.0.0.1"):
-        importer.read_candidates(url)  # the server is gone: one line naming the URL
+    with pytest.raises(import_sources.ImportInputError, match="127.0.0.1"):
+        import_sources.read_candidates(url)  # the server is gone: one line naming the URL

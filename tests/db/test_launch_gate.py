@@ -14,7 +14,7 @@ from harness.db import sweep as sweep_module
 from harness.db.catalog import load_catalog
 from harness.db.launch_gate import LaunchGate, entries_in_flight
 from harness.db.progress import Progress
-from harness.db.publish import Staging
+from harness.db.journal import Staging
 from harness.probe import install, launch
 from tests.db.sweeprepo import catalog_text, fixture, init_repo
 

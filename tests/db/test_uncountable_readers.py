@@ -19,6 +19,8 @@ from harness.core.jsparse import parse
 from harness.probe.build_record import serialize
 from tests.db.test_forged_records import _measured, _run, clone, template  # noqa: F401 - fixtures
 
+pytestmark = pytest.mark.slow  # each test regenerates a clone of the whole published database
+
 MARKER = "tokenizer-panics-on-this"
 GIT_ENV = {"GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x", "PATH": "/usr/bin:/bin"}
 
@@ -74,7 +76,6 @@ def test_regen_refuses_it_by_name(clone, panics):
     assert code == 2 and f"{path}: refused: rawToolsCapture or serverInstructions cannot be counted" in err, out + err
 
 
-@pytest.mark.slow
 def test_backfill_skips_that_version_and_publishes_the_rest(clone, panics):
     path = _measured(clone)
     original = _with_marker(path)

@@ -1,5 +1,5 @@
 """Fixtures for the publish tests: the standard scenario, built and regenerated once per session and
-copied for each test, so a test may change its copy freely."""
+copied for each test, so a test may change its copy freely; Chromium for the page tests (``browser``)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,25 @@ def published(_published_once, tmp_path: Path):
     root = tmp_path / "repo"
     shutil.copytree(source, root, symlinks=True)
     return root, copy.deepcopy(records), [root / path.relative_to(source) for path in written]
+
+
+def chromium() -> str:
+    """The system Chromium; fails (never skips) when it is missing."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        pytest.fail("chromium is not installed; the page tests need it "
+                    "(Debian/Ubuntu: apt-get update && apt-get install -y chromium)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium per module of page tests; each test opens its own context. Not one per session:
+    while Playwright's sync API is open its event loop counts as running, so ``asyncio.run`` (every
+    measurement) fails in the same thread."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=chromium(), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        yield launched
+        launched.close()

@@ -25,7 +25,7 @@ from harness.pages.board import build_rows
 from harness.pages.published_records import load_records
 from tests.audit.conftest import report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS, REPO
-from tests.pages.test_dashboard_chromium import Page, browser, chromium  # noqa: F401 - fixtures
+from tests.pages.test_dashboard_chromium import Page
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 SERVERS = ("filesystem", "memory", "fetch", "time", "sqlite", "sequential-thinking")
@@ -77,7 +77,7 @@ def audited(tmp_path_factory) -> dict:
     return {s["client"]: s for s in report["sessions"]}
 
 
-def _open(browser, page_path: Path, width: int = 1280) -> Page:  # noqa: F811 - the fixture
+def _open(browser, page_path: Path, width: int = 1280) -> Page:
     return Page(browser, page_path, width)
 
 
@@ -95,7 +95,7 @@ def _paste(page: Page, client: str, document: dict) -> dict[str, tuple[int, bool
 
 
 @pytest.mark.parametrize("client", sorted(CONFIGS))
-def test_calculator_totals_equal_the_audit(browser, calculator_page, audited, client):  # noqa: F811
+def test_calculator_totals_equal_the_audit(browser, calculator_page, audited, client):
     session = audited[client]
     assert session["total"] is not None, session
     expected = (session["total"]["tokens"], session["total"]["floor"])
@@ -109,7 +109,7 @@ def test_calculator_totals_equal_the_audit(browser, calculator_page, audited, cl
     page.close()
 
 
-def test_a_floor_names_what_has_no_number(browser, calculator_page, audited):  # noqa: F811
+def test_a_floor_names_what_has_no_number(browser, calculator_page, audited):
     assert audited["claude-code"]["total"]["floor"] is True
     assert audited["claude-code"]["total"]["unmeasured"] == ["my-own-tool"]
     page = _open(browser, calculator_page)
@@ -120,7 +120,7 @@ def test_a_floor_names_what_has_no_number(browser, calculator_page, audited):  #
     page.close()
 
 
-def test_deferring_claude_code_loads_names_up_front(browser, calculator_page):  # noqa: F811
+def test_deferring_claude_code_loads_names_up_front(browser, calculator_page):
     page = _open(browser, calculator_page)
     shown = _paste(page, "claude-code", {"mcpServers": {"filesystem": _serving("filesystem")}})
     total = _record("filesystem")["totalTokens"]
@@ -133,7 +133,7 @@ def test_deferring_claude_code_loads_names_up_front(browser, calculator_page):  
 
 
 @pytest.mark.parametrize("width", (1280, 390))
-def test_pick_servers_and_no_sideways_scroll(browser, calculator_page, width, tmp_path):  # noqa: F811
+def test_pick_servers_and_no_sideways_scroll(browser, calculator_page, width, tmp_path):
     page = _open(browser, calculator_page, width)
     for name in ("filesystem", "memory"):
         page.page.fill("#find", name)
@@ -148,7 +148,7 @@ def test_pick_servers_and_no_sideways_scroll(browser, calculator_page, width, tm
     page.close()
 
 
-def test_a_config_that_is_not_json_says_so(browser, calculator_page):  # noqa: F811
+def test_a_config_that_is_not_json_says_so(browser, calculator_page):
     page = _open(browser, calculator_page)
     page.page.click("#tab-paste")
     page.page.fill("#config", "{\"mcpServers\": {")
@@ -174,7 +174,7 @@ def _pasted(page: Page, text: str, client: str = "claude-code") -> dict:
 
 
 @pytest.mark.parametrize("names", [("constructor", "__proto__", "toString"), ("hasOwnProperty", "valueOf", "isPrototypeOf")])
-def test_prototype_names_match_no_server(browser, calculator_page, names):  # noqa: F811
+def test_prototype_names_match_no_server(browser, calculator_page, names):
     page = _open(browser, calculator_page)
     config = ('{"mcpServers": {' + ", ".join(f'"{n}": {{"command": "{n}", "args": ["{n}@1"]}}' for n in names)
               + ', "remote": {"url": "__proto__"}, "typed": {"type": "toString", "command": "npx", "args": '
@@ -187,7 +187,7 @@ def test_prototype_names_match_no_server(browser, calculator_page, names):  # no
     page.close()
 
 
-def test_pasted_text_shows_as_text(browser, calculator_page):  # noqa: F811
+def test_pasted_text_shows_as_text(browser, calculator_page):
     page = _open(browser, calculator_page)
     config = json.dumps({"mcpServers": {'<img src=x onerror="window.PWNED=1">': {"command": "x"},
                                         "bidi \u202egnp.exe\u202c \u2028line": {"url": "javascript:window.PWNED=2"},
@@ -200,7 +200,7 @@ def test_pasted_text_shows_as_text(browser, calculator_page):  # noqa: F811
     page.close()
 
 
-def test_comments_and_trailing_commas_only_outside_strings(browser, calculator_page):  # noqa: F811
+def test_comments_and_trailing_commas_only_outside_strings(browser, calculator_page):
     page = _open(browser, calculator_page)
     config = ('{"mcpServers": {\n  // a comment\n  "memory": {"command": "npx", "args": ["-y", '
               '"@modelcontextprotocol/server-memory",],},\n  "a,}": {"command": "/* not a comment */ x"},\n'
@@ -212,7 +212,7 @@ def test_comments_and_trailing_commas_only_outside_strings(browser, calculator_p
 
 
 @pytest.mark.slow
-def test_a_config_is_read_within_the_audits_bounds(browser, calculator_page):  # noqa: F811
+def test_a_config_is_read_within_the_audits_bounds(browser, calculator_page):
     from harness.audit import readers
 
     page = _open(browser, calculator_page)

@@ -41,14 +41,6 @@ FAILED = ["delta", "echo", "foxtrot", "hotel", "india"]  # india: a remote that 
 MACHINE = ["golf", "juliet"]  # not-applicable here, not yet run
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        pytest.fail("chromium is not installed; the dashboard test needs it "
-                    "(Debian/Ubuntu: apt-get update && apt-get install -y chromium)")
-    return found
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The standard scenario, plus: an entry with long tool names, bravo down to one comparable
@@ -66,15 +58,6 @@ def site(tmp_path_factory) -> Path:
                                       + "\n", encoding="utf-8")
     regen(root)
     return root
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium(), args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
-        yield launched
-        launched.close()
 
 
 class Page:

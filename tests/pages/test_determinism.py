@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.pages.regen import regen
 from tests.conftest import REPO
 from tests.pages import scenario
@@ -29,6 +31,7 @@ def test_regen_twice_is_byte_identical(published):
     assert len(first) == 3 + 4 * 11  # per entry: page (.md and .html), sparkline, trend chart
 
 
+@pytest.mark.slow  # two more regens, each in a fresh interpreter
 def test_independent_roots_and_hash_seeds_agree(tmp_path, published):
     root, _, _ = published
     expected = snapshot(root)

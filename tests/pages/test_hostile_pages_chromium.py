@@ -21,7 +21,7 @@ import pytest
 
 from harness.pages.regen import regen
 from tests.pages import builders as b
-from tests.pages.test_dashboard_chromium import WIDTHS, browser, chromium  # noqa: F401 - fixtures
+from tests.pages.test_dashboard_chromium import WIDTHS
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 BEACON = "https://beacon.invalid/hit.png"
@@ -66,7 +66,7 @@ def hostile_site(tmp_path_factory) -> Path:
     return root
 
 
-def _visit(browser, path: Path, width: int) -> dict:  # noqa: F811 - the fixture
+def _visit(browser, path: Path, width: int) -> dict:
     """Open ``path``, hover every link and return what the page did."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
@@ -100,8 +100,9 @@ def _own_files(site: Path, urls: list[str]) -> list[str]:
     return [u for u in urls if not u.startswith(docs + "/")]
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_hostile_text_runs_nothing_and_requests_nothing(browser, hostile_site, width):  # noqa: F811
+# Each width visits every page: the widest in the fast loop, both in the full suite.
+@pytest.mark.parametrize("width", [WIDTHS[0], *(pytest.param(w, marks=pytest.mark.slow) for w in WIDTHS[1:])])
+def test_hostile_text_runs_nothing_and_requests_nothing(browser, hostile_site, width):
     pages = [hostile_site / "docs" / "index.html", hostile_site / "docs" / "calculator.html",
              *sorted((hostile_site / "docs" / "servers").glob("*.html"))]
     assert len(pages) == 6
@@ -114,7 +115,7 @@ def test_hostile_text_runs_nothing_and_requests_nothing(browser, hostile_site, w
         assert not seen["sideways"], path.name
 
 
-def test_hostile_catalog_text_reads_as_written(browser, hostile_site):  # noqa: F811
+def test_hostile_catalog_text_reads_as_written(browser, hostile_site):
     seen = _visit(browser, hostile_site / "docs" / "servers" / "evil.html", 1280)
     lines = seen["text"].splitlines()
     # what the catalog holds, shown as its characters: no Markdown escape or entity left visible
@@ -123,7 +124,7 @@ def test_hostile_catalog_text_reads_as_written(browser, hostile_site):  # noqa: 
     assert "\\u202e" in seen["text"] and "\u202e" not in seen["text"]
 
 
-def test_the_checks_can_fail(browser, tmp_path):  # noqa: F811
+def test_the_checks_can_fail(browser, tmp_path):
     raw = tmp_path / "docs" / "raw.html"
     raw.parent.mkdir()
     # the payload's own <img> sits after its unclosed "<!--": the beacon and the link go first

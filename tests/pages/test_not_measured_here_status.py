@@ -11,7 +11,7 @@ from harness.pages.badge import badge_for
 from harness.pages.board import NOT_MEASURED_HERE_NOTE
 from harness.pages.regen import regen
 from tests.pages import builders as b
-from tests.pages.test_dashboard_chromium import Page, browser, chromium  # noqa: F401 - fixtures
+from tests.pages.test_dashboard_chromium import Page
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 
@@ -49,7 +49,7 @@ def _group(page: Page, label: str) -> list[str]:
 
 
 @pytest.mark.parametrize("width", (1280, 390))
-def test_counted_apart_on_the_dashboard(tmp_path, browser, width):  # noqa: F811 - the fixture
+def test_counted_apart_on_the_dashboard(tmp_path, browser, width):
     _build(tmp_path)
     page = Page(browser, tmp_path / "docs/index.html", width)
     counts = [" ".join(c.split()) for c in page.page.locator("#filter-group button").all_inner_texts()]
@@ -106,7 +106,7 @@ def _kept(root, later: list[str]):
         (root / "docs/servers/kept.html").read_text(encoding="utf-8")
 
 
-def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path, browser):  # noqa: F811 - the fixture
+def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path, browser):
     page, html = _kept(tmp_path, ["2026-12-01,kept,,,not-measured-here,host",
                                   "2026-12-02,kept,,,not-measured-here,host", "2026-12-03,kept,,,not-measured-here,host"])
     assert "**Not measured here since 2026-12-01** (3 sweep(s))" in page and "captured 2026-11-30" in page

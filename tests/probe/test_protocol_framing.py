@@ -161,13 +161,13 @@ def test_a_clean_server_has_a_clean_compatibility_line(results_root):
 
 def test_the_compatibility_line_reaches_the_server_page_and_the_action_summary(results_root):
     from harness.action import summary
-    from harness.pages import server_page
+    from harness.pages import server_provenance
     from harness.pages.board import Row
 
     run = stdio(results_root, "schema-page", "--schema", "input-type")
     rec = run.record
     line = rec["compatibility"]["summary"]
-    section = "\n".join(server_page._compatibility(Row(entry=None, status=rec["status"], record=rec)))
+    section = "\n".join(server_provenance._compatibility(Row(entry=None, status=rec["status"], record=rec)))
     assert section.startswith("## Compatibility with strict clients\n\nClaude Code and other TypeScript")
     assert "rejected by: typescript-sdk" in section and "Checked against: MCP 2025-11-25 schema" in section
     step = summary.render(rec)

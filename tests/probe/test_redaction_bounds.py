@@ -31,7 +31,9 @@ def _peak(work):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("count, size", [(300, 1000), (3000, 100), (30, 10_000), (1, 300_000)])
+# Each spends seconds of CPU on 300 kB of values: one shape in the fast loop, every shape in the full suite.
+@pytest.mark.parametrize("count, size", [(300, 1000), *(pytest.param(*shape, marks=pytest.mark.slow)
+                                                     for shape in [(3000, 100), (30, 10_000), (1, 300_000)])])
 def test_300_kb_of_values_builds_small_tables_and_still_redacts(count, size):
     values = _values(count, size)
     key = "sk-live-" + secrets.token_hex(12)  # a short key beside them keeps every spelling
