@@ -20,8 +20,13 @@ from tests.db.sweeprepo import catalog_text, check_published, head_files, histor
 
 MEMORY = "npx -y @modelcontextprotocol/server-memory@2026.8.31"  # as in tests/probe/test_real_servers.py
 TIME = "uvx mcp-server-time==2026.10.19"
-YESTERDAY = (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=1)).isoformat()
-TODAY = dt.datetime.now(dt.timezone.utc).date().isoformat()
+def _today() -> str:
+    """Today (UTC) when asked: a run may cross midnight after collection."""
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def _yesterday() -> str:
+    return (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=1)).isoformat()
 
 
 def _broken_registries(monkeypatch, tmp_path) -> None:
@@ -45,7 +50,7 @@ def test_environment_failures_keep_good_records_and_publish_apart_where_there_is
                {"name": "remote", "url": "https://mcp.example.invalid/mcp"},
                ("git-only", "uvx --from git+https://github.com/example/never-resolves never-resolves")]
     root = init_repo(tmp_path / "repo", catalog_text(entries[:3]))
-    code, _, err = sweep(root, "--all", "--commit", "--isolation", "host", "--date", YESTERDAY)
+    code, _, err = sweep(root, "--all", "--commit", "--isolation", "host", "--date", _yesterday())
     assert code == 0, err
     good = records(root)
     assert {n: r["status"] for n, r in good.items()} == {"memory": "measured", "time": "measured", "steady": "measured"}
@@ -71,10 +76,10 @@ def test_environment_failures_keep_good_records_and_publish_apart_where_there_is
     assert working_files(root) == head_files(root)
 
     # today's history says what today's sweep found, for every server
-    assert _row(root, TODAY, "memory")["status"] == "not-measured-here"
-    assert _row(root, TODAY, "time")["status"] == "not-measured-here"
-    assert _row(root, TODAY, "steady")["status"] == "measured"
-    assert _row(root, YESTERDAY, "memory")["status"] == "measured"
+    assert _row(root, _today(), "memory")["status"] == "not-measured-here"
+    assert _row(root, _today(), "time")["status"] == "not-measured-here"
+    assert _row(root, _today(), "steady")["status"] == "measured"
+    assert _row(root, _yesterday(), "memory")["status"] == "measured"
 
     # counted apart in the summary, the kept records named as kept, the causes given
     assert "(4 environment)" in out.splitlines()[0]

@@ -14,8 +14,12 @@ import pytest
 
 from tests.db.sweeprepo import catalog_text, head, init_repo, porcelain, staging_leftovers, sweep, well_behaved
 
-TODAY = dt.datetime.now(dt.timezone.utc).date()
-FUTURE = [TODAY + dt.timedelta(days=2), TODAY + dt.timedelta(days=365), dt.date(TODAY.year + 36, 1, 1)]
+# days after today, counted when each test runs (a run may cross midnight after collection)
+FUTURE_DAYS = [3, 365, 36 * 366]
+
+
+def _today() -> dt.date:
+    return dt.datetime.now(dt.timezone.utc).date()
 
 
 @pytest.fixture
@@ -23,10 +27,11 @@ def repo(tmp_path):
     return init_repo(tmp_path / "repo", catalog_text([("alpha", well_behaved(2))]))
 
 
-@pytest.mark.parametrize("day", FUTURE, ids=str)
+@pytest.mark.parametrize("days", FUTURE_DAYS, ids=lambda d: f"today+{d}d")
 @pytest.mark.parametrize("mode", [(), ("--commit",), ("--shard", "1/1", "--out", "{tmp}/part")],
                          ids=["plain", "commit", "shard"])
-def test_a_future_sweep_date_is_refused_before_anything_runs(repo, tmp_path, day, mode):
+def test_a_future_sweep_date_is_refused_before_anything_runs(repo, tmp_path, days, mode):
+    day = _today() + dt.timedelta(days=days)
     sha = head(repo)
     code, out, err = sweep(repo, "--all", "--isolation", "host", "--date", day.isoformat(),
                            *(m.replace("{tmp}", str(tmp_path)) for m in mode))
@@ -36,15 +41,16 @@ def test_a_future_sweep_date_is_refused_before_anything_runs(repo, tmp_path, day
 
 
 def test_merging_shards_of_a_future_date_is_refused(repo, tmp_path):
+    today = _today()
     part = tmp_path / "part"
-    code, _, err = sweep(repo, "--all", "--isolation", "host", "--date", TODAY.isoformat(), "--shard", "1/1",
+    code, _, err = sweep(repo, "--all", "--isolation", "host", "--date", today.isoformat(), "--shard", "1/1",
                          "--out", str(part))
     assert code == 0, err
-    later = (TODAY + dt.timedelta(days=400)).isoformat()
+    later = (today + dt.timedelta(days=400)).isoformat()
     manifest = json.loads((part / "shard.json").read_text())
     (part / "shard.json").write_text(json.dumps({**manifest, "date": later}))
     record = part / "results/alpha/measurement.json"
-    record.write_text(record.read_text().replace(f'"measuredAt": "{TODAY.isoformat()}', f'"measuredAt": "{later}'))
+    record.write_text(record.read_text().replace(f'"measuredAt": "{today.isoformat()}', f'"measuredAt": "{later}'))
 
     code, _, err = sweep(repo, "--merge", str(part), "--commit")
 

@@ -24,7 +24,9 @@ from tests.db.sweeprepo import (
     well_behaved, working_files,
 )
 
-TODAY = dt.datetime.now(dt.timezone.utc).date().isoformat()
+def _today() -> str:
+    """Today (UTC) when asked: a run may cross midnight after collection."""
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
 
 def _fixtures(n: int, prefix: str = "fx") -> list[tuple[str, str]]:
@@ -72,7 +74,7 @@ def test_sweep_commits_once_with_valid_records_and_rerun_changes_nothing(tmp_pat
     assert git(root, "rev-parse", "HEAD~1").strip() == before
     commit = last_commit(root)
     assert commit["author"] == BOT_IDENTITY and commit["committer"] == BOT_IDENTITY
-    assert commit["message"].startswith(f"sweep {TODAY}: 6 server(s)")
+    assert commit["message"].startswith(f"sweep {_today()}: 6 server(s)")
     _assert_clean_commit_state(root)
 
     recs = check_published(working_files(root))
@@ -83,10 +85,10 @@ def test_sweep_commits_once_with_valid_records_and_rerun_changes_nothing(tmp_pat
     assert [recs[f"fx0{i}"]["toolCount"] for i in range(3)] == [3, 4, 5]
     assert recs["empty"]["toolCount"] == 0 and any("zero tools" in n for n in recs["empty"]["notes"])
     assert recs["broken"]["totalTokens"] is None and recs["broken"]["notes"]
-    assert all(rec["measuredAt"].startswith(TODAY) for rec in recs.values())
+    assert all(rec["measuredAt"].startswith(_today()) for rec in recs.values())
 
     rows = history_rows(root)
-    assert [(r["date"], r["server"]) for r in rows] == [(TODAY, n) for n in sorted(recs)]
+    assert [(r["date"], r["server"]) for r in rows] == [(_today(), n) for n in sorted(recs)]
     for row in rows:
         rec = recs[row["server"]]
         assert (row["tokens"], row["toolCount"], row["status"], row["isolation"]) == (
@@ -210,7 +212,7 @@ def test_four_regressions_are_a_real_breakage_and_publish(tmp_path):
             assert parse((root / f"badges/{name}.json").read_text())["message"] == "startup-failure"
         else:
             assert rec["status"] == "measured" and rec["totalTokens"] > 0
-    rows = {r["server"]: r for r in history_rows(root) if r["date"] == TODAY}
+    rows = {r["server"]: r for r in history_rows(root) if r["date"] == _today()}
     assert len(rows) == 10
     assert {n for n, r in rows.items() if r["status"] == "startup-failure" and r["tokens"] is None} == set(broken)
     for name in broken:
@@ -326,7 +328,7 @@ def test_history_one_row_per_date_and_server_idempotent_and_date_override(tmp_pa
 
     assert sweep(root, "--all", "--commit")[0] == 0
     first = (root / "history.csv").read_bytes()
-    assert [(r["date"], r["server"]) for r in history_rows(root)] == [(TODAY, n) for n in names]
+    assert [(r["date"], r["server"]) for r in history_rows(root)] == [(_today(), n) for n in names]
 
     assert sweep(root, "--all", "--commit")[0] == 0  # same day again
     assert (root / "history.csv").read_bytes() == first
@@ -336,10 +338,10 @@ def test_history_one_row_per_date_and_server_idempotent_and_date_override(tmp_pa
     assert code == 0, err
     assert f"sweep {past}" in err
     rows = history_rows(root)
-    assert [(r["date"], r["server"]) for r in rows] == [(past, n) for n in names] + [(TODAY, n) for n in names]
-    assert [r for r in rows if r["date"] == TODAY] == [r for r in rows_of_text(first.decode()) if r["date"] == TODAY]
+    assert [(r["date"], r["server"]) for r in rows] == [(past, n) for n in names] + [(_today(), n) for n in names]
+    assert [r for r in rows if r["date"] == _today()] == [r for r in rows_of_text(first.decode()) if r["date"] == _today()]
     # a back-dated sweep adds history rows but never replaces the newer published measurement
-    assert all(rec["measuredAt"].startswith(TODAY) for rec in records(root).values())
+    assert all(rec["measuredAt"].startswith(_today()) for rec in records(root).values())
     assert last_commit(root)["message"].startswith(f"sweep {past}:")
     _assert_clean_commit_state(root)
 
