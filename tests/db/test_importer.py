@@ -18,7 +18,7 @@ from harness.db import catalog_text, import_sources, importer, package_meta
 from harness.db.catalog import load_catalog
 from harness.db.import_sources import Candidate
 from harness.db.importer import Proposal
-from tests.conftest import REPO, fixture_command, shared_dir
+from tests.conftest import REPO, fixture_command
 
 FIXTURES = REPO / "tests" / "fixtures" / "registry"
 RECORDED = package_meta.RecordedSource(FIXTURES / "packages")
@@ -70,7 +70,8 @@ def test_read_candidates_tells_json_from_a_package_list_and_names_a_bad_file(tmp
 
 
 def test_the_popular_candidates_list_reads_as_52_packages_with_their_args_and_env():
-    found = import_sources.read_candidates(str(shared_dir("catalog") / "candidates-popular.tsv"))
+    # a copy of ../shared/catalog/candidates-popular.tsv, so a clone with nothing beside it passes
+    found = import_sources.read_candidates(str(REPO / "tests" / "fixtures" / "catalog" / "candidates-popular.tsv"))
     got = by_package(found)
     assert len(found) == 52  # 53 rows, @instantdb/mcp twice
     assert got["@instantdb/mcp"].env == ("INSTANT_ACCESS_TOKEN",)  # the second row's env joins the first
