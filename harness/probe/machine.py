@@ -120,18 +120,55 @@ _NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".inte
                  ".mail", ".lan", ".localdomain", ".intranet", ".private", ".svc", ".consul", ".docker")
 
 
+# A request a server made that failed without saying why: undici's ``TypeError: fetch failed`` (its
+# cause, a lookup or a connection, left out of the message), ``Failed to fetch``, a server's own
+# "endpoint unreachable (https://…)". Its host is the URL on the same line, if any. A line that names
+# the address a connection went to (``ECONNREFUSED 93.184.216.34:443``) shows the name resolved: a
+# refusal from the backend, the server's own.
+REQUEST_FAILED = re.compile(r"\bfetch failed\b|\brequest to \S+ failed\b|\bFailed to fetch\b|\bunreachable\b|\bnetwork error\b", re.IGNORECASE)
+_URL_HOST = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^/\s@]*@)?([A-Za-z0-9.-]+)", re.IGNORECASE)
+_CONNECTED_TO = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):\d+")
+# A host that is this machine or a private network's: a request to it failing says nothing about DNS.
+_LOCAL_HOST = re.compile(r"\blocalhost\b|\b127\.\d+\.\d+\.\d+|\b0\.0\.0\.0\b|\[::1?\]|\b10\.\d+\.\d+\.\d+"
+                         r"|\b192\.168\.\d+\.\d+|\b172\.(?:1[6-9]|2\d|3[01])\.\d+\.\d+|\bhost\.docker\.internal\b"
+                         r"|[A-Za-z0-9-](?:" + "|".join(re.escape(s) for s in _NEVER_PUBLIC) + r")\b", re.IGNORECASE)
+# The same, naming no host: only undici's and the fetch API's own words, which are a request's and nothing else's.
+_BARE_FETCH_FAILED = re.compile(r"\bfetch failed\b|\bFailed to fetch\b", re.IGNORECASE)
+
+
+def _request_hosts(line: str) -> list[tuple[str, str]]:
+    """``(words, host)`` for each URL's host on a failed-request line (``REQUEST_FAILED``)."""
+    said = REQUEST_FAILED.search(line)
+    if not said:
+        return []
+    return [(line[max(0, said.start() - 160):said.end() + 40], m.group(1)) for m in _URL_HOST.finditer(line)]
+
+
 def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> tuple[str, str] | None:
     """``(line, cause)`` when ``stderr_tail`` says a public name did not resolve, that name does not
     resolve here now, and this machine resolves none of ``dns_control_hosts`` either: whatever host it
     is (a server's own backend, a download an install script makes), a machine with DNS would have
-    resolved it. ``download-blocked`` for a download (``download``: any lookup of an install's), else ``dns``."""
+    resolved it. ``download-blocked`` for a download (``download``: any lookup of an install's), else ``dns``.
+    Outside an install a request that failed without its cause (``REQUEST_FAILED``) counts the same:
+    for the host of a URL on its line, or, naming no host at all, when the tail names no local host; never
+    when the tail names an address a connection went to, or a connection refused, reset or timed out."""
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
     # the words around the failed lookup: a traceback's line can be long before it
     found = [(line[max(0, m.start() - 80):m.end() + 40], host.lower().rstrip("."))
              for line in lines for m in LOOKUP_FAILED.finditer(line) for host in m.groups() if host]
+    # a connection went to an address, or was refused, reset or timed out: the name resolved
+    connected = _CONNECTED_TO.search(stderr_tail) or any(_CONNECT_FAILED.search(line) and not _DNS.search(line)
+                                                         for line in lines)
+    if not download and not connected:
+        found += [(words, host.lower().rstrip(".")) for line in lines for words, host in _request_hosts(line)]
     public = list({host: (line, host) for line, host in reversed(found)
                    if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)}.values())
     public.reverse()  # each host once, with the first line naming it
+    if not found and not download and not connected and not _LOCAL_HOST.search(stderr_tail) \
+            and not _URL_HOST.search(stderr_tail) \
+            and (bare := next((line for line in lines if _BARE_FETCH_FAILED.search(line)), None)) and not resolves_names():
+        said = f"a request that names no host failed, and this machine resolves none of {', '.join(dns_control_hosts())}: {bare}"
+        return said[:MAX_CHARS], DNS
     if not public or resolves_names():
         return None
     for line, host in public[:MAX_VERIFIED_HOSTS]:

@@ -75,7 +75,7 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
     found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, install=capture.phase == "install",
-                                       settings=dict(target.set_env))
+                                       settings=dict(target.set_env)) or _error_said(capture)
     if found is None:
         return verdict
     if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION \
@@ -84,6 +84,20 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
+
+
+def _error_said(capture: Capture) -> tuple[str, str] | None:
+    """The environment rules read on a JSON-RPC error's message and data: the server's own words, like its
+    stderr from a launch (``machine.evidence_and_cause`` with ``server_only``)."""
+    failure = capture.failure
+    if failure is None or failure.kind != "jsonrpc-error":
+        return None
+    said = " ".join(part for part in (failure.message or "", "" if failure.data is None else stringify(failure.data))
+                    if part)  # one reply: its data on the message's line
+    return machine.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True) if said else None
+
+
+_MAX_ERROR_CHARS = 20_000
 
 
 def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
