@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.record import Record
-from harness.db.catalog import load_catalog
+from harness.db.catalog import Catalog, load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
                              readings, regressions, releases, server_html, server_page,
@@ -27,13 +28,28 @@ from harness.pages.tool_vectors import VectorHistory
 _OWNED = ((published.SERVER_DIR, ".md"), (published.SERVER_DIR, ".html"), (published.SPARK_DIR, ".svg"), (published.TREND_DIR, ".svg"))
 
 
-def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Loaded:
+    """The catalog and its entries' records as read from disk, for a caller that has read them already."""
+
+    catalog: Catalog
+    records: dict[str, Record]
+
+    @classmethod
+    def read(cls, root: Path) -> Loaded:
+        catalog = load_catalog(Path(root) / published.CATALOG)
+        return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries]))
+
+
+def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None,
+               loaded: Loaded | None = None) -> dict[str, str]:
     """``{repository-relative path: file text}`` of everything published, from the inputs on disk
-    (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk)."""
+    (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk; ``loaded``: the
+    catalog and records, when the caller read them already)."""
     root = Path(repo_root)
-    catalog = load_catalog(root / published.CATALOG)
+    loaded = loaded or Loaded.read(root)
+    catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
-    records = load_records(root / published.RESULTS, names)
     history = by_server(read_history(root / published.HISTORY))
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
@@ -110,12 +126,12 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
     return movements
 
 
-def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None) -> list[Path]:
+def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None, loaded: Loaded | None = None) -> list[Path]:
     """Rewrite everything published under ``repo_root``; return the output paths, sorted.
     ``backfilled``: tool vectors rebuilt from git (:mod:`harness.pages.backfill`) replacing the
-    files on disk."""
+    files on disk; ``loaded``: the catalog and records, when the caller read them already."""
     root = Path(repo_root)
-    outputs = render_all(root, backfilled)
+    outputs = render_all(root, backfilled, loaded)
     atomic.write_many({root / rel: _published(rel, text).encode("utf-8") for rel, text in outputs.items()})
     _remove_stale(root, {Path(rel) for rel in outputs})
     return sorted(root / rel for rel in outputs)
@@ -125,12 +141,12 @@ def regen_after_publish(repo_root: Path) -> list[Path]:
     """:func:`regen`, after rewriting ``results/releases.json`` from git and the records on disk (left as it is
     when the history cannot be read, as in a shallow clone); the output paths, sorted."""
     root = Path(repo_root)
-    names = [e.name for e in load_catalog(root / published.CATALOG).entries]
+    loaded = Loaded.read(root)
     try:
-        moved = releases.refresh(root, names, load_records(root / published.RESULTS, names))
+        moved = releases.refresh(root, [e.name for e in loaded.catalog.entries], loaded.records)
     except BackfillError:
         moved = None
-    written = regen(root)
+    written = regen(root, loaded=loaded)
     return sorted(set(written) | ({moved} if moved is not None else set()))
 
 

@@ -214,3 +214,28 @@ def test_another_isolation_is_another_launch():
     assert releases.series("memory", [first, moved]) == []
     third = version("1.2.0", 1400, ["a", "b"], "2026-10-19") | {"isolation": moved["isolation"]}
     assert [r.version for r in releases.series("memory", [first, moved, third])] == ["1.2.0"]  # starts again
+
+
+def test_a_publish_reads_the_catalog_and_the_records_once(repo, monkeypatch):
+    """The releases file and the pages are made from one reading of the catalog and the records."""
+    from harness.pages import regen as regen_module
+
+    reads = {"catalog": 0, "records": 0}
+
+    def counted(name, real):
+        def read(*args, **kwargs):
+            reads[name] += 1
+            return real(*args, **kwargs)
+        return read
+
+    monkeypatch.setattr(regen_module, "load_catalog", counted("catalog", regen_module.load_catalog))
+    monkeypatch.setattr(regen_module, "load_records", counted("records", regen_module.load_records))
+    record = repo / "results" / "memory" / "measurement.json"
+    record.write_text(json.dumps(version("1.6.0", 2000, ["a", "b", "c"], "2026-11-02"), indent=1))
+    written = regen_module.regen_after_publish(repo)
+    assert reads == {"catalog": 1, "records": 1}
+    assert repo / "results" / "releases.json" in written  # the release move made from that reading
+    assert "| 1\\.5.0 → 1\\.6.0 |" in (repo / "docs" / "servers" / "memory.md").read_text()
+    reads.update(catalog=0, records=0)
+    regen_module.regen(repo)  # on its own, regen reads them itself
+    assert reads == {"catalog": 1, "records": 1}
