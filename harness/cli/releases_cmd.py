@@ -1,5 +1,6 @@
 """``mcp-context-cost releases``: cost per release of each entry, rebuilt from git, written to
-``results/releases.json``. Exit 0 done, 2 bad input (bad catalog, no repository, shallow clone).
+``results/releases.json`` by ``harness.pages.releases.refresh``. Exit 0 done, 2 bad input (bad catalog, no
+repository, shallow clone).
 """
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.util import atomic, published, untrusted
+from harness.util import published, untrusted
 
 
 def register(sub) -> None:
@@ -32,17 +33,16 @@ def run(args) -> int:
 
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
+    out = Path(args.out) if args.out else root / published.RELEASES
     try:
         names = [e.name for e in load_catalog(catalog_path).entries]
-        current = load_records(root / published.RESULTS, names)
-        by_server = releases.rows(root, names, current)
+        done = releases.refresh(root, names, load_records(root / published.RESULTS, names), out)
     except (CatalogError, BackfillError, RecordError) as exc:
         print(untrusted.lines(f"error: {exc}"), file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else root / published.RELEASES
-    atomic.write_text(out, untrusted.json_text(releases.render_json(by_server)))
-    moves = [row for name in sorted(by_server) for row in by_server[name]]
+    moves = [row for name in sorted(done.by_server) for row in done.by_server[name]]
     for row in moves:
         print(untrusted.line(f"{row.server}: {row.summary()}"))
-    print(untrusted.line(f"releases: {len(moves)} release moves over {len(names)} entries; wrote {out}"))
+    said = f"wrote {out}" if done.changed else (f"{out} unchanged" if out.exists() else "no file written")
+    print(untrusted.line(f"releases: {len(moves)} release moves over {len(names)} entries; {said}"))
     return 0

@@ -143,7 +143,7 @@ def regen_after_publish(repo_root: Path) -> list[Path]:
     root = Path(repo_root)
     loaded = Loaded.read(root)
     try:
-        moved = releases.refresh(root, [e.name for e in loaded.catalog.entries], loaded.records)
+        moved = releases.refresh(root, [e.name for e in loaded.catalog.entries], loaded.records).changed
     except BackfillError:
         moved = None
     written = regen(root, loaded=loaded)

@@ -123,21 +123,30 @@ def render_json(by_server: dict[str, list[ReleaseRow]]) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def refresh(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any]]) -> Path | None:
-    """Rewrite ``<root>/results/releases.json`` from git and the ``current`` records; its path when the
-    bytes changed, else ``None``. Raises ``BackfillError`` when the history cannot be read (a shallow clone)."""
+@dataclass(frozen=True)
+class Refreshed:
+    """What :func:`refresh` did: the file's path when its bytes changed (else ``None``), and the rows."""
+
+    changed: Path | None
+    by_server: dict[str, list[ReleaseRow]]
+
+
+def refresh(root: Path, names: list[str], current: Mapping[str, Mapping[str, Any]], out: Path | None = None) -> Refreshed:
+    """Rewrite ``out`` (default ``<root>/results/releases.json``) from git and the ``current`` records,
+    unless nothing moved and there is no such file. Raises ``BackfillError`` when the history cannot be
+    read (a shallow clone)."""
     by_server = rows(root, names, current)
-    path = Path(root) / published.RELEASES
+    path = Path(out) if out is not None else Path(root) / published.RELEASES
     if not any(by_server.values()) and not path.exists():
-        return None  # nothing moved yet: no file to publish
+        return Refreshed(None, by_server)  # nothing moved yet: no file to publish
     text = untrusted.json_text(render_json(by_server))
     try:
         if bounded.read_regular(path, MAX_BYTES).decode("utf-8") == text:
-            return None
+            return Refreshed(None, by_server)
     except (OSError, ValueError):
         pass  # absent or unreadable: written afresh
     atomic.write_text(path, text)
-    return path
+    return Refreshed(path, by_server)
 
 
 def load(root: Path) -> dict[str, list[ReleaseRow]]:

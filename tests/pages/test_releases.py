@@ -239,3 +239,34 @@ def test_a_publish_reads_the_catalog_and_the_records_once(repo, monkeypatch):
     reads.update(catalog=0, records=0)
     regen_module.regen(repo)  # on its own, regen reads them itself
     assert reads == {"catalog": 1, "records": 1}
+
+
+def test_the_command_and_a_publish_write_the_same_bytes(repo, tmp_path):
+    """The ``releases`` command writes through ``releases.refresh``, the publish's own home for the file:
+    to ``--out`` the same bytes, leaving results/releases.json alone, and a second run says unchanged."""
+    from harness.pages.regen import regen_after_publish
+
+    out = tmp_path / "elsewhere.json"
+    run = [sys.executable, "-m", "harness.cli", "releases", "--catalog", str(repo / "servers.yaml"), "--out", str(out)]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    assert not (repo / "results" / "releases.json").exists()
+    regen_after_publish(repo)
+    assert out.read_bytes() == (repo / "results" / "releases.json").read_bytes()
+    again = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and f"{out} unchanged" in again.stdout, again.stderr
+
+
+def test_the_command_writes_no_file_when_nothing_moved(tmp_path):
+    root = tmp_path / "db"
+    (root / "results" / "memory").mkdir(parents=True)
+    (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
+    (root / "results" / "memory" / "measurement.json").write_text(
+        json.dumps(version("1.4.0", 1000, ["a"], "2026-10-05"), indent=1))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "first")
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(root / "servers.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "0 release moves over 1 entries; no file written" in done.stdout, done.stderr
+    assert not (root / "results" / "releases.json").exists()
