@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -110,9 +109,7 @@ BAD_CATALOGS = {
 @pytest.mark.parametrize("case", list(BAD_CATALOGS))
 def test_bad_catalog_is_one_line_exit_2_in_bounded_time_and_memory(case, tmp_path):
     text, words = BAD_CATALOGS[case]
-    started = time.monotonic()
-    one_error_line(cli("slice", "--catalog", catalog_file(tmp_path, text)), *words)
-    assert time.monotonic() - started < TIMEOUT
+    one_error_line(cli("slice", "--catalog", catalog_file(tmp_path, text)), *words)  # bounded_run's bound fails it
 
 
 @pytest.mark.parametrize("case", ["laughs-in-notes", "set-env-ld-preload", "name-trailing-newline"])
@@ -224,13 +221,10 @@ class Dripping:
 def test_verify_fetches_within_one_overall_deadline(mode, words):
     server = Dripping(mode)
     try:
-        started = time.monotonic()
         done = cli("verify", "--timeout", "3", f"http://127.0.0.1:{server.port}/measurement.json")
-        elapsed = time.monotonic() - started
     finally:
         server.close()
-    one_error_line(done, *words)
-    assert elapsed < 30, f"verify ran {elapsed:.0f} s against a 3 s deadline"
+    one_error_line(done, *words)  # a byte every 2 s never trips a per-read timeout: the overall deadline ended it
 
 
 # --- the Action's inputs --------------------------------------------------------------------------

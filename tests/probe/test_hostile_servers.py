@@ -190,10 +190,9 @@ def test_grandchild_that_outlives_the_server_is_killed(flags, status, tmp_path, 
     pidfile = tmp_path / "grandchild.pid"
     run = measure_and_write(target("forks", "forks_grandchild", "--pidfile", str(pidfile), *flags), results_root)
     assert run.record["status"] == status, run.notes
-    if status == "startup-failure":  # an exit reported promptly, not a timeout
+    if status == "startup-failure":  # the exit reported as one, not waited on until the budget ran out
         assert all(a.failure.kind == "exited" for a in run.measurement.attempts)
         assert "exit code 0" in run.notes
-        assert run.seconds < 2 * FAST
     pid = int(pidfile.read_text())
     assert not wait_gone([pid]), f"grandchild {pid} outlived the measurement"
     assert not process_alive(pid)

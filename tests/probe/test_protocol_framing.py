@@ -90,7 +90,6 @@ def test_stdio_reply_refused_is_malformed_reply_at_once(flags, detail, results_r
     assert rec["status"] == "malformed-reply", run.notes
     assert detail in run.notes and rec["phase"] == "tools/list page 1"
     assert [a["status"] for a in rec["attempts"]] == ["malformed-reply"]  # not retried, at double budget or at all
-    assert run.seconds < 30  # bounded far below the 60 s budget (a bound, not a benchmark)
 
 
 def test_http_reply_nested_too_deep_is_malformed_reply_at_once(results_root):
@@ -98,8 +97,7 @@ def test_http_reply_nested_too_deep_is_malformed_reply_at_once(results_root):
     rec = run.record
     assert rec["status"] == "malformed-reply", run.notes
     assert "nesting deeper than 4096 levels" in run.notes
-    assert [a["status"] for a in rec["attempts"]] == ["malformed-reply"]
-    assert run.seconds < 30
+    assert [a["status"] for a in rec["attempts"]] == ["malformed-reply"]  # refused when read, not timed out
 
 
 # --- one behaviour, one outcome, in its own phase -------------------------------------------------
