@@ -42,7 +42,7 @@ _EXPECTED = {
     "notApplicable": 'a mapping with exactly the string fields "reason" and "evidence"',
     "notes": "a string",
     "launchNote": "a non-empty string: why the command differs from the documented one",
-    "triage": 'a mapping with "outcome" (lists-tools, needs-credential, needs-runtime or broken), "date" '
+    "triage": 'a mapping with "outcome" (lists-tools, needs-credential, needs-setting, needs-runtime or broken), "date" '
               '(YYYY-MM-DD) and an optional "evidence" string',
     "reference": "the name of an entry in servers",
     "cycleWeeks": "a whole number of weeks between 1 and 52",

@@ -28,11 +28,13 @@ from harness.db.package_meta import NPM, MetadataError, Package
 from harness.db.targets import target_for
 from harness.probe import build_record as record
 from harness.probe import internal, isolation, machine, resolve, side_lists
+from harness.probe import status as status_rules
 from harness.probe import measure as measuring
 from harness.util import names, published, untrusted
 
 LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN = "lists-tools", "needs-credential", "needs-runtime", "broken"
-OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_RUNTIME, BROKEN)
+NEEDS_SETTING = "needs-setting"  # it asked for a place (a directory, path, file or URL) its entry must give
+OUTCOMES = (LISTS_TOOLS, NEEDS_CREDENTIAL, NEEDS_SETTING, NEEDS_RUNTIME, BROKEN)
 ACCEPTED = (LISTS_TOOLS, NEEDS_CREDENTIAL)  # a server a user can run and read: what the catalog is for
 DEFAULT_TIMEOUT_SECONDS = 90.0
 MAX_EVIDENCE_CHARS = 300
@@ -230,7 +232,8 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
             rec = await launch(first)
             prop.outcome, prop.evidence = classify(rec, prop.package)
             asked = (named_variables(rec, first) if prop.outcome == NEEDS_CREDENTIAL
-                     else named_variables(rec, first, asking_only=True) if prop.outcome == BROKEN else [])
+                     else named_variables(rec, first, asking_only=True) if prop.outcome in (BROKEN, NEEDS_SETTING)
+                     else [])
             if asked:  # its users set what it asks for: launch again with those names given dummy values
                 entry = with_env(first, asked)
                 again = await launch(entry)
@@ -250,6 +253,7 @@ _NOT_ASKED = re.compile(r"ERR_|HTTP_|NODE_|NPM_|PYTHON|UV_|PATH$|HOME$|MCP_CONTE
 # "Missing required environment variable: X", "Please set X", "X is not defined"), and the Chinese
 # servers' "please set" / "environment variable" / "not set" ("請設定環境變數: X", "未设置 X").
 _ASKS = re.compile(r"\b(?:required|requires|missing|must be (?:set|provided|defined)|(?:is|are) not (?:set|defined|provided)"
+                   r"|must (?:specify|provide|give|pass|set)"
                    r"|please (?:set|provide|export|define))\b"
                    r"|[請请](?:設定|设定|設置|设置|提供|配置)|環境變數|环境变量|未(?:設定|设定|設置|设置|配置|提供)", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
@@ -257,14 +261,16 @@ _CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 
 def named_variables(rec: Record, entry: dict[str, Any], *, asking_only: bool = False) -> list[str]:
     """The undeclared ``UPPER_SNAKE`` variable names a record's words name, in order, at most
-    :data:`MAX_ASKED_VARIABLES`; ``asking_only``: only names in a clause asking for a variable."""
+    :data:`MAX_ASKED_VARIABLES`; ``asking_only``: only names in a clause asking for a variable, else
+    (a credential ask's names) places left out (``status_rules.location_name``: a dummy is no directory)."""
     declared = set(entry.get("env", ())) | set(entry.get("setEnv", {}))
     text = " ".join(str(n) for n in rec.get("notes") or ())
     if asking_only:
         text = " ".join(clause for clause in _CLAUSE_END.split(text) if _ASKS.search(clause))
     found: list[str] = []
     for name in _VARIABLE.findall(text):
-        if name not in declared and name not in found and not _NOT_ASKED.match(name):
+        if name not in declared and name not in found and not _NOT_ASKED.match(name) \
+                and (asking_only or not status_rules.location_name(name)):
             found.append(name)
     return found[:MAX_ASKED_VARIABLES]
 
@@ -304,7 +310,25 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
         return NEEDS_RUNTIME, evidence
     if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_satisfies(pkg.runtime):
         return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {_node_version()}: {evidence}")
+    if asked := setting_asked(" ".join(str(n) for n in rec.get("notes") or ())):
+        return NEEDS_SETTING, _cut(f"{evidence}; it asked for a setting, not a credential: {asked}")
     return BROKEN, evidence
+
+
+# A place a server asks to be given: a directory, a path, a file, a URL, a host or a port.
+_PLACE = re.compile(r"\b(?:director(?:y|ies)|folders?|paths?|files?|workspace|root|urls?|uris?|endpoint|host(?:name)?"
+                    r"|port)\b", re.IGNORECASE)
+
+
+def setting_asked(text: str) -> str | None:
+    """The first clause of ``text`` asking for a place rather than a secret (``ALLOWED_DIR is required``,
+    ``a directory argument is required``, ``Please set DATABASE_URL``): it asks (``_ASKS``), names a place
+    (a word of ``_PLACE`` or a variable ``status_rules.location_name`` accepts) and names no credential."""
+    for clause in _CLAUSE_END.split(text):
+        if _ASKS.search(clause) and not status_rules.names_credential(clause) \
+                and (_PLACE.search(clause) or any(status_rules.location_name(v) for v in _VARIABLE.findall(clause))):
+            return clause.strip()
+    return None
 
 
 def _cut(text: str) -> str:

@@ -151,12 +151,32 @@ _ASKED = re.compile(rf"(?i:{_ASK}).{{0,80}}(?:(?i:{_CREDENTIAL})|{_ENV_SECRET})|
 _NPM_OWN = re.compile(r"npm (?:error|ERR!|warn|WARN|notice)(?:\s|$)")
 
 
+def names_credential(text: str) -> bool:
+    """Whether ``text`` names a credential at all: a credential word, a credential-shaped variable or a sign-in."""
+    return bool(re.search(_CREDENTIAL, text, re.IGNORECASE) or re.search(_ENV_SECRET, text)
+                or re.search(_SIGN_IN, text, re.IGNORECASE))
+
+
 def credential_request(line: str) -> bool:
     """Whether ``line`` asks for a credential (``_ASKED``)."""
     return bool(_ASKED.search(line))
 
 
+# A declared name that holds a place, not a secret: a directory, a path, a file, a URL, a host or a port
+# (``ALLOWED_DIR``, ``ROLLBAR_CONFIG_FILE``, ``DATABASE_URL``); one that also names a key, token, secret,
+# password or credential (``GOOGLE_KEY_FILE``, ``CREDENTIALS_PATH``) stays a credential.
+LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
+                           r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
+_SECRET_PART = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|(?:^|_)PAT(?:_|$)|COOKIE|SESSION")
+
+
+def location_name(name: str) -> bool:
+    """Whether the variable ``name`` holds a place (``LOCATION_NAME``) and names no secret."""
+    return bool(LOCATION_NAME.search(name.upper())) and not _SECRET_PART.search(name.upper())
+
+
 def _named_claim(env_names) -> re.Pattern | None:
+    env_names = [name for name in env_names or () if not location_name(name)]
     if not env_names:
         return None
     names = "|".join(re.escape(name) for name in env_names)
