@@ -12,7 +12,7 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 # Hosts an install reaches before any server code runs: package registries, git hosts, and where
 # uv downloads managed Pythons from (python-build-standalone releases on GitHub).
@@ -408,3 +408,41 @@ def resolves_names(timeout: float = 5.0, hosts: tuple[str, ...] | None = None) -
         pool.shutdown(wait=False)  # a resolver that hangs is left to finish on its own thread
         _RESOLVES[hosts] = any(f.result() for f in done)
     return _RESOLVES[hosts]
+
+
+# npm's words for a package its registry does not have: the GET of its document or tarball answered 404,
+# "'<name>@<spec>' is not in this registry", "The requested resource '<name>@<spec>' could not be found",
+# or no version matching a range (``notarget``); as npm prints them, or quoted from its log.
+_NPM_MISSING = re.compile(r"^(?:npm's log: )?npm (?:error|ERR!) (?:404 Not Found - GET (https?://\S+)"
+                          r"|404\s+(?:The requested resource )?'((?:@[^/\s']+/)?[^@\s']+)@[^']*' "
+                          r"(?:is not in this registry|could not be found)"
+                          r"|notarget No matching version found for ((?:@[^/\s]+/)?[^@\s]+)@)", re.MULTILINE)
+
+
+def dependency_missing(stderr_tail: str, own: str, settings: Mapping[str, str] | None = None) -> str | None:
+    """npm's line saying its registry has no package, or no matching version, other than ``own`` (the
+    server's own package, which the registry then served) — a dependency; ``None`` when ``own`` is the one
+    missing, when the install had run a package's own code (its words can be anything), or when the
+    404 came from a host no install reaches."""
+    if PACKAGE_CODE_RAN.search(stderr_tail):
+        return None
+    configured = _configured_hosts(settings)
+    missing: list[tuple[str, str]] = []
+    for found in _NPM_MISSING.finditer(stderr_tail):
+        name = found.group(2) or found.group(3)
+        if found.group(1):
+            try:
+                url = urlsplit(found.group(1))
+            except ValueError:
+                continue
+            if not install_host(url.hostname or "", configured):
+                continue
+            parts = unquote(url.path).split("/-/", 1)[0].strip("/").split("/")
+            name = "/".join(parts[-2:]) if len(parts) >= 2 and parts[-2].startswith("@") else parts[-1]
+        if name:
+            end = stderr_tail.find("\n", found.start())
+            missing.append((stderr_tail[found.start():end if end >= 0 else None].strip(), name.lower()))
+    if not missing or any(name == own.lower() for _, name in missing):
+        return None
+    line, name = missing[0]
+    return f"the registry has no {name} (a dependency of {own}, which it served): {line}"[:MAX_CHARS]

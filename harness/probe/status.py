@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from harness.core.canonical import stringify
 from harness.probe import machine
+from harness.probe.resolve import plan as resolve_plan
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -75,7 +76,8 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
     found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, install=capture.phase == "install",
-                                       settings=dict(target.set_env)) or _error_said(capture)
+                                       settings=dict(target.set_env)) or _error_said(capture) \
+        or _dependency_refused(target, capture)
     if found is None:
         return verdict
     if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION \
@@ -84,6 +86,16 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
+
+
+def _dependency_refused(target: Target, capture: Capture) -> tuple[str, str] | None:
+    """An install the registry refused a dependency of the server's package (``machine.dependency_missing``):
+    the registry's, since it served the package itself; a filtered mirror answers so for what exists."""
+    plan = resolve_plan(target.command) if capture.phase == "install" else None
+    if plan is None or plan.launcher != "npx":
+        return None
+    line = machine.dependency_missing(capture.stderr_tail, plan.package, dict(target.set_env))
+    return (line, machine.REGISTRY) if line else None
 
 
 def _error_said(capture: Capture) -> tuple[str, str] | None:
