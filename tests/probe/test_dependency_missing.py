@@ -86,6 +86,7 @@ def registry(monkeypatch, tmp_path):
     reg.server.shutdown()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, status, said", [
     ("own-mcp@1.0.0", st.NOT_MEASURED_HERE, "the registry has no helper-gone (a dependency of own-mcp"),
     ("@acme/pinned-mcp@1.0.0", st.NOT_MEASURED_HERE, "the registry has no helper-old (a dependency of @acme/pinned-mcp"),
