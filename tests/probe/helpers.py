@@ -20,7 +20,6 @@ from harness.util import schemas
 from tests.conftest import REPO
 
 # Generous: proves "bounded time", never a performance claim.
-BOUND_SECONDS = 60.0
 
 
 @dataclass
@@ -39,8 +38,7 @@ class Run:
 def measure_and_write(target: Target, results: Path, **kwargs) -> Run:
     """Measure ``target``, build its record (which validates it) and write it under ``results``.
 
-    Asserts the file exists, reads back to the same record and validates, and that the whole
-    measurement finished within ``BOUND_SECONDS``.
+    Asserts the file exists, reads back to the same record and validates (a hang is pytest-timeout's to end).
     """
     started = time.monotonic()
     measurement = measure_sync(target, **kwargs)
@@ -52,7 +50,6 @@ def measure_and_write(target: Target, results: Path, **kwargs) -> Run:
     on_disk = parse(path.read_text(encoding="utf-8"))
     schemas.check("measurement", on_disk)
     assert on_disk["status"] == rec["status"]
-    assert seconds < BOUND_SECONDS, f"{target.name} took {seconds:.1f} s"
     return Run(measurement, rec, path, seconds)
 
 
