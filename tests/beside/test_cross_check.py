@@ -20,7 +20,8 @@ import pytest
 
 from harness.cli import cross_check_cmd
 from harness.core.jsparse import parse
-from harness.probe import mcp_tokens, build_record as record
+from harness.probe import build_record as record
+from harness.readings import mcp_tokens
 from harness.probe.measure import CONFIRMATION_VARIABLE, measure_sync
 from harness.probe.target import Target
 from harness.pages import readings

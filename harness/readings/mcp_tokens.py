@@ -57,7 +57,7 @@ def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = A
     if not archive.is_file():
         raise Unavailable(f"{label()} cannot be obtained: no release asset at {archive}")
     if expected_sha256 is None:
-        raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/probe/mcp_tokens.py); "
+        raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/readings/mcp_tokens.py); "
                           "refusing to run an unverified binary")
     digest = _digest(archive)
     if digest != expected_sha256:
