@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.db import package_meta
 from harness.db.catalog import Catalog, CatalogError, Entry, load_catalog
 from harness.db.catalog_text import dump_entry
@@ -297,7 +297,7 @@ def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
 def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     """``(outcome, evidence)`` for a triage launch's record."""
     status = rec["status"]
-    if status in record.MEASURED_STATUSES:
+    if status in NUMBERED:
         return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":

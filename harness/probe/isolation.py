@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import threading
 
+from harness.core.record import ISOLATION_MODES
 from harness.probe import environment
 
 RUNTIMES = {"node": ["node", "--version"], "npm": ["npm", "--version"],
@@ -44,7 +45,7 @@ def _version(program: str, args: list[str], env: dict) -> str | None:
     return text[0].removeprefix("Python ").removeprefix("uv ").split(" ")[0] if text else None
 
 
-MODES = ("host", "sandbox", "docker")
+MODES = ISOLATION_MODES
 NOTES = {
     "host": "run as the harness's user through a clean intermediate process holding only the server's minimal "
             "environment; it can read and write whatever that user can — files, and the environment of any other "
