@@ -27,7 +27,7 @@ from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, MetadataError, Package
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import internal, isolation, machine, resolve, side_lists
+from harness.probe import harness_bug, isolation, machine_fault, resolve, side_lists
 from harness.probe import status as status_rules
 from harness.probe import measure as measuring
 from harness.util import names, published, untrusted
@@ -225,7 +225,7 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
             await result.ended()
             return record.build(result, iso)
         except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
-            return record.build(internal.measurement(target, exc), iso)
+            return record.build(harness_bug.measurement(target, exc), iso)
 
     async def one(prop: Proposal, first: dict[str, Any]) -> None:
         async with admitted:
@@ -304,7 +304,7 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
         return NEEDS_CREDENTIAL, evidence
     if rec.get("environmentEvidence") or status == "unreachable":
         return NEEDS_RUNTIME, evidence
-    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine.unsatisfiable(pkg.runtime):
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine_fault.unsatisfiable(pkg.runtime):
         return BROKEN, evidence  # a Node no release meets: the package's mistake, not this machine's age
     if _RUNTIME.search(" ".join(rec.get("notes") or ())):
         return NEEDS_RUNTIME, evidence

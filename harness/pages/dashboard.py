@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 
 from harness.core import bands
-from harness.db import reason
+from harness.db import failure_reason
 from harness.pages import dashboard_assets as assets
 from harness.pages import readings, site
 from harness.pages.board import GROUP_LABELS, Row, machine_note
@@ -96,7 +96,7 @@ def _datum(r: Row, series: Series | None) -> dict:
             d["trend"] = [p.tokens for p in points]
     else:
         full = "; ".join(r.notes)
-        short = shorten(reason.reason(r.record) if r.record else full, REASON_LIMIT)
+        short = shorten(failure_reason.reason(r.record) if r.record else full, REASON_LIMIT)
         if short:
             d["why"] = short
         if one_line(full) and one_line(full) != short:

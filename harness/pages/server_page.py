@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.core.bands import CONTEXT_WINDOW
-from harness.db import reason
+from harness.db import failure_reason
 from harness.db.history import HistoryRow
 from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
@@ -105,7 +105,7 @@ def share(tokens: int) -> str:
 
 
 def _why(row: Row) -> str:
-    text = reason.reason(row.record) if row.record else "; ".join(row.notes)
+    text = failure_reason.reason(row.record) if row.record else "; ".join(row.notes)
     return md(text, 300)
 
 

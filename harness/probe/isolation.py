@@ -11,7 +11,7 @@ import subprocess
 import threading
 
 from harness.core.record import ISOLATION_MODES
-from harness.probe import environment
+from harness.probe import server_env
 
 RUNTIMES = {"node": ["node", "--version"], "npm": ["npm", "--version"],
             "python": ["python3", "--version"], "uv": ["uv", "--version"]}
@@ -28,7 +28,7 @@ def runtime_versions() -> dict[str, str | None]:
 
 @functools.lru_cache(maxsize=None)
 def _probe_versions() -> dict[str, str | None]:
-    env = environment.child_env()
+    env = server_env.child_env()
     versions: dict[str, str | None] = {}
     for name, argv in RUNTIMES.items():
         found = shutil.which(argv[0], path=env["PATH"])
@@ -93,7 +93,7 @@ def _docker_problem() -> str | None:
     try:
         # the environment a docker launch gets: no process the harness starts carries its own
         done = subprocess.run([found, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
-                              timeout=30, env=environment.child_env())
+                              timeout=30, env=server_env.child_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the Docker daemon did not answer ({type(exc).__name__})"
     if done.returncode == 0:

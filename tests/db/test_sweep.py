@@ -17,7 +17,7 @@ from harness.db import guard
 from harness.db import sweep as sweep_module
 from harness.db.catalog import load_catalog
 from harness.db.rotation import slice_for
-from harness.probe import environment, isolation
+from harness.probe import server_env, isolation
 from tests.db.sweeprepo import (
     BOT_IDENTITY, FAIL_COMMAND, catalog_text, check_published, commit_catalog, commit_count, fixture, git, head,
     head_files, history_rows, init_repo, last_commit, porcelain, records, rows_of_text, staging_leftovers, sweep,
@@ -43,8 +43,8 @@ def _assert_clean_commit_state(root) -> None:
 def _empty_path(monkeypatch) -> None:
     """Simulate a broken harness machine: every launched server gets an empty PATH, so
     ``python3``/``npx``/``uvx`` cannot be found. Patched on the module launch.py calls through
-    (``environment.child_env``), wrapping the real function."""
-    real = environment.child_env
+    (``server_env.child_env``), wrapping the real function."""
+    real = server_env.child_env
     isolation.runtime_versions()  # keep the cached runtime versions those of the healthy machine
 
     def broken(*args, **kwargs):
@@ -52,7 +52,7 @@ def _empty_path(monkeypatch) -> None:
         env["PATH"] = ""
         return env
 
-    monkeypatch.setattr(environment, "child_env", broken)
+    monkeypatch.setattr(server_env, "child_env", broken)
 
 
 # --------------------------------------------------------------------------------------------
