@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.db.catalog import load_catalog  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
-from harness.probe import isolation, internal, build_record as record, resolve  # noqa: E402
+from harness.probe import isolation, harness_bug, build_record as record, resolve  # noqa: E402
 from harness.probe.install import Install  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.util import untrusted  # noqa: E402
@@ -66,7 +66,7 @@ async def _record(target, mode: str, iso: dict, installed=None) -> dict:
     try:
         rec = record.build(await measure(target, isolation=mode, pass_declared_values=False, installed=installed), iso)
     except Exception as exc:  # noqa: BLE001 - a harness bug is this entry's row, not the run's end
-        rec = record.build(internal.measurement(target, exc), iso)
+        rec = record.build(harness_bug.measurement(target, exc), iso)
     rec["_seconds"] = round(time.monotonic() - t0, 2)
     return rec
 

@@ -65,7 +65,7 @@ from harness.db.sweep import default_concurrency  # noqa: E402
 from harness.db.targets import target_for  # noqa: E402
 from harness.core.counting import count_tools  # noqa: E402
 from harness.core.jsparse import parse  # noqa: E402
-from harness.probe import environment, isolation, build_record as record, sandbox  # noqa: E402
+from harness.probe import server_env, isolation, build_record as record, sandbox  # noqa: E402
 from harness.probe.launch import isolated_argv  # noqa: E402
 from harness.probe.measure import measure  # noqa: E402
 from harness.probe.process import split_command  # noqa: E402
@@ -139,7 +139,7 @@ def bare_launch(target, mode: str, variant: str = "now", gentle: bool = False) -
     is reaped by its parent and its CPU is counted (``bench/sweep_cpu.py``)."""
     t0 = time.perf_counter()
     with launch_dir(target.name, target.needs_git) as cwd:  # the harness's own working directory
-        env = environment.child_env(target.env, pass_declared_values=False)
+        env = server_env.child_env(target.env, pass_declared_values=False)
         env.update(target.set_env)
         argv, launcher_env, fds = isolated_argv(split_command(target.command), env, cwd, mode, target)
         if mode == "sandbox" and variant == "before":

@@ -3,7 +3,8 @@
 # dependencies (constraints.txt), and the o200k_base tokenizer file (downloaded by tiktoken, or
 # derived from the npm package `tiktoken` and accepted only if its SHA-256 matches tiktoken's pin).
 # Needs: python3 (>= 3.11) with venv, node and npm on PATH. Idempotent; pip runs only when
-# pyproject.toml, constraints.txt, the Python or the checkout changed since its last success.
+# pyproject.toml, constraints.txt, the Python or the checkout changed since its last success, and never
+# through a .venv linked from another checkout.
 #
 # Prints one line per step ("setup: <step>: <result>"), says before a slow step that it is slow, and
 # keeps pip's own output in .venv/setup-pip.log (printed only when pip fails).
@@ -42,10 +43,23 @@ fi
 
 log=.venv/setup-pip.log
 # pip runs only when what it installs from changed since its last success: the stamp holds the hash
-# of pyproject.toml, constraints.txt, the venv's Python and this checkout's path (the editable install).
+# of pyproject.toml, constraints.txt, the venv's Python and the venv's checkout (the editable install).
 stamp=.venv/setup-stamp
-inputs=$( { cat pyproject.toml constraints.txt; .venv/bin/python -VV; pwd -P; } | sha256sum | cut -d' ' -f1)
-if [ -z "$fresh" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
+owner=$(pwd -P)
+if [ -L .venv ]; then
+  # A .venv linked from another checkout (a git worktree) belongs to that checkout: pip here would
+  # point its editable install at this one and rewrite its stamp, so it is never run.
+  owner=$(dirname "$(readlink -f .venv)")
+fi
+inputs=$( { cat pyproject.toml constraints.txt; .venv/bin/python -VV; echo "$owner"; } | sha256sum | cut -d' ' -f1)
+if [ -L .venv ]; then
+  step "pinned dependencies (constraints.txt)"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
+    took "shared .venv of $owner, installed from the same files: pip skipped"
+  else
+    took "shared .venv of $owner, whose last install differs from this checkout's files: pip skipped (run setup.sh in $owner, or give this checkout its own .venv)"
+  fi
+elif [ -z "$fresh" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
   step "pinned dependencies (constraints.txt)"
   took "unchanged since the last install (pyproject.toml, constraints.txt, Python): pip skipped"
 else

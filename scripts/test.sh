@@ -4,6 +4,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh || exit 1
+# This checkout's harness first, also in the subprocesses tests start: a .venv shared with another
+# checkout has that checkout's editable install.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 .venv/bin/python -m pytest "$@"
 code=$?
 if [ "$code" -eq 5 ]; then

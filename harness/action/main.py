@@ -21,7 +21,7 @@ from harness.action.summary import render, text
 from harness.core.record import NUMBERED, Record
 from harness.pages.badge import badge_for, write_badge
 from harness.probe import build_record as record
-from harness.probe import environment, isolation
+from harness.probe import server_env, isolation
 from harness.probe.measure import measure_sync
 from harness.probe.redact import Secrets
 from harness.probe.target import Target
@@ -187,7 +187,7 @@ def _secrets(environ):
     try:
         return Secrets.for_target(_target(read(environ)), environ)
     except Exception:  # noqa: BLE001 - unreadable inputs: redact what the host itself holds
-        return Secrets(environment.host_secrets(environ))
+        return Secrets(server_env.host_secrets(environ))
 
 
 def _isolation(environ, isolation) -> dict:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from harness.db.reason import decisive
-from harness.probe.environment import credential_like, url_secrets
+from harness.db.failure_reason import decisive
+from harness.probe.server_env import credential_like, url_secrets
 from harness.probe.redact import Secrets
 from harness.util import bounded, schemas, urls
 

@@ -12,11 +12,10 @@ from typing import Any, NamedTuple
 
 from harness.audit import published_reader
 from harness.core.record import ToolRow
-from harness.pages.tool_shape import METHOD, METRICS, percentile_of
+from harness.pages.tool_shape import ADVICE_PERCENTILE as FIRES_AT, METHOD, METRICS, percentile_of
 from harness.util.published import TOOL_SHAPE
 from harness.util.untrusted import escape
 
-FIRES_AT = 90
 MEDIAN = 50
 NOTHING_UNUSUAL = ("Nothing unusual: no tool description is at or above the 90th percentile of the measured "
                    "distribution.")

@@ -69,7 +69,7 @@ def _parser(names) -> tuple[argparse.ArgumentParser, set[str]]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code.
 
-    Common to every command: 2 bad input, 130 interrupted, ``internal.EXIT_CODE`` (70) for a harness
+    Common to every command: 2 bad input, 130 interrupted, ``harness_bug.EXIT_CODE`` (70) for a harness
     bug, reported on one line naming the server.
     """
     not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
@@ -104,13 +104,13 @@ def _shown_setting_problem() -> str | None:
 
 
 def _internal_error(exc: Exception, args) -> int:
-    from harness.probe import internal  # only for a harness bug
+    from harness.probe import harness_bug  # only for a harness bug
 
-    detail = internal.traceback_text(exc)
+    detail = harness_bug.traceback_text(exc)
     if detail:
         print(lines(detail.rstrip("\n")), file=sys.stderr)
-    print(line(internal.message(exc, _subject(args))), file=sys.stderr)
-    return internal.EXIT_CODE
+    print(line(harness_bug.message(exc, _subject(args))), file=sys.stderr)
+    return harness_bug.EXIT_CODE
 
 
 def _subject(args) -> str | None:

@@ -21,6 +21,7 @@ from harness.audit.render_text import Running
 from harness.audit.report import build as build_report
 from harness.audit.report import redact
 from harness.audit.trust import managed_dir
+from harness.core.bands import CONTEXT_WINDOW
 from harness.core.canonical import stringify
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.probe import isolation
@@ -31,7 +32,7 @@ from harness.util.cliargs import positive_int, seconds
 from harness.util.published import CAPTURE_INDEX, DIVERGENCE, TOOL_SHAPE
 from harness.util.untrusted import escape
 
-DEFAULT_CONTEXT = 200_000
+DEFAULT_CONTEXT = CONTEXT_WINDOW
 REPO = Path(__file__).resolve().parents[2]
 STDOUT = "-"
 

@@ -10,11 +10,11 @@ import datetime as dt
 import sys
 
 from harness.cli import selection
-from harness.db import readings_store
+from harness.readings import store
 from harness.db.catalog import CatalogError
 from harness.db.sweep import default_concurrency
 from harness.db.targets import target_for
-from harness.probe import capability_probe as cp
+from harness.readings import capability_probe as cp
 from harness.probe import isolation
 from harness.pages.published_records import RecordError
 from harness.util.cliargs import positive_int
@@ -44,15 +44,15 @@ def run(args) -> int:
     try:
         catalog, records = selection.load(args)
         names = selection.choose(catalog, None, args, records)
-        previous = readings_store.read(args.root, KIND)
+        previous = store.read(args.root, KIND)
         mode = isolation.resolve_mode(args.isolation)
-    except (CatalogError, RecordError, LookupError, ValueError, readings_store.ReadingsError) as exc:
+    except (CatalogError, RecordError, LookupError, ValueError, store.ReadingsError) as exc:
         print(f"capability-probe: nothing written: {line(exc)}", file=sys.stderr)
         return 2
     entries = {e.name: e for e in catalog.entries}
     pairs = asyncio.run(_probe_all([target_for(entries[n]) for n in names], mode, args.concurrency))
     doc = document(pairs, previous, [e.name for e in catalog.entries], mode, _today())
-    path = readings_store.write(args.root, KIND, doc)
+    path = store.write(args.root, KIND, doc)
     _print(doc, pairs, path)
     if not args.no_regen:
         from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it
@@ -87,7 +87,7 @@ def document(pairs: list, previous: dict | None, names: list[str], mode: str, da
                         "compared": sum(p.compared for p in pairs),
                         "notCompared": [statuses(p) for p in pairs if not p.compared],
                         "statusChanged": [statuses(p) for p in pairs if p.status_changed]},
-            "rows": readings_store.merge_rows(kept, fresh, names)}
+            "rows": store.merge_rows(kept, fresh, names)}
 
 
 def _today() -> str:

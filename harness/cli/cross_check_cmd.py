@@ -15,11 +15,12 @@ from pathlib import Path
 
 from harness.cli import selection
 from harness.core.projection import mapped_tokens
-from harness.db import readings_store
+from harness.readings import store
 from harness.db.catalog import CatalogError
 from harness.core.record import NUMBERED
 from harness.db.targets import target_for
-from harness.probe import isolation, mcp_tokens, build_record as record
+from harness.probe import isolation, build_record as record
+from harness.readings import mcp_tokens
 from harness.probe.measure import measure
 from harness.pages.published_records import RecordError
 from harness.util.untrusted import line
@@ -53,8 +54,8 @@ def run(args, expected_sha256: str | None = mcp_tokens.ASSET_SHA256) -> int:
         catalog, records = selection.load(args)
         pool = {n: r for n, r in selection.numbered(records).items() if _entry(catalog, n).command}
         names = selection.choose(catalog, pool, args)
-        previous = readings_store.read(args.root, KIND)
-    except (CatalogError, RecordError, LookupError, ValueError, readings_store.ReadingsError) as exc:
+        previous = store.read(args.root, KIND)
+    except (CatalogError, RecordError, LookupError, ValueError, store.ReadingsError) as exc:
         print(f"cross-check: nothing written: {line(exc)}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-mcp-tokens-") as tmp:
@@ -65,8 +66,8 @@ def run(args, expected_sha256: str | None = mcp_tokens.ASSET_SHA256) -> int:
             return 2
         targets = [target_for(_entry(catalog, n)) for n in names]
         rows = asyncio.run(_check_all(binary, targets, mode, _today()))
-    merged = readings_store.merge_rows((previous or {}).get("rows", []), rows, [e.name for e in catalog.entries])
-    path = readings_store.write(args.root, KIND, {"method": METHOD, "release": mcp_tokens.label(), "rows": merged})
+    merged = store.merge_rows((previous or {}).get("rows", []), rows, [e.name for e in catalog.entries])
+    path = store.write(args.root, KIND, {"method": METHOD, "release": mcp_tokens.label(), "rows": merged})
     _print(rows, path)
     if not args.no_regen:
         from harness.pages.regen import regen  # the pages' imports, only when they are regenerated

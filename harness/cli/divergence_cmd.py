@@ -13,9 +13,9 @@ from harness.cli import selection
 from harness.core.canonical import stringify
 from harness.core.projection import mapped_tokens, request_tools
 from harness.core.record import Record
-from harness.db import readings_store
+from harness.readings import store
 from harness.db.catalog import CatalogError
-from harness.probe.claude_count import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
+from harness.readings.claude import MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
 from harness.pages.published_records import RecordError
 from harness.util.untrusted import line
 
@@ -40,8 +40,8 @@ def run(args, counter_factory=ClaudeCounter) -> int:
         catalog, records = selection.load(args)
         pool = selection.numbered(records)
         names = selection.choose(catalog, pool, args)
-        previous = readings_store.read(args.root, KIND)
-    except (CatalogError, RecordError, LookupError, readings_store.ReadingsError) as exc:
+        previous = store.read(args.root, KIND)
+    except (CatalogError, RecordError, LookupError, store.ReadingsError) as exc:
         print(f"divergence: nothing written: {line(exc)}", file=sys.stderr)
         return 2
     try:
@@ -56,8 +56,8 @@ def run(args, counter_factory=ClaudeCounter) -> int:
         return 1
     finally:
         counter.close()
-    merged = readings_store.merge_rows((previous or {}).get("rows", []), rows, [e.name for e in catalog.entries])
-    path = readings_store.write(args.root, KIND, {"method": METHOD, "rows": merged})
+    merged = store.merge_rows((previous or {}).get("rows", []), rows, [e.name for e in catalog.entries])
+    path = store.write(args.root, KIND, {"method": METHOD, "rows": merged})
     _print(rows, path)
     if not args.no_regen:
         from harness.pages.regen import regen  # the heaviest import; --no-regen never needs it

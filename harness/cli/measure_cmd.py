@@ -23,7 +23,7 @@ from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
 from harness.db.lock import LockHeld
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import environment, envnames, isolation, redact, sandbox
+from harness.probe import server_env, envnames, isolation, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
 from harness.probe.measure import measure, measure_sync
 from harness.probe.process import SpawnError, resolve_argv, split_command
@@ -233,7 +233,7 @@ def require_program(target: Target, mode: str, what: str) -> None:
     """ValueError when the program is not on the child's PATH (not checked in docker mode)."""
     if target.command is None or mode == "docker":
         return
-    path = environment.child_env()["PATH"]
+    path = server_env.child_env()["PATH"]
     try:
         resolve_argv(split_command(target.command), sandbox.sandbox_path(path) if mode == "sandbox" else path)
     except SpawnError as exc:

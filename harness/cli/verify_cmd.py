@@ -11,7 +11,7 @@ import sys
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.rederive import NotARecord, rederive
 from harness.core.tokenizer import Uncountable
-from harness.db.reason import decisive
+from harness.db.failure_reason import decisive
 from harness.util import bounded, untrusted
 from harness.util.urls import masked, shown_source
 from harness.util.cliargs import seconds

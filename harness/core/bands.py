@@ -5,6 +5,7 @@ from __future__ import annotations
 BANDS = ((1_000, "brightgreen", "lean"), (5_000, "green", "light"), (15_000, "yellow", "moderate"),
          (30_000, "orange", "heavy"), (None, "red", "very heavy"))
 NOT_MEASURED_COLOR = "lightgrey"
+CONTEXT_WINDOW = 200_000  # the context window a share is given against (pages, audit --context)
 
 
 def color_for(tokens: int | None) -> str:

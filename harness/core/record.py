@@ -12,6 +12,8 @@ Status = Literal["measured", "dynamic", "auth-required", "startup-failure", "tim
                  "too-large", "not-measured-here", "not-yet-run"]
 STATUSES: tuple[str, ...] = get_args(Status)  # in this order on every page that lists statuses
 NUMBERED = ("measured", "dynamic")  # the statuses that carry a number
+IsolationMode = Literal["host", "sandbox", "docker"]
+ISOLATION_MODES: tuple[str, ...] = get_args(IsolationMode)  # where a server can be run
 
 
 class ToolRow(TypedDict):
@@ -41,7 +43,7 @@ class Attempt(TypedDict):
 class Isolation(TypedDict):
     """Where the server ran: the isolation mode and the machine's runtimes."""
 
-    mode: Literal["host", "sandbox", "docker"]
+    mode: IsolationMode
     arch: str
     os: NotRequired[str]
     image: NotRequired[str | None]

@@ -10,10 +10,9 @@ import re
 from pathlib import Path, PurePosixPath
 
 from harness.util import bounded, names, published
-from harness.util.published import PUBLISHED
+from harness.util.published import PUBLISHED, STAGING_DIR
 from harness.util.untrusted import escape
 
-STAGING_DIR = ".staging"
 # Every component of a published path: server slugs and the generated files' own names.
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Folders whose own link would redirect a write into a published path beneath them.

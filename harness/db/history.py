@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.record import NUMBERED, STATUSES, Record
+from harness.core.record import ISOLATION_MODES, NUMBERED, STATUSES, Record
 from harness.db import confine
 from harness.util import atomic, schemas
 
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
-ISOLATIONS = ("host", "sandbox", "docker")
+ISOLATIONS = ISOLATION_MODES  # a recorded cell is one of them
 NOT_RECORDED = "not recorded"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SERVER = re.compile(r"^[a-z0-9][a-z0-9._-]*$")

@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.db import package_meta
 from harness.db.catalog import Catalog, CatalogError, Entry, load_catalog
 from harness.db.catalog_text import dump_entry
@@ -27,7 +27,7 @@ from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, MetadataError, Package
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import internal, isolation, machine, resolve, side_lists
+from harness.probe import harness_bug, isolation, machine_fault, resolve, side_lists
 from harness.probe import status as status_rules
 from harness.probe import measure as measuring
 from harness.util import names, published, untrusted
@@ -225,7 +225,7 @@ async def triage(proposals: list[Proposal], isolation_mode: str, *, concurrency:
             await result.ended()
             return record.build(result, iso)
         except Exception as exc:  # noqa: BLE001 - a harness bug is this proposal's evidence, not the run's end
-            return record.build(internal.measurement(target, exc), iso)
+            return record.build(harness_bug.measurement(target, exc), iso)
 
     async def one(prop: Proposal, first: dict[str, Any]) -> None:
         async with admitted:
@@ -297,14 +297,14 @@ def _as_entry(entry: dict, timeout_seconds: float) -> Entry:
 def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     """``(outcome, evidence)`` for a triage launch's record."""
     status = rec["status"]
-    if status in record.MEASURED_STATUSES:
+    if status in NUMBERED:
         return LISTS_TOOLS, f"listed {rec['toolCount']} tools"  # the number is the sweep's to publish
     evidence = _cut(rec["notes"][0] if rec.get("notes") else status)
     if status == "auth-required":
         return NEEDS_CREDENTIAL, evidence
     if rec.get("environmentEvidence") or status == "unreachable":
         return NEEDS_RUNTIME, evidence
-    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine.unsatisfiable(pkg.runtime):
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine_fault.unsatisfiable(pkg.runtime):
         return BROKEN, evidence  # a Node no release meets: the package's mistake, not this machine's age
     if _RUNTIME.search(" ".join(rec.get("notes") or ())):
         return NEEDS_RUNTIME, evidence

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from harness.db import confine
 from harness.util import atomic, published
+from harness.util.published import STAGING_DIR
 from harness.util.untrusted import escape
 
-STAGING_DIR = ".staging"
 JOURNAL = "JOURNAL"
 STEPS = ("promoting", "history", "regen", "commit", "done")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import git
 
+from harness.util.published import STAGING_DIR
 from harness.util.untrusted import escape
 
 LOCK_FILE = "mcp-context-cost.lock"
-STAGING_DIR = ".staging"
 
 
 class LockHeld(RuntimeError):

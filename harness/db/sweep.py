@@ -13,14 +13,14 @@ from pathlib import Path
 
 from harness.core.record import NUMBERED, Record
 from harness.core.jsparse import parse
-from harness.db import confine, reason
+from harness.db import confine, failure_reason
 from harness.db.catalog import Entry
 from harness.db.journal import Staging
 from harness.db.launch_gate import LaunchGate, default_slots, entries_in_flight
 from harness.db.progress import Progress
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import install, internal, isolation, side_lists
+from harness.probe import install, harness_bug, isolation, side_lists
 from harness.probe import measure as measuring
 from harness.probe.measure import measure
 from harness.probe.status import NOT_MEASURED_HERE, NOT_YET_RUN
@@ -77,7 +77,7 @@ async def sweep(entries: list[Entry], root: Path, staging: Staging, date: dt.dat
             except schemas.SchemaViolation:
                 raise  # an invalid record stops the sweep before anything is published (sweep_cmd)
             except Exception as exc:  # noqa: BLE001 - a harness bug is this server's recorded error, not the sweep's end
-                rec = record.build(internal.measurement(target, exc), iso, measured_at=_stamp(date))
+                rec = record.build(harness_bug.measurement(target, exc), iso, measured_at=_stamp(date))
             _stage(rec, root, staging, date, result, stage_unchanged, newest or {})
             progress.done(entry.name, rec["status"], _detail(rec))
 
@@ -144,7 +144,7 @@ def kept_over_environment(current: Record, fresh: Record) -> bool:
     """
     if fresh.get("status") != NOT_MEASURED_HERE or current.get("status") in _PLACEHOLDERS:
         return False
-    if reason.is_environment(current):  # a record from before the status: the machine's too
+    if failure_reason.is_environment(current):  # a record from before the status: the machine's too
         return False
     said, now = _first_note(current), _first_note(fresh)
     return current.get("status") in NUMBERED or not (said and said in now)
@@ -195,4 +195,4 @@ def _detail(rec: Record) -> str:
         assert rec["toolCount"] is not None, "a record with a total has a tool count"
         count = int(rec["toolCount"])
         return f"{int(rec['totalTokens']):,} tokens, {count} tool{'s' if count != 1 else ''}"
-    return ("(environment) " if reason.is_environment(rec) else "") + reason.reason(rec)  # whole, never cut
+    return ("(environment) " if failure_reason.is_environment(rec) else "") + failure_reason.reason(rec)  # whole, never cut

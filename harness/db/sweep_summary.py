@@ -13,7 +13,7 @@ from pathlib import Path
 import git
 
 from harness.core.record import NUMBERED, STATUSES, Record
-from harness.db import reason
+from harness.db import failure_reason
 from harness.db.progress import is_terminal
 from harness.db.sweep import SweepResult
 from harness.util.published import BADGES, HISTORY, PUBLISHED, RECORD_FILE
@@ -47,7 +47,7 @@ def headline(records: dict[str, Record], unchanged: set[str], date) -> str:
     """``sweep D: N servers: a measured, b failed (c environment); d of the N unchanged``."""
     measured = sum(1 for r in records.values() if r.get("status") in NUMBERED)
     failed = len(records) - measured
-    env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and reason.is_environment(r))
+    env = sum(1 for r in records.values() if r.get("status") not in NUMBERED and failure_reason.is_environment(r))
     text = (f"sweep {date}: {len(records)} server{'s' if len(records) != 1 else ''}: {measured} measured, "
             f"{failed} failed" + (f" ({env} environment)" if env else ""))
     if not unchanged:
@@ -64,7 +64,7 @@ def counts_table(records: dict[str, Record], unchanged: set[str]):
     by_status = Counter(str(r.get("status")) for r in records.values())
     kept = Counter(str(records[s].get("status")) for s in unchanged if s in records)
     env = Counter(str(r.get("status")) for r in records.values() if r.get("status") not in NUMBERED
-                  and reason.is_environment(r))
+                  and failure_reason.is_environment(r))
     order = sorted(by_status, key=lambda s: (STATUSES.index(s) if s in STATUSES else len(STATUSES), s))
     table = Table(show_footer=True, box=None, pad_edge=False)
     table.add_column("status", footer="total")
@@ -91,7 +91,7 @@ def server_lines(records: dict[str, Record], unchanged: set[str], kept: Abstract
             tools = int(rec["toolCount"])
             what = f"{int(rec['totalTokens']):,} tokens, {tools} tool{'s' if tools != 1 else ''}"
         else:
-            what = ("[environment] " if reason.is_environment(rec) else "") + escape(reason.reason(rec))
+            what = ("[environment] " if failure_reason.is_environment(rec) else "") + escape(failure_reason.reason(rec))
         suffix = " (unchanged)" if name in unchanged else ""
         suffix += " (the published record is kept)" if name in kept else ""
         out.append(f"  {safe_line(name):<{width}}  {safe_line(rec.get('status')):<{status_width}}  {what}{suffix}")

@@ -11,7 +11,7 @@ from typing import Any
 from harness.core import bands
 from harness.core.counting import session_start_load
 from harness.core.record import NUMBERED, STATUSES, Record
-from harness.db import reason
+from harness.db import failure_reason
 from harness.db.catalog import Catalog, Entry
 from harness.pages.text import as_int, num, one_line
 from harness.probe.status import NOT_APPLICABLE, NOT_MEASURED_HERE, NOT_YET_RUN, UNREACHABLE
@@ -129,7 +129,7 @@ def status_counts(rows: list[Row]) -> dict[str, int]:
 
 # Statuses that say nothing about the server: the measuring machine could not run or reach it
 # (no network to the host, a runtime this machine lacks, not swept yet). So does any failure whose
-# record carries environment evidence (the machine's network or toolchain, harness.db.reason).
+# record carries environment evidence (the machine's network or toolchain, harness.db.failure_reason).
 # Every other status without a number is a failure of the server, and a finding.
 MACHINE_STATUSES = (UNREACHABLE, NOT_MEASURED_HERE, NOT_APPLICABLE, NOT_YET_RUN)
 RANKED, FAILED, MACHINE = "ranked", "failed", "machine"
@@ -141,7 +141,7 @@ def group(status: str, record: Record | None = None) -> str:
     measured here."""
     if status in NUMBERED:
         return RANKED
-    if status in MACHINE_STATUSES or (record is not None and reason.is_environment(record)):
+    if status in MACHINE_STATUSES or (record is not None and failure_reason.is_environment(record)):
         return MACHINE
     return FAILED
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.core.bands import CONTEXT_WINDOW
 from harness.pages import dashboard_assets as assets
 from harness.pages import site
 from harness.pages.board import Row
@@ -57,7 +58,7 @@ def render(rows: list[Row]) -> str:
                 item["session"] = [r.session.tokens, r.session.floor]
         servers.append(item)
     rule_data = rules()
-    document = {"servers": servers, "rules": rule_data, "context": 200_000}
+    document = {"servers": servers, "rules": rule_data, "context": CONTEXT_WINDOW}
     e = html.escape
     link = lambda target: e(site.link(HERE, target))  # noqa: E731
     csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src {script_hash()}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 
 from harness.core import bands
-from harness.db import reason
+from harness.db import failure_reason
 from harness.pages import dashboard_assets as assets
 from harness.pages import readings, site
 from harness.pages.board import GROUP_LABELS, Row, machine_note
@@ -18,7 +18,6 @@ from harness.util import published
 
 HERE = published.DASHBOARD
 REASON_LIMIT = 110
-CONTEXT = 200_000  # the context window a share is given against
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
        f"script-src {assets.script_hash()}")
 
@@ -31,7 +30,7 @@ def render(rows: list[Row], series: dict[str, Series], sparks: dict[str, str] | 
     data = [_datum(r, series.get(r.name)) for r in rows]
     columns = {"session": any(r.session for r in rows),
                "trend": any(d.get("trend") for d in data)}
-    document = {"columns": columns, "context": CONTEXT, "bands": [label for _, _, label in bands.BANDS],
+    document = {"columns": columns, "context": bands.CONTEXT_WINDOW, "bands": [label for _, _, label in bands.BANDS],
                 "groups": GROUP_LABELS, "rows": data}
     link = lambda target: e(site.link(HERE, target))  # noqa: E731
     when = f" Newest measurement {e(newest)}." if newest else ""
@@ -97,7 +96,7 @@ def _datum(r: Row, series: Series | None) -> dict:
             d["trend"] = [p.tokens for p in points]
     else:
         full = "; ".join(r.notes)
-        short = shorten(reason.reason(r.record) if r.record else full, REASON_LIMIT)
+        short = shorten(failure_reason.reason(r.record) if r.record else full, REASON_LIMIT)
         if short:
             d["why"] = short
         if one_line(full) and one_line(full) != short:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.core import side_figures
 from harness.core.projection import selection_share
-from harness.db import readings_store
+from harness.readings import store
 from harness.core.record import NUMBERED
 from harness.pages import site
 from harness.pages.board import Row
@@ -82,9 +82,9 @@ def attach(rows: list, root: Path) -> list:
     Raises :class:`harness.pages.published_records.RecordError` naming an unusable run file (so ``regen``
     reports it like a bad record and writes nothing)."""
     try:
-        files = {kind: {r["server"]: r for r in (readings_store.read(root, kind) or {}).get("rows", [])}
-                 for kind in readings_store.FILES}
-    except readings_store.ReadingsError as exc:
+        files = {kind: {r["server"]: r for r in (store.read(root, kind) or {}).get("rows", [])}
+                 for kind in store.FILES}
+    except store.ReadingsError as exc:
         raise RecordError([str(exc)]) from None
     return [dataclasses.replace(row, readings=for_row(row, files)) for row in rows]
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.db import reason
+from harness.core.bands import CONTEXT_WINDOW
+from harness.db import failure_reason
 from harness.db.history import HistoryRow
 from harness.pages import composition, readings, regressions, site, tool_shape
 from harness.pages.board import FAILED, MACHINE, Row
@@ -19,9 +20,7 @@ from harness.pages.series import Series, not_measured_since
 from harness.pages.server_provenance import FIELD_LIMIT, NAME_LIMIT, discover_section, last_confirmed, provenance
 from harness.util import published
 
-CONTEXT = 200_000  # the context window a share is given against
 CHEAPER = 5  # cheaper servers of the same category listed on a page
-SHAPE_PERCENTILE = 90  # a description at or above it draws advice (tool-shape/v1, as audit --suggest)
 
 
 @dataclass
@@ -45,7 +44,7 @@ class Standing:
         shape = tool_shape.build({r.name: r.record for r in rows if r.record})
         descriptions = shape["metrics"]["descriptionTokens"]
         return cls(sum(1 for r in rows if r.rank is not None), by_category,
-                   descriptions[SHAPE_PERCENTILE] if descriptions else None)
+                   descriptions[tool_shape.ADVICE_PERCENTILE] if descriptions else None)
 
     def composition(self, row: Row) -> Composition | None:
         if row.name not in self.compositions:
@@ -101,12 +100,12 @@ def _headline(row: Row, standing: Standing) -> str:
 
 def share(tokens: int) -> str:
     """``tokens`` as a percentage of a 200k context, one decimal (``<0.1%`` rather than ``0.0%``)."""
-    value = 100 * tokens / CONTEXT
+    value = 100 * tokens / CONTEXT_WINDOW
     return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
 
 
 def _why(row: Row) -> str:
-    text = reason.reason(row.record) if row.record else "; ".join(row.notes)
+    text = failure_reason.reason(row.record) if row.record else "; ".join(row.notes)
     return md(text, 300)
 
 

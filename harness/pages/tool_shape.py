@@ -17,6 +17,7 @@ from harness.util import published, schemas
 METHOD = "tool-shape/v1"
 POINTS = 101
 METRICS = ("tokens", "descriptionTokens", "inputSchemaTokens")
+ADVICE_PERCENTILE = 90  # a description at or above it draws advice (audit --suggest, server pages)
 
 
 def nearest_rank(ordered: list[int], p: int) -> int:

@@ -27,7 +27,6 @@ from harness.probe.status import TOO_LARGE, UNCOUNTABLE
 from harness.util import atomic, published, schemas, untrusted, urls
 from harness.util.bounded import MAX_RECORD_TOOLS, MAX_WRITTEN_RECORD_BYTES
 
-MEASURED_STATUSES = NUMBERED  # read by db/importer.py
 
 # Fields the harness itself sets and the schema constrains (slugs, names, enums, timestamps): a
 # secret value that happens to equal a server's slug must not turn it into "[redacted]".

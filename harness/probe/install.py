@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.probe import environment, machine, npmlog, redact, resolve, sandbox
+from harness.probe import server_env, machine_fault, npmlog, redact, resolve, sandbox
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -97,7 +97,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
 
 
 def _npm_cache(target: Target, isolation: str, environ: Mapping[str, str] | None) -> Path:
-    env = environment.child_env(target.env, environ)
+    env = server_env.child_env(target.env, environ)
     env.update(target.set_env)
     return npm_cache_dir(isolation, target.name, target.launch, env)
 
@@ -140,7 +140,7 @@ def _stderr(ran: resolve.Ran) -> str:
 def _out_of_space(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]]) -> str | None:
     """The line saying the install could not write a file for want of disk space, or ``None``."""
     text = _stderr(ran) if ran is not None else ""
-    return machine.no_space(text) or (machine.no_space(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
+    return machine_fault.no_space(text) or (machine_fault.no_space(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
 
 
 _EBADENGINE_OF = re.compile(r"^npm EBADENGINE: (\S+)@[^@\s]+ requires node ")
@@ -182,13 +182,13 @@ def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | 
             declared = json.loads(handle.read(1 << 20)).get("engines", {}).get("node")
     except (OSError, ValueError, AttributeError):
         return ()
-    current = machine.node_version()
-    if not isinstance(declared, str) or not current or not machine.below(declared, current):
+    current = machine_fault.node_version()
+    if not isinstance(declared, str) or not current or not machine_fault.below(declared, current):
         return ()
     version = found.version if package == found.package else "installed"
     text = f"{package}@{version} declares engines.node {declared!r}; this machine has " \
            f"v{'.'.join(map(str, current))}"
-    return (text[:machine.MAX_CHARS],)
+    return (text[:machine_fault.MAX_CHARS],)
 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,

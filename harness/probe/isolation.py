@@ -10,7 +10,8 @@ import shutil
 import subprocess
 import threading
 
-from harness.probe import environment
+from harness.core.record import ISOLATION_MODES
+from harness.probe import server_env
 
 RUNTIMES = {"node": ["node", "--version"], "npm": ["npm", "--version"],
             "python": ["python3", "--version"], "uv": ["uv", "--version"]}
@@ -27,7 +28,7 @@ def runtime_versions() -> dict[str, str | None]:
 
 @functools.lru_cache(maxsize=None)
 def _probe_versions() -> dict[str, str | None]:
-    env = environment.child_env()
+    env = server_env.child_env()
     versions: dict[str, str | None] = {}
     for name, argv in RUNTIMES.items():
         found = shutil.which(argv[0], path=env["PATH"])
@@ -44,7 +45,7 @@ def _version(program: str, args: list[str], env: dict) -> str | None:
     return text[0].removeprefix("Python ").removeprefix("uv ").split(" ")[0] if text else None
 
 
-MODES = ("host", "sandbox", "docker")
+MODES = ISOLATION_MODES
 NOTES = {
     "host": "run as the harness's user through a clean intermediate process holding only the server's minimal "
             "environment; it can read and write whatever that user can — files, and the environment of any other "
@@ -92,7 +93,7 @@ def _docker_problem() -> str | None:
     try:
         # the environment a docker launch gets: no process the harness starts carries its own
         done = subprocess.run([found, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
-                              timeout=30, env=environment.child_env())
+                              timeout=30, env=server_env.child_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the Docker daemon did not answer ({type(exc).__name__})"
     if done.returncode == 0:

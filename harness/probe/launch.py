@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.probe import environment, envnames, resolve, sandbox, teardown
+from harness.probe import server_env, envnames, resolve, sandbox, teardown
 from harness.probe.limits import Limits
 from harness.probe.outcome import Capture, Failure
 from harness.probe.process import SpawnError, resolve_argv, split_command, through_intermediate
@@ -36,7 +36,7 @@ async def launch_once(
     started = time.monotonic()
     with contextlib.ExitStack() as scope:
         sandboxed = isolation == "sandbox"
-        env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
+        env = server_env.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
         env.update(target.set_env)
         fds: tuple[int, ...] = ()
         try:
@@ -121,9 +121,9 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
         names = list(target.env) + [name for name, _ in target.set_env]
         values = {name: env[name] for name in names}
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
-            sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), environment.child_env())
+            sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), server_env.child_env())
     # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it.
-    # Through the clean intermediate: the server's parent holds only the server's own environment.
+    # Through the clean intermediate: the server's parent holds only the server's own server_env.
     return through_intermediate(list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from harness.core import tokenizer
 from harness.core.canonical import stringify
 from harness.probe import install as installing
-from harness.probe import compatibility, isolation, launch, machine, redact, sandbox, side_lists, teardown
+from harness.probe import compatibility, isolation, launch, machine_fault, redact, sandbox, side_lists, teardown
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -113,7 +113,7 @@ def _install_failed(target: Target, installed, secrets: redact.Secrets) -> Measu
     attempts = [redact.scrub_capture(c, secrets) for c in installed.failures]
     verdicts = [st.classify(target, c) for c in attempts]
     if installed.locked:  # a process of this machine kept the cache: nothing was tried of the server
-        verdicts[-1] = st.environment_verdict(verdicts[-1], attempts[-1].failure.detail, machine.CACHE_LOCKED)
+        verdicts[-1] = st.environment_verdict(verdicts[-1], attempts[-1].failure.detail, machine_fault.CACHE_LOCKED)
     info = [AttemptInfo(INSTALL, bound, v.status, v.evidence) for v in verdicts]
     verdict = verdicts[-1]
     extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
@@ -128,7 +128,7 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     if not findings:
         return
     finding = findings[0]
-    if impossible := machine.impossible_engine(finding):  # the package's mistake: no Node would run it
+    if impossible := machine_fault.impossible_engine(finding):  # the package's mistake: no Node would run it
         result.notes.append(f"the install warned: {finding}; {impossible}")
         return
     if result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):
@@ -137,7 +137,7 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     package = result.target.resolved.package if result.target.resolved is not None else None
     silent = st.last_line(result.capture.stderr_tail) is None and st.last_line(st.stdout_said(result.capture)) is None
     if silent or (package and (finding.startswith(f"{package}@") or f" {package}@" in finding)):
-        verdict = st.environment_verdict(st.Verdict(result.status, result.notes[0]), finding, machine.cause(finding))
+        verdict = st.environment_verdict(st.Verdict(result.status, result.notes[0]), finding, machine_fault.cause(finding))
         result.status, result.notes[0] = verdict.status, verdict.evidence
         result.extra |= {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause}
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.probe import machine
+from harness.probe import machine_fault
 
 PREFIX = "npm's log: "
 MAX_FILES = 4
@@ -67,17 +67,17 @@ def decisive(text: str) -> str | None:
     shown = [f"npm {line}" for line in errors]
     # npm's own retries of a fetch, logged while it still waits (an install cut off at its bound has no error yet)
     shown += [f"npm {line}" for line in lines if _FETCH_RETRY.match(line)]
-    network = machine.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
+    network = machine_fault.evidence("\n".join(shown), verify_hosts=True)  # an install script can write here too
     if network:
         return network
     telling = next((line for line in errors if not _BOILERPLATE.search(line)), None)
     if telling and telling.startswith("error command ") and (script := failed_script(text)):
         # "command sh -c …" names no package; the script's own line names it and its exit, and a lookup
         # it failed (a download's host) says why
-        lookup = next((line for line in errors if machine.LOOKUP_FAILED.search(line)), None)
-        return f"{script}: {lookup.removeprefix('error ')}"[:machine.MAX_CHARS] if lookup else script
+        lookup = next((line for line in errors if machine_fault.LOOKUP_FAILED.search(line)), None)
+        return f"{script}: {lookup.removeprefix('error ')}"[:machine_fault.MAX_CHARS] if lookup else script
     if telling:
-        return f"npm {telling}"[:machine.MAX_CHARS]
+        return f"npm {telling}"[:machine_fault.MAX_CHARS]
     return engine(text) or failed_script(text)
 
 
@@ -99,10 +99,10 @@ def failed_script(text: str) -> str | None:
             how = f"exited {done.group(3)}" if done.group(3) != "null" else f"was killed by {done.group(4)}"
             command = commands.get((package, event))
             said = f" `{command}`" if command else ""
-            return f"npm's {event} script of {package}{said} {how}"[:machine.MAX_CHARS]
+            return f"npm's {event} script of {package}{said} {how}"[:machine_fault.MAX_CHARS]
     return None
 
 
 def engine(text: str) -> str | None:
     """An engine requirement this machine's Node does not meet, as one sentence, or ``None``."""
-    return machine.engine_line("\n".join(_lines(text)))
+    return machine_fault.engine_line("\n".join(_lines(text)))

@@ -12,7 +12,7 @@ class Failure:
     # spawn, exited (stdout closed before the reply), timeout, jsonrpc-error, bad-reply, limit,
     # pagination (a repeated cursor), malformed (a reply this client refuses), unreachable (no MCP
     # answer before initialize), http-error (the same after it), http-auth (401/403), harness (a bug of
-    # ours ended it: probe/internal.py). probe/status.py::classify turns a kind into a status.
+    # ours ended it: probe/harness_bug.py). probe/status.py::classify turns a kind into a status.
     kind: str
     phase: str  # spawn, initialize, notifications/initialized or "tools/list page N"
     detail: str

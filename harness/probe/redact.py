@@ -13,8 +13,8 @@ from contextvars import ContextVar
 from typing import Any, overload
 
 from harness.core.canonical import number_to_string
-from harness.probe import environment
-from harness.probe.environment import header_env_name
+from harness.probe import server_env
+from harness.probe.server_env import header_env_name
 from harness.probe.process import SpawnError, split_command
 from harness.util import urls
 
@@ -41,7 +41,7 @@ class Secrets:
 
     def __init__(self, values: Iterable[str] = ()):
         unique = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH
-                  and not v.startswith(environment.DUMMY_PREFIX) and v != MASK}
+                  and not v.startswith(server_env.DUMMY_PREFIX) and v != MASK}
         self.values: tuple[str, ...] = tuple(sorted(unique, key=lambda v: (-len(v), v)))
         self._tables: tuple[tuple[str, ...], frozenset, frozenset] | None = None  # built on first use
         self._seen: dict[str, str] = {}  # short strings repeat (keys, types): redact each once
@@ -102,7 +102,7 @@ class Secrets:
             argv = split_command(target.command) if target.command else []
         except SpawnError:
             argv = str(target.command).split()
-        return cls.handed(env, headers, argv, target.url) | cls(environment.host_secrets(environ))
+        return cls.handed(env, headers, argv, target.url) | cls(server_env.host_secrets(environ))
 
     @classmethod
     def for_names(cls, names: Iterable[str], extra: Iterable[str] = ()) -> "Secrets":
@@ -241,8 +241,8 @@ _RANDOM_RUN = re.compile(r"(?=[A-Za-z0-9+]*[A-Z])(?=[A-Za-z0-9+]*[a-z])(?=[A-Za-
 
 def public_value(name: str, value: str) -> bool:
     """Whether env ``name``'s value is public by nature (a path or flag under a non-secret name)."""
-    if not isinstance(value, str) or environment.SECRET_OPTION.search(name or "") or \
-            environment.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
+    if not isinstance(value, str) or server_env.SECRET_OPTION.search(name or "") or \
+            server_env.KNOWN_TOKEN.search(value) or _RANDOM_RUN.search(value):
         return False
     return bool(_PATH.fullmatch(value) or _FLAG.fullmatch(value))
 
@@ -252,11 +252,11 @@ def handed_values(env: Mapping[str, str] | None = None, headers: Mapping[str, st
     """The values ``Secrets.handed`` builds a set from, for callers that gather many first."""
     values = [value for name, value in (env or {}).items() if not public_value(name, value)]
     for value in (headers or {}).values():
-        values += environment.header_secrets(value)
-    values += environment.argv_secrets(list(argv))
-    values += environment.url_secrets(url or "")
+        values += server_env.header_secrets(value)
+    values += server_env.argv_secrets(list(argv))
+    values += server_env.url_secrets(url or "")
     # and what the URL printer masks (a fragment, a path segment) when it reads as a credential
-    values += [v for v in urls.credentials(url or "") if environment.credential_like(v)]
+    values += [v for v in urls.credentials(url or "") if server_env.credential_like(v)]
     return values
 
 

@@ -16,7 +16,7 @@ import httpx2
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.probe import httpreply, redact
-from harness.probe.environment import header_env_name
+from harness.probe.server_env import header_env_name
 from harness.probe.limits import Limits, TransportLimitExceeded
 from harness.probe.replies import Noise
 from harness.probe.outcome import Capture, Failure

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.probe import environment, process, sandbox
+from harness.probe import server_env, process, sandbox
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.probe.workdir import launch_dir
@@ -198,7 +198,7 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
     from harness.probe import launch  # launch imports this module (launch_parts)
 
     sandboxed = isolation == "sandbox"
-    env = environment.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
+    env = server_env.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
     env.update(target.set_env)
     if SCRIPT_SHELL in env:
         return None, None  # the host chose a script shell: a launch through npx would use it

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe.resolve import plan as resolve_plan
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -75,38 +75,38 @@ def classify(target: Target, capture: Capture) -> Verdict:
 def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Verdict:
     """``not-measured-here`` when the tail shows the machine's own failure, else ``verdict``."""
     server_only = capture.phase != "install" and target.resolved is not None
-    found = machine.evidence_and_cause(capture.stderr_tail, server_only=server_only, install=capture.phase == "install",
+    found = machine_fault.evidence_and_cause(capture.stderr_tail, server_only=server_only, install=capture.phase == "install",
                                        settings=dict(target.set_env)) or _error_said(capture) \
         or _dependency_refused(target, capture)
     if found is None:
         return verdict
-    if capture.phase != "install" and found[1] != machine.RUNTIME_VERSION \
+    if capture.phase != "install" and found[1] != machine_fault.RUNTIME_VERSION \
             and _crashed_after(found[0], capture.stderr_tail):
         return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
-    if found[1] == machine.RUNTIME_VERSION and (impossible := machine.impossible_engine(found[0])):
+    if found[1] == machine_fault.RUNTIME_VERSION and (impossible := machine_fault.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
 
 
 def _dependency_refused(target: Target, capture: Capture) -> tuple[str, str] | None:
-    """An install the registry refused a dependency of the server's package (``machine.dependency_missing``):
+    """An install the registry refused a dependency of the server's package (``machine_fault.dependency_missing``):
     the registry's, since it served the package itself; a filtered mirror answers so for what exists."""
     plan = resolve_plan(target.command) if capture.phase == "install" else None
     if plan is None or plan.launcher != "npx":
         return None
-    line = machine.dependency_missing(capture.stderr_tail, plan.package, dict(target.set_env))
-    return (line, machine.REGISTRY) if line else None
+    line = machine_fault.dependency_missing(capture.stderr_tail, plan.package, dict(target.set_env))
+    return (line, machine_fault.REGISTRY) if line else None
 
 
 def _error_said(capture: Capture) -> tuple[str, str] | None:
     """The environment rules read on a JSON-RPC error's message and data: the server's own words, like its
-    stderr from a launch (``machine.evidence_and_cause`` with ``server_only``)."""
+    stderr from a launch (``machine_fault.evidence_and_cause`` with ``server_only``)."""
     failure = capture.failure
     if failure is None or failure.kind != "jsonrpc-error":
         return None
     said = " ".join(part for part in (failure.message or "", "" if failure.data is None else stringify(failure.data))
                     if part)  # one reply: its data on the message's line
-    return machine.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True) if said else None
+    return machine_fault.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True) if said else None
 
 
 _MAX_ERROR_CHARS = 20_000
@@ -115,14 +115,14 @@ _MAX_ERROR_CHARS = 20_000
 def environment_verdict(verdict: Verdict, line: str, cause: str) -> Verdict:
     """``not-measured-here``: the failure ``verdict`` describes was the machine's (``line``, ``cause``)."""
     return Verdict(NOT_MEASURED_HERE, f"{verdict.status} here, {verdict.evidence}; environment evidence (the "
-                   f"measuring machine's {machine.CAUSE_LABELS[cause]}, not the server): {line!r}", line, cause)
+                   f"measuring machine's {machine_fault.CAUSE_LABELS[cause]}, not the server): {line!r}", line, cause)
 
 
 def _unresolved_here(failure: Failure) -> Verdict | None:
-    if not failure.detail.startswith("DNS:") or machine.resolves_names():
+    if not failure.detail.startswith("DNS:") or machine_fault.resolves_names():
         return None
-    line = f"{failure.detail}; this machine resolves none of {', '.join(machine.dns_control_hosts())} either"
-    return environment_verdict(Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})"), line, machine.DNS)
+    line = f"{failure.detail}; this machine resolves none of {', '.join(machine_fault.dns_control_hosts())} either"
+    return environment_verdict(Verdict(UNREACHABLE, f"{failure.detail} (phase: {failure.phase})"), line, machine_fault.DNS)
 
 
 def auth_evidence(target: Target, capture: Capture) -> str | None:

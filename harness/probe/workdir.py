@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.probe import environment
+from harness.probe import server_env
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
@@ -85,7 +85,7 @@ def prepare_workdir(path: Path, needs_git: bool) -> None:
         return
     # Not gitpython: it starts git with a copy of the harness's whole environment, and keeps
     # ``git cat-file`` processes alive with it while the server runs.
-    env = {**environment.child_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    env = {**server_env.child_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": _GIT_NAME, "GIT_AUTHOR_EMAIL": _GIT_EMAIL, "GIT_AUTHOR_DATE": _GIT_DATE,
            "GIT_COMMITTER_NAME": _GIT_NAME, "GIT_COMMITTER_EMAIL": _GIT_EMAIL, "GIT_COMMITTER_DATE": _GIT_DATE}
     try:

@@ -17,6 +17,7 @@ TOOL_SHAPE = "results/tool-shape.json"
 BADGES = "badges"
 CATALOG = "servers.yaml"  # not published: the input every page is drawn from
 AD_HOC_DIR = ".mcp-context-cost"  # not published, gitignored: `measure --command/--url` and the Action write here
+STAGING_DIR = ".staging"  # not published: the publish transaction's staging directory, journal and lock
 RECORD_FILE = "measurement.json"
 DIVERGENCE = "results/divergence.json"
 CROSS_CHECK = "results/cross-check.json"

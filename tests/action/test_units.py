@@ -12,7 +12,7 @@ import pytest
 
 from harness.action import github
 from harness.action.comparison import BaselineError, compare, load
-from harness.action.catalog import changed_entries, main as catalog_main
+from harness.action.workflow_catalog import changed_entries, main as catalog_main
 from harness.action.comparison import evaluate
 from harness.action.inputs import Increase, InputError, read, split_names
 from harness.action.summary import render, text

@@ -60,6 +60,7 @@ def _rows(report: dict) -> dict:
     return {row["name"]: row for row in report["changed"]["servers"]}
 
 
+@pytest.mark.slow
 def test_an_older_published_capture_reads_behind_with_the_delta_and_both_dates(audited):
     old, new = fx.counts(fx.OLD), fx.counts(fx.NEW)
     row = _rows(audited["report"])["github"]
@@ -75,6 +76,7 @@ def test_an_older_published_capture_reads_behind_with_the_delta_and_both_dates(a
             f"{row['delta']:,} tokens to every request") in " ".join(audited["done"].stdout.split())
 
 
+@pytest.mark.slow
 def test_current_unidentified_no_capture_and_the_alias_printed_beside_the_published_name(audited):
     rows = _rows(audited["report"])
     mine = rows["gh-mine"]
@@ -93,6 +95,7 @@ def test_current_unidentified_no_capture_and_the_alias_printed_beside_the_publis
     assert f"| github | behind | 2026-08-19, {fx.counts(fx.OLD)['totalTokens']:,} tokens |" in markdown
 
 
+@pytest.mark.slow
 def test_suggest_fires_at_p90_and_not_below_and_schemas_draw_no_advice(audited):
     section = audited["report"]["suggest"]
     assert section["baseline"] == {"servers": 7, "tools": 100, "medianDescriptionTokens": 50,
@@ -114,6 +117,7 @@ def test_suggest_fires_at_p90_and_not_below_and_schemas_draw_no_advice(audited):
     assert ("ghost",) not in rows and len(rows) == 5
 
 
+@pytest.mark.slow
 def test_the_checks_made_pass_and_nothing_they_find_fails_the_run(audited):
     done, report = audited["done"], audited["report"]
     assert done.returncode == 0 and report["exitCode"] == 0, done.stderr
@@ -124,6 +128,7 @@ def test_the_checks_made_pass_and_nothing_they_find_fails_the_run(audited):
     assert all(len(line) <= 100 for line in done.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_a_token_in_the_index_url_appears_in_no_output(audited):
     for text in (audited["done"].stdout, audited["done"].stderr, audited["json"], audited["markdown"]):
         assert TOKEN not in text and TOKEN[4:20] not in text
@@ -188,6 +193,7 @@ def test_an_empty_source_is_bad_input(tmp_path, args):
     assert done.returncode == 2 and "needs a URL or a PATH" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_report_from_before_the_sections_still_reads_as_a_baseline(audited, tmp_path):
     from harness.audit.gates import load_baseline
 

@@ -112,7 +112,7 @@ def test_every_failure_to_read_the_index_is_a_named_problem(tmp_path, monkeypatc
         port = probe.getsockname()[1]
     problems = {
         str(tmp_path / "absent.json"): "No such file or directory",
-        # the decisive reason (harness.db.reason), never requests' exception chain
+        # the decisive reason (harness.db.failure_reason), never requests' exception chain
         f"http://127.0.0.1:{port}/capture-index.json": "connection refused by 127.0.0.1",
         "https://mcp-context-cost.invalid/capture-index.json": "cannot resolve host mcp-context-cost.invalid",
         _write(tmp_path / "string.json", "x"): "not a valid capture-index document",

@@ -245,7 +245,7 @@ def test_a_credential_by_its_shape_is_a_secret_wherever_it_stands_in_argv(tmp_pa
 @pytest.mark.parametrize("word", ["sk-short", "task-runner-for-everyone-and-all", "skeleton-key-generator-thing",
                                   "--disk-cache-size-in-megabytes", "ghp_short"])
 def test_ordinary_arguments_are_not_taken_for_credentials(word):
-    from harness.probe.environment import argv_secrets
+    from harness.probe.server_env import argv_secrets
 
     assert argv_secrets(["srv", word]) == []
 

@@ -111,9 +111,11 @@ def test_no_project_server_of_any_client_is_launched_without_an_approval(cloned)
 
 @pytest.mark.parametrize("settings, reason", [
     ({"disabledMcpjsonServers": ["evil"]}, "rejected in ~/.claude/settings.json (disabledMcpjsonServers)"),
-    ({"enableAllProjectMcpServers": False}, "enableAllProjectMcpServers is false in ~/.claude/settings.json"),
-    ({"enableAllProjectMcpServers": True, "disabledMcpjsonServers": ["evil"]}, "rejected"),
-    ({"enabledMcpjsonServers": ["someone-else"]}, "no approval of it is on record"),
+    pytest.param({"enableAllProjectMcpServers": False}, "enableAllProjectMcpServers is false in ~/.claude/settings.json",
+                 marks=pytest.mark.slow),
+    pytest.param({"enableAllProjectMcpServers": True, "disabledMcpjsonServers": ["evil"]}, "rejected",
+                 marks=pytest.mark.slow),
+    pytest.param({"enabledMcpjsonServers": ["someone-else"]}, "no approval of it is on record", marks=pytest.mark.slow),
 ])
 def test_claude_code_rejections_and_missing_approvals(cloned, settings, reason):
     home, project, markers = cloned

@@ -55,6 +55,7 @@ def _lines(text: str) -> list[str]:
     return text.rstrip("\n").split("\n")
 
 
+@pytest.mark.slow
 def test_who_pays_what_comes_first_one_line_per_session(report):
     text = render_text.render(report, columns=100)
     lines = _lines(text)
@@ -72,6 +73,7 @@ def test_who_pays_what_comes_first_one_line_per_session(report):
     assert order == sorted(order)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", (60, 80, 132))
 def test_follows_the_width_and_never_splits_a_word(report, columns):
     text = render_text.render(report, columns=columns)
@@ -92,6 +94,7 @@ def test_columns_is_read_from_the_environment(machine):
     assert "[1/4]" in done.stderr or "[1/" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_floor_already_over_the_budget_says_it_is_over(report):
     gate = next(g for g in report["gates"] if g["gate"] == "budget")
     code = next(r for r in gate["reasons"] if r.startswith("Claude Code"))

@@ -17,7 +17,7 @@ import pytest
 from harness.cli import capability_probe_cmd
 from harness.core.counting import count_tools
 from harness.core.jsparse import parse
-from harness.probe import capability_probe as cp
+from harness.readings import capability_probe as cp
 from harness.probe import build_record as record
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target

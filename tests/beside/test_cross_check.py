@@ -20,7 +20,8 @@ import pytest
 
 from harness.cli import cross_check_cmd
 from harness.core.jsparse import parse
-from harness.probe import mcp_tokens, build_record as record
+from harness.probe import build_record as record
+from harness.readings import mcp_tokens
 from harness.probe.measure import CONFIRMATION_VARIABLE, measure_sync
 from harness.probe.target import Target
 from harness.pages import readings
@@ -72,6 +73,7 @@ def _csv(root: Path) -> dict[str, dict]:
     return {r["server"]: r for r in csv.DictReader(io.StringIO((root / "results/leaderboard.csv").read_text()))}
 
 
+@pytest.mark.slow
 def test_like_for_like_prints_the_percentage_against_the_projection(checked):
     root, rows, _ = checked
     steady = rows["steady"]
@@ -90,6 +92,7 @@ def test_like_for_like_prints_the_percentage_against_the_projection(checked):
     assert " to " not in board.split("On the 1 printed row")[1].split("\n")[0]  # one value is no range
 
 
+@pytest.mark.slow
 def test_names_differ_prints_nothing(checked):
     root, rows, _ = checked
     renamed = rows["renamed"]
@@ -99,6 +102,7 @@ def test_names_differ_prints_nothing(checked):
     assert "no like-for-like comparison" in (root / "docs/servers/renamed.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_capture_that_is_no_longer_published_prints_nothing(checked):
     root, rows, _ = checked
     moved = rows["moved"]
@@ -108,6 +112,7 @@ def test_a_capture_that_is_no_longer_published_prints_nothing(checked):
     assert _csv(root)["moved"]["mcpTokensPercent"] == ""
 
 
+@pytest.mark.slow
 def test_our_failed_measurement_is_kept_as_data_and_prints_nothing(checked):
     root, rows, _ = checked
     assert rows["broken"]["status"] == "not-measured" and rows["broken"]["ourStatus"] == "startup-failure"
@@ -130,6 +135,7 @@ def test_the_rule_itself():
     assert readings.percent(-0.001) == "0.00%" and readings.percent(-1.5) == "-1.50%"
 
 
+@pytest.mark.slow
 def test_the_command_refuses_an_asset_without_the_pinned_sha_and_writes_nothing(checked, tmp_path):
     root, _, archive = checked
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}

@@ -22,7 +22,7 @@ from harness.core.canonical import stringify
 from harness.core.jsparse import parse
 from harness.core.projection import mapped_tokens, project, projection_text, request_tools, selection_share
 from harness.core.tokenizer import count
-from harness.probe.claude_count import MESSAGE, MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
+from harness.readings.claude import MESSAGE, MODEL, ClaudeCounter, CountFailed, MissingKey, tools_delta
 from harness.pages.regen import regen
 from tests.beside import repo
 from tests.conftest import REPO

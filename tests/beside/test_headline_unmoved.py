@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from harness.core.jsparse import parse
-from harness.db import readings_store
+from harness.readings import store
 from harness.pages.regen import regen
 from tests.conftest import REPO
 
@@ -48,16 +48,16 @@ def test_the_readings_move_no_headline_byte(tmp_path):
     measured = sorted(n for n, r in records.items() if r["status"] in ("measured", "dynamic"))[:5]
     sha = {n: records[n]["canonicalSha256"] for n in measured}
     tokens = {n: int(records[n]["totalTokens"]) for n in measured}
-    readings_store.write(beside, "divergence", {"method": "tools-delta/v1", "rows": [
+    store.write(beside, "divergence", {"method": "tools-delta/v1", "rows": [
         {"server": n, "model": "claude-sonnet-4-5-20250929", "countedAt": "2026-11-30", "canonicalSha256": sha[n],
          "totalTokens": tokens[n], "mappedTokens": tokens[n] // 2, "withToolsTokens": 400 + tokens[n],
          "withoutToolsTokens": 8, "claudeTokens": 392 + tokens[n]} for n in measured]})
-    readings_store.write(beside, "capability-probe", {"method": "capability-probe/v1", "declared": {}, "answers": {}, "rows": [
+    store.write(beside, "capability-probe", {"method": "capability-probe/v1", "declared": {}, "answers": {}, "rows": [
         {"server": measured[0], "probedAt": "2026-11-30", "isolation": "host", "gained": [{"name": "x", "tokens": 9}],
          "lost": [], "changed": [], "deltaTokens": 10,
          "withoutCapabilities": {"totalTokens": tokens[measured[0]], "toolCount": 1, "canonicalSha256": sha[measured[0]]},
          "withCapabilities": {"totalTokens": tokens[measured[0]] + 10, "toolCount": 2, "canonicalSha256": "f" * 64}}]})
-    readings_store.write(beside, "cross-check", {"method": "cli-cross-check/v1", "release": "sd2k/mcp-tokens v0.2.1", "rows": [
+    store.write(beside, "cross-check", {"method": "cli-cross-check/v1", "release": "sd2k/mcp-tokens v0.2.1", "rows": [
         {"server": measured[1], "checkedAt": "2026-11-30", "release": "sd2k/mcp-tokens v0.2.1", "isolation": "host",
          "ourStatus": "measured", "status": "compared", "canonicalSha256": sha[measured[1]], "totalTokens": tokens[measured[1]],
          "mappedTokens": 100, "toolNames": ["a"], "cli": {"provider": "tiktoken", "model": "gpt-4o", "toolsTokens": 101,

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from harness.db import reason
+from harness.db import failure_reason
 from harness.probe import build_record as record
 from harness.util import schemas
 from tests.db.sweeprepo import (
@@ -100,7 +100,7 @@ def test_summary_counts_reasons_and_commit_line(tmp_path, environment_evidence):
     statuses = {name: rec["status"] for name, rec in recs.items()}
     assert statuses["alpha"] == statuses["bravo"] == "measured"
     assert all(statuses[n] not in ("measured", "dynamic") for n in ("gone-404", "offline", "refuses"))
-    assert reason.is_environment(recs["offline"]) and not reason.is_environment(recs["gone-404"])
+    assert failure_reason.is_environment(recs["offline"]) and not failure_reason.is_environment(recs["gone-404"])
 
     unchanged = {n for n in statuses if n != "bravo"}
     # "unchanged" overlaps the other counts, so it is said apart from them (it once read as a third kind)

@@ -56,7 +56,7 @@ def _closed_port() -> int:
 
 
 def test_a_url_that_cannot_be_fetched_says_why_in_one_readable_line():
-    """The reason is the decisive part of the failure (``harness.db.reason``), as for a sweep —
+    """The reason is the decisive part of the failure (``harness.db.failure_reason``), as for a sweep —
     not requests' exception chain."""
     for url, reason in ((f"http://127.0.0.1:{_closed_port()}/measurement.json", "connection refused by 127.0.0.1"),
                         ("https://mcp-context-cost.invalid/measurement.json",

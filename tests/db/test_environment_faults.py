@@ -14,7 +14,7 @@ import datetime as dt
 import pytest
 
 from harness.db import guard
-from harness.probe import machine
+from harness.probe import machine_fault
 from tests.db.sweeprepo import catalog_text, check_published, head_files, history_rows, init_repo, records, sweep, \
     well_behaved, working_files
 
@@ -92,7 +92,7 @@ def test_environment_failures_keep_good_records_and_publish_apart_where_there_is
 def test_a_machine_that_resolves_names_publishes_the_remote_failure_as_the_server_s(tmp_path, monkeypatch):
     """The same unresolvable endpoint, on a machine where names resolve (``localhost`` stands in
     for the well-known names): the endpoint's doing, ``unreachable``."""
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "localhost")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
     root = init_repo(tmp_path / "repo", catalog_text([{"name": "remote", "url": "https://mcp.example.invalid/mcp"}]))
     code, _, err = sweep(root, "--all", "--commit", "--isolation", "host")
     assert code == 0, err

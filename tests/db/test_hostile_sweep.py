@@ -78,7 +78,7 @@ def test_a_hostile_catalog_error_is_printed_escaped(value, tmp_path):
     import contextlib
     import io
 
-    from harness.action import catalog as action_catalog
+    from harness.action import workflow_catalog
     from harness.cli import main
 
     root = init_repo(tmp_path / "repo", catalog_text([{"name": value, "command": well_behaved(3)}]))
@@ -87,7 +87,7 @@ def test_a_hostile_catalog_error_is_printed_escaped(value, tmp_path):
     assert_safe_output(out + err, "the sweep's error")
     for argv, run in ((["slice", "--catalog", str(root / "servers.yaml")], main),
                       (["changed", "--base", str(tmp_path / "none.yaml"), "--head", str(root / "servers.yaml")],
-                       action_catalog.main)):
+                       workflow_catalog.main)):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             assert run(argv) == 2

@@ -1,11 +1,11 @@
-"""One readable reason per failure (harness/db/reason.py): the decisive line, never an
+"""One readable reason per failure (harness/db/failure_reason.py): the decisive line, never an
 exception repr, never cut — for every kind of note the probe writes."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.db.reason import decisive, is_environment, reason
+from harness.db.failure_reason import decisive, is_environment, reason
 
 NPM_404 = "npm error 404  The requested resource '@pulumi/mcp-server@latest' could not be found or you do not have permission to access it."
 

@@ -17,7 +17,7 @@ from harness.db import guard
 from harness.db import sweep as sweep_module
 from harness.db.catalog import load_catalog
 from harness.db.rotation import slice_for
-from harness.probe import environment, isolation
+from harness.probe import server_env, isolation
 from tests.db.sweeprepo import (
     BOT_IDENTITY, FAIL_COMMAND, catalog_text, check_published, commit_catalog, commit_count, fixture, git, head,
     head_files, history_rows, init_repo, last_commit, porcelain, records, rows_of_text, staging_leftovers, sweep,
@@ -43,8 +43,8 @@ def _assert_clean_commit_state(root) -> None:
 def _empty_path(monkeypatch) -> None:
     """Simulate a broken harness machine: every launched server gets an empty PATH, so
     ``python3``/``npx``/``uvx`` cannot be found. Patched on the module launch.py calls through
-    (``environment.child_env``), wrapping the real function."""
-    real = environment.child_env
+    (``server_env.child_env``), wrapping the real function."""
+    real = server_env.child_env
     isolation.runtime_versions()  # keep the cached runtime versions those of the healthy machine
 
     def broken(*args, **kwargs):
@@ -52,13 +52,14 @@ def _empty_path(monkeypatch) -> None:
         env["PATH"] = ""
         return env
 
-    monkeypatch.setattr(environment, "child_env", broken)
+    monkeypatch.setattr(server_env, "child_env", broken)
 
 
 # --------------------------------------------------------------------------------------------
 # One commit, valid records, idempotent rerun
 
 
+@pytest.mark.slow
 def test_sweep_commits_once_with_valid_records_and_rerun_changes_nothing(tmp_path):
     entries = [*_fixtures(3),
                ("empty", well_behaved(3, "--zero-tools")),
@@ -155,6 +156,7 @@ def test_sweep_with_real_pinned_servers(tmp_path):
 # The harness-fault guard
 
 
+@pytest.mark.slow
 def test_simulated_harness_fault_publishes_nothing(tmp_path, monkeypatch):
     root = init_repo(tmp_path / "repo", catalog_text(_fixtures(7)))
     code, _, err = sweep(root, "--all", "--commit")
@@ -229,6 +231,7 @@ def test_no_prior_real_numbers_says_the_check_could_not_be_performed(tmp_path):
     assert "could not be performed" in message and "passed" not in message
 
 
+@pytest.mark.slow
 def test_zero_tool_results_are_not_real_numbers(tmp_path, monkeypatch):
     """HEAD holding only zero-tool answers is no baseline: when all of them then fail to start,
     the check could not be performed (not "passed"), and the failures publish."""
@@ -249,6 +252,7 @@ def test_zero_tool_results_are_not_real_numbers(tmp_path, monkeypatch):
     _assert_clean_commit_state(root)
 
 
+@pytest.mark.slow
 def test_a_sweep_of_empty_lists_is_a_harness_fault(tmp_path):
     """The other half: servers with real numbers at HEAD coming back as zero tools regress."""
     entries = _fixtures(6)

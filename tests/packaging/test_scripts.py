@@ -113,6 +113,26 @@ def test_setup_after_a_failed_install_runs_pip_again(setup_checkout):
     assert _setup(setup_checkout)[1] != []  # the earlier stamp went with the failed install
 
 
+def test_setup_through_a_venv_linked_from_another_checkout_leaves_that_venv_alone(setup_checkout):
+    _setup(setup_checkout)
+    stamp = (setup_checkout / ".venv" / "setup-stamp").read_text()
+    worktree = setup_checkout.parent / "worktree"
+    shutil.copytree(setup_checkout / "scripts", worktree / "scripts")
+    for name in ("pyproject.toml", "constraints.txt"):
+        shutil.copy2(setup_checkout / name, worktree / name)
+    (worktree / ".venv").symlink_to(setup_checkout / ".venv")
+
+    done, pip = _setup(worktree)
+    assert done.returncode == 0 and pip == [], done.stdout + done.stderr
+    assert "installed from the same files: pip skipped" in done.stdout
+    (worktree / "constraints.txt").write_text("mcp==0\n")
+    done, pip = _setup(worktree)
+    assert done.returncode == 0 and pip == [], done.stdout + done.stderr
+    assert "differs from this checkout's files: pip skipped" in done.stdout
+    assert (setup_checkout / ".venv" / "setup-stamp").read_text() == stamp
+    assert _setup(setup_checkout)[1] == []  # the owner's own checkout still finds its install current
+
+
 @pytest.fixture
 def fake_checkout(tmp_path) -> Path:
     """main.sh in a checkout whose setup does nothing and whose ``mcp-context-cost`` prints its

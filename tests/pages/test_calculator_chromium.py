@@ -27,6 +27,9 @@ from tests.audit.conftest import report_of, run_audit
 from tests.conftest import FIXTURE_SERVERS, REPO
 from tests.pages.test_dashboard_chromium import Page
 
+# Chromium: seconds of CPU per module; the full suite (CI) runs it, the fast loop leaves it out.
+pytestmark = pytest.mark.slow
+
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 SERVERS = ("filesystem", "memory", "fetch", "time", "sqlite", "sequential-thinking")
 

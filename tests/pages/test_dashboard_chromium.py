@@ -29,6 +29,9 @@ from tests.conftest import REPO
 from tests.pages import builders as b
 from tests.pages import scenario
 
+# Chromium: seconds of CPU per module; the full suite (CI) runs it, the fast loop leaves it out.
+pytestmark = pytest.mark.slow
+
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 WIDTHS = (1280, 390)
 LONG_TOOL = "create_or_update_pull-request_reviewCommentThreadHTTPServer_payload"

@@ -23,6 +23,9 @@ from harness.pages.regen import regen
 from tests.pages import builders as b
 from tests.pages.test_dashboard_chromium import WIDTHS
 
+# Chromium: seconds of CPU per module; the full suite (CI) runs it, the fast loop leaves it out.
+pytestmark = pytest.mark.slow
+
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install playwright")
 BEACON = "https://beacon.invalid/hit.png"
 

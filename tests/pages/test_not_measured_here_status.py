@@ -48,6 +48,7 @@ def _group(page: Page, label: str) -> list[str]:
     return page.names()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", (1280, 390))
 def test_counted_apart_on_the_dashboard(tmp_path, browser, width):
     _build(tmp_path)
@@ -106,6 +107,7 @@ def _kept(root, later: list[str]):
         (root / "docs/servers/kept.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_kept_record_says_since_when_it_could_not_be_measured_here(tmp_path, browser):
     page, html = _kept(tmp_path, ["2026-12-01,kept,,,not-measured-here,host",
                                   "2026-12-02,kept,,,not-measured-here,host", "2026-12-03,kept,,,not-measured-here,host"])

@@ -16,7 +16,7 @@ import dataclasses
 import pytest
 
 from harness.db import importer
-from harness.probe import machine, npmlog
+from harness.probe import machine_fault, npmlog
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -40,12 +40,12 @@ TAILS = [NODE, URLLIB3, GO, AIOHTTP, CURL]
 
 @pytest.fixture
 def no_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 @pytest.fixture
 def working_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "localhost")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
 
 
 def _target(resolved: bool) -> Target:
@@ -63,14 +63,14 @@ def _capture(tail: str, phase: str = "initialize", kind: str = "exited") -> Capt
 @pytest.mark.parametrize("tail", TAILS)
 def test_a_backend_that_does_not_resolve_on_a_machine_without_dns_is_not_measured_here(no_dns, tail, resolved):
     verdict = st.classify(_target(resolved), _capture(tail))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict
     assert BACKEND in verdict.environment and "control-a.invalid" in verdict.environment
     assert verdict.evidence.startswith("startup-failure here")  # what the server did here is kept beside it
 
 
 def test_a_timeout_after_the_backend_failed_to_resolve_is_not_measured_here(no_dns):
     verdict = st.classify(_target(True), _capture(NODE, kind="timeout"))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS
 
 
 @pytest.mark.parametrize("tail", TAILS)
@@ -101,19 +101,19 @@ def test_a_refusal_still_names_only_install_hosts(no_dns):
 
 def test_the_lookups_are_bounded(no_dns, monkeypatch):
     looked_up = []
-    real = machine.resolves_names
+    real = machine_fault.resolves_names
 
     def counting(timeout: float = 5.0, hosts=None):
         looked_up.append(hosts)
         return real(timeout, hosts)
 
-    monkeypatch.setattr(machine, "resolves_names", counting)
+    monkeypatch.setattr(machine_fault, "resolves_names", counting)
     tail = "".join(f"Error: getaddrinfo ENOTFOUND registry.npmjs.org\n" for _ in range(50)) + NODE
-    assert machine.unresolved_on_dnsless_machine(tail)[1] == machine.DNS  # each host is looked up once
+    assert machine_fault.unresolved_on_dnsless_machine(tail)[1] == machine_fault.DNS  # each host is looked up once
     tail = "".join(f"Error: getaddrinfo ENOTFOUND host{i}.mcp-context-cost-no-such-host-4f1c9a.com\n" for i in range(50))
     looked_up.clear()
-    machine.unresolved_on_dnsless_machine(tail)
-    assert len([h for h in looked_up if h and h[0] != "control-a.invalid"]) <= machine.MAX_VERIFIED_HOSTS
+    machine_fault.unresolved_on_dnsless_machine(tail)
+    assert len([h for h in looked_up if h and h[0] != "control-a.invalid"]) <= machine_fault.MAX_VERIFIED_HOSTS
 
 
 # An install script's download: prebuild-install's own words, npm's log as npm keeps a failed script's stderr.
@@ -132,8 +132,8 @@ def _script_tail(said: str) -> str:
 
 
 @pytest.mark.parametrize("said, cause", [
-    ("prebuild-install warn install getaddrinfo ENOTFOUND github.com", machine.DOWNLOAD_BLOCKED),
-    (PREBUILD_OTHER_HOST, machine.DOWNLOAD_BLOCKED),
+    ("prebuild-install warn install getaddrinfo ENOTFOUND github.com", machine_fault.DOWNLOAD_BLOCKED),
+    (PREBUILD_OTHER_HOST, machine_fault.DOWNLOAD_BLOCKED),
 ])
 def test_an_install_script_whose_download_did_not_resolve_is_not_measured_here(no_dns, said, cause):
     tail = _script_tail(said)
@@ -144,7 +144,7 @@ def test_an_install_script_whose_download_did_not_resolve_is_not_measured_here(n
 
 def test_a_postinstall_browser_download_that_did_not_resolve_is_download_blocked(no_dns):
     verdict = st.classify(_target(False), _capture(PLAYWRIGHT, phase="install"))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DOWNLOAD_BLOCKED, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DOWNLOAD_BLOCKED, verdict
 
 
 @pytest.mark.parametrize("said", [
@@ -164,7 +164,7 @@ def test_with_dns_an_install_script_s_unresolved_download_host_is_the_package_s(
     assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
 
 
-@pytest.mark.parametrize("cause", [machine.DNS, machine.DOWNLOAD_BLOCKED])
+@pytest.mark.parametrize("cause", [machine_fault.DNS, machine_fault.DOWNLOAD_BLOCKED])
 def test_triage_does_not_call_such_a_server_broken(cause):
     rec = {"status": "not-measured-here", "environmentCause": cause, "environmentEvidence": "svelte.dev does not resolve",
            "notes": ["startup-failure here, …; environment evidence (the measuring machine's name resolution, not the "

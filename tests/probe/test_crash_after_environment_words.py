@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -29,7 +29,7 @@ CRASHES = ["Error: Cannot find module 'acme-core'\nRequire stack:\n- /srv/index.
 
 @pytest.fixture
 def no_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 def _target(resolved: bool) -> Target:
@@ -54,7 +54,7 @@ def test_a_crash_after_a_failed_lookup_is_the_server_s(no_dns, lookup, crash, re
 @pytest.mark.parametrize("lookup", [f"Error: getaddrinfo ENOTFOUND {BACKEND}\n", *LOOKUPS[1:]])
 def test_the_failed_lookup_that_ends_the_tail_is_still_the_machine_s(no_dns, lookup):
     verdict = st.classify(_target(True), _capture(CRASHES[0] + lookup))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict
 
 
 @pytest.mark.parametrize("reply", ["SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON\n",
@@ -62,20 +62,20 @@ def test_the_failed_lookup_that_ends_the_tail_is_still_the_machine_s(no_dns, loo
                                    "SyntaxError: Unexpected token < in JSON at position 0\n"])
 def test_an_error_page_read_as_json_after_a_failed_lookup_is_no_crash_of_the_package(no_dns, reply):
     verdict = st.classify(_target(True), _capture(LOOKUPS[0] + reply))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict
 
 
 def test_a_crash_in_an_install_after_a_blocked_download_stays_the_machine_s(no_dns):
     tail = f"prebuild-install warn install getaddrinfo ENOTFOUND {BACKEND}\n{CRASHES[0]}"
     verdict = st.classify(_target(False), _capture(tail, phase="install"))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DOWNLOAD_BLOCKED, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DOWNLOAD_BLOCKED, verdict
 
 
 def test_an_unmet_engine_before_a_crash_stays_the_machine_s(monkeypatch):
-    monkeypatch.setattr(machine, "_NODE", [(20, 20, 2)])
+    monkeypatch.setattr(machine_fault, "_NODE", [(20, 20, 2)])
     tail = "This server requires Node.js >= 22\nSyntaxError: Invalid regular expression flags\n"
     verdict = st.classify(_target(True), _capture(tail))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.RUNTIME_VERSION, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.RUNTIME_VERSION, verdict
 
 
 @pytest.mark.parametrize("tail", [

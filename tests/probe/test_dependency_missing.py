@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -98,7 +98,7 @@ def test_a_dependency_the_registry_lacks_is_the_registry_s(registry, results_roo
                             isolation="host")
     rec = run.record
     assert rec["status"] == status and rec["phase"] == "install", run.notes
-    assert (rec.get("environmentCause") == machine.REGISTRY) == (status == st.NOT_MEASURED_HERE)
+    assert (rec.get("environmentCause") == machine_fault.REGISTRY) == (status == st.NOT_MEASURED_HERE)
     assert said in run.notes
 
 
@@ -127,7 +127,7 @@ def _install(tail: str, command: str = "npx -y @acme/mcp@1.0.0") -> st.Verdict:
 def test_whose_404_it_is(tail, status):
     verdict = _install(tail)
     assert verdict.status == status, verdict
-    assert (verdict.cause == machine.REGISTRY) == (status == st.NOT_MEASURED_HERE)
+    assert (verdict.cause == machine_fault.REGISTRY) == (status == st.NOT_MEASURED_HERE)
 
 
 def test_without_a_package_to_compare_it_stays_the_server_s():

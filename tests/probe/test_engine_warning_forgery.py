@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.probe import install as installing
-from harness.probe import machine, resolve
+from harness.probe import machine_fault, resolve
 
 ENGINE = ("npm warn EBADENGINE Unsupported engine {{\nnpm warn EBADENGINE   package: '{package}@1.0.0',\n"
           "npm warn EBADENGINE   required: {{ node: '>=22' }},\nnpm warn EBADENGINE   current: {{ node: 'v20.20.2' }}\n"
@@ -19,7 +19,7 @@ ENGINE = ("npm warn EBADENGINE Unsupported engine {{\nnpm warn EBADENGINE   pack
 
 @pytest.fixture(autouse=True)
 def node_20(monkeypatch):
-    monkeypatch.setattr(machine, "_NODE", [(20, 20, 2)])
+    monkeypatch.setattr(machine_fault, "_NODE", [(20, 20, 2)])
 
 
 def _install(tmp_path: Path, manifests: dict[str, dict]) -> tuple[Path, resolve.Resolved]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
 
@@ -44,14 +44,14 @@ PROXY_CA = ("npm error code SELF_SIGNED_CERT_IN_CHAIN\nnpm error errno SELF_SIGN
     (NPM_ENOTFOUND, "npm error network request to https://registry.npmjs.org/@modelcontextprotocol%2fserver-memory "
                     "failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org"),
     (UV_INDEX, "error: Failed to fetch: https://pypi.org/simple/mcp-llms-txt/"),
-    (UV_PYTHON_DOWNLOAD, UV_PYTHON_DOWNLOAD.splitlines()[0][:machine.MAX_CHARS]),
+    (UV_PYTHON_DOWNLOAD, UV_PYTHON_DOWNLOAD.splitlines()[0][:machine_fault.MAX_CHARS]),
     (GIT, GIT.strip()),
     (UV_NO_PYTHON, UV_NO_PYTHON.strip()),
-    (UV_REQUIRES, UV_REQUIRES.splitlines()[1].strip()[:machine.MAX_CHARS]),
+    (UV_REQUIRES, UV_REQUIRES.splitlines()[1].strip()[:machine_fault.MAX_CHARS]),
     (PROXY_CA, "npm error code SELF_SIGNED_CERT_IN_CHAIN"),
 ])
 def test_the_decisive_line_is_found(tail, line):
-    assert machine.evidence(tail) == line
+    assert machine_fault.evidence(tail) == line
 
 
 @pytest.mark.parametrize("tail", [
@@ -62,7 +62,7 @@ def test_the_decisive_line_is_found(tail, line):
     "",
 ])
 def test_failures_of_the_server_itself_are_not_environment_evidence(tail):
-    assert machine.evidence(tail) is None
+    assert machine_fault.evidence(tail) is None
 
 
 def _measure(results, name: str, command: str, *set_env: tuple[str, str]):
@@ -75,7 +75,7 @@ def _assert_environment(run, fragment: str, cause: str) -> None:
     assert rec["status"] == "not-measured-here", run.notes
     assert fragment in rec["environmentEvidence"], rec
     assert rec["environmentCause"] == cause
-    assert f"environment evidence (the measuring machine's {machine.CAUSE_LABELS[cause]}, not the server)" in run.notes
+    assert f"environment evidence (the measuring machine's {machine_fault.CAUSE_LABELS[cause]}, not the server)" in run.notes
     assert rec["environmentEvidence"] in rec["notes"][0]
 
 

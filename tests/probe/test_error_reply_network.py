@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -22,12 +22,12 @@ BACKEND = "api.mcp-context-cost-no-such-host-7d2e1b.com"  # a public suffix, a n
 
 @pytest.fixture
 def no_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 @pytest.fixture
 def working_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "localhost")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
 
 
 def _target() -> Target:
@@ -57,7 +57,7 @@ MACHINE_S = [
 @pytest.mark.parametrize("phase", ["initialize", "tools/list page 1"])
 def test_a_request_that_failed_for_want_of_dns_is_not_measured_here(no_dns, message, data, phase):
     verdict = st.classify(_target(), _error(message, data, phase=phase))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict
     assert "control-a.invalid" in verdict.environment and verdict.evidence.startswith("startup-failure here")
 
 
@@ -87,7 +87,7 @@ def test_a_bare_fetch_failed_on_stderr_reads_the_same(no_dns):
                       "/undici:13510:13\n\nNode.js v20.20.2\n", exit_code=1,
                       failure=Failure("exited", "initialize", "the server exited before replying", exit_code=1))
     verdict = st.classify(_target(), capture)
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict
 
 
 def test_a_crash_of_the_package_s_own_still_outranks_the_reply(no_dns):

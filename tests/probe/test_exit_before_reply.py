@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe import build_record, machine, resolve, sandbox
+from harness.probe import build_record, machine_fault, resolve, sandbox
 from harness.probe import install as installing
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
@@ -76,7 +76,7 @@ npm's log: npm EBADENGINE: @mapbox/mcp-devkit-server@0.8.2 requires node >=22; t
 ])
 def test_an_install_out_of_disk_space_is_the_machine_s(tail, exit_code, line):
     verdict = classify(Target(name="x", command="npx -y x@1.0.0"), _install_capture(tail, exit_code))
-    assert verdict.status == "not-measured-here" and verdict.cause == machine.DISK_FULL, verdict
+    assert verdict.status == "not-measured-here" and verdict.cause == machine_fault.DISK_FULL, verdict
     assert verdict.environment is not None and verdict.environment.endswith(line)
     assert "the measuring machine's disk, which had no space left" in verdict.evidence
 

@@ -59,7 +59,8 @@ def test_hostile_tool_names_and_server_info_are_escaped_in_measure_output(result
     assert_safe_output(verify.stdout + verify.stderr, "verify's output")
 
 
-@pytest.mark.parametrize("where", ["error", "stderr"])
+# Each measures and verifies a hostile server: one shape in the fast loop, every shape in the full suite.
+@pytest.mark.parametrize("where", ["error", pytest.param("stderr", marks=pytest.mark.slow)])
 def test_hostile_error_messages_and_stderr_are_escaped(where, results_root):
     done, path = measure(results_root, f"hostile-{where}", where)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -79,8 +80,8 @@ def _hostile_record(results_root: Path) -> dict:
 
 @pytest.mark.parametrize("field,value", [
     ("totalTokens", "\x1b]0;pwned\x07\n::error::pwned"),
-    ("canonicalSha256", "##[error]pwned \u202e\ud800"),
-    ("toolCount", "\u00a0::warning::pwned \x9b2J"),
+    pytest.param("canonicalSha256", "##[error]pwned \u202e\ud800", marks=pytest.mark.slow),
+    pytest.param("toolCount", "\u00a0::warning::pwned \x9b2J", marks=pytest.mark.slow),
 ])
 def test_verify_escapes_hostile_published_values(field, value, results_root, tmp_path):
     record = _hostile_record(results_root)

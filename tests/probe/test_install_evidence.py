@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness.probe import machine, npmlog, build_record
+from harness.probe import machine_fault, npmlog, build_record
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
 from harness.probe.status import AUTH_REQUIRED, classify, credential_request
@@ -39,7 +39,7 @@ def _record(name: str, command: str, *set_env: tuple[str, str]) -> dict:
     ("lsmcp", "npx -y @mizchi/lsmcp@0.10.0", ">=22.0.0"),
 ])
 def test_a_package_that_needs_a_newer_node_is_not_measured_here(name, command, required):
-    if machine.node_version() >= (22,):
+    if machine_fault.node_version() >= (22,):
         pytest.skip("this machine's Node meets the requirement")
     for warm in (False, True):  # a cold install warns (EBADENGINE); a warm one is read for what it declares
         rec = _record(name, command)
@@ -98,7 +98,7 @@ def test_a_native_install_script_failing_in_silence_is_found_in_the_log(tmp_path
     assert done.returncode != 0 and not done.stderr.strip()  # npm said nothing
     line = npmlog.decisive(npmlog.read_logs(cache, since))
     assert line is not None and said in line
-    found = machine.evidence_and_cause(line)
+    found = machine_fault.evidence_and_cause(line)
     assert (found[1] if found else None) == cause
 
 

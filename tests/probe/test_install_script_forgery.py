@@ -15,7 +15,7 @@ import asyncio
 import pytest
 
 from harness.probe import install as installing
-from harness.probe import machine, resolve
+from harness.probe import machine_fault, resolve
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -50,14 +50,14 @@ def test_registry_words_after_the_package_s_code_ran_are_the_package_s(forged, r
 @pytest.mark.parametrize("forged", FORGED[2:])
 def test_the_same_words_from_an_install_that_ran_no_package_code_stay_the_machine_s(forged):
     verdict = st.classify(TARGET, _capture(forged))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.REGISTRY, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.REGISTRY, verdict
 
 
 def test_a_script_s_own_download_that_does_not_resolve_stays_the_machine_s(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "control-a.invalid")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid")
     tail = BANNER + "prebuild-install warn install getaddrinfo ENOTFOUND downloads.mcp-context-cost-no-such-4e1b.com\n"
     verdict = st.classify(TARGET, _capture(tail))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DOWNLOAD_BLOCKED, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DOWNLOAD_BLOCKED, verdict
 
 
 FORGE = ("echo 'npm error code ERR_SOCKET_TIMEOUT' >&2; "

@@ -11,7 +11,7 @@ import io
 import pytest
 
 from harness.cli import main
-from harness.probe import internal
+from harness.probe import harness_bug
 from harness.probe.target import Target
 from tests.conftest import fixture_command
 
@@ -38,9 +38,9 @@ def test_a_bug_inside_measure_exits_70_with_one_line_naming_the_server(where, ex
         raise exc
 
     monkeypatch.setattr(where, boom)
-    monkeypatch.delenv(internal.TRACEBACK_ENV, raising=False)
+    monkeypatch.delenv(harness_bug.TRACEBACK_ENV, raising=False)
     code, out, err = _run(*_measure_args(tmp_path))
-    assert code == internal.EXIT_CODE == 70
+    assert code == harness_bug.EXIT_CODE == 70
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("internal error: a bug in mcp-context-cost while working on server 'buggy'")
@@ -53,7 +53,7 @@ def test_the_traceback_is_printed_only_when_asked(tmp_path, monkeypatch):
         raise IndexError("list index out of range")
 
     monkeypatch.setattr("harness.cli.measure_cmd.measure_sync", boom)
-    monkeypatch.setenv(internal.TRACEBACK_ENV, "1")
+    monkeypatch.setenv(harness_bug.TRACEBACK_ENV, "1")
     code, _, err = _run(*_measure_args(tmp_path))
     assert code == 70
     assert err.startswith("Traceback (most recent call last):") and "IndexError" in err

@@ -16,7 +16,7 @@ ISOLATIONS = ["host"] + (["sandbox"] if shutil.which("bwrap") else [])
 
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
-@pytest.mark.parametrize("needs_git", [False, True])
+@pytest.mark.parametrize("needs_git", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_confirmation_never_sees_the_first_launchs_files(isolation, needs_git, monkeypatch, tmp_path):
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
     target = Target(name="shares-workdir", command=fixture_command("shares_workdir", "--wait", "3"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -14,7 +14,7 @@ from harness.probe.target import Target
 
 @pytest.fixture(autouse=True)
 def no_dns(monkeypatch):
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 def _verdict(host: str) -> st.Verdict:
@@ -36,4 +36,4 @@ def test_a_private_network_s_name_is_the_server_s(host):
                                   "lan.mcp-context-cost-no-such-5c1e.dev"])
 def test_a_public_name_that_does_not_resolve_stays_the_machine_s(host):
     verdict = _verdict(host)
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS, verdict

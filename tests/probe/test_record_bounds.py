@@ -60,7 +60,8 @@ def test_most_of_a_million_tiny_tools_is_a_small_too_large_record(tmp_path):
     assert code == 3 and rec["status"] == "too-large" and path.stat().st_size < 64 * 1024
 
 
-@pytest.mark.parametrize("zeros, status", [(4_000, "measured"), (12_000, "too-large"), (200_000, "too-large")])
+@pytest.mark.parametrize("zeros, status", [(4_000, "measured"), (12_000, "too-large"),
+                                           pytest.param(200_000, "too-large", marks=pytest.mark.slow)])
 def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, zeros, status):
     """The byte bound, scaled down so the sizes are quick to make: an enum of zeros is ~2 bytes a
     zero on the wire and ~10 in the record's indented JSON."""

@@ -1,4 +1,4 @@
-"""``harness.probe.redact.Secrets`` and ``harness.probe.environment``'s secret values: which values are secrets, and every spelling of one that
+"""``harness.probe.redact.Secrets`` and ``harness.probe.server_env``'s secret values: which values are secrets, and every spelling of one that
 is found — encoded, escaped, halved, cut by a truncation."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from harness.probe import environment, redact
+from harness.probe import server_env, redact
 from harness.probe.redact import MASK, Secrets
 from harness.probe.remote import header_env_name
 from harness.probe.target import Target
@@ -166,5 +166,5 @@ def test_handed_builds_a_set_from_a_client_config():
 def test_host_secrets_include_withheld_package_manager_credentials():
     host = {"npm_config__authToken": "npm_" + SENTINEL, "UV_INDEX_CORP_PASSWORD": PASSWORD,
             "UV_INDEX_CORP_USERNAME": "ci", "HOME": "/home/x"}
-    assert {"npm_" + SENTINEL, PASSWORD} <= set(environment.host_secrets(host))
-    assert "npm_config__authToken" not in environment.child_env((), host)  # withheld from the child
+    assert {"npm_" + SENTINEL, PASSWORD} <= set(server_env.host_secrets(host))
+    assert "npm_config__authToken" not in server_env.child_env((), host)  # withheld from the child

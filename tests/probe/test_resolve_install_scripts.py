@@ -29,7 +29,8 @@ def _install(project, cache) -> subprocess.CompletedProcess:
                           cwd=project, capture_output=True, text=True, timeout=120, env=env)
 
 
-@pytest.mark.parametrize("event", ["preinstall", "install", "postinstall"])
+# Each is a real npm install: one event in the fast loop, all three in the full suite.
+@pytest.mark.parametrize("event", ["preinstall", *(pytest.param(e, marks=pytest.mark.slow) for e in ["install", "postinstall"])])
 def test_a_dependency_s_install_script_runs_under_the_resolution_shell(tmp_path, monkeypatch, event):
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "harness-cache"))
     marker = tmp_path / f"{event}-ran"

@@ -18,7 +18,7 @@ import pytest
 
 from harness.cli import main
 from harness.core.rederive import rederive
-from harness.probe import internal
+from harness.probe import harness_bug
 from harness.probe.redact import MASK, Secrets
 from harness.probe.target import Target
 from tests.conftest import fixture_command
@@ -40,9 +40,9 @@ def _run(*argv: str) -> tuple[int, str, str]:
 def test_the_internal_error_line_and_traceback_never_show_a_secret(where, traceback, tmp_path, monkeypatch):
     monkeypatch.setenv(NAME, SENTINEL)
     if traceback:
-        monkeypatch.setenv(internal.TRACEBACK_ENV, "1")
+        monkeypatch.setenv(harness_bug.TRACEBACK_ENV, "1")
     else:
-        monkeypatch.delenv(internal.TRACEBACK_ENV, raising=False)
+        monkeypatch.delenv(harness_bug.TRACEBACK_ENV, raising=False)
 
     def boom(*args, **kwargs):
         raise KeyError(f"no tool named 'x' (the server said: key={SENTINEL}\n::error::pwned)")
@@ -51,7 +51,7 @@ def test_the_internal_error_line_and_traceback_never_show_a_secret(where, traceb
     code, out, err = _run("measure", "--command", fixture_command("well_behaved"), "--env", NAME, "--name", "buggy",
                           "--isolation", "host", "--single", "--results", str(tmp_path / "r"),
                           "--badges", str(tmp_path / "b"))
-    assert code == internal.EXIT_CODE
+    assert code == harness_bug.EXIT_CODE
     assert "internal error: a bug in mcp-context-cost" in err and MASK in err
     assert ("Traceback" in err) == traceback
     assert_secret_absent(SENTINEL, texts=(out, err))

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from harness.probe import machine
+from harness.probe import machine_fault
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -54,7 +54,7 @@ def _capture(tail: str, phase: str = "initialize") -> Capture:
 def working_dns(monkeypatch):
     """A machine that resolves names (``localhost`` as its well-known name): there a public name that
     does not resolve is the server's business."""
-    monkeypatch.setenv(machine.DNS_CONTROL_VARIABLE, "localhost")
+    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
 
 
 @pytest.mark.parametrize("tail", CLAIMS)
@@ -64,10 +64,10 @@ def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail, working
 
 
 def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_install():
-    if machine.node_version() >= (24,):
+    if machine_fault.node_version() >= (24,):
         pytest.skip("this machine's Node meets the requirement")
     verdict = st.classify(_target(resolved=True), _capture(ENGINE_UNMET))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.RUNTIME_VERSION
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.RUNTIME_VERSION
     assert ">=24" in verdict.environment
 
 
@@ -75,7 +75,7 @@ def test_the_package_manager_s_own_words_in_an_install_count(monkeypatch):
     monkeypatch.setenv("npm_config_registry", "https://registry.npmjs.invalid/")  # the registry this machine uses
     tail = NPM_DNS.replace("registry.npmjs.org", "registry.npmjs.invalid")  # a host that truly does not resolve
     verdict = st.classify(_target(resolved=True), _capture(tail, phase="install"))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.DNS
 
 
 @pytest.mark.parametrize("phase", ["install", "initialize"])
@@ -98,7 +98,7 @@ def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line(mon
 
     assert verdict(planted).status == st.STARTUP_FAILURE
     real = verdict(planted.replace("registry.npmjs.org", "registry.npmjs.invalid"))
-    assert real.status == st.NOT_MEASURED_HERE and real.cause == machine.DNS
+    assert real.status == st.NOT_MEASURED_HERE and real.cause == machine_fault.DNS
 
 
 @pytest.mark.parametrize("line", [
@@ -109,22 +109,22 @@ def test_an_npm_log_an_install_script_planted_is_checked_like_any_other_line(mon
     "fatal: unable to access 'https://github.com.invalid/o/r/': Could not resolve host: github.com.invalid",
 ])
 def test_a_backend_on_a_registry_s_domain_is_not_the_registry(line):
-    assert machine.evidence(line) is None
+    assert machine_fault.evidence(line) is None
 
 
 @pytest.mark.parametrize("line,cause", [
     ("npm error network request to https://codeload.github.com/o/r/tar.gz/abc failed, reason: getaddrinfo "
-     "ENOTFOUND codeload.github.com", machine.DNS),
+     "ENOTFOUND codeload.github.com", machine_fault.DNS),
     ("prebuild-install warn install request to https://objects.githubusercontent.com/x failed, reason: "
-     "getaddrinfo EAI_AGAIN objects.githubusercontent.com", machine.DOWNLOAD_BLOCKED),
+     "getaddrinfo EAI_AGAIN objects.githubusercontent.com", machine_fault.DOWNLOAD_BLOCKED),
 ])
 def test_the_hosts_an_install_reaches_still_count(line, cause):
-    assert machine.evidence_and_cause(line) == (line, cause)
+    assert machine_fault.evidence_and_cause(line) == (line, cause)
 
 
 def test_an_engine_requirement_this_node_meets_is_no_evidence_whatever_current_the_text_claims():
-    assert machine.engine_line(ENGINE_MET) is None
-    assert machine.engine_line(ENGINE_UNMET) is not None
+    assert machine_fault.engine_line(ENGINE_MET) is None
+    assert machine_fault.engine_line(ENGINE_UNMET) is not None
 
 
 @pytest.mark.parametrize("claim", [
@@ -159,23 +159,23 @@ def test_a_credential_request_followed_by_a_broken_package_is_the_package_s_fail
 
 def test_a_tail_naming_many_hosts_costs_a_bounded_number_of_lookups(monkeypatch):
     looked_up = []
-    real = machine.resolves_names
+    real = machine_fault.resolves_names
 
     def counting(timeout: float = 5.0, hosts=None):
         looked_up.append(hosts)
         return real(timeout, hosts)
 
-    monkeypatch.setattr(machine, "resolves_names", counting)
+    monkeypatch.setattr(machine_fault, "resolves_names", counting)
     tail = "".join(f"Error: getaddrinfo ENOTFOUND host{i}.invalid\n" for i in range(200))
-    machine.evidence(tail, verify_hosts=True)
-    assert len(looked_up) == machine.MAX_VERIFIED_HOSTS
+    machine_fault.evidence(tail, verify_hosts=True)
+    assert len(looked_up) == machine_fault.MAX_VERIFIED_HOSTS
 
 
 def test_decoys_before_the_claim_do_not_use_up_the_lookups():
-    decoys = "".join(f"Error: getaddrinfo ENOTFOUND decoy{i}.invalid\n" for i in range(machine.MAX_VERIFIED_HOSTS + 2))
+    decoys = "".join(f"Error: getaddrinfo ENOTFOUND decoy{i}.invalid\n" for i in range(machine_fault.MAX_VERIFIED_HOSTS + 2))
     tail = decoys + "npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND " \
                     "registry.npmjs.org\n"
-    assert machine.evidence(tail, verify_hosts=True) is None
+    assert machine_fault.evidence(tail, verify_hosts=True) is None
 
 
 # A server failing to reach its own backend, in the words node-fetch, node's net module and uv-style
@@ -205,7 +205,7 @@ def test_a_backend_refusing_a_bare_launch_is_the_server_s_failure(tail):
 ])
 def test_a_refusal_by_a_registry_this_machine_reaches_is_no_evidence(tail):
     # the tests install from npm and PyPI here, so a server printing these lines says something false
-    assert machine.accepts_connections("registry.npmjs.org")
+    assert machine_fault.accepts_connections("registry.npmjs.org")
     verdict = st.classify(_target(resolved=False), _capture(tail))
     assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
 
@@ -228,7 +228,7 @@ def test_the_configured_registry_refusing_is_the_machine_s(setting, tail):
     port = _closed_port()
     target = dataclasses.replace(_target(resolved=False), set_env=((setting, f"http://127.0.0.1:{port}/simple"),))
     verdict = st.classify(target, _capture(tail.format(port=port)))
-    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.REGISTRY, verdict
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.REGISTRY, verdict
     assert f"127.0.0.1:{port}" in verdict.environment
     elsewhere = st.classify(_target(resolved=False), _capture(tail.format(port=port)))  # not this launch's registry
     assert elsewhere.status == st.STARTUP_FAILURE, elsewhere
@@ -272,7 +272,7 @@ def test_an_engine_no_released_node_meets_is_the_package_s_failure(tail, resolve
 def test_which_engine_requirements_no_released_node_meets(requirement, day, impossible):
     import datetime as dt
 
-    assert machine.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
+    assert machine_fault.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
 
 
 def test_an_impossible_engine_is_not_a_reason_to_import_as_needing_a_runtime():

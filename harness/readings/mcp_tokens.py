@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.jsparse import WireJSONError, parse
-from harness.probe import environment, process, sandbox
+from harness.probe import server_env, process, sandbox
 from harness.probe.launch import isolated_argv
 from harness.probe.target import Target
 from harness.probe.workdir import prepare_workdir
@@ -57,7 +57,7 @@ def provision(asset: Path | None, workdir: Path, expected_sha256: str | None = A
     if not archive.is_file():
         raise Unavailable(f"{label()} cannot be obtained: no release asset at {archive}")
     if expected_sha256 is None:
-        raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/probe/mcp_tokens.py); "
+        raise Unavailable(f"{label()}: no SHA-256 is pinned for {ASSET} (harness/readings/mcp_tokens.py); "
                           "refusing to run an unverified binary")
     digest = _digest(archive)
     if digest != expected_sha256:
@@ -170,7 +170,7 @@ def argv_for(binary: Path, target: Target, isolation: str, cwd: Path,
 
 async def run(binary: Path, target: Target, isolation: str, budget: float) -> Report:
     """Launch the CLI against ``target`` once; its report, or ``ValueError``."""
-    env = environment.child_env(target.env, pass_declared_values=False)
+    env = server_env.child_env(target.env, pass_declared_values=False)
     env.update(target.set_env)
     env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "MCP_TOKENS_"))}
     with tempfile.TemporaryDirectory(prefix="mcp-context-cost-cli-") as tmp:

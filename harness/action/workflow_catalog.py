@@ -41,7 +41,7 @@ def _entries(doc: object) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.action.catalog")
+    parser = argparse.ArgumentParser(prog="python -m harness.action.workflow_catalog")
     sub = parser.add_subparsers(dest="what", required=True)
     changed = sub.add_parser("changed", help="entries added or changed relative to a base catalog")
     changed.add_argument("--base", required=True, help="the base branch's catalog (may be missing or empty)")
