@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.core.record import Record
+from harness.core.record import NUMBERED, Record
 from harness.core import bands
 from harness.core.canonical import stringify
 from harness.db import confine
@@ -18,7 +18,7 @@ MAX_BADGE_BYTES = 64 * 1024  # a badge is under 200 bytes
 
 def badge_for(status: str, tokens: int | None) -> dict:
     """The badge document for a record's ``status`` and ``totalTokens`` (tokens, or ``None``)."""
-    if status in ("measured", "dynamic") and tokens is not None:
+    if status in NUMBERED and tokens is not None:
         message = f"{tokens:,} tokens" if tokens != 1 else "1 token"
         return {"schemaVersion": 1, "label": LABEL, "message": message, "color": bands.color_for(tokens)}
     return {"schemaVersion": 1, "label": LABEL, "message": status, "color": bands.NOT_MEASURED_COLOR}

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from harness.core.record import NUMBERED
 from harness.pages.board import Row
 from harness.pages.series import Series
 from harness.pages.text import as_int, md, num, one_line
@@ -79,7 +80,7 @@ def last_confirmed(record: Mapping[str, Any], series: Series) -> str | None:
 
 
 def _confirmed(record: Mapping[str, Any]) -> str:
-    if record.get("status") not in ("measured", "dynamic"):
+    if record.get("status") not in NUMBERED:
         return "—"
     value = record.get("confirmed")
     labels: dict[object, str] = {True: "yes", False: "**no — unconfirmed (single launch)**"}
