@@ -1,4 +1,4 @@
-"""Benchmark: what the one publish path (issue #10) adds around ``regen``, on synthetic repositories
+"""Benchmark: what the one publish path adds around ``regen``, on synthetic repositories
 of 100 and 1,000 catalog entries with 156 weekly history rows each (``bench/regen.py``'s builder),
 committed to a real git repository.
 

@@ -1,4 +1,4 @@
-"""What the issue #9 hostile tests assert, shared by the probe, CLI, sweep and Action suites.
+"""What the hostile-input tests assert, shared by the probe, CLI, sweep and Action suites.
 
 * :func:`forbidden_forms` — the spellings of a secret that must appear nowhere: the value, its
   halves, hex (both cases), base64 at each byte alignment (standard and url-safe), every byte

@@ -1,4 +1,4 @@
-"""The capability probe (capability-probe/v1, issue #14; spec "What the client declares"): two
+"""The capability probe (capability-probe/v1; spec "What the client declares"): two
 captures differing only in the declaration; roots answered with an empty list, elicitation
 declined, sampling never declared; servers whose tool set differs are recorded with the tools
 gained and their tokens and their headline marked a floor; a server with no difference is not.

@@ -1,4 +1,4 @@
-"""The mcp-tokens cross-check (cli-cross-check/v1, issue #14), with a labelled CONTRACT STAND-IN
+"""The mcp-tokens cross-check (cli-cross-check/v1), with a labelled CONTRACT STAND-IN
 for the CLI (tests/fixtures/mcp_tokens_standin.py, packaged as the release asset is): the
 like-for-like rule — names differ → silence; our capture no longer published → silence — the
 pin (an archive whose SHA-256 is not the pinned one is refused, nothing written), and the argv in
@@ -171,7 +171,7 @@ def test_argv_in_each_isolation(tmp_path, monkeypatch):
         binary.write_text("")
         binary.chmod(0o500)
         boxed, launcher_env, fds = mcp_tokens.argv_for(binary, target, "sandbox", tmp_path, {"PATH": "/usr/bin"})
-        for fd in fds:  # bwrap would read the server's env (HOME=/home/mcp, ...) from it: issue #9
+        for fd in fds:  # bwrap would read the server's env (HOME=/home/mcp, ...) from it
             assert b"--setenv\0HOME\0/home/mcp\0" in os.pread(fd, 1 << 16, 0)
             os.close(fd)
         at = boxed.index("--")

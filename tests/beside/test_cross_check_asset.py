@@ -1,4 +1,4 @@
-"""The mcp-tokens release asset before it is verified (harness/readings/mcp_tokens.py; issue #14 review):
+"""The mcp-tokens release asset before it is verified (harness/readings/mcp_tokens.py):
 anybody's bytes, so it is downloaded and read bounded in size and time, hashed as it streams, and
 every way of not having it is one named line — never a traceback, never a blocked read."""
 

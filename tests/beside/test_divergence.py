@@ -1,4 +1,4 @@
-"""Claude divergence (tools-delta/v1, issue #14): the projection, the subtraction and the
+"""Claude divergence (tools-delta/v1): the projection, the subtraction and the
 staleness rule exactly, and the real ``anthropic`` SDK driven against a local count-tokens
 endpoint on 127.0.0.1 (request shape, 429 then success, an error row, a missing or wrong key).
 The sentinel API key must appear in no output and no file, in any common encoding."""

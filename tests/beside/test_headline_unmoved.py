@@ -1,4 +1,4 @@
-"""Each reading beside the headline moves no headline number, badge or canonical hash (issue #14):
+"""Each reading beside the headline moves no headline number, badge or canonical hash:
 regenerating the real published data with all three run files present leaves every record and
 badge byte-identical and every headline column of the leaderboard as it was without them."""
 

@@ -1,6 +1,6 @@
 """Untrusted text inside the run files (a tool name a server chose, a model id, an error) reaches
-the pages only escaped: no markup, no broken table, no raw HTML (issue #14 with the project's
-escaping rules)."""
+the pages only escaped: no markup, no broken table, no raw HTML (the project's escaping
+rules)."""
 
 from __future__ import annotations
 
@@ -39,4 +39,4 @@ def test_hostile_names_and_model_are_inert(tmp_path):
     from tests.pages.builders import without_own_scripts
 
     html = without_own_scripts((root / "docs/index.html").read_text(encoding="utf-8"))
-    assert "<script" not in html  # no script but the dashboard's own (issue #15)
+    assert "<script" not in html  # no script but the dashboard's own

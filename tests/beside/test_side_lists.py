@@ -1,4 +1,4 @@
-"""Resources and prompts side figures (side-lists/v1, issue #14): listed after tools/list for the
+"""Resources and prompts side figures (side-lists/v1): listed after tools/list for the
 capabilities a server declares, cursors followed (the empty string is a cursor), every fault kept
 to that list and never reaching the headline; re-derived by ``verify``; real servers (slow)."""
 

@@ -1,4 +1,4 @@
-"""The sweep workflow's beside-the-headline jobs (issue #14): the weekly divergence run tolerates an
+"""The sweep workflow's beside-the-headline jobs: the weekly divergence run tolerates an
 absent ANTHROPIC_API_KEY secret, never interpolates it into a script, and the cross-check feeds the
 command the downloaded release asset (which the command verifies against the pinned SHA-256)."""
 
