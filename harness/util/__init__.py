@@ -1,0 +1,3 @@
+"""Helpers every layer uses: atomic writes, bounded reads, safe YAML, schemas, published paths and
+the one escaping path for untrusted text (docs/ARCHITECTURE.md).
+"""
