@@ -100,13 +100,15 @@ def _dependency_refused(target: Target, capture: Capture) -> tuple[str, str] | N
 
 def _error_said(capture: Capture) -> tuple[str, str] | None:
     """The environment rules read on a JSON-RPC error's message and data: the server's own words, like its
-    stderr from a launch (``machine.evidence_and_cause`` with ``server_only``)."""
+    stderr from a launch (``machine.evidence_and_cause`` with ``server_only``); none when it names a credential."""
     failure = capture.failure
     if failure is None or failure.kind != "jsonrpc-error":
         return None
     said = " ".join(part for part in (failure.message or "", "" if failure.data is None else stringify(failure.data))
                     if part)  # one reply: its data on the message's line
-    return machine.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True) if said else None
+    if not said or names_credential(said):  # a reply naming a credential is its sign-in's, never the network's
+        return None
+    return machine.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True)
 
 
 _MAX_ERROR_CHARS = 20_000
