@@ -92,8 +92,8 @@ def _dependency_refused(target: Target, capture: Capture) -> tuple[str, str] | N
     """An install the registry refused a dependency of the server's package (``machine.dependency_missing``):
     the registry's, since it served the package itself; a filtered mirror answers so for what exists."""
     plan = resolve_plan(target.command) if capture.phase == "install" else None
-    if plan is None or plan.launcher != "npx":
-        return None
+    if plan is None or plan.launcher != "npx" or "@npm:" in (target.command or ""):
+        return None  # an alias (``name@npm:other@1``) fetches another name than the one it runs: whose is unknown
     line = machine.dependency_missing(capture.stderr_tail, plan.package, dict(target.set_env))
     return (line, machine.REGISTRY) if line else None
 
