@@ -125,7 +125,8 @@ _NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".inte
 # "endpoint unreachable (https://…)". Its host is the URL on the same line, if any. A line that names
 # the address a connection went to (``ECONNREFUSED 93.184.216.34:443``) shows the name resolved: a
 # refusal from the backend, the server's own.
-REQUEST_FAILED = re.compile(r"\bfetch failed\b|\brequest to \S+ failed\b|\bFailed to fetch\b|\bunreachable\b|\bnetwork error\b", re.IGNORECASE)
+REQUEST_FAILED = re.compile(r"\bfetch failed\b|\brequest to \S+ failed\b|\bFailed to fetch\b|\bunreachable\b(?! (?:code|state|branch))"
+                            r"|\bnetwork error\b", re.IGNORECASE)
 # bounded, and a scheme starts where no scheme character precedes it: linear on any line
 _URL_HOST = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://(?:[^/\s@]{0,256}@)?([A-Za-z0-9.-]{1,253})",
                        re.IGNORECASE)
@@ -143,7 +144,8 @@ ANSWERED = re.compile(r"(?<!exit )(?<!exit_)\b(?:HTTP(?:/[\d.]+)?|status(?:[ _-]
                       r"|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out|Payment Required|Conflict)"
                       r"|\b(?:Unauthori[sz]ed|Forbidden|Too Many Requests|rate[ -]limit(?:ed)?)\b|certificate|\bSSL\b|\bTLS\b"
                       r"|\b(?:tokens?|keys?|session)\b.{0,20}\b(?:expired|invalid|revoked)\b|\b(?:invalid|expired|revoked) (?:tokens?|keys?)\b"
-                      r"|UND_ERR_(?:CONNECT_TIMEOUT|SOCKET|HEADERS_TIMEOUT|BODY_TIMEOUT)|other side closed", re.IGNORECASE)
+                      r"|UND_ERR_(?:CONNECT_TIMEOUT|SOCKET|HEADERS_TIMEOUT|BODY_TIMEOUT)|other side closed|\bEPROTO\b|_CERT(?:_|\b)"
+                      r"|\bCERT_", re.IGNORECASE)
 # A bare failed request that is about something of this machine's own: a file, a directory, a path.
 _LOCAL_THING = re.compile(r"ENOENT|EACCES|EPERM|EISDIR|ENOTDIR|no such file|\bnot found\b|\bfiles?\b|\bdirector(?:y|ies)\b"
                           r"|\bfolders?\b|\bpaths?\b|\bworkspace\b|(?:^|[\s'\"=])(?:\.{1,2}|~)?/\w", re.IGNORECASE)

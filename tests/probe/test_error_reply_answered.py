@@ -51,6 +51,9 @@ SERVER_S = [
     ("Failed to fetch the workspace /home/u/project", None),
     ("Failed to fetch user 42: not found", None),
     ("\uff46\uff45\uff54\uff43\uff48 failed", None),  # full-width look-alikes are not undici's words
+    ("fetch failed", {"cause": {"code": "UNABLE_TO_GET_ISSUER_CERT_LOCALLY"}}),
+    ("fetch failed", {"cause": "write EPROTO"}),
+    (f"internal error: entered unreachable code (see https://{BACKEND}/issues)", None),  # a Rust panic, a docs link
 ]
 
 
