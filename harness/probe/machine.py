@@ -151,6 +151,19 @@ _LOCAL_THING = re.compile(r"ENOENT|EACCES|EPERM|EISDIR|ENOTDIR|no such file|\bno
                           r"|\bfolders?\b|\bpaths?\b|\bworkspace\b|(?:^|[\s'\"=])(?:\.{1,2}|~)?/\w", re.IGNORECASE)
 
 
+# An error line of another kind (``TypeError: Cannot read …``, ``ZodError``, ``Error: Invalid configuration``):
+# after a failed request, it shows the server died of something else.
+_OTHER_ERROR = re.compile(r"(?:^|[\s\[(])(?:[A-Z]\w*(?:Error|Exception)|Error|panic|fatal)\b")
+_REQUEST_OR_LOOKUP = re.compile(r"fetch failed|Failed to fetch|getaddrinfo|ENOTFOUND|EAI_AGAIN|request to |unreachable",
+                                re.IGNORECASE)
+
+
+def _last_said(lines: list[str]) -> int:
+    """The index from which a failed request's line is the last error the lines show (``_OTHER_ERROR``)."""
+    return max((i for i, line in enumerate(lines) if _OTHER_ERROR.search(line) and not _REQUEST_OR_LOOKUP.search(line)),
+               default=-1)
+
+
 def _request_hosts(line: str) -> list[tuple[str, str]]:
     """``(words, host)`` for each URL's host on a failed-request line (``REQUEST_FAILED``)."""
     said = REQUEST_FAILED.search(line)
@@ -174,14 +187,15 @@ def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> t
     # a connection went to an address, or was refused, reset or timed out: the name resolved
     connected = _CONNECTED_TO.search(stderr_tail) or any(_CONNECT_FAILED.search(line) and not _DNS.search(line)
                                                          for line in lines) or ANSWERED.search(stderr_tail)
+    last = _last_said(lines)  # a request failing before another error is not what the server died of
     if not download and not connected:
-        found += [(words, host.lower().rstrip(".")) for line in lines for words, host in _request_hosts(line)]
+        found += [(words, host.lower().rstrip(".")) for line in lines[last + 1:] for words, host in _request_hosts(line)]
     public = list({host: (line, host) for line, host in reversed(found)
                    if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)}.values())
     public.reverse()  # each host once, with the first line naming it
     if not found and not download and not connected and not _LOCAL_HOST.search(stderr_tail) \
             and not _URL_HOST.search(stderr_tail) \
-            and (bare := next((line for line in lines if _BARE_FETCH_FAILED.search(line)), None)) \
+            and (bare := next((line for line in lines[last + 1:] if _BARE_FETCH_FAILED.search(line)), None)) \
             and not _LOCAL_THING.search(bare) and not resolves_names():
         said = f"a request that names no host failed, and this machine resolves none of {', '.join(dns_control_hosts())}: {bare}"
         return said[:MAX_CHARS], DNS

@@ -102,3 +102,44 @@ def test_a_real_server_whose_error_says_unauthorized(results_root, no_dns):  # n
     run = measure_and_write(target, results_root, isolation="host")
     assert run.record["status"] == "startup-failure", run.notes
     assert run.record.get("environmentCause") is None
+
+
+def _exited(stderr: str) -> Capture:
+    return Capture("1.0.0", phase="initialize", stderr_tail=stderr, exit_code=1,
+                   failure=Failure("exited", "initialize", "the server exited before replying", exit_code=1))
+
+
+@pytest.mark.parametrize("stderr", [
+    "[update-check] Failed to fetch latest version\nTypeError: Cannot read properties of undefined (reading 'tools')\n"
+    "    at main (/app/dist/index.js:3:4)\n",
+    "warning: telemetry: fetch failed\nError: Invalid configuration: 'mode' must be one of a, b\n",
+    f"[telemetry] request to https://{BACKEND}/v1 failed\nZodError: [{{\"code\":\"invalid_type\"}}]\n",
+])
+def test_a_request_failing_before_another_error_is_not_what_it_died_of(no_dns, stderr):
+    verdict = st.classify(_target(), _exited(stderr))
+    assert verdict.status == st.STARTUP_FAILURE and verdict.environment is None, verdict
+
+
+@pytest.mark.parametrize("stderr", [
+    "TypeError: fetch failed\n    at node:internal/deps/undici/undici:13510:13\n\nNode.js v20.20.2\n",
+    f"starting\nError: request to https://{BACKEND}/v1 failed\n    at ClientRequest.<anonymous> (x.js:1:2)\n",
+])
+def test_a_request_failure_that_is_the_last_error_still_counts(no_dns, stderr):
+    verdict = st.classify(_target(), _exited(stderr))
+    assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine.DNS, verdict
+
+
+def test_many_error_words_on_one_line_are_read_in_linear_time(no_dns):
+    line = "Error " * 40_000 + "fetch failed"
+    started = time.process_time()
+    machine.unresolved_on_dnsless_machine(line + "\n" + line)
+    assert time.process_time() - started < 2.0
+
+
+def test_a_real_server_that_warned_of_a_failed_request_then_crashed(results_root, no_dns):  # noqa: F811
+    from tests.conftest import fixture_command
+
+    target = Target(name="warned", command=fixture_command("claims_machine_fault"), timeout_seconds=30,
+                    set_env=(("CLAIM", "[telemetry] fetch failed\\nTypeError: Cannot read properties of undefined"),))
+    run = measure_and_write(target, results_root, isolation="host")
+    assert run.record["status"] == "startup-failure" and run.record.get("environmentCause") is None, run.notes
