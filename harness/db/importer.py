@@ -310,7 +310,8 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
         return NEEDS_RUNTIME, evidence
     if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_satisfies(pkg.runtime):
         return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {_node_version()}: {evidence}")
-    if asked := setting_asked(" ".join(str(n) for n in rec.get("notes") or ())):
+    said = " ".join(str(n) for n in rec.get("notes") or ())
+    if not status_rules.package_crash(said) and (asked := setting_asked(said)):
         return NEEDS_SETTING, _cut(f"{evidence}; it asked for a setting, not a credential: {asked}")
     return BROKEN, evidence
 

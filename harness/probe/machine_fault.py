@@ -125,8 +125,11 @@ _NEVER_PUBLIC = (".invalid", ".test", ".example", ".localhost", ".local", ".inte
 # "endpoint unreachable (https://…)". Its host is the URL on the same line, if any. A line that names
 # the address a connection went to (``ECONNREFUSED 93.184.216.34:443``) shows the name resolved: a
 # refusal from the backend, the server's own.
-REQUEST_FAILED = re.compile(r"\bfetch failed\b|\brequest to \S+ failed\b|\bFailed to fetch\b|\bunreachable\b|\bnetwork error\b", re.IGNORECASE)
-_URL_HOST = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^/\s@]*@)?([A-Za-z0-9.-]+)", re.IGNORECASE)
+REQUEST_FAILED = re.compile(r"\bfetch failed\b|\brequest to \S+ failed\b|\bFailed to fetch\b|\bunreachable\b(?! (?:code|state|branch))"
+                            r"|\bnetwork error\b", re.IGNORECASE)
+# bounded, and a scheme starts where no scheme character precedes it: linear on any line
+_URL_HOST = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://(?:[^/\s@]{0,256}@)?([A-Za-z0-9.-]{1,253})",
+                       re.IGNORECASE)
 _CONNECTED_TO = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):\d+")
 # A host that is this machine or a private network's: a request to it failing says nothing about DNS.
 _LOCAL_HOST = re.compile(r"\blocalhost\b|\b127\.\d+\.\d+\.\d+|\b0\.0\.0\.0\b|\[::1?\]|\b10\.\d+\.\d+\.\d+"
@@ -134,6 +137,31 @@ _LOCAL_HOST = re.compile(r"\blocalhost\b|\b127\.\d+\.\d+\.\d+|\b0\.0\.0\.0\b|\[:
                          r"|[A-Za-z0-9-](?:" + "|".join(re.escape(s) for s in _NEVER_PUBLIC) + r")\b", re.IGNORECASE)
 # The same, naming no host: only undici's and the fetch API's own words, which are a request's and nothing else's.
 _BARE_FETCH_FAILED = re.compile(r"\bfetch failed\b|\bFailed to fetch\b", re.IGNORECASE)
+# A request that got an answer or reached a TLS handshake: an HTTP status, a refusal by the backend, a
+# certificate, undici's socket errors. Its name resolved: the failure is the server's or its backend's.
+ANSWERED = re.compile(r"(?<!exit )(?<!exit_)\b(?:HTTP(?:/[\d.]+)?|status(?:[ _-]?code)?)\b[\s:=\"']{0,3}[1-5]\d\d\b"
+                      r"|\b[1-5]\d\d\b[\s:-]{0,3}(?:Unauthori[sz]ed|Forbidden|Not Found|Bad Request|Too Many Requests"
+                      r"|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out|Payment Required|Conflict)"
+                      r"|\b(?:Unauthori[sz]ed|Forbidden|Too Many Requests|rate[ -]limit(?:ed)?)\b|certificate|\bSSL\b|\bTLS\b"
+                      r"|\b(?:tokens?|keys?|session)\b.{0,20}\b(?:expired|invalid|revoked)\b|\b(?:invalid|expired|revoked) (?:tokens?|keys?)\b"
+                      r"|UND_ERR_(?:CONNECT_TIMEOUT|SOCKET|HEADERS_TIMEOUT|BODY_TIMEOUT)|other side closed|\bEPROTO\b|_CERT(?:_|\b)"
+                      r"|\bCERT_", re.IGNORECASE)
+# A bare failed request that is about something of this machine's own: a file, a directory, a path.
+_LOCAL_THING = re.compile(r"ENOENT|EACCES|EPERM|EISDIR|ENOTDIR|no such file|\bnot found\b|\bfiles?\b|\bdirector(?:y|ies)\b"
+                          r"|\bfolders?\b|\bpaths?\b|\bworkspace\b|(?:^|[\s'\"=])(?:\.{1,2}|~)?/\w", re.IGNORECASE)
+
+
+# An error line of another kind (``TypeError: Cannot read …``, ``ZodError``, ``Error: Invalid configuration``):
+# after a failed request, it shows the server died of something else.
+_OTHER_ERROR = re.compile(r"(?:^|[\s\[(])(?:[A-Z]\w*(?:Error|Exception)|Error|panic|fatal)\b")
+_REQUEST_OR_LOOKUP = re.compile(r"fetch failed|Failed to fetch|getaddrinfo|ENOTFOUND|EAI_AGAIN|request to |unreachable",
+                                re.IGNORECASE)
+
+
+def _last_said(lines: list[str]) -> int:
+    """The index from which a failed request's line is the last error the lines show (``_OTHER_ERROR``)."""
+    return max((i for i, line in enumerate(lines) if _OTHER_ERROR.search(line) and not _REQUEST_OR_LOOKUP.search(line)),
+               default=-1)
 
 
 def _request_hosts(line: str) -> list[tuple[str, str]]:
@@ -158,15 +186,17 @@ def unresolved_on_dnsless_machine(stderr_tail: str, download: bool = False) -> t
              for line in lines for m in LOOKUP_FAILED.finditer(line) for host in m.groups() if host]
     # a connection went to an address, or was refused, reset or timed out: the name resolved
     connected = _CONNECTED_TO.search(stderr_tail) or any(_CONNECT_FAILED.search(line) and not _DNS.search(line)
-                                                         for line in lines)
+                                                         for line in lines) or ANSWERED.search(stderr_tail)
+    last = _last_said(lines)  # a request failing before another error is not what the server died of
     if not download and not connected:
-        found += [(words, host.lower().rstrip(".")) for line in lines for words, host in _request_hosts(line)]
+        found += [(words, host.lower().rstrip(".")) for line in lines[last + 1:] for words, host in _request_hosts(line)]
     public = list({host: (line, host) for line, host in reversed(found)
                    if "." in host and not host.endswith(_NEVER_PUBLIC) and not re.fullmatch(r"[\d.]+", host)}.values())
     public.reverse()  # each host once, with the first line naming it
     if not found and not download and not connected and not _LOCAL_HOST.search(stderr_tail) \
             and not _URL_HOST.search(stderr_tail) \
-            and (bare := next((line for line in lines if _BARE_FETCH_FAILED.search(line)), None)) and not resolves_names():
+            and (bare := next((line for line in lines[last + 1:] if _BARE_FETCH_FAILED.search(line)), None)) \
+            and not _LOCAL_THING.search(bare) and not resolves_names():
         said = f"a request that names no host failed, and this machine resolves none of {', '.join(dns_control_hosts())}: {bare}"
         return said[:MAX_CHARS], DNS
     if not public or resolves_names():

@@ -92,21 +92,23 @@ def _dependency_refused(target: Target, capture: Capture) -> tuple[str, str] | N
     """An install the registry refused a dependency of the server's package (``machine_fault.dependency_missing``):
     the registry's, since it served the package itself; a filtered mirror answers so for what exists."""
     plan = resolve_plan(target.command) if capture.phase == "install" else None
-    if plan is None or plan.launcher != "npx":
-        return None
+    if plan is None or plan.launcher != "npx" or "@npm:" in (target.command or ""):
+        return None  # an alias (``name@npm:other@1``) fetches another name than the one it runs: whose is unknown
     line = machine_fault.dependency_missing(capture.stderr_tail, plan.package, dict(target.set_env))
     return (line, machine_fault.REGISTRY) if line else None
 
 
 def _error_said(capture: Capture) -> tuple[str, str] | None:
     """The environment rules read on a JSON-RPC error's message and data: the server's own words, like its
-    stderr from a launch (``machine_fault.evidence_and_cause`` with ``server_only``)."""
+    stderr from a launch (``machine_fault.evidence_and_cause`` with ``server_only``); none when it names a credential."""
     failure = capture.failure
     if failure is None or failure.kind != "jsonrpc-error":
         return None
     said = " ".join(part for part in (failure.message or "", "" if failure.data is None else stringify(failure.data))
                     if part)  # one reply: its data on the message's line
-    return machine_fault.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True) if said else None
+    if not said or names_credential(said):  # a reply naming a credential is its sign-in's, never the network's
+        return None
+    return machine_fault.evidence_and_cause(said[:_MAX_ERROR_CHARS], server_only=True)
 
 
 _MAX_ERROR_CHARS = 20_000
@@ -164,9 +166,10 @@ _NPM_OWN = re.compile(r"npm (?:error|ERR!|warn|WARN|notice)(?:\s|$)")
 
 
 def names_credential(text: str) -> bool:
-    """Whether ``text`` names a credential at all: a credential word, a credential-shaped variable or a sign-in."""
+    """Whether ``text`` names a credential at all: a credential word, a credential-shaped variable, a sign-in
+    or a place that is itself a secret (``_SECRET_PLACE``: a private key, certificate or identity file)."""
     return bool(re.search(_CREDENTIAL, text, re.IGNORECASE) or re.search(_ENV_SECRET, text)
-                or re.search(_SIGN_IN, text, re.IGNORECASE))
+                or re.search(_SIGN_IN, text, re.IGNORECASE) or _SECRET_PLACE.search(text))
 
 
 def credential_request(line: str) -> bool:
@@ -179,7 +182,13 @@ def credential_request(line: str) -> bool:
 # password or credential (``GOOGLE_KEY_FILE``, ``CREDENTIALS_PATH``) stays a credential.
 LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
                            r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
-_SECRET_PART = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|(?:^|_)PAT(?:_|$)|COOKIE|SESSION")
+_SECRET_PART = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
+                          r"|(?:^|_)(?:ID_)?(?:RSA|DSA|ECDSA|ED25519|SSH|JWT|NETRC|DSN|P12|PFX|JKS|GPG|PGP)(?:_|$)|PRIVATE"
+                          r"|SIGNING|SERVICE_?ACCOUNT|KUBECONFIG|WEBHOOK")
+# A place that is itself a secret: a key, certificate or identity file, a service account, a signed webhook URL.
+_SECRET_PLACE = re.compile(r"private[ _-]?key|\.pem\b|\bpem\b|\bjwt\b|certificate|\bcerts?\b|\bssh\b|identity[ _-]?file"
+                           r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|service[ _-]?account|webhook|kubeconfig|passphrase|\.?netrc\b"
+                           r"|keystore|keyring|\bp12\b|\bpfx\b|\bdsn\b", re.IGNORECASE)
 
 
 def location_name(name: str) -> bool:
@@ -203,6 +212,11 @@ _BROKEN = re.compile(r"Cannot find (?:module|package)|ERR_MODULE_NOT_FOUND|Modul
                      r"|SyntaxError: (?!Unexpected token .{0,20} in JSON|Unexpected end of JSON input"
                      r"|.*is not valid JSON)"
                      r"|Segmentation fault|SIGSEGV")
+
+
+def package_crash(text: str) -> bool:
+    """Whether ``text`` shows a crash of the package's own (``_BROKEN``): a module missing, code that does not parse."""
+    return bool(_BROKEN.search(text))
 
 
 def _broken_after(auth_line: str, stderr_tail: str) -> bool:
