@@ -33,6 +33,11 @@ fi
 PYTHON=${PYTHON:-python3}
 step "virtualenv .venv"
 fresh=""
+if [ -L .venv ] && [ ! -x .venv/bin/python ]; then
+  # A link is another checkout's venv: one is never created (and left without pip) through it.
+  echo "a link to $(readlink .venv), which holds no virtualenv: run setup.sh in the checkout it belongs to, or remove the link (rm .venv) to give this checkout its own"
+  exit 1
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
   fresh=1

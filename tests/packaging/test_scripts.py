@@ -133,6 +133,19 @@ def test_setup_through_a_venv_linked_from_another_checkout_leaves_that_venv_alon
     assert _setup(setup_checkout)[1] == []  # the owner's own checkout still finds its install current
 
 
+@pytest.mark.parametrize("target", ["missing", "empty"])
+def test_setup_through_a_link_to_no_venv_stops_and_creates_none(setup_checkout, target):
+    elsewhere = setup_checkout.parent / "elsewhere" / ".venv"
+    if target == "empty":
+        elsewhere.mkdir(parents=True)
+    (setup_checkout / ".venv").symlink_to(elsewhere)
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 1 and pip == [], done.stdout + done.stderr
+    assert f"a link to {elsewhere}, which holds no virtualenv" in done.stdout and "rm .venv" in done.stdout
+    assert "tokenizer" not in done.stdout
+    assert not (elsewhere / "bin").exists()  # no venv was made in the other checkout's place
+
+
 @pytest.fixture
 def fake_checkout(tmp_path) -> Path:
     """main.sh in a checkout whose setup does nothing and whose ``mcp-context-cost`` prints its
