@@ -133,6 +133,29 @@ def test_setup_through_a_venv_linked_from_another_checkout_leaves_that_venv_alon
     assert _setup(setup_checkout)[1] == []  # the owner's own checkout still finds its install current
 
 
+def _editable_of(venv: Path, checkout: Path) -> None:
+    """The plain .pth an editable install of ``checkout`` leaves in ``venv`` (the flat layout's)."""
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "__editable__.mcp_context_cost-0.1.0.pth").write_text(f"{checkout}\n")
+
+
+def test_setup_names_the_checkout_a_linked_venv_was_installed_from_and_installs_into_its_own(setup_checkout):
+    venvs = setup_checkout.parent / "venvs"
+    (venvs / "bin").mkdir(parents=True)
+    shutil.copy2(setup_checkout.parent / "tools" / "python-fake", venvs / "bin" / "python")
+    (setup_checkout / ".venv").symlink_to(venvs)
+    _editable_of(venvs, setup_checkout.parent / "owner")
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0 and pip == [], done.stdout + done.stderr
+    assert f"shared .venv of {setup_checkout.parent / 'owner'}," in done.stdout
+
+    _editable_of(venvs, setup_checkout.resolve())  # a venv kept elsewhere, installed from this checkout: its own
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0 and pip != [] and "shared" not in done.stdout, done.stdout + done.stderr
+    assert _setup(setup_checkout)[1] == []  # its stamp now holds: pip skipped on the next run
+
+
 @pytest.mark.parametrize("target", ["missing", "empty"])
 def test_setup_through_a_link_to_no_venv_stops_and_creates_none(setup_checkout, target):
     elsewhere = setup_checkout.parent / "elsewhere" / ".venv"
