@@ -59,6 +59,7 @@ if [ -L .venv ]; then
   # whose install names this checkout is this checkout's own.
   owner=$(cat .venv/lib/python*/site-packages/__editable__.*.pth 2>/dev/null | head -n 1 || true)
   [ -n "$owner" ] || owner=$(dirname "$(readlink -f .venv)")
+  owner=$(cd "$owner" 2>/dev/null && pwd -P || echo "$owner")  # as its own setup.sh wrote it: links resolved
 fi
 inputs=$( { cat pyproject.toml constraints.txt; .venv/bin/python -VV; echo "$owner"; } | sha256sum | cut -d' ' -f1)
 if [ -L .venv ] && [ "$owner" != "$here" ]; then

@@ -150,7 +150,9 @@ def test_setup_names_the_checkout_a_linked_venv_was_installed_from_and_installs_
     assert done.returncode == 0 and pip == [], done.stdout + done.stderr
     assert f"shared .venv of {setup_checkout.parent / 'owner'}," in done.stdout
 
-    _editable_of(venvs, setup_checkout.resolve())  # a venv kept elsewhere, installed from this checkout: its own
+    alias = setup_checkout.parent / "alias"
+    alias.symlink_to(setup_checkout)
+    _editable_of(venvs, alias)  # a venv kept elsewhere, installed from this checkout (through a link): its own
     done, pip = _setup(setup_checkout)
     assert done.returncode == 0 and pip != [] and "shared" not in done.stdout, done.stdout + done.stderr
     assert _setup(setup_checkout)[1] == []  # its stamp now holds: pip skipped on the next run
