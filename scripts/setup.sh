@@ -33,6 +33,11 @@ fi
 PYTHON=${PYTHON:-python3}
 step "virtualenv .venv"
 fresh=""
+if [ -L .venv ] && [ ! -x .venv/bin/python ]; then
+  # A link is another checkout's venv: one is never created (and left without pip) through it.
+  echo "a link to $(readlink .venv), which holds no virtualenv: run setup.sh in the checkout it belongs to, or remove the link (rm .venv) to give this checkout its own"
+  exit 1
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
   fresh=1
@@ -45,14 +50,19 @@ log=.venv/setup-pip.log
 # pip runs only when what it installs from changed since its last success: the stamp holds the hash
 # of pyproject.toml, constraints.txt, the venv's Python and the venv's checkout (the editable install).
 stamp=.venv/setup-stamp
-owner=$(pwd -P)
+here=$(pwd -P)
+owner=$here
 if [ -L .venv ]; then
   # A .venv linked from another checkout (a git worktree) belongs to that checkout: pip here would
-  # point its editable install at this one and rewrite its stamp, so it is never run.
-  owner=$(dirname "$(readlink -f .venv)")
+  # point its editable install at this one and rewrite its stamp, so it is never run. The owner is the
+  # checkout its editable install names (else the folder holding the link's target); a linked venv
+  # whose install names this checkout is this checkout's own.
+  owner=$(cat .venv/lib/python*/site-packages/__editable__.*.pth 2>/dev/null | head -n 1 || true)
+  [ -n "$owner" ] || owner=$(dirname "$(readlink -f .venv)")
+  owner=$(cd "$owner" 2>/dev/null && pwd -P || echo "$owner")  # as its own setup.sh wrote it: links resolved
 fi
 inputs=$( { cat pyproject.toml constraints.txt; .venv/bin/python -VV; echo "$owner"; } | sha256sum | cut -d' ' -f1)
-if [ -L .venv ]; then
+if [ -L .venv ] && [ "$owner" != "$here" ]; then
   step "pinned dependencies (constraints.txt)"
   if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
     took "shared .venv of $owner, installed from the same files: pip skipped"

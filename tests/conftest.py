@@ -20,6 +20,9 @@ FIXTURE_SERVERS = REPO / "tests" / "fixtures" / "servers"
 # vouches in ``Target.host_dirs`` instead and clears the variable.
 FIXTURE_DIRS = (str(FIXTURE_SERVERS),)
 os.environ["MCP_CONTEXT_COST_SHOWN_DIRS"] = str(FIXTURE_SERVERS)
+# Every subprocess the suite starts from another folder imports this checkout's harness, also when the
+# .venv is shared with another checkout (its editable install names that one), as scripts/test.sh sets it.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 
 def conformance_dir(*parts: str) -> Path:

@@ -17,7 +17,7 @@ from harness.util.published import TOOL_SHAPE
 from harness.util.untrusted import escape
 
 MEDIAN = 50
-NOTHING_UNUSUAL = ("Nothing unusual: no tool description is at or above the 90th percentile of the measured "
+NOTHING_UNUSUAL = (f"Nothing unusual: no tool description is at or above the {FIRES_AT}th percentile of the measured "
                    "distribution.")
 APPROXIMATE = ("approximate: component counts sum only approximately across token boundaries, and a rewritten "
                "description tokenizes as itself")

@@ -23,6 +23,7 @@ from harness.audit.report import redact
 from harness.audit.trust import managed_dir
 from harness.core.bands import CONTEXT_WINDOW
 from harness.core.canonical import stringify
+from harness.core.record import ISOLATION_MODES
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.probe import isolation
 from harness.probe.isolation import HOST_HELP
@@ -59,7 +60,7 @@ def register(sub) -> None:
     p.add_argument("--markdown", nargs="?", const=STDOUT, metavar="FILE", help="the Markdown report (stdout or FILE)")
     p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="first attempt's budget per server (1-600)")
     p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="servers measured at once (4)")
-    p.add_argument("--isolation", default="host", choices=("host", "sandbox", "docker", "auto"),
+    p.add_argument("--isolation", default="host", choices=(*ISOLATION_MODES, "auto"),
                    help="host (default: as your client runs it, with your config's env values) " +
                         HOST_HELP.removeprefix("host ") + ". sandbox (bubblewrap) hides your home and files and "
                         "gives declared env names placeholder values. docs/SECURITY.md has the details")

@@ -10,6 +10,7 @@ import datetime as dt
 import sys
 
 from harness.cli import selection
+from harness.core.record import ISOLATION_MODES
 from harness.readings import store
 from harness.db.catalog import CatalogError
 from harness.db.sweep import default_concurrency
@@ -32,7 +33,7 @@ def register(sub) -> None:
                                    "results/capability-probe.json the servers whose tool set differs. Exit codes: 0 "
                                    "written; 2 bad input.")
     selection.add_arguments(p, "the N entries with the largest published headline")
-    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+    p.add_argument("--isolation", default="auto", choices=("auto", *ISOLATION_MODES),
                    help="auto (default) = sandbox where bubblewrap works, else host (as a sweep)")
     p.add_argument("--concurrency", type=positive_int, default=default_concurrency(),
                    help="entries probed at once (default: 4 per CPU core, 2 to 16; here %(default)s)")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.cli import selection
 from harness.core.projection import mapped_tokens
+from harness.core.record import ISOLATION_MODES
 from harness.readings import store
 from harness.db.catalog import CatalogError
 from harness.core.record import NUMBERED
@@ -39,7 +40,7 @@ def register(sub) -> None:
     selection.add_arguments(p, "the N servers with the largest published headline")
     p.add_argument("--asset", type=Path, help=f"the downloaded release asset ({mcp_tokens.ASSET}); default: download it")
     p.add_argument("--asset-url", action="store_true", help="print the pinned release asset's URL and exit")
-    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+    p.add_argument("--isolation", default="auto", choices=("auto", *ISOLATION_MODES),
                    help="auto (default) = sandbox where bubblewrap works, else host (as a sweep)")
     p.add_argument("--no-regen", action="store_true", help="write results/cross-check.json only, not the pages")
     p.set_defaults(func=run)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.core.record import NUMBERED, Record
+from harness.core.record import ISOLATION_MODES, NUMBERED, Record
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
 from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
@@ -75,7 +75,7 @@ def register(sub) -> None:
     p.add_argument("--wait", action="store_true", help="--server: wait for a publish holding the lock instead of exiting 2")
     p.add_argument("--single", action="store_true",
                    help="one launch only (no confirmation launch): the record is marked unconfirmed")
-    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+    p.add_argument("--isolation", default="auto", choices=("auto", *ISOLATION_MODES),
                    help="auto (default) = sandbox where bubblewrap works, else host. "
                         f"{isolation.SANDBOX_HELP}. {isolation.HOST_HELP}. docs/SECURITY.md has the details")
     _add_changed(p)

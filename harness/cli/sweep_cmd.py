@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness.core.record import ISOLATION_MODES
 from harness.db import confine, guard, journal, publish, rotation, shards, sweep_summary
 from harness.db.catalog import CatalogError, load_catalog
 from harness.db.commit import NotARepository, head_record, repo_at
@@ -61,7 +62,7 @@ def register(sub) -> None:
     p.add_argument("--shard", help="K/N: measure only the K-th of N parts into --out (no publishing)")
     p.add_argument("--out", help="output directory of a --shard run (refused inside the published folders)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="publish shard directories together")
-    p.add_argument("--isolation", default="auto", choices=("auto", "host", "sandbox", "docker"),
+    p.add_argument("--isolation", default="auto", choices=("auto", *ISOLATION_MODES),
                    help="auto (default) = sandbox where bubblewrap works, else host")
     p.add_argument("--wait", action="store_true",
                    help="when another publish holds the repository's lock, wait for it instead of exiting 2")

@@ -6,6 +6,7 @@ BANDS = ((1_000, "brightgreen", "lean"), (5_000, "green", "light"), (15_000, "ye
          (30_000, "orange", "heavy"), (None, "red", "very heavy"))
 NOT_MEASURED_COLOR = "lightgrey"
 CONTEXT_WINDOW = 200_000  # the context window a share is given against (pages, audit --context)
+CONTEXT_LABEL = f"{CONTEXT_WINDOW // 1000}k"  # as the pages name it ("of 200k")
 
 
 def color_for(tokens: int | None) -> str:

@@ -131,8 +131,8 @@ def _how_to_read() -> list[str]:
                       f"{html.escape(text)}" for label, text in band_ranges())
     return ['<section id="how-to-read" aria-labelledby="h-read">', '<h2 id="h-read">How to read this</h2>',
             "<p>One row per server, largest cost first. <b>Tokens</b> is what loading all of a server's tool "
-            "definitions costs a client before it calls anything; <b>of 200k</b> is that as a share of a "
-            "200,000-token context. Fewer is leaner. <b>Session start</b> is what a client that defers "
+            f"definitions costs a client before it calls anything; <b>of {bands.CONTEXT_LABEL}</b> is that as a share of "
+            f"a {bands.CONTEXT_WINDOW:,}-token context. Fewer is leaner. <b>Session start</b> is what a client that defers "
             "definitions (loads names first) pays instead; ≥ marks a floor where the server's instructions "
             "were not captured. A trend appears once a server has two comparable sweeps.</p>",
             f"<p>Bands: {ranges} tokens.</p>",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.core.bands import CONTEXT_WINDOW
+from harness.core.bands import CONTEXT_LABEL, CONTEXT_WINDOW
 from harness.db import failure_reason
 from harness.db.history import HistoryRow
 from harness.pages import composition, readings, regressions, site, tool_shape
@@ -93,13 +93,13 @@ def _headline(row: Row, standing: Standing) -> str:
     _colour, label = row.band
     dynamic = " The listed set changes between launches (dynamic)." if row.status == "dynamic" else ""
     return (f"**{num(row.tokens)} tokens** of tool definitions — band **{label}**, **#{row.rank} of "
-            f"{standing.ranked}** ranked servers, **{share(row.tokens)}** of a 200k context, {num(row.tool_count)} "
+            f"{standing.ranked}** ranked servers, **{share(row.tokens)}** of a {CONTEXT_LABEL} context, {num(row.tool_count)} "
             f"tool{'' if row.tool_count == 1 else 's'}. A client that loads every definition pays this before the "
             f"first call (o200k\\_base).{dynamic}")
 
 
 def share(tokens: int) -> str:
-    """``tokens`` as a percentage of a 200k context, one decimal (``<0.1%`` rather than ``0.0%``)."""
+    """``tokens`` as a percentage of a ``CONTEXT_WINDOW`` context, one decimal (``<0.1%`` rather than ``0.0%``)."""
     value = 100 * tokens / CONTEXT_WINDOW
     return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
 
@@ -186,11 +186,11 @@ def _shape(row: Row, standing: Standing) -> list[str]:
         out += [f"The largest part of the cost is {composition.LABELS[field_]}: {num(tokens)} of {num(comp.total)} "
                 f"tokens ({100 * tokens / comp.total:.0f}%).", ""]
     if not long:
-        return out + [f"Nothing unusual: no tool's description reaches the 90th percentile of the descriptions "
+        return out + [f"Nothing unusual: no tool's description reaches the {tool_shape.ADVICE_PERCENTILE}th percentile of the descriptions "
                       f"measured here ({num(p90)} tokens).", ""]
     names = ", ".join(f"{md(t.get('name'), NAME_LIMIT)} ({num(as_int(t.get('descriptionTokens')))})" for t in long[:10])
     more = f" and {len(long) - 10} more" if len(long) > 10 else ""
-    return out + [f"{len(long)} of {len(tools)} tool descriptions are at or above the 90th percentile of the "
+    return out + [f"{len(long)} of {len(tools)} tool descriptions are at or above the {tool_shape.ADVICE_PERCENTILE}th percentile of the "
                   f"descriptions measured here ({num(p90)} tokens): {names}{more}. A description is read on every "
                   "request that carries the tool: saying less there costs less everywhere.", ""]
 

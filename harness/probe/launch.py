@@ -123,7 +123,7 @@ def isolated_argv(argv: list[str], env: dict, cwd: Path, isolation: str, target:
         return _with_memory_file(sandbox.env_file_text, values, lambda fd: resolve_argv(
             sandbox.docker_argv(argv, names, image, env_file=f"/dev/fd/{fd}"), env["PATH"]), server_env.child_env())
     # verbatim: the program is found on the launch's own PATH at exec, as its launcher would find it.
-    # Through the clean intermediate: the server's parent holds only the server's own server_env.
+    # Through the clean intermediate: the server's parent holds only the server's own environment.
     return through_intermediate(list(argv) if verbatim else resolve_argv(argv, env["PATH"])), env, ()
 
 

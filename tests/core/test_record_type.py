@@ -50,3 +50,31 @@ def test_a_committed_record_has_only_known_keys():
     for path in records:
         record = json.loads(path.read_text())
         assert required <= set(record) <= keys, path
+
+
+def test_isolation_modes_are_every_schemas_and_every_commands():
+    from harness.cli import build_parser
+    from harness.core.record import ISOLATION_MODES
+
+    enums = []
+    for path in sorted((REPO / "schemas").glob("*.schema.json")):
+        text = json.loads(path.read_text())
+        stack = [text]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if isinstance(node.get("isolation"), dict) and "enum" in node["isolation"]:
+                    enums.append((path.name, node["isolation"]["enum"]))
+                if isinstance(node.get("mode"), dict) and "enum" in node["mode"]:
+                    enums.append((path.name, node["mode"]["enum"]))
+                stack += node.values()
+            elif isinstance(node, list):
+                stack += node
+    assert len(enums) >= 7, enums
+    assert all([m for m in enum if m is not None] == list(ISOLATION_MODES) for _, enum in enums), enums
+    choices = {}
+    for command in ("audit", "measure", "sweep", "cross-check", "capability-probe"):
+        sub = build_parser(command)._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+        (action,) = [a for a in sub._actions if "--isolation" in a.option_strings]
+        choices[command] = set(action.choices) - {"auto"}
+    assert all(found == set(ISOLATION_MODES) for found in choices.values()), choices

@@ -133,6 +133,44 @@ def test_setup_through_a_venv_linked_from_another_checkout_leaves_that_venv_alon
     assert _setup(setup_checkout)[1] == []  # the owner's own checkout still finds its install current
 
 
+def _editable_of(venv: Path, checkout: Path) -> None:
+    """The plain .pth an editable install of ``checkout`` leaves in ``venv`` (the flat layout's)."""
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "__editable__.mcp_context_cost-0.1.0.pth").write_text(f"{checkout}\n")
+
+
+def test_setup_names_the_checkout_a_linked_venv_was_installed_from_and_installs_into_its_own(setup_checkout):
+    venvs = setup_checkout.parent / "venvs"
+    (venvs / "bin").mkdir(parents=True)
+    shutil.copy2(setup_checkout.parent / "tools" / "python-fake", venvs / "bin" / "python")
+    (setup_checkout / ".venv").symlink_to(venvs)
+    _editable_of(venvs, setup_checkout.parent / "owner")
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0 and pip == [], done.stdout + done.stderr
+    assert f"shared .venv of {setup_checkout.parent / 'owner'}," in done.stdout
+
+    alias = setup_checkout.parent / "alias"
+    alias.symlink_to(setup_checkout)
+    _editable_of(venvs, alias)  # a venv kept elsewhere, installed from this checkout (through a link): its own
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 0 and pip != [] and "shared" not in done.stdout, done.stdout + done.stderr
+    assert _setup(setup_checkout)[1] == []  # its stamp now holds: pip skipped on the next run
+
+
+@pytest.mark.parametrize("target", ["missing", "empty"])
+def test_setup_through_a_link_to_no_venv_stops_and_creates_none(setup_checkout, target):
+    elsewhere = setup_checkout.parent / "elsewhere" / ".venv"
+    if target == "empty":
+        elsewhere.mkdir(parents=True)
+    (setup_checkout / ".venv").symlink_to(elsewhere)
+    done, pip = _setup(setup_checkout)
+    assert done.returncode == 1 and pip == [], done.stdout + done.stderr
+    assert f"a link to {elsewhere}, which holds no virtualenv" in done.stdout and "rm .venv" in done.stdout
+    assert "tokenizer" not in done.stdout
+    assert not (elsewhere / "bin").exists()  # no venv was made in the other checkout's place
+
+
 @pytest.fixture
 def fake_checkout(tmp_path) -> Path:
     """main.sh in a checkout whose setup does nothing and whose ``mcp-context-cost`` prints its
