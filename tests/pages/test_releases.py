@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -177,9 +178,8 @@ def test_a_shallow_clone_keeps_the_releases_file_as_it_is(repo, tmp_path):
     assert (shallow / "results" / "releases.json").read_bytes() == kept
 
 
-def test_no_release_moves_and_no_file_publish_no_file(tmp_path):
-    from harness.pages.regen import regen_after_publish
-
+def _one_release_committed(tmp_path: Path) -> Path:
+    """A database whose one entry has one committed record: no release moved."""
     root = tmp_path / "db"
     (root / "results" / "memory").mkdir(parents=True)
     (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
@@ -188,6 +188,13 @@ def test_no_release_moves_and_no_file_publish_no_file(tmp_path):
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def test_no_release_moves_and_no_file_publish_no_file(tmp_path):
+    from harness.pages.regen import regen_after_publish
+
+    root = _one_release_committed(tmp_path)
     assert root / "results" / "releases.json" not in regen_after_publish(root)
     assert not (root / "results" / "releases.json").exists()
 
@@ -258,14 +265,7 @@ def test_the_command_and_a_publish_write_the_same_bytes(repo, tmp_path):
 
 
 def test_the_command_writes_no_file_when_nothing_moved(tmp_path):
-    root = tmp_path / "db"
-    (root / "results" / "memory").mkdir(parents=True)
-    (root / "servers.yaml").write_text(f"servers:\n- name: memory\n  command: {COMMAND}\n")
-    (root / "results" / "memory" / "measurement.json").write_text(
-        json.dumps(version("1.4.0", 1000, ["a"], "2026-10-05"), indent=1))
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "first")
+    root = _one_release_committed(tmp_path)
     done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(root / "servers.yaml")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "0 release moves over 1 entries; no file written" in done.stdout, done.stderr

@@ -23,6 +23,7 @@ from harness.probe.resolve import Resolved
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 
+
 BACKEND = "docs.mcp-context-cost-no-such-host-4f1c9a.com"  # a public suffix, a name nobody registered
 NODE = ("TypeError: fetch failed\n    at node:internal/deps/undici/undici:14976:13 {\n"
         f"  [cause]: Error: getaddrinfo ENOTFOUND {BACKEND}\n      at GetAddrInfoReqWrap.onlookupall "
@@ -36,16 +37,6 @@ AIOHTTP = (f"aiohttp.client_exceptions.ClientConnectorError: Cannot connect to h
            "[Temporary failure in name resolution]\n")
 CURL = f"curl: (6) Could not resolve host: {BACKEND}\n"
 TAILS = [NODE, URLLIB3, GO, AIOHTTP, CURL]
-
-
-@pytest.fixture
-def no_dns(monkeypatch):
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
-
-
-@pytest.fixture
-def working_dns(monkeypatch):
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
 
 
 def _target(resolved: bool) -> Target:
@@ -114,7 +105,6 @@ def test_the_lookups_are_bounded(no_dns, monkeypatch):
     looked_up.clear()
     machine_fault.unresolved_on_dnsless_machine(tail)
     assert len([h for h in looked_up if h and h[0] != "control-a.invalid"]) <= machine_fault.MAX_VERIFIED_HOSTS
-
 
 # An install script's download: prebuild-install's own words, npm's log as npm keeps a failed script's stderr.
 PREBUILD_OTHER_HOST = f"prebuild-install warn install getaddrinfo ENOTFOUND {BACKEND}"

@@ -17,6 +17,7 @@ from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
 from harness.probe.target import Target
 
+
 BACKEND = "telemetry.mcp-context-cost-no-such-host-7d2e.com"
 LOOKUPS = [f"warn: telemetry: getaddrinfo ENOTFOUND {BACKEND}\n",
            f"WARNING Failed to resolve '{BACKEND}' ([Errno -2] Name or service not known)\n",
@@ -25,11 +26,6 @@ CRASHES = ["Error: Cannot find module 'acme-core'\nRequire stack:\n- /srv/index.
            "Traceback (most recent call last):\n  File \"server.py\", line 3\nModuleNotFoundError: No module named 'acme'\n",
            "file:///srv/index.js:3\nSyntaxError: Unexpected identifier 'acme'\n",
            "ReferenceError: acmeClient is not defined\n    at main (/srv/index.js:9:3)\n"]
-
-
-@pytest.fixture
-def no_dns(monkeypatch):
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 def _target(resolved: bool) -> Target:

@@ -22,10 +22,14 @@ from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 
 
-def _tarball(name: str, dependencies: dict[str, str]) -> bytes:
-    files = {"package/package.json": json.dumps({"name": name, "version": "1.0.0", "bin": {name: "index.js"},
-                                                 "dependencies": dependencies}).encode(),
-             "package/index.js": b"#!/usr/bin/env node\nprocess.exit(1)\n"}
+def tarball(name: str, dependencies: dict[str, str], scripts: dict[str, str] | None = None,
+            files: dict[str, bytes] | None = None) -> bytes:
+    """An npm tarball of ``name``@1.0.0 whose bin exits 1, with ``scripts`` and extra ``files`` in it."""
+    pkg = {"name": name, "version": "1.0.0", "bin": {name: "index.js"}, "dependencies": dependencies,
+           **({"scripts": scripts} if scripts else {})}
+    files = {"package/package.json": json.dumps(pkg).encode(),
+             "package/index.js": b"#!/usr/bin/env node\nprocess.exit(1)\n",
+             **{f"package/{path}": data for path, data in (files or {}).items()}}
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
         for path, data in files.items():
@@ -39,7 +43,7 @@ class Registry:
     """Packages by name: ``{name: dependencies}``, each with the one version 1.0.0; 404 for any other."""
 
     def __init__(self, packages: dict[str, dict[str, str]]):
-        self.tarballs = {name: _tarball(name, deps) for name, deps in packages.items()}
+        self.tarballs = {name: tarball(name, deps) for name, deps in packages.items()}
         self.packages = packages
         registry = self
 

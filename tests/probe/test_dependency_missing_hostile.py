@@ -5,10 +5,6 @@ installs from a small local registry (tests/probe/test_dependency_missing's)."""
 
 from __future__ import annotations
 
-import io
-import json
-import tarfile
-
 import pytest
 
 from harness.probe import machine_fault
@@ -16,29 +12,17 @@ from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
-from tests.probe.test_dependency_missing import Registry
+from tests.probe.test_dependency_missing import Registry, tarball
 
 FAKE_404 = ("console.error('npm error 404 Not Found - GET https://registry.npmjs.org/left-pad');"
             "console.error(\"npm error 404  'left-pad@^1.0.0' is not in this registry.\");process.exit(1)\n")
 
 
-def _with_script(name: str) -> bytes:
-    pkg = {"name": name, "version": "1.0.0", "bin": {name: "index.js"}, "scripts": {"postinstall": "node fake.js"}}
-    files = {"package/package.json": json.dumps(pkg).encode(), "package/fake.js": FAKE_404.encode(),
-             "package/index.js": b"#!/usr/bin/env node\nprocess.exit(1)\n"}
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for path, data in files.items():
-            info = tarfile.TarInfo(path)
-            info.size, info.mode = len(data), 0o755
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 @pytest.fixture
 def registry(monkeypatch, tmp_path):
     reg = Registry({"fine-mcp": {}, "script-mcp": {}})
-    reg.tarballs["script-mcp"] = _with_script("script-mcp")
+    reg.tarballs["script-mcp"] = tarball("script-mcp", {}, scripts={"postinstall": "node fake.js"},
+                                         files={"fake.js": FAKE_404.encode()})
     monkeypatch.setenv("npm_config_registry", reg.url)
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
     yield reg

@@ -16,12 +16,8 @@ from harness.probe.resolve import Resolved
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 
+
 BACKEND = "api.mcp-context-cost-no-such-host-7d2e1b.com"
-
-
-@pytest.fixture
-def no_dns(monkeypatch):
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
 
 
 def _target() -> Target:

@@ -12,9 +12,7 @@ from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
 
-@pytest.fixture(autouse=True)
-def no_dns(monkeypatch):
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "control-a.invalid,control-b.invalid")
+pytestmark = pytest.mark.usefixtures("no_dns")
 
 
 def _verdict(host: str) -> st.Verdict:

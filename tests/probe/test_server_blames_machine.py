@@ -18,6 +18,7 @@ from harness.probe.resolve import Resolved
 from harness.probe.target import Target
 from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 
+
 ENGINE_MET = ("npm warn EBADENGINE Unsupported engine {\nnpm warn EBADENGINE   package: 'x@1.0.0',\n"
               "npm warn EBADENGINE   required: { node: '>=18' },\nnpm warn EBADENGINE   current: { node: 'v16.0.0' }\n"
               "npm warn EBADENGINE }\n")
@@ -48,13 +49,6 @@ def _target(resolved: bool) -> Target:
 def _capture(tail: str, phase: str = "initialize") -> Capture:
     return Capture("1.0.0", phase=phase, stderr_tail=tail, exit_code=1,
                    failure=Failure("exited", phase, "the server exited", exit_code=1))
-
-
-@pytest.fixture
-def working_dns(monkeypatch):
-    """A machine that resolves names (``localhost`` as its well-known name): there a public name that
-    does not resolve is the server's business."""
-    monkeypatch.setenv(machine_fault.DNS_CONTROL_VARIABLE, "localhost")
 
 
 @pytest.mark.parametrize("tail", CLAIMS)
@@ -176,7 +170,6 @@ def test_decoys_before_the_claim_do_not_use_up_the_lookups():
     tail = decoys + "npm error network request to https://registry.npmjs.org/x failed, reason: getaddrinfo ENOTFOUND " \
                     "registry.npmjs.org\n"
     assert machine_fault.evidence(tail, verify_hosts=True) is None
-
 
 # A server failing to reach its own backend, in the words node-fetch, node's net module and uv-style
 # clients use: in a launch through npx/uvx (no install of the harness's) these name no install host.
