@@ -93,7 +93,7 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
         try:
             held = backfilled[name] if backfilled is not None else \
                 tool_vectors.read(root / published.tool_vectors(name), name)
-            vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name))
+            vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name), rederived=True)
         except RecordError as exc:
             errors.extend(exc.errors)
     if errors:
