@@ -31,6 +31,20 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     """``{repository-relative path: file text}`` of everything published, from the inputs on disk
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk)."""
     root = Path(repo_root)
+    with _no_cyclic_gc():
+        outputs, standing = _render_markdown(root, backfilled)
+    # after every section is in: the HTML renders the final Markdown (each page converted once per
+    # content; the Markdown holds the composition table the chart is drawn from)
+    pages = {path: text for path, text in outputs.items()
+             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
+    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
+                                                                        compositions=standing.compositions)))
+    return outputs
+
+
+def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None
+                     ) -> tuple[dict[str, str], server_page.Standing]:
+    """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
     catalog = load_catalog(root / published.CATALOG)
     names = [e.name for e in catalog.entries]
     records = load_records(root / published.RESULTS, names)
@@ -55,13 +69,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         outputs[published.server_page(row.name)] = page
         outputs[published.sparkline(row.name)] = sparks[row.name]
         outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    # after every section is in: the HTML renders the final Markdown (each page converted once per
-    # content; the Markdown holds the composition table the chart is drawn from)
-    pages = {path: text for path, text in outputs.items()
-             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
-    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
-                                                                        compositions=standing.compositions)))
-    return outputs
+    return outputs, standing
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
@@ -74,8 +82,8 @@ def _history(root: Path, names: list[str], records: dict[str, Record], series: d
 
 @contextlib.contextmanager
 def _no_cyclic_gc():
-    """Cyclic garbage collection paused: the history pass allocates many objects and forms no cycles
-    (a quarter of its time otherwise, bench/regen.py)."""
+    """Cyclic garbage collection paused: rendering allocates many objects and forms no cycles (a
+    quarter of the history pass's time and a tenth of a warm regen's otherwise, bench/regen.py)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
