@@ -15,7 +15,7 @@ from harness.core.record import Record
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
-                             readings, regressions, releases, server_html, server_page,
+                             readings, regen_cache, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
 from harness.pages.board import build_rows
@@ -47,7 +47,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None
     """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
     catalog = load_catalog(root / published.CATALOG)
     names = [e.name for e in catalog.entries]
-    records = load_records(root / published.RESULTS, names)
+    records = load_records(root / published.RESULTS, names, regen_cache.Verdicts(regen_cache.folder(root, "records")))
     history = by_server(read_history(root / published.HISTORY))
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
