@@ -47,7 +47,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None
     """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
     catalog = load_catalog(root / published.CATALOG)
     names = [e.name for e in catalog.entries]
-    records = load_records(root / published.RESULTS, names, regen_cache.Verdicts(regen_cache.folder(root, "records")))
+    records = load_records(root / published.RESULTS, names, _verdicts(root))
     history = by_server(read_history(root / published.HISTORY))
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
@@ -135,11 +135,16 @@ def regen_after_publish(repo_root: Path) -> list[Path]:
     root = Path(repo_root)
     names = [e.name for e in load_catalog(root / published.CATALOG).entries]
     try:
-        moved = releases.refresh(root, names, load_records(root / published.RESULTS, names))
+        moved = releases.refresh(root, names, load_records(root / published.RESULTS, names, _verdicts(root)))
     except BackfillError:
         moved = None
     written = regen(root)
     return sorted(set(written) | ({moved} if moved is not None else set()))
+
+
+def _verdicts(root: Path) -> regen_cache.Verdicts:
+    """The records of ``root`` that passed re-derivation before (kept in the regen cache)."""
+    return regen_cache.Verdicts(regen_cache.folder(root, "records"))
 
 
 def _published(relative, text: str) -> str:
