@@ -12,7 +12,6 @@ import functools
 from pathlib import Path
 
 from harness.core.record import Record
-from harness.pages.composition import Composition
 from harness.db.catalog import load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
@@ -63,26 +62,14 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None
     movements = _history(root, names, records, series, outputs, backfilled)
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
-    context = (rows, series, standing, movements, per_release)
-    for row, (page, trend, drawn) in zip(rows, server_html.fork_map(_entry_files, range(len(rows)), context)):
+    for row in rows:
+        page = server_page.render(row, series[row.name], standing, movements.get(row.name))
+        if per_release.get(row.name):
+            page += "\n" + releases.section(per_release[row.name])
         outputs[published.server_page(row.name)] = page
         outputs[published.sparkline(row.name)] = sparks[row.name]
-        outputs[published.trend(row.name)] = trend
-        standing.compositions.update(drawn)
+        outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
     return outputs, standing
-
-
-def _entry_files(context: tuple, index: int) -> tuple[str, str, dict[str, Composition | None]]:
-    """Row ``index``'s server page, trend chart and the compositions its page computed (in a worker
-    process from ``server_html.PARALLEL_FROM`` rows on: the standing's own copy is the worker's)."""
-    rows, series, standing, movements, per_release = context
-    row = rows[index]
-    known = set(standing.compositions)
-    page = server_page.render(row, series[row.name], standing, movements.get(row.name))
-    if per_release.get(row.name):
-        page += "\n" + releases.section(per_release[row.name])
-    drawn = {name: c for name, c in standing.compositions.items() if name not in known}
-    return page, svg.trend_chart(row.name, series[row.name]), drawn
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],

@@ -17,8 +17,7 @@ import os
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
 from pathlib import Path
 
 import markdown_it
@@ -203,9 +202,6 @@ def _html_link(folder: str, href: str) -> str:
 
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
-C = TypeVar("C")
-T = TypeVar("T")
-R = TypeVar("R")
 _RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.html_table", "harness.pages.text",
                      "harness.util.published", "harness.util.untrusted")
 
@@ -253,40 +249,14 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
 
 
 def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: list[dict[str, str]]) -> list[dict[str, str]]:
-    return fork_map(_call_alone, items, convert)
-
-
-def _call_alone(convert: Callable[[dict[str, str]], dict[str, str]], item: dict[str, str]) -> dict[str, str]:
-    return convert(item)
-
-
-_worker: tuple[Callable[[Any, Any], Any], Any] | None = None
-
-
-def _start_worker(fn: Callable[[Any, Any], Any], context: Any) -> None:
-    global _worker
-    _worker = (fn, context)
-
-
-def _in_worker(item: Any) -> Any:
-    assert _worker is not None
-    fn, context = _worker
-    return fn(context, item)
-
-
-def fork_map(fn: Callable[[C, T], R], items: Sequence[T], context: C) -> list[R]:
-    """``[fn(context, item) for item in items]``, in forked worker processes from :data:`PARALLEL_FROM`
-    items on. ``fn`` and ``context`` reach the workers through the fork (never pickled); items and
-    results are pickled, so they must be plain values."""
     workers = min(os.cpu_count() or 1, 8)
     # fork only from a single-threaded process: a lock held by another thread would stay held in the child
     if len(items) < PARALLEL_FROM or workers < 2 or threading.active_count() > 1 \
             or "fork" not in multiprocessing.get_all_start_methods():
-        return [fn(context, item) for item in items]
+        return [convert(item) for item in items]
     chunk = max(1, len(items) // (workers * 4))
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=_start_worker, initargs=(fn, context)) as pool:
-        return list(pool.map(_in_worker, items, chunksize=chunk))
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(convert, items, chunksize=chunk))
 
 
 def _store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:

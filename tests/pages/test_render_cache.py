@@ -4,9 +4,6 @@ a cache that cannot be used costs time, never a wrong page."""
 
 from __future__ import annotations
 
-import os
-import threading
-
 import pytest
 
 from harness.pages import server_html
@@ -71,27 +68,3 @@ def test_a_damaged_entry_is_converted_again(cache):
         path.write_bytes(b"\xff not json")
     convert = Counting()
     assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
-
-
-def test_server_pages_drawn_in_workers_are_the_bytes_drawn_in_one_process(published, tmp_path, monkeypatch):
-    """The standard scenario's pages, trend charts and HTML, every entry in a forked worker, against all in-process."""
-    from harness.pages import regen
-
-    root = published[0]
-    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "one-process"))
-    monkeypatch.setattr(server_html, "PARALLEL_FROM", 10**9)
-    alone = regen.render_all(root)
-    pids = tmp_path / "pids"
-    real = regen._entry_files
-
-    def noting(context, index):
-        with pids.open("a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return real(context, index)
-
-    monkeypatch.setattr(regen, "_entry_files", noting)
-    monkeypatch.setattr(server_html, "PARALLEL_FROM", 1)
-    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "workers"))
-    assert regen.render_all(root) == alone
-    if threading.active_count() == 1:  # otherwise fork_map stays in this process, by design
-        assert str(os.getpid()) not in pids.read_text().split()
