@@ -15,8 +15,8 @@ capture index, tool shape) off. The worst case is modelled: every entry's cost m
 each ``tool-vectors.json`` holds the full bound of vectors (12 tools each) and every entry has a
 per-tool breakdown; the cold run also appends one vector per measured entry (re-deriving its capture).
 
-Each server page's HTML is converted once per content (``harness.pages.server_html``): "cold"
-starts with that cache empty; "warm" is a second run with nothing changed; "one change" is a run
+Each server page's HTML is converted once per content (``harness.pages.server_html``) and each record
+re-derived once per content (``harness.pages.regen_cache``): "cold" starts with those caches empty; "warm" is a second run with nothing changed; "one change" is a run
 after one server got a new history row (its page, the leaderboard and the dashboard change), which
 should cost about what "warm" does — work proportional to what changed.
 
@@ -50,7 +50,7 @@ from harness.core.counting import count_tools  # noqa: E402
 from harness.db.history import row_for  # noqa: E402
 from harness.probe.build_record import serialize  # noqa: E402
 from harness.pages import regen as regen_module  # noqa: E402
-from harness.pages import server_html, tool_vectors  # noqa: E402
+from harness.pages import regen_cache, server_html, tool_vectors  # noqa: E402
 from harness.pages.regen import regen  # noqa: E402
 
 WEEKS = 156
@@ -159,11 +159,12 @@ GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "resul
 
 
 def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
-    """Back to the state as built: no published pages, no converted pages cached, the vectors
+    """Back to the state as built: no published pages, no converted pages or record verdicts cached, the vectors
     before this run's appends, the history as built."""
     import shutil
 
-    shutil.rmtree(server_html.folder(root), ignore_errors=True)
+    for kind in ("html", "records"):
+        shutil.rmtree(regen_cache.folder(root, kind), ignore_errors=True)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:
         path = root / folder

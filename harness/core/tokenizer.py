@@ -17,6 +17,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +124,27 @@ def _load_via_tiktoken_cache(directory: Path) -> tiktoken.Encoding:
             os.environ.pop("TIKTOKEN_CACHE_DIR", None)
         else:
             os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
+def _load_verified(data: bytes, url: str, expected: str) -> tiktoken.Encoding:
+    """The Encoding tiktoken_ext's constructor builds, given the rank file's bytes already checked
+    against ``expected`` (read and hashed once, not again by tiktoken); ValueError on another pin."""
+    from tiktoken_ext import openai_public  # tiktoken's plugin namespace: read only when provisioning
+
+    def ranks(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if (blobpath, expected_hash) != (url, expected):
+            raise ValueError(f"the constructor asks for {blobpath} ({expected_hash}), pinned {url} ({expected})")
+        out: dict[bytes, int] = {}
+        for line in data.splitlines():  # tiktoken.load.load_tiktoken_bpe's parse
+            if line:
+                token, rank = line.split()
+                out[base64.b64decode(token)] = int(rank)
+        return out
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS[ENCODING_NAME]
+    rebound = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": ranks},
+                                 constructor.__name__, constructor.__defaults__, constructor.__closure__)
+    return tiktoken.Encoding(**rebound())
 
 
 def expand_bpe_ranks(bpe_ranks: str) -> bytes:
@@ -238,11 +260,12 @@ def _provision_uncached() -> tuple[tiktoken.Encoding, Provenance]:
 
     # 0. our cache, verified before tiktoken sees it (and again by tiktoken).
     if ours.exists():
-        if _sha256(ours.read_bytes()) == expected:
+        data = ours.read_bytes()
+        if _sha256(data) == expected:
             origin = ours.with_name(ours.name + ".source")
             how = origin.read_text().strip() if origin.exists() else "unknown origin"
             try:
-                return done(_load_via_tiktoken_cache(ours.parent), "cache",
+                return done(_load_verified(data, url, expected), "cache",
                             f"{how}; cached at {ours}, sha256 re-verified", ours)
             except Exception:  # noqa: BLE001 - e.g. replaced meanwhile: fall through to (a), (b)
                 pass

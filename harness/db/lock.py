@@ -12,8 +12,6 @@ import stat
 import sys
 from pathlib import Path
 
-import git
-
 from harness.util.published import STAGING_DIR
 from harness.util.untrusted import escape
 
@@ -87,6 +85,8 @@ def _open(path: Path):
 
 def lock_path(root: Path) -> Path:
     """Inside the git directory, so ``git status`` never shows it."""
+    import git  # here: GitPython is slow to import (and runs ``git version``); a measure outside a repository never needs it
+
     try:
         return Path(git.Repo(root).git_dir) / LOCK_FILE
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):

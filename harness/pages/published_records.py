@@ -17,6 +17,7 @@ from harness.core.rederive import refusal
 from harness.db import confine
 from harness.db.history import HistoryRow, row_for
 from harness.pages.badge import MAX_BADGE_BYTES, badge_for
+from harness.pages.regen_cache import Verdicts
 from harness.pages.text import as_int
 from harness.util import published
 
@@ -32,15 +33,17 @@ def record_path(results_dir: Path, name: str) -> Path:
     return Path(results_dir) / name / published.RECORD_FILE
 
 
-def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
+def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None = None) -> dict[str, Record]:
     """``{name: record}`` for every name in ``names`` that has a record file; names without one are
-    absent from the result. Raises :class:`RecordError` for any unreadable or unusable record."""
+    absent from the result. Raises :class:`RecordError` for any unreadable or unusable record.
+    ``verdicts``: records whose bytes passed re-derivation before are not re-derived (saved after)."""
     found: dict[str, Record] = {}
     errors: list[str] = []
     for name in names:
         path = record_path(results_dir, name)
         try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-            text = confine.read_bytes(Path(results_dir).parent, path).decode("utf-8")
+            data = confine.read_bytes(Path(results_dir).parent, path)
+            text = data.decode("utf-8")
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
@@ -55,12 +58,18 @@ def load_records(results_dir: Path, names: list[str]) -> dict[str, Record]:
             errors.append(f"{path}: not a JSON object")
         elif problem := _problem(record, name):
             errors.append(f"{path}: {problem}")
+        elif verdicts is not None and verdicts.passed(data):
+            found[name] = cast(Record, record)
         elif forged := refusal(record, str(path)):
             errors.append(forged)
         else:
             found[name] = cast(Record, record)  # checked for what publishing relies on
+            if verdicts is not None:
+                verdicts.remember(data)
     if errors:
         raise RecordError(errors)
+    if verdicts is not None:
+        verdicts.save()
     return found
 
 

@@ -16,7 +16,7 @@ from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
 from harness.util import atomic, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
-                             readings, regressions, releases, server_html, server_page,
+                             readings, regen_cache, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
 from harness.pages.board import build_rows
@@ -38,7 +38,8 @@ class Loaded:
     @classmethod
     def read(cls, root: Path) -> Loaded:
         catalog = load_catalog(Path(root) / published.CATALOG)
-        return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries]))
+        return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries],
+                                         _verdicts(Path(root))))
 
 
 def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None,
@@ -47,7 +48,20 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk; ``loaded``: the
     catalog and records, when the caller read them already)."""
     root = Path(repo_root)
-    loaded = loaded or Loaded.read(root)
+    with _no_cyclic_gc():
+        outputs, standing = _render_markdown(root, backfilled, loaded or Loaded.read(root))
+    # after every section is in: the HTML renders the final Markdown (each page converted once per
+    # content; the Markdown holds the composition table the chart is drawn from)
+    pages = {path: text for path, text in outputs.items()
+             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
+    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
+                                                                        compositions=standing.compositions)))
+    return outputs
+
+
+def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded
+                     ) -> tuple[dict[str, str], server_page.Standing]:
+    """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(read_history(root / published.HISTORY))
@@ -71,13 +85,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         outputs[published.server_page(row.name)] = page
         outputs[published.sparkline(row.name)] = sparks[row.name]
         outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    # after every section is in: the HTML renders the final Markdown (each page converted once per
-    # content; the Markdown holds the composition table the chart is drawn from)
-    pages = {path: text for path, text in outputs.items()
-             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
-    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
-                                                                        compositions=standing.compositions)))
-    return outputs
+    return outputs, standing
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
@@ -90,8 +98,8 @@ def _history(root: Path, names: list[str], records: dict[str, Record], series: d
 
 @contextlib.contextmanager
 def _no_cyclic_gc():
-    """Cyclic garbage collection paused: the history pass allocates many objects and forms no cycles
-    (a quarter of its time otherwise, bench/regen.py)."""
+    """Cyclic garbage collection paused: rendering allocates many objects and forms no cycles (a
+    quarter of the history pass's time and a tenth of a warm regen's otherwise, bench/regen.py)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -109,7 +117,7 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
         try:
             held = backfilled[name] if backfilled is not None else \
                 tool_vectors.read(root / published.tool_vectors(name), name)
-            vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name))
+            vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name), rederived=True)
         except RecordError as exc:
             errors.extend(exc.errors)
     if errors:
@@ -148,6 +156,11 @@ def regen_after_publish(repo_root: Path) -> list[Path]:
         moved = None
     written = regen(root, loaded=loaded)
     return sorted(set(written) | ({moved} if moved is not None else set()))
+
+
+def _verdicts(root: Path) -> regen_cache.Verdicts:
+    """The records of ``root`` that passed re-derivation before (kept in the regen cache)."""
+    return regen_cache.Verdicts(regen_cache.folder(root, "records"))
 
 
 def _published(relative, text: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 import markdown_it
 from markdown_it import MarkdownIt
 
-from harness.pages import composition, html_table
+from harness.pages import composition, html_table, regen_cache
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
 from harness.util import published
@@ -220,9 +220,7 @@ def fingerprint() -> str:
 def folder(root: Path) -> Path:
     """The cache of the repository at ``root``: ``$MCP_CONTEXT_COST_CACHE`` (default
     ``~/.cache/mcp-context-cost``) ``/regen/<sha256 of root's absolute path, 16 hex>/html``."""
-    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
-    digest = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:16]
-    return Path(base) / "regen" / digest / "html"
+    return regen_cache.folder(root, "html")
 
 
 def _key(path: str, text: str) -> str:

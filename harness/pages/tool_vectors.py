@@ -150,9 +150,12 @@ def vector_of(record: Mapping[str, Any], where: str, known: Mapping[str, Mapping
             "toolCount": as_int(record["toolCount"]), "tools": tools}
 
 
-def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str) -> VectorHistory:
+def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str,
+            rederived: bool = False) -> VectorHistory:
     """``history`` with ``record``'s vector appended when it is a new capture, trimmed to
-    :data:`MAX_VECTORS`. Raises as :func:`vector_of`, and ``SchemaViolation``."""
+    :data:`MAX_VECTORS` (``rederived``: the record passed ``rederive.refusal``, so its own tool rows,
+    totals and hash are its capture's and are not counted again). Raises as :func:`vector_of`, and
+    ``SchemaViolation``."""
     if record is None or record.get("status") not in NUMBERED:
         return history
     newest = history.newest
@@ -168,8 +171,11 @@ def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str
     # A vector on file is reused for the same capture only when its rows are the record's own.
     # Only vectors of the record's own capture can be reused: no other vector's tool list is read.
     sha = record_key(record)[0]
-    known = {sha: v for v in history.vectors
-             if v.fields["canonicalSha256"] == sha and (rows is None or v["tools"] == rows)}
+    known: dict[str, Mapping[str, Any]] = {sha: v for v in history.vectors
+                                           if v.fields["canonicalSha256"] == sha and (rows is None or v["tools"] == rows)}
+    if rederived and rows is not None and isinstance(sha, str) and "totalTokens" in record:
+        known.setdefault(sha, {"totalTokens": as_int(record.get("totalTokens")),
+                               "toolCount": as_int(record.get("toolCount")), "tools": rows})
     vector = vector_of(record, where, known)
     on_file = wire(vector)
     document: dict[str, Any] = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}

@@ -5,7 +5,10 @@ to".
 from __future__ import annotations
 
 import functools
+import json
+import os
 import platform
+import re
 import shutil
 import subprocess
 import threading
@@ -32,8 +35,31 @@ def _probe_versions() -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
     for name, argv in RUNTIMES.items():
         found = shutil.which(argv[0], path=env["PATH"])
+        if found and name == "npm" and (packaged := npm_package_version(found)):
+            versions[name] = packaged
+            continue
         versions[name] = _version(found, argv[1:], env) if found else None
     return versions
+
+
+_SEMVER = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?")
+_MAX_PACKAGE_JSON = 1 << 20
+
+
+def npm_package_version(npm: str) -> str | None:
+    """The ``version`` of the npm package ``npm`` runs from (``<package>/bin/npm-cli.js``), what
+    ``npm --version`` prints, without starting node; ``None`` for another layout or an odd file."""
+    try:
+        real = os.path.realpath(npm)
+        if os.path.basename(os.path.dirname(real)) != "bin":
+            return None
+        with open(os.path.join(os.path.dirname(os.path.dirname(real)), "package.json"), "rb") as fh:
+            data = fh.read(_MAX_PACKAGE_JSON + 1)
+        doc = json.loads(data) if len(data) <= _MAX_PACKAGE_JSON else None
+    except (OSError, ValueError):
+        return None
+    version = doc.get("version") if isinstance(doc, dict) and doc.get("name") == "npm" else None
+    return version if isinstance(version, str) and _SEMVER.fullmatch(version) else None
 
 
 def _version(program: str, args: list[str], env: dict) -> str | None:

@@ -121,7 +121,7 @@ def test_tampered_cache_is_never_loaded_even_when_nothing_replaces_it(
     assert not path.exists()
 
 
-def test_verified_cache_works_offline(isolated, no_download, no_npm):
+def test_verified_cache_works_offline(isolated, no_download, no_npm, monkeypatch):
     good = tk._provenance.path if tk._provenance else None
     if good is None:  # make sure this process has a verified file somewhere
         good = tk.provision().path
@@ -129,9 +129,23 @@ def test_verified_cache_works_offline(isolated, no_download, no_npm):
         pytest.skip("no verified o200k_base file on disk to copy")
     tk.cache_path().parent.mkdir(parents=True)
     shutil.copyfile(good, tk.cache_path())
+    monkeypatch.setattr(tiktoken.load, "read_file_cached", lambda *a, **k: pytest.fail("hashed a second time"))
     prov = tk.provision(refresh=True)
     assert prov.source == "cache"
     assert tk.count("hello world") == 2
+
+
+def test_the_encoding_built_from_verified_bytes_is_tiktokens_own(isolated):
+    good = tk.provision().path
+    if good is None or _sha256(good) != KNOWN_SHA256:
+        pytest.skip("no verified o200k_base file on disk")
+    data = open(good, "rb").read()
+    ours = tk._load_verified(data, KNOWN_URL, KNOWN_SHA256)
+    theirs = tk._load_via_tiktoken_cache(tk.Path(good).parent)
+    assert (ours.name, ours._pat_str, ours._special_tokens) == (theirs.name, theirs._pat_str, theirs._special_tokens)
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    with pytest.raises(ValueError):
+        tk._load_verified(data, KNOWN_URL, "0" * 64)
 
 
 @pytest.mark.parametrize("npm_on_path", [True, False], ids=["bogus-registry", "no-npm-on-path"])

@@ -76,6 +76,18 @@ def test_a_capture_that_does_not_rederive_is_refused():
         fold(undated)
 
 
+def test_a_rederived_record_gives_the_same_vector_from_its_own_rows_without_counting(monkeypatch):
+    records = [rec(A, "2026-11-02"), rec(B, "2026-11-09"), rec(A, "2026-11-16", mode="sandbox")]
+    counted = [tv.advance(tv.VectorHistory("srv"), r, "results/srv/measurement.json") for r in records]
+    monkeypatch.setattr(tv, "count_tools", lambda tools: pytest.fail("counted again"))
+    reused = [tv.advance(tv.VectorHistory("srv"), r, "results/srv/measurement.json", rederived=True) for r in records]
+    assert [h.text() for h in reused] == [h.text() for h in counted]
+    rowless = rec(B)
+    del rowless["tools"]  # no rows of its own to stand for the capture: counted
+    with pytest.raises(pytest.fail.Exception, match="counted again"):
+        tv.advance(tv.VectorHistory("srv"), rowless, "results/srv/measurement.json", rederived=True)
+
+
 def test_hostile_names_round_trip(tmp_path):
     names = ["lone \ud800 surrogate", "line\nbreak", "ünï", 0, False, {"k": 1}]
     record = rec([b.tool(n, "d") for n in names])

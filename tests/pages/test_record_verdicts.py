@@ -1,0 +1,112 @@
+"""Records re-derived once per content (harness/pages/regen_cache.py): a warm regen does not count an
+unchanged record again, a changed record is re-derived (a forged one still refused), and an entry that is
+not exactly what the run would write — damaged, foreign, oversized, a FIFO, a link — is a miss."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harness.pages import published_records, regen_cache
+from harness.pages.published_records import RecordError
+from harness.pages.regen import regen
+from tests.pages import builders as b
+
+A = [b.tool("alpha")]
+B = [b.tool("beta", "Finds another thing."), b.tool("gamma")]
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    b.write_catalog(root, [b.entry("srv"), b.entry("ok")])
+    b.write_record(root, b.measured("srv", A))
+    b.write_record(root, b.measured("ok", B))
+    return root
+
+
+@pytest.fixture
+def rederived(monkeypatch):
+    """The servers whose record ``refusal`` re-derived, in order."""
+    seen: list[str] = []
+    real = published_records.refusal
+
+    def spy(record, where):
+        seen.append(record["server"])
+        return real(record, where)
+
+    monkeypatch.setattr(published_records, "refusal", spy)
+    return seen
+
+
+def published(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _forge(root) -> bytes:
+    """srv's record with one token more than its capture gives (refused by re-derivation)."""
+    record = b.measured("srv", A)
+    record["totalTokens"] += 1
+    return b.write_record(root, record).read_bytes()
+
+
+def test_a_warm_regen_rederives_nothing_and_gives_the_same_bytes(repo, rederived):
+    regen(repo)
+    cold = published(repo)
+    assert sorted(rederived) == ["ok", "srv"]
+    regen(repo)
+    assert sorted(rederived) == ["ok", "srv"] and published(repo) == cold
+
+
+def test_a_changed_record_is_rederived_and_its_pages_change(repo, rederived, tmp_path, monkeypatch):
+    regen(repo)
+    before = published(repo)
+    b.write_record(repo, b.measured("srv", B))
+    regen(repo)
+    assert sorted(rederived) == ["ok", "srv", "srv"]
+    after = published(repo)
+    assert after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "empty-cache"))
+    regen(repo)
+    assert published(repo) == after  # what a run with no cache writes
+
+
+def test_a_forged_record_is_refused_after_its_honest_bytes_passed(repo):
+    regen(repo)
+    board = (repo / "results/leaderboard.md").read_bytes()
+    _forge(repo)
+    with pytest.raises(RecordError, match="refused: totalTokens"):
+        regen(repo)
+    assert (repo / "results/leaderboard.md").read_bytes() == board
+
+
+def test_other_code_rederives_again(repo, rederived, monkeypatch):
+    regen(repo)
+    monkeypatch.setattr(regen_cache, "code_key", lambda: "other code")
+    regen(repo)
+    assert sorted(rederived) == ["ok", "ok", "srv", "srv"]
+
+
+@pytest.mark.parametrize("plant", ["another key", "garbage", "oversized", "fifo", "link"])
+def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, plant):
+    regen(repo)
+    key = regen_cache.Verdicts.key(_forge(repo))
+    where = regen_cache.folder(repo, "records")
+    entry = where / key
+    right = f"passed {key}\n".encode()
+    if plant == "another key":
+        entry.write_bytes(f"passed {'0' * 64}\n".encode())
+    elif plant == "garbage":
+        entry.write_bytes(b"\xff\x00 not an entry")
+    elif plant == "oversized":
+        entry.write_bytes(right + b" " * 4096)
+    elif plant == "fifo":
+        os.mkfifo(entry)
+    else:
+        (tmp_path / "elsewhere").write_bytes(right)
+        entry.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(RecordError, match="refused: totalTokens"):
+        regen(repo)
