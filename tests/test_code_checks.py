@@ -26,6 +26,7 @@ def check(name: str, argv: list[str]) -> None:
         pytest.fail(f"{name} exited with {done.returncode}:\n{done.stdout}{done.stderr}", pytrace=False)
 
 
+@pytest.mark.slow
 def test_mypy_finds_no_error():
     check("mypy", [sys.executable, "-m", "mypy"])
 

@@ -218,6 +218,7 @@ class Dripping:
     ("headers", ["no complete reply within 3 s"]),
     ("huge", ["larger than 134217728 bytes"]),
 ])
+@pytest.mark.slow
 def test_verify_fetches_within_one_overall_deadline(mode, words):
     server = Dripping(mode)
     try:

@@ -45,6 +45,7 @@ def test_config_input_fails_closed_on_budget_and_on_an_added_broken_server(run_a
     assert again.code == 1 and any("cannot be measured: ghost" in line for line in again.errors())
 
 
+@pytest.mark.slow
 def test_config_input_with_a_baseline_that_does_not_parse_is_an_error(run_action, tmp_path):
     write_config(tmp_path / "workspace")
     (tmp_path / "workspace" / "base.json").write_text("{nope")

@@ -40,6 +40,7 @@ def write_json(path, doc) -> str:
     return path.name
 
 
+@pytest.mark.slow
 def test_measures_and_writes_outputs_summary_record_and_badge(run_action):
     run = run_action({"command": fixture_command("well_behaved", "--tools", "4"), "name": "demo", "budget": "5000"})
     assert run.code == 0, run.stdout + run.stderr
@@ -82,6 +83,7 @@ def test_budget_breach_fails_with_an_error_annotation(run_action):
     assert "**Gate: failed.**" in run.summary and "over budget" in run.summary
 
 
+@pytest.mark.slow
 def test_unmeasurable_server_fails_with_an_annotation(run_action):
     run = run_action({"command": 'python3 -c "import sys; sys.exit(1)"', "name": "broken", "budget": "100000"})
     assert run.code == 1

@@ -254,6 +254,7 @@ def test_a_hostile_api_reply_is_an_api_error_or_a_sane_outcome_and_the_token_sta
     assert all(host.startswith("127.0.0.1") for _, host, _ in seen)  # no redirect followed to another host
 
 
+@pytest.mark.slow
 def test_a_reply_that_trickles_in_ends_at_the_deadline(monkeypatch):
     server, _ = _hostile(_trickle)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")

@@ -179,6 +179,7 @@ def test_summary_command_prints_a_record(tmp_path, capsys):
 
 # catalog helpers -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_changed_entries(tmp_path):
     head = tmp_path / "servers.yaml"
     base = (REPO / "servers.yaml").read_text()

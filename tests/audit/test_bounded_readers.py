@@ -83,6 +83,7 @@ def test_a_legitimate_yaml_with_anchors_still_reads(tmp_path):
     ("yaml", "a:\n" + "".join("  " * i + "- \n" for i in range(1, 100))),
     ("yaml", "[" * 10_000 + "]" * 10_000),
 ])
+@pytest.mark.slow
 def test_deep_nesting_is_a_one_line_error(tmp_path, kind, text):
     path = tmp_path / f"deep.{kind}"
     path.write_text(text)
@@ -168,6 +169,7 @@ def test_a_json_of_millions_of_containers_is_refused_before_it_is_parsed(tmp_pat
     assert peak < PEAK_BYTES, f"{peak:,} bytes"
 
 
+@pytest.mark.slow
 def test_a_block_folder_of_many_files_is_listed_only_so_far(tmp_path, monkeypatch):
     import os
 

@@ -71,6 +71,7 @@ def test_a_baseline_that_is_json_but_not_a_report_exits_2(project, tmp_path):
     assert done.returncode == 2 and "not an audit report" in done.stderr and not marker.exists()
 
 
+@pytest.mark.slow
 def test_nothing_found_or_nothing_measured_exits_1(project):
     home, cwd = project
     done = run_audit(["--json"], cwd, home)
@@ -82,6 +83,7 @@ def test_nothing_found_or_nothing_measured_exits_1(project):
     assert done.returncode == 1 and report["configs"][0]["servers"][0]["status"] == "startup-failure"
 
 
+@pytest.mark.slow
 def test_the_text_report_says_why_nothing_was_measured_and_what_to_do(project):
     """Exit 1 with nothing measured ends with a line that says why and what to type next; an empty
     "Records" heading is not printed (a newcomer's first run on a machine without configs)."""

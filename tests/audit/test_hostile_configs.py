@@ -197,6 +197,7 @@ def test_literal_secrets_beside_an_unevaluated_reference_appear_nowhere(tmp_path
             assert secret not in body and secret[4:18] not in body
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)  # the failure this guards against is a hang
 def test_a_bug_measuring_one_server_lets_the_others_finish_then_names_it(tmp_path):
     # gather() would cancel the other measurements mid-flight when one raised; cancelling a probe in

@@ -33,6 +33,7 @@ def _project(tmp_path, servers: dict):
     return home, project
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_config_cannot_choose_the_sandbox_launcher_or_its_cache(tmp_path):
     evil = tmp_path / "repo-bin"

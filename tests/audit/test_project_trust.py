@@ -295,6 +295,7 @@ def test_with_the_opt_in_a_project_server_runs_in_the_sandbox(cloned, client):
     assert done.returncode == 0
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_with_the_opt_in_a_hostile_server_writes_nothing_on_the_host(cloned):
     home, project, markers = cloned

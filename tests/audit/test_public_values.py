@@ -78,6 +78,7 @@ def test_public_by_nature(name, value, public):
     assert (value in Secrets.handed(env={name: value}).values) is not public
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1", "~/Zq8Lk3Xw9Pm2Rt7Vb4Nc6Hj1"])
 def test_a_key_that_reads_like_a_path_is_still_a_secret(tmp_path, value):
     home, project = tmp_path / "home", tmp_path / "project"

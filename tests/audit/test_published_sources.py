@@ -138,6 +138,7 @@ def _header_drip() -> tuple[socket.socket, str]:
     return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(50)
 @pytest.mark.parametrize("what, reader", READERS)
 def test_a_server_dripping_its_headers_is_cut_at_the_overall_deadline(monkeypatch, what, reader):

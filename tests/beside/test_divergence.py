@@ -84,6 +84,7 @@ def test_projection_of_a_real_published_capture_drops_title_and_annotations():
 
 # --- the SDK against the local endpoint --------------------------------------------------------
 
+@pytest.mark.slow
 def test_request_shape_and_subtraction_through_the_real_sdk(endpoint, tmp_path):
     records = repo.build(tmp_path)
     counter = ClaudeCounter(api_key=SENTINEL, base_url=endpoint.url)

@@ -90,6 +90,7 @@ def test_a_broken_list_is_that_list_s_error_only(flags, key, words):
         assert "not asked: the session had ended" in side["prompts"]["error"]
 
 
+@pytest.mark.slow
 def test_a_list_that_never_answers_is_bounded(monkeypatch):
     monkeypatch.setattr(side_lists, "SIDE_BUDGET_SECONDS", 2.0)
     rec = _run("--hang", "prompts/list")
@@ -113,6 +114,7 @@ def test_no_time_left_in_the_launch_means_not_asked():
     assert capture.side_lists == {"prompts": {"error": "not asked: no time left in the launch budget"}}
 
 
+@pytest.mark.slow
 def test_verify_rederives_side_figures_and_names_a_tampered_one(results_root):
     rec = _run(results=results_root)
     path = results_root / "side" / "measurement.json"

@@ -98,6 +98,7 @@ def test_no_command_commits_without_commit(name, repo):
         assert code == 0 and commit_count(repo) == before + 1, out + err
 
 
+@pytest.mark.slow
 def test_sweep_without_commit_leaves_its_writes_for_the_user(repo):
     (repo / "servers.yaml").write_text(catalog_text([("alpha", well_behaved(4))]), encoding="utf-8")
     before = commit_count(repo)

@@ -25,6 +25,7 @@ def run(*argv: str) -> int:
     return args.func(args)
 
 
+@pytest.mark.slow
 def test_fixed_date_text_output(capsys):
     assert run("--date", "2026-12-09", "--catalog", str(CATALOG)) == 0
     out = capsys.readouterr().out.splitlines()
@@ -34,6 +35,7 @@ def test_fixed_date_text_output(capsys):
     assert "memory" in out[1:]
 
 
+@pytest.mark.slow
 def test_fixed_date_json_output(capsys):
     assert run("--date", "2026-11-30", "--catalog", str(CATALOG), "--json") == 0
     doc = json.loads(capsys.readouterr().out)

@@ -169,6 +169,7 @@ _tool = st.fixed_dictionaries({}, optional={"name": _json, "description": _json,
                                             "inputSchema": _json, "1": _json, "title": _text})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_tool | _json, max_size=5))
 def test_count_tools_equals_direct_reference(tools):

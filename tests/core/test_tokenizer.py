@@ -135,6 +135,7 @@ def test_verified_cache_works_offline(isolated, no_download, no_npm, monkeypatch
     assert tk.count("hello world") == 2
 
 
+@pytest.mark.slow
 def test_the_encoding_built_from_verified_bytes_is_tiktokens_own(isolated):
     good = tk.provision().path
     if good is None or _sha256(good) != KNOWN_SHA256:

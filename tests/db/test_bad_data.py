@@ -49,6 +49,7 @@ def _commit_by_hand(root, message="a hand edit"):
     ("2026-10-26,alpha,12,3,measured,laptop", "isolation must be host, sandbox, docker or empty"),
     ("2026-10-26,al\x1b[2Jpha\u202e,12,3,measured,host", "server must be a slug, got 'al\\x1b[2Jpha\\u202e'"),
 ])
+@pytest.mark.slow
 def test_a_malformed_history_row_is_reported_kept_and_the_sweep_publishes(repo, line, says):
     with open(repo / "history.csv", "a") as fh:
         fh.write(line + "\n")
@@ -97,6 +98,7 @@ def test_an_unrelated_malformed_record_is_named_and_the_rest_is_published(repo, 
     assert porcelain(repo) == ""
 
 
+@pytest.mark.slow
 def test_sweeping_the_server_whose_record_is_broken_replaces_it(repo):
     path = repo / "results/bravo/measurement.json"
     path.write_text("{not json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import git
+import pytest
 
 from harness.cli import main
 from harness.db.commit import BOT, commit_published
@@ -36,6 +37,7 @@ def test_commit_outside_a_repository_is_refused_before_measuring(tmp_path, capsy
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_a_sweep_dated_in_the_past_keeps_the_newer_record_and_adds_history(tmp_path):
     from harness.core.jsparse import parse
 

@@ -92,6 +92,7 @@ def _leaderboard_and_badge(root):
     return ["badges/bravo.json", "results/leaderboard.md"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make_dirty", [_dirty_alpha_record, _adhoc_record, _staged_badge, _history_edit,
                                         _deleted_page, _untracked_page_and_chart, _leaderboard_and_badge])
 def test_a_dirty_published_path_refuses_before_any_server_starts(repo, make_dirty):
@@ -111,6 +112,7 @@ def test_a_dirty_published_path_refuses_before_any_server_starts(repo, make_dirt
     assert working_files(root) == dirty_tree  # and nothing was touched
 
 
+@pytest.mark.slow
 def test_changes_outside_the_published_paths_neither_refuse_nor_ride_along(repo):
     root, _ = repo
     (root / "README.md").write_text("a note of my own\n")

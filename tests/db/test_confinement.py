@@ -122,6 +122,7 @@ def _target(spec: str, root: Path, outside: Path) -> Path:
     return outside if spec == "outside" else outside / spec.split("/", 1)[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where, points_at, committed", LINKS, ids=[f"{w}->{p}" for w, p, _ in LINKS])
 @pytest.mark.parametrize("commit_flag", [(), ("--commit",)], ids=["no-commit", "commit"])
 def test_a_link_where_the_database_is_written_refuses_before_measuring(repo, outside, where, points_at, committed,
@@ -280,6 +281,7 @@ def test_a_journal_naming_paths_outside_the_published_folders_is_left_for_a_huma
     assert (run / JOURNAL).is_file()  # a human decides
 
 
+@pytest.mark.slow
 def test_a_sweep_beside_a_hostile_journal_commits_only_its_own_paths(repo, tmp_path):
     marker = tmp_path / "pwned"
     _plant_journal(repo, {"files": [HOOK, "servers.yaml"]}, marker)

@@ -43,6 +43,7 @@ def test_an_address_the_launch_command_names_is_kept():
         "cannot reach 127.0.0.1:8931"
 
 
+@pytest.mark.slow
 def test_two_launches_days_apart_store_the_same_evidence(tmp_path):
     state = tmp_path / "launches"
     target = Target(name="dated-fx", command=fixture("volatile", "--dated-failure", str(state)), timeout_seconds=10)
@@ -55,6 +56,7 @@ def test_two_launches_days_apart_store_the_same_evidence(tmp_path):
     assert "Error: cannot connect to the backing service" in first["stderrTail"]
 
 
+@pytest.mark.slow
 def test_a_weekly_re_sweep_of_a_dated_failure_commits_no_record(tmp_path):
     state = tmp_path / "launches"
     root = init_repo(tmp_path / "repo", catalog_text([("dated", fixture("volatile", "--dated-failure", str(state)))]))

@@ -56,6 +56,7 @@ def _write(root, variant: str) -> bytes:
 SWEPT = ("bom", "u2028-in-a-cell", "lone-cr", "huge-cell")  # the rest at the reader's level (CPU)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", SWEPT)
 def test_a_sweep_adds_its_rows_to_history_as_people_leave_it(template, tmp_path, variant):
     root = tmp_path / "repo"

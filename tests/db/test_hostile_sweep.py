@@ -44,6 +44,7 @@ def swept(tmp_path_factory):
     return root, out, err
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_a_file_a_commit_or_the_output(swept):
     root, out, err = swept
     recs = records(root)

@@ -188,6 +188,7 @@ def test_classify_outcomes():
     assert outcome == "needs-runtime" and evidence.startswith("declares node >=22.5.0; this machine has ")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm's own semver is the oracle")
 def test_node_ranges_by_npms_semver():
     assert importer.node_satisfies(">=18") and importer.node_satisfies("^20.0.0 || >=22")
@@ -291,6 +292,7 @@ def test_triage_gives_a_failing_server_the_variable_it_says_is_required(monkeypa
 
 # ---------------------------------------------------------------- servers.yaml as text
 
+@pytest.mark.slow
 def test_appending_keeps_every_existing_byte_and_loads(tmp_path):
     text = (REPO / "servers.yaml").read_text()
     entry = {"name": "zz-new", "command": "npx -y zz-new@1.0.0", "package": "zz-new", "env": ["ZZ_KEY"],
@@ -312,6 +314,7 @@ def test_the_catalog_is_written_the_way_it_is_dumped():
     assert text.endswith(body)
 
 
+@pytest.mark.slow
 def test_replace_field_changes_one_scalar_only():
     text = (REPO / "servers.yaml").read_text()
     new = catalog_text.replace_field(text, "memory", "command", "npx -y @modelcontextprotocol/server-memory@2026.9.1")
@@ -363,6 +366,7 @@ def test_import_dry_run_prints_entries_and_touches_nothing(tmp_path):
     assert {r["outcome"] for r in rows} == {"proposed", "not-proposed"}
 
 
+@pytest.mark.slow
 def test_import_bad_input_is_one_line_and_exit_2(tmp_path):
     code, _, err = _cli("import", str(tmp_path / "nothing.json"), "--catalog", str(REPO / "servers.yaml"))
     assert code == 2 and err.startswith("error: ") and "cannot read" in err

@@ -126,6 +126,7 @@ def _cli(*args):
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_pins_command_reports_then_updates(tmp_path):
     path = tmp_path / "servers.yaml"
     path.write_text(CATALOG_TEXT)

@@ -35,6 +35,7 @@ def cycle_weeks_of(when: dt.date, k: int) -> list[dt.date]:
     return [start + dt.timedelta(weeks=i) for i in range(k)]
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(name_sets, dates, cycles, st.data())
 def test_each_entry_exactly_once_per_cycle_and_reference_every_week(ns, when, k, data):
@@ -47,6 +48,7 @@ def test_each_entry_exactly_once_per_cycle_and_reference_every_week(ns, when, k,
     assert all(reference in week for week in weeks)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(name_sets, dates, cycles, names)
 def test_adding_or_removing_an_entry_moves_no_other(ns, when, k, newcomer):
@@ -79,6 +81,7 @@ def test_growing_the_cycle_moves_only_into_the_new_slot(name, k):
     assert slot_of(name, k + 1) in (slot_of(name, k), k)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(dates)
 def test_slice_is_a_function_of_the_iso_week(when):

@@ -170,6 +170,7 @@ FORGERIES = [_forge("totalTokens", 987654), _forge("toolCount", 7), _forge("cano
              _forge("canonicalSha256", "0" * 64)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper", [_swap, _unlisted, _other_day, _traversal, _not_in_catalog, _other_launch,
                                     *FORGERIES, _linked])
 def test_a_shard_that_does_not_match_its_records_is_refused(shard_template, tmp_path, tamper, capsys):

@@ -326,6 +326,7 @@ def test_only_naming_an_unknown_entry_exits_2(tmp_path):
 # history.csv
 
 
+@pytest.mark.slow
 def test_history_one_row_per_date_and_server_idempotent_and_date_override(tmp_path):
     root = init_repo(tmp_path / "repo", catalog_text(_fixtures(3)))
     names = ["fx00", "fx01", "fx02"]
@@ -363,6 +364,7 @@ def _rotation_catalog() -> list[tuple[str, str]]:
     return [(f"srv-{c}", well_behaved(2)) for c in "abcdefghijk"]
 
 
+@pytest.mark.slow
 def test_default_sweep_measures_the_date_slice_and_matches_the_slice_command(tmp_path, capsys):
     from harness.cli import main
 
@@ -401,6 +403,7 @@ def test_only_measures_exactly_the_named_entries(tmp_path):
     assert [r["server"] for r in history_rows(root)] == ["srv-a", "srv-c"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("date", ["2026-11-30", "2026-12-06", "2026-12-07", "2026-12-16", "2027-01-01",
                                   "2027-06-15", "2028-02-29"])
 def test_slice_command_matches_slice_for_on_the_real_catalog(date, capsys):

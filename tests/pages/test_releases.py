@@ -98,6 +98,7 @@ def test_rows_from_git_history_and_the_working_tree(repo):
     assert table.splitlines()[2].startswith("| 1\\.5.0 → 1\\.6.0 | 2026-11-02 | 2,000 | −204 |")
 
 
+@pytest.mark.slow
 def test_releases_command_writes_the_file(repo):
     done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(repo / "servers.yaml")],
                           capture_output=True, text=True, timeout=120)
@@ -113,6 +114,7 @@ def test_releases_command_outside_git_is_one_line(tmp_path):
     assert done.returncode == 2 and "not inside a git repository" in done.stderr
 
 
+@pytest.mark.slow
 def test_regen_shows_the_rows_on_the_server_page(tmp_path):
     from harness.pages.published_records import RecordError
     from harness.pages.regen import regen
@@ -248,6 +250,7 @@ def test_a_publish_reads_the_catalog_and_the_records_once(repo, monkeypatch):
     assert reads == {"catalog": 1, "records": 1}
 
 
+@pytest.mark.slow
 def test_the_command_and_a_publish_write_the_same_bytes(repo, tmp_path):
     """The ``releases`` command writes through ``releases.refresh``, the publish's own home for the file:
     to ``--out`` the same bytes, leaving results/releases.json alone, and a second run says unchanged."""
@@ -264,6 +267,7 @@ def test_the_command_and_a_publish_write_the_same_bytes(repo, tmp_path):
     assert again.returncode == 0 and f"{out} unchanged" in again.stdout, again.stderr
 
 
+@pytest.mark.slow
 def test_the_command_writes_no_file_when_nothing_moved(tmp_path):
     root = _one_release_committed(tmp_path)
     done = subprocess.run([sys.executable, "-m", "harness.cli", "releases", "--catalog", str(root / "servers.yaml")],

@@ -9,6 +9,7 @@ import sys
 
 import mcp.types
 import mcp_types
+import pytest
 
 from harness.probe import compatibility
 from tests.conftest import REPO
@@ -19,6 +20,7 @@ def test_the_models_checked_are_the_objects_mcp_types_exports():
         assert getattr(mcp_types, name) is getattr(mcp.types, name)
 
 
+@pytest.mark.slow
 def test_the_warm_up_loads_both_references_and_not_the_sdk_stack():
     script = ("import sys\nfrom harness.probe import compatibility, measure\nmeasure._begin_warmup()\nassert measure.warmup_finished(300)\n"
               "print(compatibility._validator.cache_info().currsize, 'mcp_types' in sys.modules, "

@@ -79,6 +79,7 @@ def _assert_environment(run, fragment: str, cause: str) -> None:
     assert rec["environmentEvidence"] in rec["notes"][0]
 
 
+@pytest.mark.slow
 def test_an_npm_registry_that_does_not_resolve(results_root, tmp_path):
     run = _measure(results_root, "env-npm", "npx -y @modelcontextprotocol/server-memory@2025.4.25",
                    ("npm_config_registry", "https://registry.npmjs.invalid/"), ("npm_config_fetch_retries", "0"),
@@ -93,6 +94,7 @@ def test_a_python_index_that_does_not_resolve(results_root, tmp_path):
     _assert_environment(run, "Failed to fetch: https://pypi.invalid/simple/mcp-llms-txt/", "dns")
 
 
+@pytest.mark.slow
 def test_no_python_for_the_requested_version(results_root):
     run = _measure(results_root, "env-uv-python", "uvx --python 3.99 mcp-llms-txt==0.2.0",
                    ("UV_PYTHON_DOWNLOADS", "never"))

@@ -196,6 +196,7 @@ def test_a_program_the_intermediate_cannot_start_is_a_spawn_failure_naming_it(tm
     assert ok.status == "measured"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.05])
 def test_a_launch_cancelled_while_its_server_starts_leaves_nothing(delay, tmp_path):
     """Cancelled between the intermediate's start and the server's exec (the harness is waiting for

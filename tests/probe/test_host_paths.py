@@ -85,6 +85,7 @@ def _catalog_reads(path: Path, tmp_path: Path) -> tuple[str, str]:
     return record, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["host-temp-file", "checkout-file", "host-proc-1"])
 def test_a_host_file_a_catalog_command_names_is_not_shown(where, host_file, tmp_path, own_cache):
     path, seen_on_host = {
@@ -100,6 +101,7 @@ def test_a_host_file_a_catalog_command_names_is_not_shown(where, host_file, tmp_
         assert "No such file or directory" in record, record
 
 
+@pytest.mark.slow
 def test_the_person_running_the_harness_can_show_a_directory(host_file, tmp_path, own_cache, monkeypatch):
     monkeypatch.setenv(sandbox.SHOWN_VARIABLE, str(host_file.parent))
     record, _ = _catalog_reads(host_file, tmp_path)
@@ -163,6 +165,7 @@ def test_a_vouched_working_directory_is_where_the_server_starts_read_only(tmp_pa
     assert sorted(p.name for p in host_dir.iterdir()) == ["present"]
 
 
+@pytest.mark.slow
 def test_an_audit_config_cannot_choose_what_the_sandbox_shows(tmp_path, host_file, own_cache):
     # A project's Gemini CLI settings (a cloned repository's own file) naming a working directory
     # and a host file; the person auditing it asked for the sandbox.

@@ -132,6 +132,7 @@ def test_an_answer_that_inflates_past_the_launch_bound_stops_there(results_root)
     assert f"more than {64 << 20} bytes" in run.notes
 
 
+@pytest.mark.slow
 def test_the_deadline_ends_an_answer_that_inflates(results_root, monkeypatch):
     """With the size bound out of the way (8 GiB), the deadline alone must end a body that
     inflates to 4 GiB inside single reads."""

@@ -83,6 +83,7 @@ def _hostile_record(results_root: Path) -> dict:
     pytest.param("canonicalSha256", "##[error]pwned \u202e\ud800", marks=pytest.mark.slow),
     pytest.param("toolCount", "\u00a0::warning::pwned \x9b2J", marks=pytest.mark.slow),
 ])
+@pytest.mark.slow
 def test_verify_escapes_hostile_published_values(field, value, results_root, tmp_path):
     record = _hostile_record(results_root)
     record[field] = value

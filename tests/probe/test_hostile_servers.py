@@ -42,6 +42,7 @@ def test_noise_on_stdout_is_skipped_and_counted(flags, results_root):
     assert f"{skipped} non-JSON stdout line(s) skipped" in run.notes
 
 
+@pytest.mark.slow
 def test_reply_split_across_writes_is_reassembled(results_root):
     run = measure_and_write(target("split", "split_writes"), results_root)
     assert run.record["status"] == "measured", run.notes
@@ -187,6 +188,7 @@ def test_crash_mid_line_is_not_parsed_as_a_result(results_root):
     (("--detach-stdio",), "measured"),
     (("--exit-early",), "startup-failure"),
 ], ids=["holds-pipes", "detached", "exit-early"])
+@pytest.mark.slow
 def test_grandchild_that_outlives_the_server_is_killed(flags, status, tmp_path, results_root):
     pidfile = tmp_path / "grandchild.pid"
     run = measure_and_write(target("forks", "forks_grandchild", "--pidfile", str(pidfile), *flags), results_root)

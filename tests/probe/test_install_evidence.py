@@ -126,6 +126,7 @@ def test_lines_that_ask_for_no_credential_are_not_auth_evidence(line):
     assert not credential_request(line)
 
 
+@pytest.mark.slow
 def test_a_log_of_an_earlier_run_is_never_read_however_close_its_time(tmp_path):
     """Two npm runs one right after the other: the second reads its own log, never the first's
     (npm names each run's log anew; a time window alone cannot tell them apart)."""

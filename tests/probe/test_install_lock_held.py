@@ -20,6 +20,7 @@ from tests.probe.helpers import measure_and_write, results_root  # noqa: F401
 MEMORY = "npx -y @modelcontextprotocol/server-memory@2026.8.31"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["sandbox", "host"])
 def test_a_lock_held_throughout_is_the_machine_s_and_the_holder_s_install_is_kept(results_root, tmp_path,  # noqa: F811
                                                                                    monkeypatch, isolation):

@@ -64,6 +64,7 @@ FORGE = ("echo 'npm error code ERR_SOCKET_TIMEOUT' >&2; "
          "echo 'npm error network Socket timeout  request to https://registry.npmjs.org/forger failed' >&2; ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ending, bound", [("exit 1", 120), ("sleep 60", 8), ("kill -9 $PPID; sleep 1", 120)],
                          ids=["exits", "hangs", "kills-npm"])
 def test_a_real_npm_install_whose_script_forges_a_registry_failure_is_the_package_s(tmp_path, monkeypatch, ending,

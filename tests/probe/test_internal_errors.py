@@ -33,6 +33,7 @@ def _measure_args(tmp_path, name: str = "buggy") -> list[str]:
     ("harness.probe.build_record.build", KeyError("tools")),
     ("harness.cli.measure_cmd.measure_sync", ValueError("bad state")),  # a ValueError from inside is not bad input
 ])
+@pytest.mark.slow
 def test_a_bug_inside_measure_exits_70_with_one_line_naming_the_server(where, exc, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise exc
@@ -76,6 +77,7 @@ def test_bad_input_is_still_exit_2(tmp_path):
     assert code == 2 and err.startswith("error: --name 'Bad Name' is not a valid slug")
 
 
+@pytest.mark.slow
 def test_a_bug_on_one_server_is_its_recorded_harness_error_and_the_sweep_goes_on(tmp_path, monkeypatch):
     from harness.core.jsparse import parse
     from harness.db import sweep as sweep_module

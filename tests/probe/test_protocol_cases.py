@@ -42,6 +42,7 @@ def test_string_id_case_is_37_tokens(results_root):
     assert 'echoed request id 1 as "1"' in run.notes
 
 
+@pytest.mark.slow
 def test_deferred_tools_case_settles_to_two_tools_109_tokens(results_root):
     expected = dump(PROTOCOL_CASES / "deferred_tools.py")
     assert (expected.tools, expected.tokens) == (2, 109)

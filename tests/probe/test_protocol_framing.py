@@ -199,6 +199,7 @@ def test_the_compatibility_check_is_bounded_whatever_a_server_sends():
     [{"name": "x", "inputSchema": {"type": "object"}, "description": "d" * 2_000_000}],
     [{"name": "x", "inputSchema": {"type": "object", "required": [{}] * 400_000}}],
 ])
+@pytest.mark.slow
 def test_the_compatibility_check_is_bounded_in_bytes_not_only_tools(tools):
     from harness.probe import compatibility
     from harness.probe.outcome import Capture
@@ -219,6 +220,7 @@ def test_the_compatibility_check_is_bounded_in_bytes_not_only_tools(tools):
     '{"jsonrpc":"1.0","id":2,"result":{"tools":[]}}',       # another version
     '{"jsonrpc":2,"id":2,"error":{"code":-1,"message":"x"}}',
 ])
+@pytest.mark.slow
 def test_a_reply_without_jsonrpc_2_is_named_never_a_bare_timeout(reply, results_root, tmp_path):
     script = tmp_path / "near_miss.py"
     script.write_text(

@@ -66,12 +66,14 @@ def test_a_stream_held_open_after_the_reply_is_measured_and_no_thread_outlives_i
     assert set(threading.enumerate()) <= threads
 
 
+@pytest.mark.slow
 def test_a_reply_that_drips_inside_the_deadline_is_measured(results_root):
     expected = dump(fixture("sse_server"))
     run = measure_url(results_root, "sse-drip-fast", "--drip", "0.005", timeout=30)
     assert_matches(run.record, expected)
 
 
+@pytest.mark.slow
 def test_a_reply_that_drips_past_the_deadline_times_out_on_time(results_root):
     threads = set(threading.enumerate())
     run = measure_url(results_root, "sse-drip-slow", "--drip", "1", timeout=2)

@@ -105,6 +105,7 @@ def test_replies_to_unknown_ids_are_noise_with_a_sample(results_root):
     ("delay", 0),         # registered on a timer, whatever the client does
     ("before", 0),        # notified before the first listing was answered
 ])
+@pytest.mark.slow
 def test_list_changed_is_followed_to_the_settled_list(notify, initial, results_root):
     expected = dump(fixture("late_tools"))
     assert expected.tools == 3
@@ -132,6 +133,7 @@ def test_a_notification_after_a_listing_with_tools_is_followed_only_inside_the_q
         assert "list_changed" not in run.notes and "listChanged" not in run.notes
 
 
+@pytest.mark.slow
 def test_list_changed_never_sent_publishes_zero_after_the_window(results_root):
     run = measure(results_root, "late-never", "late_tools", "--notify", "never")
     rec = run.record
@@ -162,6 +164,7 @@ def test_without_list_changed_declared_the_first_listing_stands(results_root):
     assert expected.tools == 1
 
 
+@pytest.mark.slow
 def test_settled_lists_confirm_as_measured_on_a_second_launch(results_root):
     expected = dump(fixture("late_tools"))
     run = measure(results_root, "late-dual", "late_tools", "--notify", "after-reply", dual=True)

@@ -112,6 +112,7 @@ def test_a_legacy_stream_stopped_by_a_bound_names_the_bound(flags, limits, why, 
     (("--resume", "1", "--resume-all"), 1),      # every request's stream, initialize's too
     (("--resume", "1", "--tools", "4"), 1),
 ])
+@pytest.mark.slow
 def test_a_stream_closed_after_an_event_id_is_resumed(flags, reconnections, results_root):
     expected = dump(fixture("sse_server"), *[f for f in flags if f in ("--tools", "4")])
     here = sse_server(*flags)
@@ -124,6 +125,7 @@ def test_a_stream_closed_after_an_event_id_is_resumed(flags, reconnections, resu
             "reconnection(s))") in run.notes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--no-event-id", "--odd-event-id"])
 def test_a_stream_that_cannot_be_resumed_is_an_answer_without_a_reply(flag, results_root):
     here = sse_server("--resume", "1", flag)

@@ -77,6 +77,7 @@ def test_record_bytes_just_under_just_over_and_far_over(tmp_path, monkeypatch, z
         assert _verify(path) == 0 and json.loads(path.read_text())["toolCount"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nest, status", [(100, "measured"), (300, "too-large")])
 def test_indentation_of_deep_nesting_counts_toward_the_bound(tmp_path, monkeypatch, nest, status):
     """Scaled down: 600 bytes of nested arrays on the wire are ~180 KB of indented record."""

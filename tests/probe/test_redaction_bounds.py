@@ -56,6 +56,7 @@ def test_joining_sets_builds_nothing_until_used():
     assert joined.text(parts[-1].values[0]) == MASK and joined._tables is not None
 
 
+@pytest.mark.slow
 def test_a_config_of_many_entries_gets_one_redactor_in_bounded_memory():
     entries = [Entry(name=f"s{i}", client="cursor", source="x", scope="user", transport="stdio",
                      env_values={f"K{j}": v for j, v in enumerate(_values(10, 100))}) for i in range(300)]

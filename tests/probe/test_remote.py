@@ -38,6 +38,7 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_http_server_is_measured_with_its_two_tools(http_server, results_root):
     run = measure_and_write(Target(name="http", url=http_server.url, timeout_seconds=10), results_root)
     rec = run.record

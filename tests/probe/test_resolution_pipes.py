@@ -40,6 +40,7 @@ def _alive(tag: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("held", ["", ">/dev/null", "2>/dev/null"], ids=["both", "stderr", "stdout"])
 def test_a_run_that_ended_is_read_at_once_whatever_it_left_holding_its_pipes(run, held):
     tag = f"60.{uuid.uuid4().int % 10**12:012d}"  # a sleep this long is this test's own
@@ -50,6 +51,7 @@ def test_a_run_that_ended_is_read_at_once_whatever_it_left_holding_its_pipes(run
     assert not _alive(tag)  # and what held them is gone
 
 
+@pytest.mark.slow
 def test_a_run_that_fails_while_something_holds_its_pipes_keeps_its_exit_code(run):
     tag = f"60.{uuid.uuid4().int % 10**12:012d}"
     out, ran = run(f"(sleep {tag} &) ; echo 'npm error code E404' >&2; exit 3", 30)
@@ -57,6 +59,7 @@ def test_a_run_that_fails_while_something_holds_its_pipes_keeps_its_exit_code(ru
     assert not _alive(tag)
 
 
+@pytest.mark.slow
 def test_a_run_that_never_ends_is_cut_off_at_its_bound(run):
     tag = f"60.{uuid.uuid4().int % 10**12:012d}"
     out, ran = run(f"echo '{LINE.decode()}'; sleep {tag}", 3)

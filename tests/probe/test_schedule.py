@@ -50,6 +50,7 @@ def test_the_confirmation_is_alive_beside_the_first_launch(tmp_path, results_roo
     assert len(pids(tmp_path / "meet-beside")) == 2  # two launches, no more
 
 
+@pytest.mark.slow
 def test_the_fixture_tells_launches_one_after_the_other(tmp_path, results_root, launches_in_order):
     # the sequential order, for contrast: the first waits alone, the confirmation finds its file
     run = measure_and_write(rendezvous(tmp_path, "meet-after", wait=0.5), results_root)
@@ -58,6 +59,7 @@ def test_the_fixture_tells_launches_one_after_the_other(tmp_path, results_root, 
     assert "(only in the second: together; only in the first: alone)" in run.notes
 
 
+@pytest.mark.slow
 def test_one_launch_slot_makes_the_pair_one_after_the_other(tmp_path, results_root):
     run = measure_and_write(rendezvous(tmp_path, "meet-one-slot", wait=0.5), results_root,
                             launch_slots=asyncio.Semaphore(1))
@@ -102,6 +104,7 @@ def stubborn(tmp_path: Path, name: str) -> tuple[Target, Path]:
                   cwd=str(tmp_path)), where  # a cwd of its own: the pair runs at once (see rendezvous)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dual", [True, False])
 def test_measure_returns_only_after_a_stubborn_server_has_ended(tmp_path, results_root, dual):
     target, where = stubborn(tmp_path, f"stubborn-{str(dual).lower()}")
@@ -113,6 +116,7 @@ def test_measure_returns_only_after_a_stubborn_server_has_ended(tmp_path, result
     assert [a["exitCode"] for a in run.record["attempts"]] == [-9] * len(started)  # SIGKILL was needed
 
 
+@pytest.mark.slow
 def test_inside_an_outer_scope_the_teardown_runs_beside_the_next_step(tmp_path):
     target, where = stubborn(tmp_path, "stubborn-scope")
     seen = {}
@@ -144,6 +148,7 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
     assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
 
 
+@pytest.mark.slow
 def test_a_cancelled_measurement_ends_both_launches_at_once(tmp_path):
     """An interrupted sweep cancels its measurements: the early confirmation is cancelled with the
     first launch (not awaited to its budget), and neither leaves a process behind."""

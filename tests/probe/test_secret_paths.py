@@ -35,6 +35,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["harness.probe.build_record.build", "harness.cli.measure_cmd.measure_sync"])
 @pytest.mark.parametrize("traceback", [False, True])
 def test_the_internal_error_line_and_traceback_never_show_a_secret(where, traceback, tmp_path, monkeypatch):

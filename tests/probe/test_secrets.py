@@ -236,6 +236,7 @@ def test_header_value_echoed_by_a_remote_server_is_redacted(path, status, echo_h
     assert_secret_absent(SENTINEL, roots=(out,))
 
 
+@pytest.mark.slow
 def test_header_value_sent_to_the_fixture_http_server_is_not_recorded(http_server, out):
     target = Target(name="http-header", url=http_server.url, headers=(HEADER,), timeout_seconds=10)
     run = measure_and_write(target, out / "results")
@@ -296,6 +297,7 @@ def test_cli_never_prints_or_writes_a_header_value(echo_http, http_server, out):
     assert MASK in rejected.stdout
 
 
+@pytest.mark.slow
 def test_shlex_quoted_keys_are_found_too():
     """The launch command is recorded as written: a quoted key is still a key."""
     from harness.probe.redact import Secrets

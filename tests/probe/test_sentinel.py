@@ -71,6 +71,7 @@ def _kill_all(pids) -> None:
     ["escapes_teardown.py", "--marker", "{marker}", "--how", "setsid"],
     ["escapes_teardown.py", "--marker", "{marker}", "--how", "fork-loop"],
 ])
+@pytest.mark.slow
 def test_a_dead_harness_leaves_no_launched_process(tmp_path, fixture, ending):
     marker = f"sentinel-{uuid.uuid4().hex}"
     argv = [sys.executable, str(SERVERS / fixture[0]),

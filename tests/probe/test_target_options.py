@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
 from tests.conftest import FIXTURE_SERVERS
 
 
+@pytest.mark.slow
 def test_relative_command_runs_in_target_cwd(tmp_path):
     for name in ("well_behaved.py", "_mcp.py"):
         shutil.copy(FIXTURE_SERVERS / name, tmp_path / name)

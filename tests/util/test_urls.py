@@ -96,6 +96,7 @@ def test_the_actions_url_input_and_the_internal_error_line_mask_credentials():
     assert "SUBJsecret1" not in subject and "SUBJfrag22" not in subject and "h.example" in subject
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/token/ab12x/mcp", "/mcp;key=ab12x", "/mcp?sig=ab12x", "/mcp#access_token=ab12x"])
 def test_measure_url_prints_and_records_no_credential_from_its_url(tmp_path, path):
     """Even a credential too short to be masked everywhere in a record (5 characters) never appears:
