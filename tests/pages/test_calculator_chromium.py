@@ -140,7 +140,8 @@ def test_pick_servers_and_no_sideways_scroll(browser, calculator_page, width, tm
     page = _open(browser, calculator_page, width)
     for name in ("filesystem", "memory"):
         page.page.fill("#find", name)
-        page.page.locator("#catalog label", has_text=name).first.locator("input").check()
+        # the entry named exactly so: other names and packages contain "memory" too
+        page.page.locator("#catalog label", has=page.page.locator(f"span:text-is('{name}')")).locator("input").check()
     total = _record("filesystem")["totalTokens"] + _record("memory")["totalTokens"]
     every = page.page.locator('#totals tr[data-client="claude-desktop"] td[data-label="Every request"]')
     assert int(every.get_attribute("data-tokens")) == total
