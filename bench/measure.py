@@ -5,7 +5,8 @@ installed on this machine, so its floor stands in for it — a real reference is
 The floor is a minimal client (this file, ``--bare``; stdlib only): it starts the server, sends
 ``initialize``, ``notifications/initialized`` and ``tools/list``, reads the reply, kills the
 server's process group and exits. Timed in one sitting, interleaved round by round on real servers
-from the catalog (pinned versions, warm caches, ``--isolation host``):
+from the catalog (pinned versions, ``--isolation host``; every cache warm: one untimed bare launch and one
+untimed measure per tree first, each tree's bytecode compiled once into the sitting's own folder):
 
 * **measure** — ``mcp-context-cost measure --command … --isolation host`` as a process (both
   launches, record and badge written), with this tree's code ("after") and, when ``--before`` names
@@ -162,9 +163,28 @@ def sha(out: Path, name: str) -> str:
     return json.loads((out / "results" / f"bench-{name}" / "measurement.json").read_text())["canonicalSha256"]
 
 
+def bench_env(work: Path) -> dict:
+    """Every process's environment: bytecode compiled once into the sitting's own folder (never into a tree, the
+    other tree being read-only), as an installed package has it; each tree runs its own code."""
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)  # ``-m`` from its checkout
+    return env
+
+
+def warm(servers: list[str], trees: dict[str, Path], work: Path) -> None:
+    """One untimed bare launch and one untimed measure per tree of every server: package caches, each tree's
+    own caches and its bytecode are warm in every timed round."""
+    env = bench_env(work)
+    for name in servers:
+        timed([sys.executable, __file__, "--bare", SERVERS[name]], ROOT, env)
+        for label, tree in trees.items():
+            timed(measure_argv(str(tree / ".venv" / "bin" / "python"), name, SERVERS[name], work / "warm" / label),
+                  tree, env)
+
+
 def sitting(servers: list[str], rounds: int, trees: dict[str, Path], work: Path) -> dict:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # the other tree is read-only
-    env.pop("PYTHONPATH", None)  # each tree runs its own code (``-m`` from its checkout)
+    env = bench_env(work)
     runs: dict[str, dict] = {name: {"bare": [], "bare x2": [], **{f"measure {t}": [] for t in trees},
                                     **{f"sha {t}": set() for t in trees}} for name in servers}
     for r in range(rounds):
@@ -233,8 +253,7 @@ def main() -> int:
           + ", ".join(f"{k}={v}" for k, v in trees.items()) + f"; load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-measure-") as work:
-        for name in servers:  # warm every cache first: the figures are for warm launches
-            bare_launch(SERVERS[name])
+        warm(servers, trees, Path(work))  # the figures are for warm launches
         report(sitting(servers, args.rounds, trees, Path(work)), trees)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0

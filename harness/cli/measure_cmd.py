@@ -181,6 +181,12 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
                          f"choose another name, or measure the entry itself with --server {target.name}")
 
 
+# The YAML escapes that can yield a slug's character: a code point (``\x``, ``\u``, ``\U``) and an escaped line
+# break, which joins two lines with nothing between. Every other escape yields a character no slug holds, and a
+# backslash outside a double-quoted scalar stays a backslash.
+_SLUG_ESCAPE = re.compile(rb"\\(?:[xuU]|[\r\n]|\xc2\x85|\xe2\x80[\xa8\xa9])")
+
+
 def _may_name(catalog_path: Path, name: str, max_bytes: int) -> bool:
     """Whether the catalog file could hold an entry ``name``: it spells the name, or has a YAML escape
     that could, or is too large to tell. A catalog that cannot is not parsed (a slug is never folded)."""
@@ -189,7 +195,7 @@ def _may_name(catalog_path: Path, name: str, max_bytes: int) -> bool:
             text = file.read(max_bytes + 1)
     except OSError:
         return True
-    return len(text) > max_bytes or name.encode("utf-8") in text or b"\\" in text
+    return len(text) > max_bytes or name.encode("utf-8") in text or _SLUG_ESCAPE.search(text) is not None
 
 
 def _target(args) -> Target:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import io
 import json
@@ -134,12 +135,12 @@ def _load_verified(data: bytes, url: str, expected: str) -> tiktoken.Encoding:
     def ranks(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if (blobpath, expected_hash) != (url, expected):
             raise ValueError(f"the constructor asks for {blobpath} ({expected_hash}), pinned {url} ({expected})")
-        out: dict[bytes, int] = {}
-        for line in data.splitlines():  # tiktoken.load.load_tiktoken_bpe's parse
-            if line:
-                token, rank = line.split()
-                out[base64.b64decode(token)] = int(rank)
-        return out
+        # tiktoken.load.load_tiktoken_bpe's parse (one "<base64 token> <rank>" per line), done in C: the
+        # pinned file has two fields on every line, so its words pair up as its lines do
+        words = data.split()
+        if len(words) % 2:
+            raise ValueError("the rank file does not hold a token and a rank on every line")
+        return dict(zip(map(binascii.a2b_base64, words[0::2]), map(int, words[1::2])))
 
     constructor = openai_public.ENCODING_CONSTRUCTORS[ENCODING_NAME]
     rebound = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": ranks},

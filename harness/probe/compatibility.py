@@ -4,12 +4,18 @@ types: the record's ``compatibility``. docs/METHODOLOGY.md, "Compatibility with 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import importlib.metadata
 import importlib.resources
 import itertools
 import json
+import os
+import stat
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
@@ -85,6 +91,9 @@ def check_result(capture: _Found, method: str, result: dict, page: int | None = 
         return
     tools = checked.get("tools")
     capture.checked_tools += len(tools) if isinstance(tools, list) else 0
+    key = _verdict_key(method, checked)
+    if key is not None and _passed(key):
+        return
     schema_error = _schema_error(_MODELS[method], checked)
     if schema_error:
         add(capture, Finding(f"{where} does not match the MCP {SCHEMA_REVISION} schema: {schema_error}", (TYPESCRIPT,)))
@@ -92,6 +101,95 @@ def check_result(capture: _Found, method: str, result: dict, page: int | None = 
     if model_error:
         add(capture, Finding(f"{where} is refused by the Python SDK's mcp.types.{_MODELS[method]}: {model_error}",
                              (PYTHON,)))
+    if key is not None and not schema_error and not model_error:
+        _remember(key)
+
+
+# --- results both references accepted, kept by content ----------------------------------------------
+# A result both the schema and the SDK's types accepted is kept as a pass, keyed by the sha256 of its exact JSON,
+# its method, this module's source, the schema file and the versions of every package that judged it: the same
+# bytes judged by the same references again are not judged again. An entry is a regular file holding exactly
+# ``passed <key>``; anything else there is a miss. A refusal is never kept: it is judged every time.
+
+VERDICTS_DIR = "compatibility-passed"  # under the harness's cache folder
+MAX_VERDICTS = 4096  # entries kept; the older half is dropped past it
+_JUDGES = ("mcp", "mcp-types", "pydantic", "pydantic-core", "jsonschema")
+
+
+def _verdicts() -> Path:
+    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                     "mcp-context-cost")
+    return Path(base) / VERDICTS_DIR
+
+
+@functools.lru_cache(maxsize=1)
+def _code_key() -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update((importlib.resources.files("harness.probe") / "data" / f"mcp-{SCHEMA_REVISION}.schema.json")
+                  .read_bytes())
+    for name in _JUDGES:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "-"
+        digest.update(f"\0{name}={version}".encode())
+    digest.update(f"\0python={sys.version_info[0]}.{sys.version_info[1]}".encode())
+    return digest.hexdigest()
+
+
+def _verdict_key(method: str, value: dict) -> str | None:
+    try:
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return hashlib.sha256(f"{_code_key()}\0{method}\0".encode() + data).hexdigest()
+
+
+def _entry(key: str) -> bytes:
+    return f"passed {key}\n".encode("ascii")
+
+
+def _passed(key: str) -> bool:
+    """Whether ``key``'s entry is a regular file (no link followed, no fifo waited on) holding its pass."""
+    try:
+        fd = os.open(_verdicts() / key, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(_entry(key)) + 1) == _entry(key)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _remember(key: str) -> None:
+    folder = _verdicts()
+    temporary = folder / f".{key}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        names = os.listdir(folder)
+        if len(names) >= MAX_VERDICTS:
+            aged = sorted(names, key=lambda name: _mtime(folder / name))
+            for name in aged[:len(aged) // 2]:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / name)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, _entry(key))
+        finally:
+            os.close(fd)
+        os.replace(temporary, folder / key)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def to_record(findings: list[Finding]) -> dict:
@@ -201,7 +299,12 @@ def _expected(error) -> str:
 
 
 def prepare() -> None:
-    """Load both references (the schema's validators, the SDK's types) ahead of the first check."""
+    """Ahead of the first check: the key of kept passes, and both references (the schema's validators, the SDK's
+    types) unless a pass has been kept here before (then they load on the first result not kept)."""
+    _code_key()
+    with contextlib.suppress(OSError), os.scandir(_verdicts()) as kept:
+        if any(kept):
+            return
     for definition in _MODELS.values():
         _validator(definition)
     _sdk_types()

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import time
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.probe import server_env, machine_fault, npmlog, redact, resolve, sandbox
+from harness.probe import server_env, machine_fault, npmlog, redact, resolve, sandbox, workdir
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -63,8 +64,13 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
     failures: list[Capture] = []
     try:
         async with _exclusive(_lock_path(target, isolation), started + bound):
-            for _ in range(2):
+            for attempt in range(2):
                 notes += _discard(npm_cache, isolation)
+                ready = _ready(target, isolation, pass_declared_values, environ) if npm_cache is not None else None
+                if attempt == 0 and ready is not None and npm_cache is not None \
+                        and (warm := installed(target, isolation, *ready, npm_cache)) is not None:
+                    return Install(dataclasses.replace(target, resolved=warm), (), tuple(notes),
+                                   _declared_engine(warm, isolation, npm_cache), time.monotonic() - started)
                 since = (time.time(), npmlog.existing(npm_cache))
                 remaining = max(1.0, started + bound - time.monotonic())
                 found, ran = await resolve.run_resolution(target, isolation, pass_declared_values=pass_declared_values,
@@ -79,6 +85,8 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 if found is not None:
                     if npm_cache is not None:
                         mark_complete(found.executable, isolation, npm_cache)
+                        if ready is not None and ran is not None:
+                            remember(target, isolation, *ready, found, ran.cwd, npm_cache)
                     findings = _findings(ran, npm_cache, since, found, isolation) \
                         or _declared_engine(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
@@ -439,3 +447,167 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+# --- a warm install taken from the cache -----------------------------------------------------------
+# After an install run for an exact ``npx -y <package>@<version>`` on the host, what the resolver saw (argv,
+# environment, bin folder) is kept beside the cache with the inputs it came from. A later install with the
+# same inputs starts from it without running npx again, only when the cache still proves the same package
+# installed complete: the procedure's marker, the install's package.json naming exactly that spec, the
+# package's own package.json with that name and version, every package its lockfile names present, its bin
+# inside it, no link out of the install, no npm lock, and npm, node and every npm config file and project or
+# global folder npx consults unchanged. Nothing that may hold a secret is kept: no declared value, no URL with a
+# user or password, no variable named like a credential.
+
+INSTALLED_DIR = "installed"  # under the harness's cache folder
+INSTALLED_BYTES = 1 << 20
+INSTALLED_FORMAT = 1
+LOCKFILE_BYTES = 16 << 20
+_EXACT = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+_USERINFO = re.compile(r"://[^/\s]*@")  # a URL carrying a user or password: never written to disk
+
+
+def _ready(target: Target, isolation: str, pass_declared_values: bool,
+           environ: Mapping[str, str] | None) -> tuple[resolve.Plan, dict[str, str]] | None:
+    """``(plan, env)`` of an install that may be taken from the cache, else ``None``."""
+    if isolation != "host" or target.env or target.set_env or target.needs_git:
+        return None  # declared values are never written to disk; a repository changes where npm looks
+    try:
+        ready = resolve.prepare(target, isolation, pass_declared_values=pass_declared_values, environ=environ)
+    except (OSError, ValueError, resolve.SpawnError):
+        return None
+    if ready is None or ready[0].launcher != "npx":
+        return None
+    how, env, _ = ready
+    spec = how.argv[2]
+    if not spec.startswith(how.package + "@") or not _EXACT.match(spec[len(how.package) + 1:]):
+        return None  # a tag or a range can move: npx asks the registry
+    if any(_USERINFO.search(value) or server_env.DENY_PATTERN.search(name) for name, value in env.items()):
+        return None
+    return how, env
+
+
+def _installed_path(isolation: str, how: resolve.Plan, cwd: str) -> Path:
+    slot = json.dumps([isolation, how.argv, cwd]).encode("utf-8", "surrogatepass")
+    return sandbox.cache_root().parent / INSTALLED_DIR / f"{hashlib.sha256(slot).hexdigest()[:32]}.json"
+
+
+def _installed_key(isolation: str, how: resolve.Plan, env: dict[str, str], cwd: str) -> str:
+    text = json.dumps([INSTALLED_FORMAT, PROCEDURE, resolve.dumper_digest(), isolation, how.argv, cwd,
+                       list(env.items())])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _fingerprint(path: str) -> list:
+    """``[path, size, mtime_ns, inode, mode]`` of what ``path`` names (links followed), ``[path]`` when absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path]
+    return [path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode]
+
+
+def _consulted(env: Mapping[str, str], said: Mapping[str, str], cwd: str) -> list | None:
+    """Fingerprints of what npx reads besides the install: npx, node, npm and its builtin config, the global
+    and user config, the global folders, and a project above the working directory. ``None`` when the
+    resolver's environment does not name them."""
+    try:
+        npx = shutil.which("npx", path=env["PATH"])
+        npm_root = os.path.dirname(os.path.dirname(said["npm_execpath"]))
+        prefix = said["npm_config_global_prefix"]
+        paths = [os.path.realpath(npx or "npx"), said["NODE"], os.path.join(npm_root, "package.json"),
+                 os.path.join(npm_root, "npmrc"), said["npm_config_globalconfig"], said["npm_config_userconfig"],
+                 os.path.join(prefix, "lib", "node_modules"), os.path.join(prefix, "bin")]
+    except (KeyError, TypeError):
+        return None
+    if npx is None:
+        return None
+    for folder in Path(cwd).parents:  # npm's project is the nearest folder above with either
+        paths += [str(folder / "package.json"), str(folder / "node_modules")]
+    return [_fingerprint(path) for path in paths]
+
+
+def remember(target: Target, isolation: str, how: resolve.Plan, env: dict[str, str], found: resolve.Resolved,
+             cwd: str, npm_cache: Path) -> None:
+    """Keep what an install run in ``cwd`` resolved, for ``installed``; nothing when it could hold a secret."""
+    said = dict(found.env)
+    if cwd != str(workdir.own_path(target.name)) or len(said) != len(found.env) \
+            or any(_USERINFO.search(v) or server_env.DENY_PATTERN.search(k) for k, v in found.env):
+        return
+    consulted = _consulted(env, said, cwd)
+    if consulted is None or installed_from(found, how, cwd, npm_cache) is None:
+        return
+    entry = {"key": _installed_key(isolation, how, env, cwd), "consulted": consulted,
+             "argv": list(found.argv), "env": [list(pair) for pair in found.env], "bin": found.executable,
+             "version": found.version}
+    path = _installed_path(isolation, how, cwd)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, json.dumps(entry).encode("utf-8", "surrogatepass"))
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, str],
+              npm_cache: Path) -> resolve.Resolved | None:
+    """The install an earlier run resolved with these same inputs, when the cache still proves it; else ``None``."""
+    cwd = str(workdir.own_path(target.name))
+    text = _plain_text(_installed_path(isolation, how, cwd), INSTALLED_BYTES)
+    try:
+        entry = json.loads(text) if text is not None else None
+        if not isinstance(entry, dict) or entry.get("key") != _installed_key(isolation, how, env, cwd):
+            return None
+        pairs = [(k, v) for k, v in entry["env"] if isinstance(k, str) and isinstance(v, str)]
+        argv = entry["argv"]
+        found = resolve.Resolved("npx", how.package, entry["version"], tuple(argv), isolation, entry["bin"],
+                                 tuple(pairs))
+        if len(pairs) != len(entry["env"]) or not all(isinstance(a, str) for a in argv) \
+                or not isinstance(found.executable, str) or entry["consulted"] != _consulted(env, dict(pairs), cwd):
+            return None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return installed_from(found, how, cwd, npm_cache)
+
+
+def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cache: Path) -> resolve.Resolved | None:
+    """``found`` when the npx install it names is this procedure's, complete, of exactly the pinned package, and
+    starts its bin from inside it; else ``None``."""
+    spec = how.argv[2]
+    version = spec[len(how.package) + 1:]
+    said = dict(found.env)
+    if found.version != version or found.package != how.package or len(found.argv) != 3 \
+            or found.argv[:2] != ("sh", "-c") or said.get("INIT_CWD") != cwd \
+            or said.get("PATH", "").split(os.pathsep)[0] != found.executable:
+        return None
+    install = _install_dir(found.executable, "host", npm_cache)
+    if install is None or _untrusted(install, True) is not None or os.path.lexists(install / NPM_LOCK):
+        return None
+    package = install / "node_modules" / how.package
+    try:
+        manifest = json.loads(_plain_text(install / "package.json", MANIFEST_BYTES) or "")
+        own = json.loads(_plain_text(package / "package.json", MANIFEST_BYTES) or "")
+        locked = json.loads(_plain_text(install / "package-lock.json", LOCKFILE_BYTES) or "")["packages"]
+        words = shlex.split(found.argv[2])
+        if manifest["_npx"]["packages"] != [spec] or own["name"] != how.package or own["version"] != version:
+            return None
+        if any(where and not (where.startswith("node_modules/") and ".." not in where.split("/")
+                              and os.path.isfile(install / where / "package.json"))
+               for where, meta in locked.items() if not (isinstance(meta, dict) and meta.get("optional"))):
+            return None  # a package the install's lockfile names is missing
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not words or "/" in words[0] or words[0] in (".", ".."):
+        return None
+    real_package = os.path.realpath(package)
+    program = os.path.realpath(Path(found.executable) / words[0])
+    if real_package != os.path.normpath(package) or not program.startswith(real_package + os.sep) \
+            or not os.path.isfile(program):
+        return None  # a link out of the install, or a bin that is not the package's
+    return found

@@ -181,6 +181,7 @@ class Ran:
     stderr: bytes
     elapsed_seconds: float
     scripts: tuple[str, ...] = ()  # the banners npm printed on stdout for the install scripts it started
+    cwd: str = ""  # the working directory it ran in
 
 
 # npm's banner for a foreground install script it starts (``> pkg@1.0.0 postinstall``), on stdout
@@ -192,25 +193,13 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
                          environ: Mapping[str, str] | None = None,
                          timeout: float | None = None) -> tuple[Resolved | None, Ran | None]:
     """``(Resolved, Ran)``, ``(None, Ran)`` for a failed run, ``(None, None)`` when nothing usable ran."""
-    how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
-    if how is None or target.cwd is not None:
-        return None, None
-    from harness.probe import launch  # launch imports this module (launch_parts)
-
-    sandboxed = isolation == "sandbox"
-    env = server_env.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
-    env.update(target.set_env)
-    if SCRIPT_SHELL in env:
-        return None, None  # the host chose a script shell: a launch through npx would use it
     try:
-        launch._refuse_names(target)  # a name that runs code never reaches a launcher, resolving or not
-        dumper = _dumper_dir()
-        added: tuple[str, ...] = ()
-        if how.launcher == "npx":
-            env[SCRIPT_SHELL] = str(dumper / "dump")
-            added = () if FOREGROUND_SCRIPTS in env else (FOREGROUND_SCRIPTS,)
-            env.setdefault(FOREGROUND_SCRIPTS, "true")  # an install script's words reach the install's stderr
-        shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(dumper),) if sandboxed else ()))
+        ready = prepare(target, isolation, pass_declared_values=pass_declared_values, environ=environ)
+        if ready is None:
+            return None, None
+        how, env, added = ready
+        shown = dataclasses.replace(target, host_dirs=target.host_dirs + ((str(_dumper_dir()),)
+                                                                          if isolation == "sandbox" else ()))
         # the widest budget a launch gets (a retry's): resolving may install, as a first launch would
         printed, ran = await _run(shown, how.argv, env, isolation, timeout or target.timeout_seconds * 2)
     except (SpawnError, OSError, ValueError):
@@ -219,6 +208,29 @@ async def run_resolution(target: Target, isolation: str = "host", *, pass_declar
         return None, ran
     found = _read(how, printed, isolation, added)
     return (found, ran) if found is not None else (None, None)
+
+
+def prepare(target: Target, isolation: str, *, pass_declared_values: bool = True,
+            environ: Mapping[str, str] | None = None) -> tuple[Plan, dict[str, str], tuple[str, ...]] | None:
+    """``(plan, env, added)`` of ``target``'s resolution run — ``added``: the settings the run adds for itself — or
+    ``None`` when it has none. Raises ``SpawnError``, ``OSError``, ``ValueError``."""
+    how = plan(target.command) if target.command and isolation in ("host", "sandbox") else None
+    if how is None or target.cwd is not None:
+        return None
+    from harness.probe import launch  # launch imports this module (launch_parts)
+
+    sandboxed = isolation == "sandbox"
+    env = server_env.child_env(target.env, environ, pass_declared_values=pass_declared_values and not sandboxed)
+    env.update(target.set_env)
+    if SCRIPT_SHELL in env:
+        return None  # the host chose a script shell: a launch through npx would use it
+    launch._refuse_names(target)  # a name that runs code never reaches a launcher, resolving or not
+    added: tuple[str, ...] = ()
+    if how.launcher == "npx":
+        env[SCRIPT_SHELL] = str(_dumper_dir() / "dump")
+        added = () if FOREGROUND_SCRIPTS in env else (FOREGROUND_SCRIPTS,)
+        env.setdefault(FOREGROUND_SCRIPTS, "true")  # an install script's words reach the install's stderr
+    return how, env, added
 
 
 def _read(how: Plan, printed: bytes | None, isolation: str, added: tuple[str, ...] = ()) -> Resolved | None:
@@ -323,7 +335,8 @@ async def _run(target: Target, argv: list[str], env: dict, isolation: str, timeo
     if code is None and not timed_out:
         code = ended
     banners = tuple(m.group(0).decode("utf-8", errors="replace") for m in SCRIPT_BANNER.finditer(out))[:MAX_BANNERS]
-    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started, banners)
+    return bytes(out), Ran(None if timed_out else code, timed_out, bytes(tail), time.monotonic() - started, banners,
+                           str(cwd))
 
 
 async def _tail(stream, keep: bytearray) -> None:
@@ -340,9 +353,14 @@ async def _bounded(stream, keep: bytearray) -> None:
         del keep[:-MAX_OUTPUT]
 
 
+def dumper_digest() -> str:
+    """What identifies the dumper script (its text and interpreter)."""
+    return hashlib.sha256(f"#!{sys.executable}\n{_DUMPER}".encode()).hexdigest()[:16]
+
+
 def _dumper_dir() -> Path:
     text = f"#!{sys.executable}\n{_DUMPER}"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    digest = dumper_digest()
     folder = sandbox.cache_root().parent / "resolver" / digest
     script = folder / "dump"
     if not script.is_file() or script.read_text(encoding="utf-8") != text:

@@ -38,11 +38,17 @@ def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
         yield path
 
 
+def own_path(name: str) -> Path:
+    """The working directory ``name`` launches in while no other launch of ``name`` holds it."""
+    if not _SLUG.match(name):
+        name = "x-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return base_dir() / name
+
+
 @contextlib.contextmanager
 def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
     base = base_dir()
-    if not _SLUG.match(name):
-        name = "x-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    name = own_path(name).name
     try:
         base.mkdir(parents=True, exist_ok=True)
         lock = open(base / f"{name}.lock", "a+")

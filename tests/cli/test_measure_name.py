@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.cli import main
 from harness.cli.measure_cmd import _may_name
+from harness.util import names
 
 ENTRY = "  command: npx -y @modelcontextprotocol/server-memory@2026.8.31\n  category: official-reference\n"
 ABSENT = "no-such-program-mcp-context-cost"
@@ -27,7 +29,8 @@ def _measure(tmp_path: Path, catalog: Path, name: str, capsys) -> tuple[int, str
 
 
 @pytest.mark.parametrize("name_line", ["name: twin", "name: 'twin'", 'name: "twin"', 'name: "\\x74win"',
-                                       'name: "\\u0074\\u0077in"'])
+                                       'name: "\\u0074\\u0077in"', 'name: "\\U00000074win"',
+                                       'name: "tw\\\n    in"'])
 def test_a_catalog_name_launched_differently_is_refused(tmp_path, capsys, name_line):
     code, err = _measure(tmp_path, _catalog(tmp_path, name_line), "twin", capsys)
     assert code == 2 and "is the catalog entry launched as" in err and "--server twin" in err
@@ -54,3 +57,20 @@ def test_may_name(tmp_path):
     path.write_bytes(b'servers:\n- name: "a\\x62d"\n')
     assert _may_name(path, "abd", 1024)
     assert _may_name(tmp_path / "missing.yaml", "abc", 1024)
+
+
+def test_a_backslash_that_cannot_spell_a_slug_does_not_make_the_catalog_parsed(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"servers:\n- name: abc\n  evidence: 'it said \\'no\\'; \"\\t\\\\ \\/ \\_\"'\n")
+    assert not _may_name(path, "abd", 1024)
+    for joined in (b"\n", b"\r\n", "\u2028".encode(), "\x85".encode()):  # an escaped line break joins two lines
+        path.write_bytes(b'servers:\n- name: "ab\\' + joined + b'  d"\n')
+        assert yaml.safe_load(path.read_bytes())["servers"][0]["name"] == "abd" and _may_name(path, "abd", 1024)
+
+
+def test_every_other_yaml_escape_yields_a_character_no_slug_holds():
+    from yaml.scanner import Scanner
+
+    assert set(Scanner.ESCAPE_CODES) == {"x", "u", "U"}
+    for letter, replacement in Scanner.ESCAPE_REPLACEMENTS.items():
+        assert not names.is_result_name(f"a{replacement}"), letter

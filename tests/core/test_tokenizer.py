@@ -147,6 +147,8 @@ def test_the_encoding_built_from_verified_bytes_is_tiktokens_own(isolated):
     assert ours._mergeable_ranks == theirs._mergeable_ranks
     with pytest.raises(ValueError):
         tk._load_verified(data, KNOWN_URL, "0" * 64)
+    with pytest.raises(ValueError):  # a line of three words: never paired with the next line's
+        tk._load_verified(b"YQ== 0 1\nYg== 1\n", KNOWN_URL, KNOWN_SHA256)
 
 
 @pytest.mark.parametrize("npm_on_path", [True, False], ids=["bogus-registry", "no-npm-on-path"])
