@@ -453,12 +453,12 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
 # After an install run for an exact ``npx -y <package>@<version>`` on the host, what the resolver saw (argv,
 # environment, bin folder) is kept beside the cache with the inputs it came from. A later install with the
 # same inputs starts from it without running npx again, only when the cache still proves the same package
-# installed complete: the procedure's marker, the install's package.json naming exactly that spec, the
-# package's own package.json with that name and version, every package its lockfile names present, its bin
-# inside it, no link out of the install, no npm lock, and npm, node and every npm config file and project or
-# global folder npx consults unchanged; and the kept entry saying nothing npx would not (the bin and the plan's
-# arguments as npm quotes them, the host's variables, npm's own). Nothing that may hold a secret is kept: no declared value, no URL with a
-# user or password, no variable named like a credential.
+# installed complete: the procedure's marker, the install in the one folder npx uses for the spec and naming
+# exactly that spec, the package's own package.json with that name and version, every package its lockfile
+# names present, its bin inside it, no link out of the install, no npm lock, and npm, node and every npm config
+# file and project or global folder npx consults unchanged; and the kept entry saying nothing npx would not (the
+# bin and the plan's arguments as npm quotes them, the host's variables, npm's own). Nothing that may hold a
+# secret is kept: no declared value, no URL with a user or password, no variable named like a credential.
 
 INSTALLED_DIR = "installed"  # under the harness's cache folder
 INSTALLED_BYTES = 1 << 20
@@ -624,7 +624,8 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
             or said.get("PATH", "").split(os.pathsep)[0] != found.executable:
         return None
     install = _install_dir(found.executable, "host", npm_cache)
-    if install is None or _untrusted(install, True) is not None or os.path.lexists(install / NPM_LOCK):
+    if install is None or install.name != _npx_folder(spec) or _untrusted(install, True) is not None \
+            or os.path.lexists(install / NPM_LOCK):
         return None
     package = install / "node_modules" / how.package
     try:
@@ -651,3 +652,8 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
             or not os.path.isfile(program):
         return None  # a link out of the install, or a bin that is not the package's
     return found
+
+
+def _npx_folder(spec: str) -> str:
+    """The one ``_npx/<name>`` folder npx installs ``npx -y <spec>`` in (libnpmexec: its sha512, 16 digits)."""
+    return hashlib.sha512(spec.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -80,11 +80,12 @@ def test_a_bin_linked_to_another_package_of_the_install_is_not_taken(warm):
     assert _taken(warm) is not None
 
 
-def test_another_node_ahead_on_the_path_is_not_taken(warm):
-    """A node put in a folder already on the PATH: npx and the server's ``#!/usr/bin/env node`` would run it."""
+@pytest.mark.parametrize("program", ["node", "npx"])
+def test_another_node_or_npx_ahead_on_the_path_is_not_taken(warm, program):
+    """A program put in a folder already on the PATH: npx, or the server's ``#!/usr/bin/env node``, would run it."""
     root = warm[0]
-    node = root / "early" / "node"
-    node.write_text(f"#!/bin/sh\nexec {shutil.which('node')} \"$@\"\n")
+    node = root / "early" / program
+    node.write_text(f"#!/bin/sh\nexec {shutil.which(program)} \"$@\"\n")
     node.chmod(0o755)
     try:
         assert _taken(warm) is None
@@ -148,3 +149,23 @@ def test_a_pin_with_arguments_is_kept_as_npm_quoted_them_and_taken(warm):
     assert ready is not None
     taken = installing.installed(target, "host", *ready, npm_cache)
     assert taken is not None and taken.argv == done.target.resolved.argv
+
+
+def test_an_entry_naming_a_copy_of_the_install_elsewhere_in_the_cache_is_not_taken(warm):
+    """npx looks for an exact pin in one folder of its cache, named by the spec: a copy in another is never its."""
+    install = _install(warm)
+    copy = install.with_name("0" * 16)
+    shutil.copytree(install, copy, symlinks=True)
+    path = _entry_path(warm)
+    kept = path.read_bytes()
+    entry = json.loads(kept.decode().replace(str(install), str(copy)))
+    assert entry["bin"].startswith(str(copy))
+    path.unlink()
+    path.write_text(json.dumps(entry))
+    try:
+        assert _taken(warm) is None
+    finally:
+        path.unlink()
+        path.write_bytes(kept)
+        shutil.rmtree(copy)
+    assert _taken(warm) is not None
