@@ -573,7 +573,7 @@ def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, 
                                  tuple(pairs))
         if len(pairs) != len(entry["env"]) or not all(isinstance(a, str) for a in argv) \
                 or not isinstance(found.executable, str) or entry["consulted"] != _consulted(env, dict(pairs), cwd) \
-                or not _as_npx_hands_over(found, how, env):
+                or not _as_npx_hands_over(found, how, env, cwd):
             return None
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -584,23 +584,27 @@ def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, 
 _NPM_ADDS = frozenset({"NODE", "INIT_CWD", "COLOR", "EDITOR", reaper.MARKER})
 
 
-def _as_npx_hands_over(found: resolve.Resolved, how: resolve.Plan, env: Mapping[str, str]) -> bool:
-    """Whether a kept entry says only what npx says for ``how`` run with ``env``: the bin and the plan's
-    arguments quoted as npm quotes them, the host's variables (its PATH behind npm's folders), else npm's."""
+def _as_npx_hands_over(found: resolve.Resolved, how: resolve.Plan, env: Mapping[str, str], cwd: str) -> bool:
+    """Whether a kept entry says only what npx says for ``how`` run with ``env`` in ``cwd``: the bin and the plan's
+    arguments quoted as npm quotes them; the npm and node on the host's PATH, and npm's folders ahead of that PATH;
+    the host's variables; else only npm's."""
     words = shlex.split(found.argv[2])
     bin_name = "'" + words[0].replace("'", "'\\''") + "'" if words else ""
     if found.argv[2] != " ".join([bin_name, *map(_npm_quoted, how.argv[3:])]):
         return False
-    for name, value in found.env:
-        if name == "PATH":
-            if not value.endswith(os.pathsep + env["PATH"]):
-                return False
-        elif name in env:
-            if value != env[name]:
-                return False
-        elif not (name.startswith("npm_") or name in _NPM_ADDS):
-            return False
-    return True
+    said = dict(found.env)
+    npx, node = shutil.which("npx", path=env["PATH"]), shutil.which("node", path=env["PATH"])
+    if npx is None or node is None:
+        return False
+    npm_root = os.path.dirname(os.path.dirname(os.path.realpath(npx)))
+    projects = (cwd, *map(str, Path(cwd).parents))  # npm puts every folder's node_modules/.bin up to the root
+    folders = [found.executable, *(os.path.join(p, "node_modules", ".bin") for p in projects),
+               os.path.join(npm_root, "node_modules", "@npmcli", "run-script", "lib", "node-gyp-bin"), env["PATH"]]
+    if said.get("npm_execpath") != os.path.join(npm_root, "bin", "npm-cli.js") \
+            or said.get("NODE") != os.path.realpath(node) or said.get("PATH") != os.pathsep.join(folders):
+        return False
+    return all(value == env[name] if name in env else name.startswith("npm_") or name in _NPM_ADDS
+               for name, value in found.env if name != "PATH")
 
 
 def _npm_quoted(word: str) -> str:

@@ -37,11 +37,14 @@ def warm(tmp_path_factory):
         yield root, root / "npm", target, done.target.resolved
 
 
-def _taken(warm):
-    _, npm_cache, target, _ = warm
-    ready = installing._ready(target, "host", True, None)
+def _ready(warm):
+    ready = installing._ready(warm[2], "host", True, None)
     assert ready is not None
-    return installing.installed(target, "host", *ready, npm_cache)
+    return ready
+
+
+def _taken(warm):
+    return installing.installed(warm[2], "host", *_ready(warm), warm[1])
 
 
 def _install(warm) -> Path:
@@ -114,7 +117,8 @@ def _entry_path(warm) -> Path:
 
 
 @pytest.mark.parametrize("plant", ["a command after the bin", "arguments npx never passed", "a variable npx never set",
-                                   "a variable of the host changed"])
+                                   "a variable of the host changed", "a folder ahead on the PATH", "another npm",
+                                   "another node"])
 def test_a_kept_entry_saying_what_npx_never_said_is_not_taken(warm, plant):
     """A writer of the harness's cache edits the kept entry: only what npx handed the server is ever started."""
     path = _entry_path(warm)
@@ -128,6 +132,16 @@ def test_a_kept_entry_saying_what_npx_never_said_is_not_taken(warm, plant):
         entry["env"] = entry["env"] + [["NODE_OPTIONS", "--require=/tmp/attack7.js"]]
     elif plant == "a variable of the host changed":
         entry["env"] = [[k, "/tmp/elsewhere" if k == "HOME" else v] for k, v in entry["env"]]
+    elif plant == "a folder ahead on the PATH":  # where ``sh`` and ``#!/usr/bin/env node`` would be found first
+        entry["env"] = [[k, v.replace(os.pathsep, os.pathsep + "/tmp/attack7" + os.pathsep, 1) if k == "PATH" else v]
+                        for k, v in entry["env"]]
+    elif plant == "another npm":
+        entry["env"] = [[k, "/tmp/attack7/npm-cli.js" if k == "npm_execpath" else v] for k, v in entry["env"]]
+    elif plant == "another node":
+        entry["env"] = [[k, "/tmp/attack7/node" if k == "NODE" else v] for k, v in entry["env"]]
+    if plant in ("a folder ahead on the PATH", "another npm", "another node"):  # what npx reads, as they would say
+        cwd = str(installing.workdir.own_path(NAME))
+        entry["consulted"] = installing._consulted(_ready(warm)[1], dict(entry["env"]), cwd)
     path.unlink()
     path.write_text(json.dumps(entry))
     try:
