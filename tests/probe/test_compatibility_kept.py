@@ -39,6 +39,7 @@ def _check(value: dict) -> list[compatibility.Finding]:
     return found.compatibility
 
 
+@pytest.mark.slow
 def test_a_real_server_measured_again_is_not_judged_again_and_gives_the_same_record(kept, judged):
     target = Target(name="kept-memory", command=MEMORY, timeout_seconds=120)
     first = build_record.build(measure_sync(target, isolation="host"))
