@@ -15,6 +15,8 @@ import pytest
 
 from harness.core import tokenizer as tk
 
+pytestmark = pytest.mark.slow  # the pinned npm package fetched, and node started
+
 ODD = ["", " ", "\r\n", "a\r\nb", "\t\t\n\n  \n", " " * 5000 + "x", "<|endoftext|>", "<|endoftext|><|im_start|>",
        "\u00a0\u2028\u2029\u0085", "e\u0301\u0301\u0301", "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466",
        "1234567890" * 50, "'s'S'll'LL're", "\ufeffBOM", "\u0000\u0001\u007f", "ǅǈǋ", "ﬁﬂ", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢",

@@ -18,6 +18,7 @@ from harness.probe.target import Target
 SPEC = "@modelcontextprotocol/server-memory@2026.8.31"  # as in tests/probe/test_real_servers.py
 MEMORY = f"npx -y {SPEC}"
 NAME = "attack-memory"
+pytestmark = pytest.mark.slow  # one real install from the registry, shared by the module
 
 
 @pytest.fixture(scope="module")
