@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
-from harness.probe import redact
+from harness.probe import redact, sandbox
 from harness.probe.outcome import Capture
 
 TYPESCRIPT = "typescript-sdk"
@@ -117,9 +117,7 @@ _JUDGES = ("mcp", "mcp-types", "pydantic", "pydantic-core", "jsonschema")
 
 
 def _verdicts() -> Path:
-    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                                     "mcp-context-cost")
-    return Path(base) / VERDICTS_DIR
+    return sandbox.cache_root().parent / VERDICTS_DIR
 
 
 @functools.lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.probe import server_env, machine_fault, npmlog, redact, resolve, sandbox, workdir
+from harness.probe import machine_fault, npmlog, reaper, redact, resolve, sandbox, server_env, workdir
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -453,11 +453,12 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
 # After an install run for an exact ``npx -y <package>@<version>`` on the host, what the resolver saw (argv,
 # environment, bin folder) is kept beside the cache with the inputs it came from. A later install with the
 # same inputs starts from it without running npx again, only when the cache still proves the same package
-# installed complete: the procedure's marker, the install's package.json naming exactly that spec, the
-# package's own package.json with that name and version, every package its lockfile names present, its bin
-# inside it, no link out of the install, no npm lock, and npm, node and every npm config file and project or
-# global folder npx consults unchanged. Nothing that may hold a secret is kept: no declared value, no URL with a
-# user or password, no variable named like a credential.
+# installed complete: the procedure's marker, the install in the one folder npx uses for the spec and naming
+# exactly that spec, the package's own package.json with that name and version, every package its lockfile
+# names present, its bin inside it, no link out of the install, no npm lock, and npm, node and every npm config
+# file and project or global folder npx consults unchanged; and the kept entry saying nothing npx would not (the
+# bin and the plan's arguments as npm quotes them, the host's variables, npm's own). Nothing that may hold a
+# secret is kept: no declared value, no URL with a user or password, no variable named like a credential.
 
 INSTALLED_DIR = "installed"  # under the harness's cache folder
 INSTALLED_BYTES = 1 << 20
@@ -508,13 +509,14 @@ def _fingerprint(path: str) -> list:
 
 
 def _consulted(env: Mapping[str, str], said: Mapping[str, str], cwd: str) -> list | None:
-    """Fingerprints of what npx reads besides the install: npx, node, npm and its builtin config, the global
-    and user config, the global folders, and a project above the working directory. ``None`` when the
-    resolver's environment does not name them."""
+    """Fingerprints of what npx reads besides the install: npx, node (and the first on each PATH), npm and its
+    builtin config, the global and user config, the global folders, and a project above the working directory.
+    ``None`` when the resolver's environment does not name them."""
     try:
         npx = shutil.which("npx", path=env["PATH"])
         npm_root = os.path.dirname(os.path.dirname(said["npm_execpath"]))
         prefix = said["npm_config_global_prefix"]
+        nodes = [shutil.which("node", path=env["PATH"]), shutil.which("node", path=said["PATH"])]
         paths = [os.path.realpath(npx or "npx"), said["NODE"], os.path.join(npm_root, "package.json"),
                  os.path.join(npm_root, "npmrc"), said["npm_config_globalconfig"], said["npm_config_userconfig"],
                  os.path.join(prefix, "lib", "node_modules"), os.path.join(prefix, "bin")]
@@ -522,6 +524,7 @@ def _consulted(env: Mapping[str, str], said: Mapping[str, str], cwd: str) -> lis
         return None
     if npx is None:
         return None
+    paths += [node or "node" for node in nodes]  # the node npx runs on, and the server's ``#!/usr/bin/env node``
     for folder in Path(cwd).parents:  # npm's project is the nearest folder above with either
         paths += [str(folder / "package.json"), str(folder / "node_modules")]
     return [_fingerprint(path) for path in paths]
@@ -569,11 +572,49 @@ def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, 
         found = resolve.Resolved("npx", how.package, entry["version"], tuple(argv), isolation, entry["bin"],
                                  tuple(pairs))
         if len(pairs) != len(entry["env"]) or not all(isinstance(a, str) for a in argv) \
-                or not isinstance(found.executable, str) or entry["consulted"] != _consulted(env, dict(pairs), cwd):
+                or not isinstance(found.executable, str) or entry["consulted"] != _consulted(env, dict(pairs), cwd) \
+                or not _as_npx_hands_over(found, how, env, cwd):
             return None
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return installed_from(found, how, cwd, npm_cache)
+
+
+# npm's variables for a bin besides its npm_*, and the launch's marker (a launch sets its own over it)
+_NPM_ADDS = frozenset({"NODE", "INIT_CWD", "COLOR", "EDITOR", reaper.MARKER})
+
+
+def _as_npx_hands_over(found: resolve.Resolved, how: resolve.Plan, env: Mapping[str, str], cwd: str) -> bool:
+    """Whether a kept entry says only what npx says for ``how`` run with ``env`` in ``cwd``: the bin and the plan's
+    arguments quoted as npm quotes them; the npm and node on the host's PATH, and npm's folders ahead of that PATH;
+    the host's variables; else only npm's."""
+    words = shlex.split(found.argv[2])
+    bin_name = "'" + words[0].replace("'", "'\\''") + "'" if words else ""
+    if found.argv[2] != " ".join([bin_name, *map(_npm_quoted, how.argv[3:])]):
+        return False
+    said = dict(found.env)
+    npx, node = shutil.which("npx", path=env["PATH"]), shutil.which("node", path=env["PATH"])
+    if npx is None or node is None:
+        return False
+    npm_root = os.path.dirname(os.path.dirname(os.path.realpath(npx)))
+    projects = (cwd, *map(str, Path(cwd).parents))  # npm puts every folder's node_modules/.bin up to the root
+    folders = [found.executable, *(os.path.join(p, "node_modules", ".bin") for p in projects),
+               os.path.join(npm_root, "node_modules", "@npmcli", "run-script", "lib", "node-gyp-bin"), env["PATH"]]
+    if said.get("npm_execpath") != os.path.join(npm_root, "bin", "npm-cli.js") \
+            or said.get("NODE") != os.path.realpath(node) or said.get("PATH") != os.pathsep.join(folders):
+        return False
+    return all(value == env[name] if name in env else name.startswith("npm_") or name in _NPM_ADDS
+               for name, value in found.env if name != "PATH")
+
+
+def _npm_quoted(word: str) -> str:
+    """``word`` as npm quotes an argument for ``sh -c`` (@npmcli/promise-spawn's ``escape.sh``)."""
+    if not word:
+        return "''"
+    if not re.search(r"[\t\n\r \"#$&'()*;<>?\\`|~]", word):
+        return word
+    quoted = re.sub(r"^(?:'')+(?!$)", "", "'" + word.replace("'", "'\\''") + "'")
+    return quoted.replace("\\'''", "\\'")
 
 
 def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cache: Path) -> resolve.Resolved | None:
@@ -587,7 +628,8 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
             or said.get("PATH", "").split(os.pathsep)[0] != found.executable:
         return None
     install = _install_dir(found.executable, "host", npm_cache)
-    if install is None or _untrusted(install, True) is not None or os.path.lexists(install / NPM_LOCK):
+    if install is None or install.name != _npx_folder(spec) or _untrusted(install, True) is not None \
+            or os.path.lexists(install / NPM_LOCK):
         return None
     package = install / "node_modules" / how.package
     try:
@@ -601,6 +643,9 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
                               and os.path.isfile(install / where / "package.json"))
                for where, meta in locked.items() if not (isinstance(meta, dict) and meta.get("optional"))):
             return None  # a package the install's lockfile names is missing
+        if any(os.path.lexists(path) and os.path.realpath(path) != os.path.normpath(path)
+               for path in (install / where for where in locked)):
+            return None  # a package of the install is a link (out of it, or to another of its packages)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if not words or "/" in words[0] or words[0] in (".", ".."):
@@ -611,3 +656,8 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
             or not os.path.isfile(program):
         return None  # a link out of the install, or a bin that is not the package's
     return found
+
+
+def _npx_folder(spec: str) -> str:
+    """The one ``_npx/<name>`` folder npx installs ``npx -y <spec>`` in (libnpmexec: its sha512, 16 digits)."""
+    return hashlib.sha512(spec.encode("utf-8", "surrogatepass")).hexdigest()[:16]
