@@ -39,7 +39,7 @@ ACCEPTED = (LISTS_TOOLS, NEEDS_CREDENTIAL)  # a server a user can run and read: 
 DEFAULT_TIMEOUT_SECONDS = 90.0
 MAX_EVIDENCE_CHARS = 300
 # Failure text that says the machine's runtime is too old or missing, in npm's, node's and uv's words.
-_RUNTIME = re.compile(r"EBADENGINE|Unsupported engine"
+_RUNTIME = re.compile(r"EBADENGINE|Unsupported engine|declares engines\.node"
                       r"|requires? (?:node(?:\.js)?|Node(?:\.js)?) (?:version )?[>v]?=?\s*\d"
                       r"|engine \"node\" is incompatible|No interpreter found for Python|does not satisfy Python"
                       r"|requires-python|is not supported by this version of Node", re.IGNORECASE)

@@ -70,7 +70,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                 if attempt == 0 and ready is not None and npm_cache is not None \
                         and (warm := installed(target, isolation, *ready, npm_cache)) is not None:
                     return Install(dataclasses.replace(target, resolved=warm), (), tuple(notes),
-                                   _declared_engine(warm, isolation, npm_cache), time.monotonic() - started)
+                                   _findings(warm, isolation, npm_cache), time.monotonic() - started)
                 since = (time.time(), npmlog.existing(npm_cache))
                 remaining = max(1.0, started + bound - time.monotonic())
                 found, ran = await resolve.run_resolution(target, isolation, pass_declared_values=pass_declared_values,
@@ -87,8 +87,7 @@ async def install(target: Target, isolation: str = "host", *, pass_declared_valu
                         mark_complete(found.executable, isolation, npm_cache)
                         if ready is not None and ran is not None:
                             remember(target, isolation, *ready, found, ran.cwd, npm_cache)
-                    findings = _findings(ran, npm_cache, since, found, isolation) \
-                        or _declared_engine(found, isolation, npm_cache)
+                    findings = _findings(found, isolation, npm_cache)
                     # an install that succeeded on its second run is an install: the first run's failure is no evidence
                     return Install(dataclasses.replace(target, resolved=found), (), tuple(notes), findings,
                                    time.monotonic() - started)
@@ -151,52 +150,44 @@ def _out_of_space(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[
     return machine_fault.no_space(text) or (machine_fault.no_space(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
 
 
-_EBADENGINE_OF = re.compile(r"^npm EBADENGINE: (\S+)@[^@\s]+ requires node ")
-
-
-def _findings(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[float, frozenset[str]],
-              found: resolve.Resolved, isolation: str) -> tuple[str, ...]:
-    """npm's engine warning of this install, kept only when the package it names, as installed, declares
-    that requirement: an install script can print (or log) npm's words too."""
-    text = _stderr(ran) if ran is not None else ""
-    line = npmlog.engine(text) or (npmlog.engine(npmlog.read_logs(npm_cache, *since)) if npm_cache else None)
-    named = _EBADENGINE_OF.match(line) if line else None
-    if line is None or named is None or not _declared_engine(found, isolation, npm_cache, named.group(1)):
-        return ()
-    return (line,)
-
-
-def _declared_engine(found: resolve.Resolved, isolation: str, npm_cache: Path | None,
-                     package: str | None = None) -> tuple[str, ...]:
-    """The installed ``package``'s (default: the server's own) ``engines.node`` when this Node is below it."""
-
+def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
+    """The first package of the install, the server's own before its dependencies in the lockfile's order, whose
+    ``engines.node`` this Node is below, as one sentence. Read from what is installed, never from what npm or an
+    install script printed, so a cold install and a warm one say the same."""
     if npm_cache is None or found.launcher != "npx":
         return ()
-    package = package or found.package
-    if package.startswith((".", "/")) or ".." in package.split("/") or package.count("/") > (package[0] == "@"):
-        return ()
-    bin_dir = found.executable
-    if isolation == "sandbox":
-        inside = f"{sandbox.SANDBOX_HOME}/.npm/"
-        if not bin_dir.startswith(inside):
-            return ()
-        bin_dir = str(npm_cache / bin_dir.removeprefix(inside))
-    manifest = Path(bin_dir).parent / package / "package.json"
-    real = os.path.realpath(manifest)
-    if not real.startswith(os.path.realpath(npm_cache) + os.sep) or not os.path.isfile(real):
+    install = _install_dir(found.executable, isolation, npm_cache)
+    current = machine_fault.node_version()
+    if install is None or not current:
         return ()
     try:
-        with open(real, "rb") as handle:
-            declared = json.loads(handle.read(1 << 20)).get("engines", {}).get("node")
-    except (OSError, ValueError, AttributeError):
-        return ()
-    current = machine_fault.node_version()
-    if not isinstance(declared, str) or not current or not machine_fault.below(declared, current):
-        return ()
-    version = found.version if package == found.package else "installed"
-    text = f"{package}@{version} declares engines.node {declared!r}; this machine has " \
-           f"v{'.'.join(map(str, current))}"
-    return (text[:machine_fault.MAX_CHARS],)
+        locked = json.loads(_plain_text(install / "package-lock.json", LOCKFILE_BYTES) or "")["packages"]
+    except (ValueError, KeyError, TypeError):
+        locked = None
+    if not isinstance(locked, dict):  # an install without npm's lockfile: the server's own manifest alone
+        locked = {f"node_modules/{found.package}": _manifest(install / "node_modules" / found.package)}
+    own = f"node_modules/{found.package}"
+    for where in sorted(locked, key=lambda where: (where != own, where)):
+        meta = locked[where]
+        declared = meta.get("engines", {}).get("node") if isinstance(meta, dict) \
+            and isinstance(meta.get("engines"), dict) else None
+        if not where.startswith("node_modules/") or not isinstance(declared, str) \
+                or not machine_fault.below(declared, current):
+            continue
+        name = where.rsplit("node_modules/", 1)[1]
+        version = found.version if where == own else meta.get("version")
+        text = f"{name}@{version if isinstance(version, str) else 'installed'} declares engines.node {declared!r}; " \
+               f"this machine has v{'.'.join(map(str, current))}"
+        return (text[:machine_fault.MAX_CHARS],)
+    return ()
+
+
+def _manifest(package: Path) -> dict | None:
+    try:
+        manifest = json.loads(_plain_text(package / "package.json", MANIFEST_BYTES) or "")
+    except ValueError:
+        return None
+    return manifest if isinstance(manifest, dict) else None
 
 
 def _failed(ran: resolve.Ran, npm_cache: Path | None, since: tuple[float, frozenset[str]], requested_version: str,

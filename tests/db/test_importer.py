@@ -182,6 +182,8 @@ def test_classify_outcomes():
         == "needs-runtime"
     assert importer.classify(_record("startup-failure", ["npm warn EBADENGINE Unsupported engine"]), None)[0] \
         == "needs-runtime"
+    dependency = "the install warned: dep@4.1.3 declares engines.node '>=22'; this machine has v20.20.2"
+    assert importer.classify(_record("startup-failure", ["exit code 1", dependency]), None)[0] == "needs-runtime"
     assert importer.classify(_record("startup-failure", ["exit code 1"]), None)[0] == "broken"
     needs_22 = RECORDED.npm("@bytebase/dbhub", "1.4.0")
     outcome, evidence = importer.classify(_record("startup-failure", ["No such built-in module: node:sqlite"]), needs_22)

@@ -1,6 +1,6 @@
-"""npm's engine warning (``EBADENGINE``) turns a later failure into ``not-measured-here``; an install
-script can print (or log) those words too. The warning is kept only when the package it names, as
-installed, declares that requirement in its own ``package.json``."""
+"""The install's engine finding (a package that needs a newer Node) is read from what is installed — the
+install's lockfile, else the server's own ``package.json`` — never from what npm or an install script
+printed: a script can print npm's words, and a cold install and a warm one must say the same."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ import pytest
 from harness.probe import install as installing
 from harness.probe import machine_fault, resolve
 
-ENGINE = ("npm warn EBADENGINE Unsupported engine {{\nnpm warn EBADENGINE   package: '{package}@1.0.0',\n"
-          "npm warn EBADENGINE   required: {{ node: '>=22' }},\nnpm warn EBADENGINE   current: {{ node: 'v20.20.2' }}\n"
-          "npm warn EBADENGINE }}\n")
+SAID = "{name}@{version} declares engines.node '>=22'; this machine has v20.20.2"
 
 
 @pytest.fixture(autouse=True)
@@ -22,44 +20,59 @@ def node_20(monkeypatch):
     monkeypatch.setattr(machine_fault, "_NODE", [(20, 20, 2)])
 
 
-def _install(tmp_path: Path, manifests: dict[str, dict]) -> tuple[Path, resolve.Resolved]:
+def _install(tmp_path: Path, manifests: dict[str, dict], lockfile: object = "from manifests") -> tuple[Path, resolve.Resolved]:
     npm = tmp_path / "npm"
-    modules = npm / "_npx" / "0123456789abcdef" / "node_modules"
+    install = npm / "_npx" / "0123456789abcdef"
+    modules = install / "node_modules"
     (modules / ".bin").mkdir(parents=True)
     for name, manifest in manifests.items():
         (modules / name).mkdir(parents=True)
         (modules / name / "package.json").write_text(json.dumps({"name": name, "version": "1.0.0", **manifest}))
+    if lockfile == "from manifests":
+        lockfile = {"lockfileVersion": 3, "packages": {"": {"dependencies": {"forger": "1.0.0"}}, **{
+            f"node_modules/{name}": {"version": "1.0.0", **manifest} for name, manifest in manifests.items()}}}
+    if lockfile is not None:
+        (install / "package-lock.json").write_text(lockfile if isinstance(lockfile, str) else json.dumps(lockfile))
     found = resolve.Resolved("npx", "forger", "1.0.0", ("sh", "-c", "forger"), "host", str(modules / ".bin"))
     return npm, found
 
 
-def _findings(npm: Path, found: resolve.Resolved, text: str) -> tuple[str, ...]:
-    ran = resolve.Ran(0, False, text.encode(), 1.0)
-    return installing._findings(ran, npm, (0.0, frozenset()), found, "host")
-
-
 @pytest.mark.parametrize("named", ["forger", "dep", "@scope/dep"])
-def test_a_warning_the_named_package_declares_is_kept(tmp_path, named):
+def test_a_package_of_the_install_declaring_a_newer_node_is_the_finding(tmp_path, named):
     npm, found = _install(tmp_path, {"forger": {}, named: {"engines": {"node": ">=22"}}})
-    assert _findings(npm, found, ENGINE.format(package=named)) == (
-        f"npm EBADENGINE: {named}@1.0.0 requires node >=22; this machine has v20.20.2",)
+    assert installing._findings(found, "host", npm) == (SAID.format(name=named, version="1.0.0"),)
 
 
-@pytest.mark.parametrize("manifest", [{}, {"engines": {"node": ">=18"}}, {"engines": ">=22"}, {"engines": {"node": 22}}])
-@pytest.mark.parametrize("named", ["forger", "dep"])
-def test_a_warning_the_named_package_does_not_declare_is_dropped(tmp_path, manifest, named):
+def test_the_server_s_own_declaration_comes_before_its_dependencies(tmp_path):
+    npm, found = _install(tmp_path, {"forger": {"engines": {"node": ">=22"}}, "@a/first": {"engines": {"node": ">=24"}}})
+    assert installing._findings(found, "host", npm) == (SAID.format(name="forger", version="1.0.0"),)
+
+
+def test_a_nested_dependency_is_named_by_its_own_name(tmp_path):
+    lockfile = {"packages": {"node_modules/forger": {"version": "1.0.0"},
+                             "node_modules/forger/node_modules/inner": {"version": "4.1.3", "engines": {"node": ">=22"}}}}
+    npm, found = _install(tmp_path, {"forger": {}}, lockfile)
+    assert installing._findings(found, "host", npm) == (SAID.format(name="inner", version="4.1.3"),)
+
+
+@pytest.mark.parametrize("manifest", [{}, {"engines": {"node": ">=18"}}, {"engines": ">=22"}, {"engines": {"node": 22}},
+                                      {"engines": {"node": "^18 || ^20 || >=22"}}])
+def test_declarations_this_node_meets_or_that_are_not_npm_s_shape_are_no_finding(tmp_path, manifest):
     npm, found = _install(tmp_path, {"forger": manifest, "dep": manifest})
-    assert _findings(npm, found, ENGINE.format(package=named)) == ()
+    assert installing._findings(found, "host", npm) == ()
 
 
-@pytest.mark.parametrize("named", ["absent", "../../../outside", "/etc", "a/b/c"])
-def test_a_warning_naming_a_package_not_installed_or_outside_the_install_is_dropped(tmp_path, named):
-    npm, found = _install(tmp_path, {"forger": {"engines": {"node": ">=22"}}})
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "package.json").write_text(json.dumps({"engines": {"node": ">=22"}}))
-    assert _findings(npm, found, ENGINE.format(package=named)) == ()
+@pytest.mark.parametrize("lockfile", [None, "not json", "[]", '{"packages": 3}', "{}"])
+def test_without_a_readable_lockfile_the_server_s_own_manifest_decides(tmp_path, lockfile):
+    npm, found = _install(tmp_path, {"forger": {"engines": {"node": ">=22"}}, "dep": {"engines": {"node": ">=24"}}},
+                          lockfile)
+    assert installing._findings(found, "host", npm) == (SAID.format(name="forger", version="1.0.0"),)
 
 
-def test_a_script_s_free_text_engine_claim_is_no_finding(tmp_path):
-    npm, found = _install(tmp_path, {"forger": {"engines": {"node": ">=22"}}})
-    assert _findings(npm, found, "This package requires Node.js >= 22\n") == ()
+def test_a_package_named_by_nothing_installed_or_outside_the_install_is_no_finding(tmp_path):
+    npm, found = _install(tmp_path, {"forger": {}}, lockfile={"packages": {"../../outside": {"engines": {"node": ">=22"}},
+                                                                           "/etc": {"engines": {"node": ">=22"}}}})
+    assert installing._findings(found, "host", npm) == ()
+    elsewhere = resolve.Resolved("npx", "forger", "1.0.0", ("sh", "-c", "forger"), "host",
+                                 str(tmp_path / "elsewhere" / "node_modules" / ".bin"))
+    assert installing._findings(elsewhere, "host", npm) == ()
