@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from harness.core import tokenizer
 from harness.core.canonical import stringify
+from harness.probe import npx_cache
 from harness.probe import install as installing
 from harness.probe import compatibility, isolation, launch, machine_fault, redact, sandbox, side_lists, teardown
 from harness.probe import status as st
@@ -252,7 +253,7 @@ async def _first_good(target: Target, run, attempts: list, info: list, base: flo
         retried.add(group)
         if verdict.status == st.TIMEOUT:
             budget = base * RETRY_BUDGET_FACTOR
-        elif (note := installing.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
+        elif (note := npx_cache.before_retry(capture.stderr_tail, isolation, _npm_cache(target))) is not None:
             healed.append(note)
 
 

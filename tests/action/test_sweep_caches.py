@@ -35,7 +35,7 @@ def test_package_caches_are_keyed_by_the_shards_packages_without_fallback():
     assert "restore-keys" not in settings  # only an exact key is ever restored
     key = " ".join(settings["key"].split())
     for part in ("${{ matrix.packages }}", "${{ steps.month.outputs.month }}", "hashFiles('harness/probe/sandbox.py'",
-                 "'harness/probe/install.py'"):
+                 "'harness/probe/install.py'", "'harness/probe/npx_cache.py'"):
         assert part in key
     month = next(s for s in steps if s.get("id") == "month")
     names = [s.get("name") or s.get("uses") for s in steps]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.probe import npx_cache
 from harness.probe import build_record, machine_fault, resolve, sandbox
 from harness.probe import install as installing
 from harness.probe.measure import measure_sync
@@ -132,7 +133,7 @@ def test_an_install_npm_called_successful_while_out_of_space_is_never_trusted(ru
     assert len(seen) == 2
     if status is None:
         assert not done.failures and done.target.resolved is not None
-        assert installing.marked_complete(seen[-1])
+        assert npx_cache.marked_complete(seen[-1])
         return
     assert done.target.resolved is None and len(done.failures) == 2
     assert not seen[0].exists()  # what the full disk left is gone, not kept for a later run

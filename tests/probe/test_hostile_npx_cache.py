@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import install as installing
+from harness.probe import npx_cache
 
 HASH = "0123456789abcdef"
 
@@ -27,7 +27,7 @@ def _install(root: Path) -> Path:
 
 
 def _plant(directory: Path, victim: Path, how: str) -> None:
-    marker = directory / installing.MARKER
+    marker = directory / npx_cache.MARKER
     if how == "link-to-file":
         marker.symlink_to(victim)
     elif how == "dangling-link":
@@ -38,7 +38,7 @@ def _plant(directory: Path, victim: Path, how: str) -> None:
         os.mkfifo(victim.parent / "fifo")
         marker.symlink_to(victim.parent / "fifo")
     elif how == "temporary-link":  # the name the harness writes beside, planted in advance
-        (directory / f"{installing.MARKER}.{os.getpid()}.tmp").symlink_to(victim)
+        (directory / f"{npx_cache.MARKER}.{os.getpid()}.tmp").symlink_to(victim)
 
 
 @pytest.mark.parametrize("how", ["link-to-file", "dangling-link", "fifo", "link-to-fifo", "temporary-link"])
@@ -50,16 +50,16 @@ def test_marking_an_install_never_writes_through_or_waits_on_what_the_package_le
     _plant(directory, victim, how)
     bin_dir = str(directory / "node_modules" / ".bin")
     if "fifo" in how:  # in a child with a deadline: a fifo would block the write for ever
-        code = ("import sys; from pathlib import Path; from harness.probe import install as i; "
-                "i.mark_complete(sys.argv[1], 'host', Path(sys.argv[2]))")
+        code = ("import sys; from pathlib import Path; from harness.probe import npx_cache; "
+                "npx_cache.mark_complete(sys.argv[1], 'host', Path(sys.argv[2]))")
         subprocess.run([sys.executable, "-c", code, bin_dir, str(tmp_path / "npm")],
                        check=True, timeout=60, env={**os.environ, "PYTHONPATH": os.getcwd()})
     else:
-        installing.mark_complete(bin_dir, "host", tmp_path / "npm")
+        npx_cache.mark_complete(bin_dir, "host", tmp_path / "npm")
     assert victim.read_text() == "precious\n" and not (victim.parent / "created-outside").exists()
-    marker = directory / installing.MARKER
-    assert not marker.is_symlink() and marker.is_file() and installing.marked_complete(directory)
-    assert sorted(p.name for p in directory.iterdir()) == sorted([installing.MARKER, "node_modules", "package.json"])
+    marker = directory / npx_cache.MARKER
+    assert not marker.is_symlink() and marker.is_file() and npx_cache.marked_complete(directory)
+    assert sorted(p.name for p in directory.iterdir()) == sorted([npx_cache.MARKER, "node_modules", "package.json"])
 
 
 @pytest.mark.parametrize("manifest", ['{"dependencies": 5}', '{"dependencies": ["dep"]}', '{"dependencies": "dep"}',
@@ -68,9 +68,9 @@ def test_marking_an_install_never_writes_through_or_waits_on_what_the_package_le
 def test_a_package_json_npm_never_writes_is_discarded_not_a_crash(tmp_path, manifest, exclusive):
     directory = _install(tmp_path)
     (directory / "package.json").write_text(manifest)
-    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive))
+    found = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm", exclusive))
     assert found == {HASH: "an unreadable package.json"}
-    installing.discard_incomplete(tmp_path / "npm", exclusive)
+    npx_cache.discard_incomplete(tmp_path / "npm", exclusive)
     assert not directory.exists()
 
 
@@ -89,7 +89,7 @@ def test_a_package_json_that_is_no_plain_file_is_never_followed_read_or_waited_o
         manifest.mkdir()
     else:
         manifest.symlink_to("/dev/zero")
-    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm"))
+    found = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm"))
     assert found == {HASH: "an unreadable package.json"}
-    installing.discard_incomplete(tmp_path / "npm")
+    npx_cache.discard_incomplete(tmp_path / "npm")
     assert not directory.exists() and outside.read_text() == '{"dependencies": {"dep": "1.0.0"}}'

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.probe import npx_cache
 from harness.probe import build_record
 from harness.probe import install as installing
 from harness.probe.measure import measure, measure_sync
@@ -73,14 +74,14 @@ def _harness_killed_when(cache: Path, name: str, ready, tmp_path: Path) -> None:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    lock = directory / installing.NPM_LOCK
+    lock = directory / npx_cache.NPM_LOCK
     deadline = time.monotonic() + 30
     while lock.exists() and time.time() - lock.stat().st_mtime < 2.5 and time.monotonic() < deadline:
         time.sleep(0.2)  # npm (killed with its parent) no longer touches its lock
 
 
 def _started(directory: Path) -> bool:
-    return (directory / installing.NPM_LOCK).exists()
+    return (directory / npx_cache.NPM_LOCK).exists()
 
 
 def _half_installed(directory: Path) -> bool:
@@ -95,10 +96,10 @@ def test_a_harness_killed_during_the_install_leaves_nothing_a_later_run_trusts(c
     directory = _npx_dir(cache, "memory")
     if point is _half_installed:  # the poisoned state: every later npx run would start from it
         assert not (directory / "package.json").exists() and (directory / "node_modules").is_dir()
-        assert installing.incomplete_npx_installs(directory.parent.parent, exclusive=True)
+        assert npx_cache.incomplete_npx_installs(directory.parent.parent, exclusive=True)
 
     rec = _measured("memory")
-    assert (directory / installing.MARKER).is_file() and (directory / "package.json").is_file()
+    assert (directory / npx_cache.MARKER).is_file() and (directory / "package.json").is_file()
     assert rec["canonicalSha256"] == _measured("memory")["canonicalSha256"]  # the warm cache measures the same
 
 
@@ -107,14 +108,14 @@ def test_a_stale_npm_lock_and_a_leftover_install_lock_do_not_hold_the_next_run(c
     # npx waits 60 s on a lock nobody holds; the bound here is below that, so only discarding it passes
     monkeypatch.setenv(installing.INSTALL_VARIABLE, "45")
     directory = _npx_dir(cache, "memory")
-    (directory / installing.NPM_LOCK).mkdir(parents=True)
+    (directory / npx_cache.NPM_LOCK).mkdir(parents=True)
     old = time.time() - 30
-    os.utime(directory / installing.NPM_LOCK, (old, old))
+    os.utime(directory / npx_cache.NPM_LOCK, (old, old))
     lock_file = installing._lock_path(Target(name="memory", command=MEMORY), "sandbox")
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     lock_file.write_text("12345\n")  # a leftover lock file of a killed harness holds no lock
     rec = _measured("memory")
-    assert rec["status"] == "measured" and (directory / installing.MARKER).is_file()
+    assert rec["status"] == "measured" and (directory / npx_cache.MARKER).is_file()
 
 
 @pytest.mark.slow
@@ -126,7 +127,7 @@ def test_an_install_ended_by_its_own_bound_is_a_timeout_of_the_install_and_is_no
     assert rec["phase"] == "install" and [a["role"] for a in rec["attempts"]] == ["install"]
     assert "the install did not finish within 0.3 s" in rec["notes"][0]
     assert rec["timeoutMs"] == 300
-    assert not installing.incomplete_npx_installs(_npx_dir(cache, "memory").parent.parent, exclusive=True)
+    assert not npx_cache.incomplete_npx_installs(_npx_dir(cache, "memory").parent.parent, exclusive=True)
     monkeypatch.delenv(installing.INSTALL_VARIABLE)
     _measured("memory")
 
@@ -151,17 +152,17 @@ def test_what_a_cache_holds_is_judged_by_what_npm_writes_last(tmp_path):
         (directory / "node_modules" / "dep").mkdir(parents=True)
         (directory / "node_modules" / "dep" / "package.json").write_text("{}")
         (directory / "package.json").write_text('{"dependencies": {"dep": "1.0.0"}}')
-    (complete / installing.MARKER).write_text(installing.MARKER_TEXT)
+    (complete / npx_cache.MARKER).write_text(npx_cache.MARKER_TEXT)
     (half / "node_modules" / "dep").mkdir(parents=True)
     (missing / "package.json").write_text('{"dependencies": {"dep": "1.0.0", "gone": "2.0.0"}}')
     (busy / "node_modules").mkdir(parents=True)
-    (busy / installing.NPM_LOCK).mkdir()  # touched just now: an install under way is never touched
-    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm"))
+    (busy / npx_cache.NPM_LOCK).mkdir()  # touched just now: an install under way is never touched
+    found = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm"))
     assert found == {"b2": "an install that never completed (node_modules without package.json)",
                      "c3": "an install missing gone"}
-    strict = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive=True))
+    strict = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm", exclusive=True))
     assert strict["d4"] == "an install the harness never saw complete" and "a1" not in strict
-    notes = installing.discard_incomplete(tmp_path / "npm")
+    notes = npx_cache.discard_incomplete(tmp_path / "npm")
     assert len(notes) == 2 and not half.exists() and not missing.exists() and complete.is_dir() and busy.is_dir()
 
 
@@ -194,10 +195,10 @@ def test_a_missing_module_in_an_install_seen_complete_is_the_package_s_own(tmp_p
     marked, unmarked = npm / "_npx" / "0123456789abcdef", npm / "_npx" / "fedcba9876543210"
     for directory in (marked, unmarked):
         (directory / "node_modules").mkdir(parents=True)
-    (marked / installing.MARKER).write_text(installing.MARKER_TEXT)
+    (marked / npx_cache.MARKER).write_text(npx_cache.MARKER_TEXT)
     tail = "\n".join(f"Error: Cannot find module '{d}/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp'"
                      for d in (marked, unmarked))
-    note = installing.before_retry(tail, "host")
+    note = npx_cache.before_retry(tail, "host")
     assert marked.is_dir() and not unmarked.exists()
     assert note is not None and unmarked.name in note and marked.name not in note
 
@@ -209,20 +210,20 @@ def _complete_install(directory: Path) -> None:
 
 
 def _plant_marker(directory: Path, how: str) -> None:
-    marker = directory / installing.MARKER
+    marker = directory / npx_cache.MARKER
     if how == "directory":
         marker.mkdir()
     elif how == "link-to-current":
-        (directory.parent / "elsewhere").write_text(installing.MARKER_TEXT)
+        (directory.parent / "elsewhere").write_text(npx_cache.MARKER_TEXT)
         marker.symlink_to(directory.parent / "elsewhere")
     elif how == "current-then-more":
-        marker.write_text(installing.MARKER_TEXT + "x" * 10_000)
+        marker.write_text(npx_cache.MARKER_TEXT + "x" * 10_000)
     else:
         marker.write_text(how)
 
 
-OTHER_PROCEDURES = ["complete\n", "", f"complete by install procedure {installing.PROCEDURE + 1}\n",
-                    f"complete by install procedure {installing.PROCEDURE - 1}\n", "\x00\xff garbage",
+OTHER_PROCEDURES = ["complete\n", "", f"complete by install procedure {npx_cache.PROCEDURE + 1}\n",
+                    f"complete by install procedure {npx_cache.PROCEDURE - 1}\n", "\x00\xff garbage",
                     "directory", "link-to-current", "current-then-more"]
 
 
@@ -235,10 +236,10 @@ def test_an_install_another_install_procedure_marked_is_never_trusted(tmp_path, 
     directory = tmp_path / "npm" / "_npx" / "0123456789abcdef"
     _complete_install(directory)
     _plant_marker(directory, marker)
-    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive))
+    found = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm", exclusive))
     assert found == {directory.name: "an install made by another install procedure"}
-    assert not installing.marked_complete(directory)
-    notes = installing.discard_incomplete(tmp_path / "npm", exclusive)
+    assert not npx_cache.marked_complete(directory)
+    notes = npx_cache.discard_incomplete(tmp_path / "npm", exclusive)
     assert notes == [f"discarded an install made by another install procedure, {directory.name} from the package "
                      "cache before installing"] and not directory.exists()
 
@@ -248,23 +249,23 @@ def test_this_procedure_s_mark_is_trusted_and_an_unmarked_install_only_on_the_ho
     current, unmarked = tmp_path / "npm" / "_npx" / "a1", tmp_path / "npm" / "_npx" / "b2"
     for directory in (current, unmarked):
         _complete_install(directory)
-    (current / installing.MARKER).write_text(installing.MARKER_TEXT)
-    found = dict((p.name, why) for p, why in installing.incomplete_npx_installs(tmp_path / "npm", exclusive))
+    (current / npx_cache.MARKER).write_text(npx_cache.MARKER_TEXT)
+    found = dict((p.name, why) for p, why in npx_cache.incomplete_npx_installs(tmp_path / "npm", exclusive))
     assert found == ({"b2": "an install the harness never saw complete"} if exclusive else {})
-    assert installing.marked_complete(current) and not installing.marked_complete(unmarked)
+    assert npx_cache.marked_complete(current) and not npx_cache.marked_complete(unmarked)
 
 
 def test_the_mark_written_is_this_procedure_s(tmp_path):
     directory = tmp_path / "npm" / "_npx" / "0123456789abcdef"
     _complete_install(directory)
-    (directory / installing.MARKER).write_text("complete\n")
-    installing.mark_complete(str(directory / "node_modules" / ".bin"), "host", tmp_path / "npm")
-    assert (directory / installing.MARKER).read_text() == installing.MARKER_TEXT
-    assert str(installing.PROCEDURE) in installing.MARKER_TEXT
+    (directory / npx_cache.MARKER).write_text("complete\n")
+    npx_cache.mark_complete(str(directory / "node_modules" / ".bin"), "host", tmp_path / "npm")
+    assert (directory / npx_cache.MARKER).read_text() == npx_cache.MARKER_TEXT
+    assert str(npx_cache.PROCEDURE) in npx_cache.MARKER_TEXT
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("marker", ["complete\n", None, f"complete by install procedure {installing.PROCEDURE + 1}\n"],
+@pytest.mark.parametrize("marker", ["complete\n", None, f"complete by install procedure {npx_cache.PROCEDURE + 1}\n"],
                          ids=["earlier", "none", "later"])
 def test_a_real_install_an_earlier_or_unknown_procedure_left_is_installed_again(cache, marker):
     """A real sandboxed install whose mark is not this procedure's is made again before the launch: what
@@ -273,12 +274,12 @@ def test_a_real_install_an_earlier_or_unknown_procedure_left_is_installed_again(
     first = _measured("memory")
     directory = _npx_dir(cache, "memory")
     if marker is None:
-        (directory / installing.MARKER).unlink()
+        (directory / npx_cache.MARKER).unlink()
     else:
-        (directory / installing.MARKER).write_text(marker)
+        (directory / npx_cache.MARKER).write_text(marker)
     planted = directory / "node_modules" / "planted-by-an-old-procedure"
     planted.mkdir()
     again = _measured("memory")
     assert not planted.exists()
-    assert (directory / installing.MARKER).read_text() == installing.MARKER_TEXT
+    assert (directory / npx_cache.MARKER).read_text() == npx_cache.MARKER_TEXT
     assert again["canonicalSha256"] == first["canonicalSha256"]

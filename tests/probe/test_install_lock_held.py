@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from harness.probe import npx_cache
 from harness.probe import sandbox
 from harness.probe import install as installing
 from harness.probe.target import Target
@@ -44,7 +45,7 @@ def test_a_lock_held_throughout_is_the_machine_s_and_the_holder_s_install_is_kep
         assert rec["environmentCause"] == "cache-locked" and rec["phase"] == "install"
         assert "held its cache for the whole 3 s bound" in rec["environmentEvidence"]
         assert (underway / "node_modules").is_dir()
-        assert installing.MARKER not in os.listdir(underway)
+        assert npx_cache.MARKER not in os.listdir(underway)
     finally:
         os.killpg(holder.pid, signal.SIGKILL)
         holder.wait()

@@ -11,34 +11,34 @@ import time
 
 import pytest
 
-from harness.probe import install as installing
+from harness.probe import npx_cache
 
 
 def _busy(tmp_path, age: float):
     directory = tmp_path / "npm" / "_npx" / "0123456789abcdef"
     (directory / "node_modules" / "dep").mkdir(parents=True)  # extracting: no package.json yet
-    (directory / installing.NPM_LOCK).mkdir()
+    (directory / npx_cache.NPM_LOCK).mkdir()
     then = time.time() - age
-    os.utime(directory / installing.NPM_LOCK, (then, then))
+    os.utime(directory / npx_cache.NPM_LOCK, (then, then))
     return directory
 
 
 @pytest.mark.parametrize("age", [0.0, 6.0, 20.0, 55.0])
 def test_an_install_npm_may_still_be_making_on_the_host_is_left_alone(tmp_path, age):
     directory = _busy(tmp_path, age)
-    assert installing.discard_incomplete(tmp_path / "npm") == []
-    assert (directory / "node_modules" / "dep").is_dir() and (directory / installing.NPM_LOCK).is_dir()
+    assert npx_cache.discard_incomplete(tmp_path / "npm") == []
+    assert (directory / "node_modules" / "dep").is_dir() and (directory / npx_cache.NPM_LOCK).is_dir()
 
 
 @pytest.mark.parametrize("age", [61.0, 3600.0])
 def test_past_npm_s_own_threshold_the_lock_and_its_install_are_discarded(tmp_path, age):
     directory = _busy(tmp_path, age)
-    notes = installing.discard_incomplete(tmp_path / "npm")
+    notes = npx_cache.discard_incomplete(tmp_path / "npm")
     assert len(notes) == 1 and "never completed" in notes[0] and not directory.exists()
 
 
 @pytest.mark.parametrize("age", [0.0, 6.0])
 def test_in_the_sandbox_s_own_cache_every_lock_is_stale(tmp_path, age):
     directory = _busy(tmp_path, age)
-    installing.discard_incomplete(tmp_path / "npm", exclusive=True)
+    npx_cache.discard_incomplete(tmp_path / "npm", exclusive=True)
     assert not directory.exists()

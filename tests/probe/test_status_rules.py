@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe.install import before_retry
+from harness.probe.npx_cache import before_retry
 from harness.probe.status import _AUTH_LINE, last_line
 
 NPM_404 = """npm error code E404

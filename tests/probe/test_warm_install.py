@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe import build_record, resolve
+from harness.probe import build_record, npx_cache, resolve, warm_install, workdir
 from harness.probe import install as installing
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
@@ -39,19 +39,19 @@ def warm(tmp_path_factory):
 
 
 def _ready(target: Target):
-    ready = installing._ready(target, "host", True, None)
+    ready = warm_install.ready(target, "host", True, None)
     assert ready is not None
     return ready
 
 
 def _taken(warm) -> resolve.Resolved | None:
     npm_cache, target, _ = warm
-    return installing.installed(target, "host", *_ready(target), npm_cache)
+    return warm_install.installed(target, "host", *_ready(target), npm_cache)
 
 
 def _install_dir(warm) -> Path:
     npm_cache, _, resolved = warm
-    found = installing._install_dir(resolved.executable, "host", npm_cache)
+    found = npx_cache.install_dir(resolved.executable, "host", npm_cache)
     assert found is not None
     return found
 
@@ -103,12 +103,12 @@ def test_any_doubt_in_the_cache_sends_the_install_back_to_npx(warm, tmp_path, do
     moved = tmp_path / "moved"
     restore = []
     if doubt == "no marker":
-        shutil.move(install / installing.MARKER, moved)
-        restore.append(lambda: shutil.move(moved, install / installing.MARKER))
+        shutil.move(install / npx_cache.MARKER, moved)
+        restore.append(lambda: shutil.move(moved, install / npx_cache.MARKER))
     elif doubt == "other procedure":
-        text = (install / installing.MARKER).read_bytes()
-        (install / installing.MARKER).write_text(f"complete by install procedure {installing.PROCEDURE - 1}\n")
-        restore.append(lambda: (install / installing.MARKER).write_bytes(text))
+        text = (install / npx_cache.MARKER).read_bytes()
+        (install / npx_cache.MARKER).write_text(f"complete by install procedure {npx_cache.PROCEDURE - 1}\n")
+        restore.append(lambda: (install / npx_cache.MARKER).write_bytes(text))
     elif doubt == "version differs":
         text = _edit_json(package / "package.json", lambda d: d.update(version="2026.8.30"))
         restore.append(lambda: (package / "package.json").write_bytes(text))
@@ -131,8 +131,8 @@ def test_any_doubt_in_the_cache_sends_the_install_back_to_npx(warm, tmp_path, do
         package.symlink_to(moved)
         restore.append(lambda: (package.unlink(), shutil.move(moved, package)))
     elif doubt == "npm is installing":
-        (install / installing.NPM_LOCK).mkdir()
-        restore.append(lambda: (install / installing.NPM_LOCK).rmdir())
+        (install / npx_cache.NPM_LOCK).mkdir()
+        restore.append(lambda: (install / npx_cache.NPM_LOCK).rmdir())
     elif doubt == "a project above the working directory":  # npm would take it for the project
         above = Path(os.environ["MCP_CONTEXT_COST_CACHE"]) / "package.json"
         above.write_text("{}")
@@ -154,7 +154,7 @@ def test_any_doubt_in_the_cache_sends_the_install_back_to_npx(warm, tmp_path, do
 def test_a_kept_entry_that_does_not_hold_is_never_taken(warm, tmp_path, plant):
     _, target, _ = warm
     how, env = _ready(target)
-    path = installing._installed_path("host", how, str(installing.workdir.own_path(NAME)))
+    path = warm_install._installed_path("host", how, str(workdir.own_path(NAME)))
     kept = path.read_bytes()
     entry = json.loads(kept)
     path.unlink()
@@ -168,7 +168,7 @@ def test_a_kept_entry_that_does_not_hold_is_never_taken(warm, tmp_path, plant):
     elif plant == "a fifo":
         os.mkfifo(path)
     elif plant == "oversized":
-        path.write_text(json.dumps({**entry, "pad": "x" * installing.INSTALLED_BYTES}))
+        path.write_text(json.dumps({**entry, "pad": "x" * warm_install.INSTALLED_BYTES}))
     elif plant == "another bin":  # a program of the install that is not the package's own bin
         path.write_text(json.dumps({**entry, "argv": ["sh", "-c", "'node-which'"]}))
     elif plant == "another PATH":
@@ -194,11 +194,11 @@ def test_what_npm_reads_changing_makes_the_entry_a_miss(warm, tmp_path, monkeypa
 
 
 def test_only_an_exact_pin_without_declared_values_or_credentials_is_taken_from_the_cache(monkeypatch):
-    assert installing._ready(Target(name="a", command=MEMORY), "host", True, None) is not None
+    assert warm_install.ready(Target(name="a", command=MEMORY), "host", True, None) is not None
     for command in ("npx -y @modelcontextprotocol/server-memory", "npx -y @modelcontextprotocol/server-memory@latest",
                     "npx -y @modelcontextprotocol/server-memory@^2026.8.31"):
-        assert installing._ready(Target(name="a", command=command), "host", True, None) is None
-    assert installing._ready(Target(name="a", command=MEMORY, env=("API_TOKEN",)), "host", True, None) is None
-    assert installing._ready(Target(name="a", command=MEMORY), "sandbox", True, None) is None
+        assert warm_install.ready(Target(name="a", command=command), "host", True, None) is None
+    assert warm_install.ready(Target(name="a", command=MEMORY, env=("API_TOKEN",)), "host", True, None) is None
+    assert warm_install.ready(Target(name="a", command=MEMORY), "sandbox", True, None) is None
     monkeypatch.setenv("HTTPS_PROXY", "http://user:secret@proxy.invalid:3128")
-    assert installing._ready(Target(name="a", command=MEMORY), "host", True, None) is None
+    assert warm_install.ready(Target(name="a", command=MEMORY), "host", True, None) is None

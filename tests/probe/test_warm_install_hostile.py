@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.probe import install as installing
+from harness.probe import npx_cache, warm_install, workdir
 from harness.probe.target import Target
 
 SPEC = "@modelcontextprotocol/server-memory@2026.8.31"  # as in tests/probe/test_real_servers.py
@@ -39,18 +40,18 @@ def warm(tmp_path_factory):
 
 
 def _ready(warm):
-    ready = installing._ready(warm[2], "host", True, None)
+    ready = warm_install.ready(warm[2], "host", True, None)
     assert ready is not None
     return ready
 
 
 def _taken(warm):
-    return installing.installed(warm[2], "host", *_ready(warm), warm[1])
+    return warm_install.installed(warm[2], "host", *_ready(warm), warm[1])
 
 
 def _install(warm) -> Path:
     _, npm_cache, _, resolved = warm
-    found = installing._install_dir(resolved.executable, "host", npm_cache)
+    found = npx_cache.install_dir(resolved.executable, "host", npm_cache)
     assert found is not None
     return found
 
@@ -112,9 +113,9 @@ def test_the_user_npmrc_edited_between_runs_is_not_taken(warm):
 
 def _entry_path(warm) -> Path:
     _, _, target, _ = warm
-    ready = installing._ready(target, "host", True, None)
+    ready = warm_install.ready(target, "host", True, None)
     assert ready is not None
-    return installing._installed_path("host", ready[0], str(installing.workdir.own_path(NAME)))
+    return warm_install._installed_path("host", ready[0], str(workdir.own_path(NAME)))
 
 
 @pytest.mark.parametrize("plant", ["a command after the bin", "arguments npx never passed", "a variable npx never set",
@@ -141,8 +142,8 @@ def test_a_kept_entry_saying_what_npx_never_said_is_not_taken(warm, plant):
     elif plant == "another node":
         entry["env"] = [[k, "/tmp/attack7/node" if k == "NODE" else v] for k, v in entry["env"]]
     if plant in ("a folder ahead on the PATH", "another npm", "another node"):  # what npx reads, as they would say
-        cwd = str(installing.workdir.own_path(NAME))
-        entry["consulted"] = installing._consulted(_ready(warm)[1], dict(entry["env"]), cwd)
+        cwd = str(workdir.own_path(NAME))
+        entry["consulted"] = warm_install._consulted(_ready(warm)[1], dict(entry["env"]), cwd)
     path.unlink()
     path.write_text(json.dumps(entry))
     try:
@@ -160,9 +161,9 @@ def test_a_pin_with_arguments_is_kept_as_npm_quoted_them_and_taken(warm):
                     timeout_seconds=120)
     done = asyncio.run(installing.install(target, "host"))
     assert done.target.resolved is not None and not done.failures
-    ready = installing._ready(target, "host", True, None)
+    ready = warm_install.ready(target, "host", True, None)
     assert ready is not None
-    taken = installing.installed(target, "host", *ready, npm_cache)
+    taken = warm_install.installed(target, "host", *ready, npm_cache)
     assert taken is not None and taken.argv == done.target.resolved.argv
 
 
