@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import functools
+import hashlib
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,20 +50,30 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk; ``loaded``: the
     catalog and records, when the caller read them already)."""
     root = Path(repo_root)
+    kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
-        outputs, standing = _render_markdown(root, backfilled, loaded or Loaded.read(root))
+        outputs, standing, drawn = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
     # after every section is in: the HTML renders the final Markdown (each page converted once per
     # content; the Markdown holds the composition table the chart is drawn from)
-    pages = {path: text for path, text in outputs.items()
-             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
+    pages = {published.server_page(name): outputs[published.server_page(name)] for name in drawn}
     outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
                                                                         compositions=standing.compositions)))
+    for name, key in drawn.items():
+        if key is not None:
+            kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
+    kept.save()
     return outputs
 
 
-def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded
-                     ) -> tuple[dict[str, str], server_page.Standing]:
-    """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
+# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``).
+_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
+
+
+def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
+                     kept: regen_cache.Outputs) -> tuple[dict[str, str], server_page.Standing, dict[str, str | None]]:
+    """Everything published but the HTML of the server pages drawn now, the standing that HTML is drawn
+    with, and the servers whose page was drawn now (``{name: key to keep it under, or None}``); the other
+    servers' page, HTML and chart come from ``kept``."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(read_history(root / published.HISTORY))
@@ -78,14 +90,41 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     movements = _history(root, names, records, series, outputs, backfilled)
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
+    digests = {row.name: _digest(row) for row in rows}
+    drawn: dict[str, str | None] = {}
     for row in rows:
+        outputs[published.sparkline(row.name)] = sparks[row.name]
+        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
+        found = kept.get(key) if key is not None else None
+        if found is not None and set(found) == set(_PAGE_FILES):
+            outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
+            continue
         page = server_page.render(row, series[row.name], standing, movements.get(row.name))
         if per_release.get(row.name):
             page += "\n" + releases.section(per_release[row.name])
         outputs[published.server_page(row.name)] = page
-        outputs[published.sparkline(row.name)] = sparks[row.name]
         outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    return outputs, standing
+        drawn[row.name] = key
+    return outputs, standing, drawn
+
+
+def _digest(value: object) -> bytes | None:
+    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled."""
+    try:
+        return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,
+              per_release: list | None, digests: dict[str, bytes | None]) -> str | None:
+    """The key of a server's page, HTML and trend chart: everything they are drawn from (the row, its
+    series, movement and releases, what the standing says of it: ranked count, description percentile,
+    its cheaper peers' rows); ``None`` when some input cannot be digested."""
+    peers = [digests[r.name] for r in standing.cheaper(row)]
+    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description))
+    parts = [digests[row.name], rest, *peers]
+    return None if any(p is None for p in parts) else regen_cache.Outputs.key(*(p for p in parts if p is not None))
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
