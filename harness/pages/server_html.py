@@ -6,17 +6,14 @@ Rules: docs/PAGES.md, "Dashboard, calculator, server pages" and "Regen".
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import hashlib
 import html
 import importlib.util
 import json
-import multiprocessing
 import os
 import posixpath
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +23,7 @@ from markdown_it import MarkdownIt
 from harness.pages import composition, html_table, regen_cache
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
-from harness.util import published
+from harness.util import forkpool, published
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
 CSS = """
@@ -249,14 +246,7 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
 
 
 def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: list[dict[str, str]]) -> list[dict[str, str]]:
-    workers = min(os.cpu_count() or 1, 8)
-    # fork only from a single-threaded process: a lock held by another thread would stay held in the child
-    if len(items) < PARALLEL_FROM or workers < 2 or threading.active_count() > 1 \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        return [convert(item) for item in items]
-    chunk = max(1, len(items) // (workers * 4))
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(convert, items, chunksize=chunk))
+    return forkpool.map_forked(convert, items, PARALLEL_FROM)
 
 
 def _store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
