@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import functools
 import hashlib
 import pickle
 from dataclasses import dataclass
@@ -16,12 +15,12 @@ from pathlib import Path
 
 from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
-from harness.util import atomic, published, untrusted
+from harness.util import atomic, forkpool, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
                              readings, regen_cache, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
-from harness.pages.board import build_rows
+from harness.pages.board import Row, build_rows
 from harness.db.history import by_server, read_history
 from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
@@ -52,15 +51,19 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     root = Path(repo_root)
     kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
-        outputs, standing, drawn = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
-    # after every section is in: the HTML renders the final Markdown (each page converted once per
-    # content; the Markdown holds the composition table the chart is drawn from)
-    pages = {published.server_page(name): outputs[published.server_page(name)] for name in drawn}
-    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
-                                                                        compositions=standing.compositions)))
-    for name, key in drawn.items():
-        if key is not None:
+        outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
+    html_new: dict[str, dict[str, str]] = {}
+    # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
+    html_used = {server_html.key(name, outputs[published.server_page(name)])
+                 for name in drawing.rows if name not in missing}
+    for name, (page, trend, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
+        outputs.update({published.server_page(name): page, published.trend(name): trend, **html})
+        html_used.add(html_key)
+        if fresh:
+            html_new[html_key] = html
+        if (key := missing[name]) is not None:
             kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
+    server_html.store(server_html.folder(root), html_new, html_used)
     kept.save()
     return outputs
 
@@ -69,11 +72,49 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
 _PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
 
 
+@dataclass(frozen=True)
+class _Drawing:
+    """What a server's page, chart and HTML are drawn from."""
+
+    rows: dict[str, Row]
+    series: dict[str, Series]
+    standing: server_page.Standing
+    movements: dict[str, regressions.Movement]
+    per_release: dict[str, list]
+    html_cache: Path
+
+
+_drawing: _Drawing | None = None  # set while pages are drawn: forked workers inherit it
+
+
+def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
+    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
+    global _drawing
+    _drawing = drawing
+    try:
+        return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM)
+    finally:
+        _drawing = None
+
+
+def _draw(name: str) -> tuple[str, str, dict[str, str], str, bool]:
+    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
+    converted now): the HTML renders the final Markdown, which holds the composition table the chart is
+    drawn from."""
+    d = _drawing
+    assert d is not None
+    row, series = d.rows[name], d.series[name]
+    page = server_page.render(row, series, d.standing, d.movements.get(name))
+    if d.per_release.get(name):
+        page += "\n" + releases.section(d.per_release[name])
+    html, key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
+    return page, svg.trend_chart(name, series), html, key, fresh
+
+
 def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
-                     kept: regen_cache.Outputs) -> tuple[dict[str, str], server_page.Standing, dict[str, str | None]]:
-    """Everything published but the HTML of the server pages drawn now, the standing that HTML is drawn
-    with, and the servers whose page was drawn now (``{name: key to keep it under, or None}``); the other
-    servers' page, HTML and chart come from ``kept``."""
+                     kept: regen_cache.Outputs) -> tuple[dict[str, str], _Drawing, dict[str, str | None]]:
+    """Everything published but the server pages not found in ``kept`` (their page, HTML and chart), what
+    those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(read_history(root / published.HISTORY))
@@ -91,21 +132,18 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     digests = {row.name: _digest(row) for row in rows}
-    drawn: dict[str, str | None] = {}
+    missing: dict[str, str | None] = {}
     for row in rows:
         outputs[published.sparkline(row.name)] = sparks[row.name]
         key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
         found = kept.get(key) if key is not None else None
         if found is not None and set(found) == set(_PAGE_FILES):
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
-            continue
-        page = server_page.render(row, series[row.name], standing, movements.get(row.name))
-        if per_release.get(row.name):
-            page += "\n" + releases.section(per_release[row.name])
-        outputs[published.server_page(row.name)] = page
-        outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-        drawn[row.name] = key
-    return outputs, standing, drawn
+        else:
+            missing[row.name] = key
+    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
+                       server_html.folder(root))
+    return outputs, drawing, missing
 
 
 def _digest(value: object) -> bytes | None:

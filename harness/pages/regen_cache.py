@@ -61,7 +61,7 @@ def harness_key() -> str:
     return digest.hexdigest()
 
 
-def _read_entry(path: Path, limit: int) -> bytes | None:
+def read_entry(path: Path, limit: int) -> bytes | None:
     """The bytes of ``path`` when it is a regular file (not followed through a link) of at most ``limit``
     bytes; ``None`` otherwise."""
     try:  # a regular file only (a FIFO there would block), never followed through a link
@@ -120,7 +120,7 @@ class Outputs:
     def get(self, key: str) -> dict[str, str] | None:
         """The texts kept for ``key``, or ``None`` (no entry, or one that is not whole and its own)."""
         self._asked.add(key)
-        data = _read_entry(self.where / key, MAX_OUTPUTS)
+        data = read_entry(self.where / key, MAX_OUTPUTS)
         if data is None:
             return None
         head, _, body = data.partition(b"\n")
@@ -167,7 +167,7 @@ class Verdicts:
         """Whether these exact bytes passed before under this code."""
         key = self.key(data)
         self._asked.add(key)
-        return _read_entry(self.where / key, _MAX_ENTRY) == self._entry(key)
+        return read_entry(self.where / key, _MAX_ENTRY) == self._entry(key)
 
     def remember(self, data: bytes) -> None:
         """These bytes passed: stored at :meth:`save`."""

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from harness.pages import regen_cache, server_page
+from harness.pages import regen_cache, server_html, server_page
 from harness.pages.regen import regen
 from tests.pages import builders as b
 
@@ -104,6 +104,24 @@ def test_other_code_draws_every_page_again(repo, drawn, monkeypatch):
     monkeypatch.setattr(regen_cache, "harness_key", lambda: "other code")
     regen(repo)
     assert sorted(drawn) == ["lone", "lone", "ok", "ok", "srv", "srv"]
+
+
+def test_other_code_draws_every_page_but_converts_none_again(repo, monkeypatch):
+    regen(repo)
+    regen(repo)  # a warm run keeps the conversions of the pages it did not draw
+    converted = []
+    real = server_html.pages
+    monkeypatch.setattr(server_html, "pages", lambda outputs, comps=None: converted.append(1) or real(outputs, comps))
+    monkeypatch.setattr(regen_cache, "harness_key", lambda: "other code")
+    regen(repo)
+    assert converted == []  # the Markdown is unchanged: its HTML comes from the conversion cache
+
+
+def test_pages_drawn_in_workers_give_what_one_process_gives(repo, tmp_path, monkeypatch):
+    regen(repo)
+    alone = published(repo)
+    monkeypatch.setattr(server_html, "PARALLEL_FROM", 1)
+    assert without_cache(repo, tmp_path, monkeypatch, "workers") == alone
 
 
 def _entry_of(root, name: str):
