@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import multiprocessing
 import os
 import threading
@@ -22,5 +23,9 @@ def map_forked(fn: Callable[[T], R], items: list[T], least: int) -> list[R]:
             or "fork" not in multiprocessing.get_all_start_methods():
         return [fn(item) for item in items]
     chunk = max(1, len(items) // (workers * 4))
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(fn, items, chunksize=chunk))
+    gc.freeze()  # what exists now is never collected in a worker: its collections copy none of it
+    try:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(fn, items, chunksize=chunk))
+    finally:
+        gc.unfreeze()
