@@ -84,25 +84,15 @@ class _Drawing:
     html_cache: Path
 
 
-_drawing: _Drawing | None = None  # set while pages are drawn: forked workers inherit it
-
-
 def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
     """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
-    global _drawing
-    _drawing = drawing
-    try:
-        return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM)
-    finally:
-        _drawing = None
+    return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
 
 
-def _draw(name: str) -> tuple[str, str, dict[str, str], str, bool]:
+def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
     """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
     converted now): the HTML renders the final Markdown, which holds the composition table the chart is
     drawn from."""
-    d = _drawing
-    assert d is not None
     row, series = d.rows[name], d.series[name]
     page = server_page.render(row, series, d.standing, d.movements.get(name))
     if d.per_release.get(name):

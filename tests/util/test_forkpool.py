@@ -36,3 +36,14 @@ def test_an_error_in_a_worker_reaches_the_caller():
     with pytest.raises(ValueError, match="three"):
         forkpool.map_forked(_fail_on_three, list(range(10)), least=1)
     assert gc.get_freeze_count() == 0
+
+
+def _scaled(shared: dict, n: int) -> int:
+    return shared["factor"] * n
+
+
+def test_shared_context_reaches_every_call_without_being_pickled():
+    shared = {"factor": 3, "unpicklable": lambda: None}
+    assert forkpool.map_forked(_scaled, list(range(20)), least=1, shared=shared) == [3 * n for n in range(20)]
+    assert forkpool.map_forked(_scaled, [1, 2], least=3, shared=shared) == [3, 6]
+    assert forkpool._shared is None
