@@ -15,10 +15,11 @@ capture index, tool shape) off. The worst case is modelled: every entry's cost m
 each ``tool-vectors.json`` holds the full bound of vectors (12 tools each) and every entry has a
 per-tool breakdown; the cold run also appends one vector per measured entry (re-deriving its capture).
 
-Each server page's HTML is converted once per content (``harness.pages.server_html``) and each record
-re-derived once per content (``harness.pages.regen_cache``): "cold" starts with those caches empty; "warm" is a second run with nothing changed; "one change" is a run
-after one server got a new history row (its page, the leaderboard and the dashboard change), which
-should cost about what "warm" does — work proportional to what changed.
+Each server page's HTML is converted once per content (``harness.pages.server_html``), each record
+re-derived once per content and each server's page, HTML and chart drawn once per input
+(``harness.pages.regen_cache``): "cold" starts with those caches empty; "warm" is a second run with nothing
+changed; "one change" is a run after one server got a new history row (its page, the leaderboard and the
+dashboard change), which should cost about what "warm" does — work proportional to what changed.
 
 Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 3] [--build-dir DIR] [--baseline tables]``
 (``--build-dir``: keep the synthetic repositories there and reuse them on the next run; building
@@ -163,7 +164,7 @@ def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
     before this run's appends, the history as built."""
     import shutil
 
-    for kind in ("html", "records"):
+    for kind in ("html", "records", "pages"):
         shutil.rmtree(regen_cache.folder(root, kind), ignore_errors=True)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:

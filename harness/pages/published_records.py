@@ -19,7 +19,7 @@ from harness.db.history import HistoryRow, row_for
 from harness.pages.badge import MAX_BADGE_BYTES, badge_for
 from harness.pages.regen_cache import Verdicts
 from harness.pages.text import as_int
-from harness.util import published
+from harness.util import forkpool, published
 
 class RecordError(ValueError):
     """Records that cannot be published; ``errors`` has one ``<path>: <problem>`` line each."""
@@ -36,9 +36,10 @@ def record_path(results_dir: Path, name: str) -> Path:
 def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None = None) -> dict[str, Record]:
     """``{name: record}`` for every name in ``names`` that has a record file; names without one are
     absent from the result. Raises :class:`RecordError` for any unreadable or unusable record.
-    ``verdicts``: records whose bytes passed re-derivation before are not re-derived (saved after)."""
-    found: dict[str, Record] = {}
-    errors: list[str] = []
+    ``verdicts``: records whose bytes passed re-derivation before are not re-derived (saved after).
+    Re-derivation runs in worker processes when many records need it (``REDERIVE_PARALLEL_FROM``)."""
+    outcome: dict[str, Record | str] = {}  # in ``names`` order: the record, or why it cannot be published
+    pending: list[tuple[str, dict, bytes]] = []  # to re-derive
     for name in names:
         path = record_path(results_dir, name)
         try:  # a regular file only, bounded: a FIFO or a device there would block or never end
@@ -47,30 +48,43 @@ def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None 
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
-            errors.append(f"{path}: cannot read: {exc}")
+            outcome[name] = f"{path}: cannot read: {exc}"
             continue
         try:
             record = parse(text)
         except WireJSONError as exc:
-            errors.append(f"{path}: not JSON: {exc}")
+            outcome[name] = f"{path}: not JSON: {exc}"
             continue
         if not isinstance(record, dict):
-            errors.append(f"{path}: not a JSON object")
+            outcome[name] = f"{path}: not a JSON object"
         elif problem := _problem(record, name):
-            errors.append(f"{path}: {problem}")
+            outcome[name] = f"{path}: {problem}"
         elif verdicts is not None and verdicts.passed(data):
-            found[name] = cast(Record, record)
-        elif forged := refusal(record, str(path)):
-            errors.append(forged)
+            outcome[name] = cast(Record, record)
         else:
-            found[name] = cast(Record, record)  # checked for what publishing relies on
-            if verdicts is not None:
-                verdicts.remember(data)
+            outcome[name] = cast(Record, record)  # checked for what publishing relies on, if it re-derives
+            pending.append((name, record, data))
+    refused = forkpool.map_forked(_refusal, [(record, str(record_path(results_dir, name))) for name, record, _ in pending],
+                                  REDERIVE_PARALLEL_FROM)
+    for (name, _, data), forged in zip(pending, refused):
+        if forged:
+            outcome[name] = forged
+        elif verdicts is not None:
+            verdicts.remember(data)
+    errors = [value for value in outcome.values() if isinstance(value, str)]
     if errors:
         raise RecordError(errors)
     if verdicts is not None:
         verdicts.save()
-    return found
+    return {name: value for name, value in outcome.items() if not isinstance(value, str)}
+
+
+# Re-deriving fewer records than this in one process is quicker than starting workers.
+REDERIVE_PARALLEL_FROM = 64
+
+
+def _refusal(item: tuple[dict, str]) -> str | None:
+    return refusal(*item)
 
 
 def _problem(record: Mapping[str, Any], name: str) -> str | None:

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import functools
+import hashlib
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
-from harness.util import atomic, published, untrusted
+from harness.util import atomic, forkpool, published, untrusted
 from harness.pages import (calculator, dashboard, leaderboard, published_records,
                              readings, regen_cache, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
-from harness.pages.board import build_rows
+from harness.pages.board import Row, build_rows
 from harness.db.history import by_server, read_history
 from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
@@ -48,20 +49,62 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     (``backfilled``: tool vectors rebuilt from git, used instead of the files on disk; ``loaded``: the
     catalog and records, when the caller read them already)."""
     root = Path(repo_root)
+    kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
-        outputs, standing = _render_markdown(root, backfilled, loaded or Loaded.read(root))
-    # after every section is in: the HTML renders the final Markdown (each page converted once per
-    # content; the Markdown holds the composition table the chart is drawn from)
-    pages = {path: text for path, text in outputs.items()
-             if path.startswith(published.SERVER_DIR + "/") and path.endswith(".md")}
-    outputs.update(server_html.memo_map(root, pages, functools.partial(server_html.pages,
-                                                                        compositions=standing.compositions)))
+        outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
+    html_new: dict[str, dict[str, str]] = {}
+    # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
+    html_used = {server_html.key(name, outputs[published.server_page(name)])
+                 for name in drawing.rows if name not in missing}
+    for name, (page, trend, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
+        outputs.update({published.server_page(name): page, published.trend(name): trend, **html})
+        html_used.add(html_key)
+        if fresh:
+            html_new[html_key] = html
+        if (key := missing[name]) is not None:
+            kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
+    server_html.store(server_html.folder(root), html_new, html_used)
+    kept.save()
     return outputs
 
 
-def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded
-                     ) -> tuple[dict[str, str], server_page.Standing]:
-    """Everything published but the server pages' HTML, and the standing the HTML is drawn with."""
+# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``).
+_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """What a server's page, chart and HTML are drawn from."""
+
+    rows: dict[str, Row]
+    series: dict[str, Series]
+    standing: server_page.Standing
+    movements: dict[str, regressions.Movement]
+    per_release: dict[str, list]
+    html_cache: Path
+
+
+def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
+    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
+    return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
+
+
+def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
+    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
+    converted now): the HTML renders the final Markdown, which holds the composition table the chart is
+    drawn from."""
+    row, series = d.rows[name], d.series[name]
+    page = server_page.render(row, series, d.standing, d.movements.get(name))
+    if d.per_release.get(name):
+        page += "\n" + releases.section(d.per_release[name])
+    html, key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
+    return page, svg.trend_chart(name, series), html, key, fresh
+
+
+def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
+                     kept: regen_cache.Outputs) -> tuple[dict[str, str], _Drawing, dict[str, str | None]]:
+    """Everything published but the server pages not found in ``kept`` (their page, HTML and chart), what
+    those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(read_history(root / published.HISTORY))
@@ -78,14 +121,38 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     movements = _history(root, names, records, series, outputs, backfilled)
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
+    digests = {row.name: _digest(row) for row in rows}
+    missing: dict[str, str | None] = {}
     for row in rows:
-        page = server_page.render(row, series[row.name], standing, movements.get(row.name))
-        if per_release.get(row.name):
-            page += "\n" + releases.section(per_release[row.name])
-        outputs[published.server_page(row.name)] = page
         outputs[published.sparkline(row.name)] = sparks[row.name]
-        outputs[published.trend(row.name)] = svg.trend_chart(row.name, series[row.name])
-    return outputs, standing
+        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
+        found = kept.get(key) if key is not None else None
+        if found is not None and set(found) == set(_PAGE_FILES):
+            outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
+        else:
+            missing[row.name] = key
+    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
+                       server_html.folder(root))
+    return outputs, drawing, missing
+
+
+def _digest(value: object) -> bytes | None:
+    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled."""
+    try:
+        return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,
+              per_release: list | None, digests: dict[str, bytes | None]) -> str | None:
+    """The key of a server's page, HTML and trend chart: everything they are drawn from (the row, its
+    series, movement and releases, what the standing says of it: ranked count, description percentile,
+    its cheaper peers' rows); ``None`` when some input cannot be digested."""
+    peers = [digests[r.name] for r in standing.cheaper(row)]
+    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description))
+    parts = [digests[row.name], rest, *peers]
+    return None if any(p is None for p in parts) else regen_cache.Outputs.key(*(p for p in parts if p is not None))
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],

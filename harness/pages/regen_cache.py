@@ -1,18 +1,21 @@
-"""Regen's caches of a repository: :func:`folder` (``$MCP_CONTEXT_COST_CACHE/regen/<root>/<kind>``) and the
-content-addressed verdicts on records (:class:`Verdicts`): a record whose exact bytes passed re-derivation under
-the same code is not counted again. An entry is untrusted: read bounded, used only when it says exactly what the
-run would write for that key; anything else is a miss.
+"""Regen's caches of a repository: :func:`folder` (``$MCP_CONTEXT_COST_CACHE/regen/<root>/<kind>``), the
+content-addressed verdicts on records (:class:`Verdicts`: a record whose exact bytes passed re-derivation under
+the same code is not counted again) and texts derived from inputs (:class:`Outputs`: a page whose inputs and code
+are unchanged is not drawn again). An entry is untrusted: read bounded, a regular file never followed through a
+link, used only when it names its own key and its body is whole; anything else is a miss.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import stat
 import sys
 from pathlib import Path
 
+import markdown_it
 import tiktoken
 
 from harness.core import tokenizer
@@ -21,6 +24,7 @@ from harness.core import tokenizer
 # tokenizer provisioning, the record's shape and bounds), this module, the tiktoken release, its pinned ranks.
 _CODE_PACKAGES = ("core", "util")
 _MAX_ENTRY = 256
+MAX_OUTPUTS = 8 * 2**20  # bytes of one Outputs entry (a server page's Markdown, HTML and chart)
 
 
 def folder(root: Path, kind: str) -> Path:
@@ -45,6 +49,103 @@ def code_key() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def harness_key() -> str:
+    """sha256 of every module of the harness package and the Python and markdown-it versions: the code
+    a page is drawn and converted with."""
+    harness = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(f"{sys.version_info[:2]}\0{markdown_it.__version__}\0".encode())
+    for path in sorted(harness.rglob("*.py")):
+        digest.update(f"{path.relative_to(harness)}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def read_entry(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (not followed through a link) of at most ``limit``
+    bytes; ``None`` otherwise."""
+    try:  # a regular file only (a FIFO there would block), never followed through a link
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_entries(where: Path, entries: dict[str, bytes], asked: set[str]) -> None:
+    """Write ``entries`` (``{key: bytes}``) under ``where``, then drop every entry not in ``asked`` (best effort)."""
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        for key in sorted(entries):
+            temp = where / f".{key}.{os.getpid()}.tmp"
+            temp.write_bytes(entries[key])
+            os.replace(temp, where / key)
+        for path in where.iterdir():
+            if path.name not in asked:
+                path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+class Outputs:
+    """Texts (``{label: text}``) derived from inputs whose digest, with :func:`harness_key`, the caller made
+    the key (:meth:`key`). An entry is ``outputs <key> <sha256 of body>\\n`` and the body, the texts as JSON;
+    :meth:`save` writes the new entries and drops every entry this run did not ask about (best effort)."""
+
+    def __init__(self, where: Path):
+        self.where = where
+        self._asked: set[str] = set()
+        self._new: dict[str, bytes] = {}
+
+    @staticmethod
+    def key(*parts: bytes) -> str:
+        digest = hashlib.sha256(f"{harness_key()}\0".encode())
+        for part in parts:
+            digest.update(hashlib.sha256(part).digest())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> dict[str, str] | None:
+        """The texts kept for ``key``, or ``None`` (no entry, or one that is not whole and its own)."""
+        self._asked.add(key)
+        data = read_entry(self.where / key, MAX_OUTPUTS)
+        if data is None:
+            return None
+        head, _, body = data.partition(b"\n")
+        if head != f"outputs {key} {hashlib.sha256(body).hexdigest()}".encode("ascii"):
+            return None
+        try:
+            texts = json.loads(body)
+        except ValueError:
+            return None
+        if isinstance(texts, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in texts.items()):
+            return texts
+        return None
+
+    def put(self, key: str, texts: dict[str, str]) -> None:
+        """Keep ``texts`` for ``key`` (written at :meth:`save`; not kept when larger than ``MAX_OUTPUTS``)."""
+        self._asked.add(key)
+        body = json.dumps(texts, ensure_ascii=True, sort_keys=True).encode("ascii")
+        entry = f"outputs {key} {hashlib.sha256(body).hexdigest()}\n".encode("ascii") + body
+        if len(entry) <= MAX_OUTPUTS:
+            self._new[key] = entry
+
+    def save(self) -> None:
+        _write_entries(self.where, self._new, self._asked)
+
+
 class Verdicts:
     """Records that passed ``rederive.refusal``, by the sha256 of their bytes and :func:`code_key`.
     :meth:`save` writes the new passes and drops every entry this run did not ask about (best effort)."""
@@ -66,16 +167,7 @@ class Verdicts:
         """Whether these exact bytes passed before under this code."""
         key = self.key(data)
         self._asked.add(key)
-        try:  # a regular file only (a FIFO there would block), never followed through a link
-            fd = os.open(self.where / key, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return False
-        try:
-            return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, _MAX_ENTRY + 1) == self._entry(key)
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+        return read_entry(self.where / key, _MAX_ENTRY) == self._entry(key)
 
     def remember(self, data: bytes) -> None:
         """These bytes passed: stored at :meth:`save`."""
@@ -84,14 +176,4 @@ class Verdicts:
         self._new.add(key)
 
     def save(self) -> None:
-        try:
-            self.where.mkdir(parents=True, exist_ok=True)
-            for key in sorted(self._new):
-                temp = self.where / f".{key}.{os.getpid()}.tmp"
-                temp.write_bytes(self._entry(key))
-                os.replace(temp, self.where / key)
-            for path in self.where.iterdir():
-                if path.name not in self._asked:
-                    path.unlink(missing_ok=True)
-        except OSError:
-            pass
+        _write_entries(self.where, {key: self._entry(key) for key in self._new}, self._asked)

@@ -6,17 +6,14 @@ Rules: docs/PAGES.md, "Dashboard, calculator, server pages" and "Regen".
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import hashlib
 import html
 import importlib.util
 import json
-import multiprocessing
 import os
 import posixpath
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +23,7 @@ from markdown_it import MarkdownIt
 from harness.pages import composition, html_table, regen_cache
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
-from harness.util import published
+from harness.util import forkpool, published
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
 CSS = """
@@ -223,6 +220,11 @@ def folder(root: Path) -> Path:
     return regen_cache.folder(root, "html")
 
 
+def key(name: str, markdown: str) -> str:
+    """The cache key of server ``name``'s page converted from ``markdown``."""
+    return _key(published.server_page(name), markdown)
+
+
 def _key(path: str, text: str) -> str:
     return hashlib.sha256(f"{fingerprint()}\0{path}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -234,32 +236,47 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
     keys = {path: _key(path, text) for path, text in inputs.items()}
     found: dict[str, dict[str, str]] = {}
     for path, key in keys.items():
-        try:
-            entry = json.loads((where / key).read_bytes())
-        except (OSError, ValueError):
-            continue
-        # an entry damaged into other JSON is a miss, never published
-        if isinstance(entry, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in entry.items()):
+        entry = _lookup(where, key)
+        if entry is not None:
             found[path] = entry
     missing = sorted(p for p in inputs if p not in found)
     fresh = _convert_all(convert, [{p: inputs[p]} for p in missing])
     found.update(zip(missing, fresh))
-    _store(where, {keys[p]: found[p] for p in missing}, set(keys.values()))
+    store(where, {keys[p]: found[p] for p in missing}, set(keys.values()))
     return {out: text for path in sorted(found) for out, text in sorted(found[path].items())}
 
 
+def converted(where: Path, name: str, markdown: str, comp: Composition | None) -> tuple[dict[str, str], str, bool]:
+    """``({docs/servers/<name>.html: page}, its key, whether it was converted now)``: server ``name``'s page
+    from the cache folder ``where`` (:func:`folder`) or converted (:func:`pages`); keep new ones with :func:`store`."""
+    path = published.server_page(name)
+    key = _key(path, markdown)
+    entry = _lookup(where, key)
+    if entry is not None:
+        return entry, key, False
+    return pages({path: markdown}, {name: comp}), key, True
+
+
+_MAX_ENTRY = 16 * 2**20
+
+
+def _lookup(where: Path, key: str) -> dict[str, str] | None:
+    data = regen_cache.read_entry(where / key, _MAX_ENTRY)
+    try:
+        entry = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    # an entry damaged into other JSON is a miss, never published
+    if isinstance(entry, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in entry.items()):
+        return entry
+    return None
+
+
 def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: list[dict[str, str]]) -> list[dict[str, str]]:
-    workers = min(os.cpu_count() or 1, 8)
-    # fork only from a single-threaded process: a lock held by another thread would stay held in the child
-    if len(items) < PARALLEL_FROM or workers < 2 or threading.active_count() > 1 \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        return [convert(item) for item in items]
-    chunk = max(1, len(items) // (workers * 4))
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(convert, items, chunksize=chunk))
+    return forkpool.map_forked(convert, items, PARALLEL_FROM)
 
 
-def _store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
+def store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
     """Write the new entries, then remove every entry the run did not use (best effort)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,8 @@ class Standing:
         peers = self.by_category.get(row.entry.category or "", [])
         if row.tokens is None:
             return peers[:CHEAPER]
-        return [r for r in peers if r.tokens is not None and r.tokens < row.tokens][:CHEAPER]
+        # peers are sorted cheapest first: the cheaper ones are a prefix
+        return [r for r in peers[:CHEAPER] if r.tokens is not None and r.tokens < row.tokens]
 
 
 def render(row: Row, series: Series, standing: Standing | None = None, movement: Movement | None = None) -> str:

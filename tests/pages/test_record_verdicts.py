@@ -110,3 +110,19 @@ def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, pl
         entry.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(RecordError, match="refused: totalTokens"):
         regen(repo)
+
+
+def test_records_rederived_in_workers_give_what_one_process_gives(repo, monkeypatch):
+    b.write_catalog(repo, [b.entry("srv"), b.entry("ok"), b.entry("gone")])
+    results = repo / "results"
+    names = ["srv", "ok", "gone"]
+    serial = published_records.load_records(results, names)
+    monkeypatch.setattr(published_records, "REDERIVE_PARALLEL_FROM", 1)
+    assert published_records.load_records(results, names) == serial
+    _forge(repo)
+    with pytest.raises(RecordError, match="refused: totalTokens") as refused:
+        published_records.load_records(results, names)
+    monkeypatch.setattr(published_records, "REDERIVE_PARALLEL_FROM", 64)
+    with pytest.raises(RecordError) as alone:
+        published_records.load_records(results, names)
+    assert refused.value.errors == alone.value.errors

@@ -4,6 +4,8 @@ a cache that cannot be used costs time, never a wrong page."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.pages import server_html
@@ -66,5 +68,20 @@ def test_a_damaged_entry_is_converted_again(cache):
     server_html.memo_map(cache, pages(2), server_html.pages)
     for path in server_html.folder(cache).iterdir():
         path.write_bytes(b"\xff not json")
+    convert = Counting()
+    assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_an_entry_that_is_not_a_regular_file_is_converted_again(cache, tmp_path, plant):
+    server_html.memo_map(cache, pages(2), server_html.pages)
+    for path in server_html.folder(cache).iterdir():
+        data = path.read_bytes()
+        path.unlink()
+        if plant == "fifo":
+            os.mkfifo(path)  # would block a plain read
+        else:
+            (tmp_path / path.name).write_bytes(data)
+            path.symlink_to(tmp_path / path.name)
     convert = Counting()
     assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2

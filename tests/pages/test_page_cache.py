@@ -1,0 +1,181 @@
+"""A server's page, HTML and trend chart kept per input (harness/pages/regen.py with regen_cache.Outputs):
+a warm regen draws no page and writes the same bytes, a change redraws only the pages it reaches, other
+code redraws all, and an entry that is not whole and its own — another key's, damaged, oversized, a
+FIFO, a link — is a miss: the run writes what a run without any cache writes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from harness.pages import regen_cache, server_html, server_page
+from harness.pages.regen import regen
+from tests.pages import builders as b
+
+A = [b.tool("alpha")]
+B = [b.tool("beta", "Finds another thing."), b.tool("gamma")]
+HISTORY = ["2026-06-01,srv,900,1,measured,host", "2026-06-08,srv,950,1,measured,host",
+           "2026-06-01,ok,40,2,measured,host", "2026-06-01,lone,30,1,measured,host"]
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    b.write_catalog(root, [b.entry("srv", category="files"), b.entry("ok", category="files"),
+                           b.entry("lone", category="other")])
+    b.write_record(root, b.measured("srv", A))
+    b.write_record(root, b.measured("ok", B))
+    b.write_record(root, b.measured("lone", A))
+    b.write_history(root, HISTORY)
+    return root
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The servers whose page ``server_page.render`` drew, in order."""
+    seen: list[str] = []
+    real = server_page.render
+
+    def spy(row, *args, **kwargs):
+        seen.append(row.name)
+        return real(row, *args, **kwargs)
+
+    monkeypatch.setattr(server_page, "render", spy)
+    return seen
+
+
+def published(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def without_cache(root, tmp_path, monkeypatch, name: str) -> dict[str, bytes]:
+    """What a regen with an empty cache writes for ``root`` as it is now."""
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / name))
+    regen(root)
+    return published(root)
+
+
+def test_a_warm_regen_draws_no_page_and_gives_the_same_bytes(repo, drawn):
+    regen(repo)
+    cold = published(repo)
+    assert sorted(drawn) == ["lone", "ok", "srv"]
+    regen(repo)
+    assert sorted(drawn) == ["lone", "ok", "srv"] and published(repo) == cold
+
+
+def test_a_new_history_row_redraws_that_server_only(repo, drawn, tmp_path, monkeypatch):
+    regen(repo)
+    before = published(repo)
+    b.write_history(repo, HISTORY + ["2026-06-15,srv,,,timeout,host"])
+    regen(repo)
+    assert sorted(drawn) == ["lone", "ok", "srv", "srv"]
+    after = published(repo)
+    assert after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
+    assert after["docs/servers/srv.html"] != before["docs/servers/srv.html"]
+    assert after["docs/trends/srv.svg"] != before["docs/trends/srv.svg"]
+    assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
+
+
+def test_a_changed_record_redraws_the_pages_that_show_it(repo, drawn, tmp_path, monkeypatch):
+    regen(repo)
+    b.write_record(repo, b.measured("ok", A))  # ok now costs what srv costs: srv's "cheaper" list changes
+    regen(repo)
+    assert sorted(drawn[3:]) == ["lone", "ok", "srv"]  # ranks and the peers of the category moved
+    assert published(repo) == without_cache(repo, tmp_path, monkeypatch, "empty")
+
+
+def test_a_cheaper_peer_that_changed_redraws_the_page_listing_it(repo, drawn, tmp_path, monkeypatch):
+    regen(repo)
+    before = published(repo)
+    wider = {"type": "object", "properties": {"q": {"type": "string"}, "r": {"type": "string"}}}
+    b.write_record(repo, b.measured("srv", [b.tool("alpha", schema=wider)]))  # still cheaper than ok, same descriptions
+    regen(repo)
+    after = published(repo)
+    assert "ok" in drawn[3:] and after["docs/servers/ok.md"] != before["docs/servers/ok.md"]
+    assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
+
+
+def test_other_code_draws_every_page_again(repo, drawn, monkeypatch):
+    regen(repo)
+    monkeypatch.setattr(regen_cache, "harness_key", lambda: "other code")
+    regen(repo)
+    assert sorted(drawn) == ["lone", "lone", "ok", "ok", "srv", "srv"]
+
+
+def test_other_code_draws_every_page_but_converts_none_again(repo, monkeypatch):
+    regen(repo)
+    regen(repo)  # a warm run keeps the conversions of the pages it did not draw
+    converted = []
+    real = server_html.pages
+    monkeypatch.setattr(server_html, "pages", lambda outputs, comps=None: converted.append(1) or real(outputs, comps))
+    monkeypatch.setattr(regen_cache, "harness_key", lambda: "other code")
+    regen(repo)
+    assert converted == []  # the Markdown is unchanged: its HTML comes from the conversion cache
+
+
+def test_pages_drawn_in_workers_give_what_one_process_gives(repo, tmp_path, monkeypatch):
+    regen(repo)
+    alone = published(repo)
+    monkeypatch.setattr(server_html, "PARALLEL_FROM", 1)
+    assert without_cache(repo, tmp_path, monkeypatch, "workers") == alone
+
+
+def _entry_of(root, name: str):
+    """The cache entry holding ``name``'s page."""
+    where = regen_cache.folder(root, "pages")
+    for path in where.iterdir():
+        if f"# {name}\\n".encode() in path.read_bytes():
+            return path
+    raise AssertionError(f"no entry for {name}")
+
+
+@pytest.mark.parametrize("plant", ["another key", "tampered", "not JSON", "not texts", "oversized", "fifo", "link"])
+def test_a_planted_entry_is_a_miss(repo, drawn, tmp_path, monkeypatch, plant):
+    regen(repo)
+    right = without_cache(repo, tmp_path, monkeypatch, "other")
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    entry = _entry_of(repo, "srv")
+    data = entry.read_bytes()
+    head, _, body = data.partition(b"\n")
+    key = entry.name
+    texts = json.loads(body)
+    lie = json.dumps({label: text.replace("srv", "evil") for label, text in texts.items()}).encode()
+    entry.unlink()
+    if plant == "another key":  # a whole entry, but another key's
+        other = "0" * 64
+        entry.write_bytes(f"outputs {other} {regen_cache.hashlib.sha256(lie).hexdigest()}\n".encode() + lie)
+    elif plant == "tampered":  # its own key, a body that is not the one summed
+        entry.write_bytes(head + b"\n" + lie)
+    elif plant == "not JSON":
+        bad = b"\xff\x00 not JSON"
+        entry.write_bytes(f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+    elif plant == "not texts":
+        bad = json.dumps({"md": 1}).encode()
+        entry.write_bytes(f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+    elif plant == "oversized":  # whole and its own, one byte over the bound
+        monkeypatch.setattr(regen_cache, "MAX_OUTPUTS", len(data) - 1)
+        entry.write_bytes(data)
+    elif plant == "fifo":
+        os.mkfifo(entry)
+    else:
+        (tmp_path / "elsewhere").write_bytes(data)
+        entry.symlink_to(tmp_path / "elsewhere")
+    drawn.clear()
+    regen(repo)
+    assert "srv" in drawn and published(repo) == right
+    if plant != "oversized":  # (the bound also turns away larger entries)
+        assert drawn == ["srv"]
+
+
+def test_an_entry_larger_than_the_bound_is_not_kept(tmp_path, monkeypatch):
+    kept = regen_cache.Outputs(tmp_path / "pages")
+    monkeypatch.setattr(regen_cache, "MAX_OUTPUTS", 200)
+    kept.put("a" * 64, {"md": "x" * 300})
+    kept.put("b" * 64, {"md": "small"})
+    kept.save()
+    fresh = regen_cache.Outputs(tmp_path / "pages")
+    assert fresh.get("a" * 64) is None and fresh.get("b" * 64) == {"md": "small"}

@@ -1,0 +1,49 @@
+"""harness.util.forkpool: the results of a forked map are the in-process results, in order; a worker's
+error reaches the caller; the parent's objects are collectable again afterwards."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import pytest
+
+from harness.util import forkpool
+
+
+def _square_and_pid(n: int) -> tuple[int, int]:
+    return n * n, os.getpid()
+
+
+def _fail_on_three(n: int) -> int:
+    if n == 3:
+        raise ValueError("three")
+    return n
+
+
+def test_forked_results_are_the_in_process_results_in_order():
+    items = list(range(40))
+    forked = forkpool.map_forked(_square_and_pid, items, least=1)
+    assert [square for square, _ in forked] == [n * n for n in items]
+    assert gc.get_freeze_count() == 0
+
+
+def test_few_items_stay_in_this_process():
+    assert {pid for _, pid in forkpool.map_forked(_square_and_pid, [1, 2], least=3)} == {os.getpid()}
+
+
+def test_an_error_in_a_worker_reaches_the_caller():
+    with pytest.raises(ValueError, match="three"):
+        forkpool.map_forked(_fail_on_three, list(range(10)), least=1)
+    assert gc.get_freeze_count() == 0
+
+
+def _scaled(shared: dict, n: int) -> int:
+    return shared["factor"] * n
+
+
+def test_shared_context_reaches_every_call_without_being_pickled():
+    shared = {"factor": 3, "unpicklable": lambda: None}
+    assert forkpool.map_forked(_scaled, list(range(20)), least=1, shared=shared) == [3 * n for n in range(20)]
+    assert forkpool.map_forked(_scaled, [1, 2], least=3, shared=shared) == [3, 6]
+    assert forkpool._shared is None
