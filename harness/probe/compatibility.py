@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Protocol
 
 from harness.probe import redact, sandbox
+from harness.util import atomic
 from harness.probe.outcome import Capture
 
 TYPESCRIPT = "typescript-sdk"
@@ -163,8 +164,7 @@ def _passed(key: str) -> bool:
 
 def _remember(key: str) -> None:
     folder = _verdicts()
-    temporary = folder / f".{key}.{os.getpid()}.tmp"
-    try:
+    with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         names = os.listdir(folder)
         if len(names) >= MAX_VERDICTS:
@@ -172,15 +172,7 @@ def _remember(key: str) -> None:
             for name in aged[:len(aged) // 2]:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / name)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(fd, _entry(key))
-        finally:
-            os.close(fd)
-        os.replace(temporary, folder / key)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        atomic.write_bytes(folder / key, _entry(key), mode=0o644)
 
 
 def _mtime(path: Path) -> float:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.probe import sandbox
+from harness.util import atomic
 
 
 # Node's two wordings: CommonJS quotes the missing path; ESM names the missing module or package and
@@ -230,16 +231,5 @@ def mark_complete(bin_dir: str, isolation: str, npm_cache: Path) -> None:
         return
     # written beside and renamed over: whatever the package left at the marker's name (a link out of the
     # cache, a fifo) is replaced, never written through or waited on
-    temporary = install / f"{MARKER}.{os.getpid()}.tmp"
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(fd, MARKER_TEXT.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(temporary, install / MARKER)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    with contextlib.suppress(OSError):
+        atomic.write_bytes(install / MARKER, MARKER_TEXT.encode("utf-8"), mode=0o644)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from harness.probe import npx_cache, reaper, resolve, sandbox, server_env, workdir
 from harness.probe.target import Target
+from harness.util import atomic
 
 
 INSTALLED_DIR = "installed"  # under the harness's cache folder
@@ -110,18 +111,8 @@ def remember(target: Target, isolation: str, how: resolve.Plan, env: dict[str, s
              "argv": list(found.argv), "env": [list(pair) for pair in found.env], "bin": found.executable,
              "version": found.version}
     path = _installed_path(isolation, how, cwd)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, json.dumps(entry).encode("utf-8", "surrogatepass"))
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    with contextlib.suppress(OSError):
+        atomic.write_bytes(path, json.dumps(entry).encode("utf-8", "surrogatepass"), mode=0o600)
 
 
 def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, str],

@@ -1,5 +1,6 @@
 """Atomic file writes (a reader sees the old file or the new one): ``write_bytes``, ``write_text``,
-``write_many``.
+``write_many``. The new file is written under a fresh name beside the target and renamed over it, so
+whatever was at the target's name (a link, a fifo) is replaced, never written through or waited on.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import tempfile
 from pathlib import Path
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+def write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = None) -> Path:
+    """Write ``data`` to ``path`` (``mode``: its permissions, default what the umask allows)."""
     target = Path(path)
-    fd, tmp = _temp_sibling(target)
+    fd, tmp = _temp_sibling(target, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -56,10 +58,10 @@ def write_many(files: dict[Path, bytes]) -> list[Path]:
     return [path for _, path in staged]
 
 
-def _temp_sibling(target: Path) -> tuple[int, str]:
+def _temp_sibling(target: Path, mode: int | None = None) -> tuple[int, str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.fchmod(fd, 0o666 & ~_UMASK)
+    os.fchmod(fd, 0o666 & ~_UMASK if mode is None else mode)
     return fd, tmp
 
 

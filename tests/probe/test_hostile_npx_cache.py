@@ -37,7 +37,7 @@ def _plant(directory: Path, victim: Path, how: str) -> None:
     elif how == "link-to-fifo":
         os.mkfifo(victim.parent / "fifo")
         marker.symlink_to(victim.parent / "fifo")
-    elif how == "temporary-link":  # the name the harness writes beside, planted in advance
+    elif how == "temporary-link":  # a name the harness could write beside, planted in advance
         (directory / f"{npx_cache.MARKER}.{os.getpid()}.tmp").symlink_to(victim)
 
 
@@ -59,7 +59,9 @@ def test_marking_an_install_never_writes_through_or_waits_on_what_the_package_le
     assert victim.read_text() == "precious\n" and not (victim.parent / "created-outside").exists()
     marker = directory / npx_cache.MARKER
     assert not marker.is_symlink() and marker.is_file() and npx_cache.marked_complete(directory)
-    assert sorted(p.name for p in directory.iterdir()) == sorted([npx_cache.MARKER, "node_modules", "package.json"])
+    planted = [f"{npx_cache.MARKER}.{os.getpid()}.tmp"] if how == "temporary-link" else []  # the package's own file
+    assert sorted(p.name for p in directory.iterdir()) == sorted([npx_cache.MARKER, "node_modules", "package.json",
+                                                                  *planted])
 
 
 @pytest.mark.parametrize("manifest", ['{"dependencies": 5}', '{"dependencies": ["dep"]}', '{"dependencies": "dep"}',
