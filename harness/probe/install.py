@@ -158,7 +158,7 @@ def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -
         return ()
     try:
         locked = json.loads(npx_cache.plain_text(install / "package-lock.json", npx_cache.LOCKFILE_BYTES) or "")["packages"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         locked = None
     if not isinstance(locked, dict):  # an install without npm's lockfile: the server's own manifest alone
         locked = {f"node_modules/{found.package}": _manifest(install / "node_modules" / found.package)}
@@ -181,7 +181,7 @@ def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -
 def _manifest(package: Path) -> dict | None:
     try:
         manifest = json.loads(npx_cache.plain_text(package / "package.json", npx_cache.MANIFEST_BYTES) or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return manifest if isinstance(manifest, dict) else None
 

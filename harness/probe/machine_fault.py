@@ -245,7 +245,7 @@ def engine_line(text: str) -> str | None:
 
 def below(requirement: str, current: tuple[int, ...] | None) -> bool:
     """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``^22 || >=24``)."""
-    bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+(?:\.\d+){0,2})", requirement)]
+    bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d{1,9}(?:\.\d{1,9}){0,2})(?!\d)", requirement)]
     if not bounds or not current:
         return False
     return all(current < bound for bound in bounds)
@@ -264,7 +264,7 @@ def unsatisfiable(requirement: str, today: dt.date | None = None) -> bool:
     """Whether no released Node can meet ``requirement`` (an ``engines.node`` range): every lower
     bound it states is a major above ``newest_node_major`` (``>=99``). Such a requirement is the
     package's mistake, not this machine's age."""
-    majors = [int(v) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d+)", requirement)]
+    majors = [int(v) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d{1,9})(?!\d)", requirement)]
     return bool(majors) and all(major > newest_node_major(today) for major in majors)
 
 

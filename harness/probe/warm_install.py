@@ -132,7 +132,7 @@ def installed(target: Target, isolation: str, how: resolve.Plan, env: dict[str, 
                 or not isinstance(found.executable, str) or entry["consulted"] != _consulted(env, dict(pairs), cwd) \
                 or not _as_npx_hands_over(found, how, env, cwd):
             return None
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     return installed_from(found, how, cwd, npm_cache)
 
@@ -203,7 +203,7 @@ def installed_from(found: resolve.Resolved, how: resolve.Plan, cwd: str, npm_cac
         if any(os.path.lexists(path) and os.path.realpath(path) != os.path.normpath(path)
                for path in (install / where for where in locked)):
             return None  # a package of the install is a link (out of it, or to another of its packages)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     if not words or "/" in words[0] or words[0] in (".", ".."):
         return None

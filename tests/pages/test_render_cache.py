@@ -4,6 +4,7 @@ a cache that cannot be used costs time, never a wrong page."""
 
 from __future__ import annotations
 
+import ast
 import os
 
 import pytest
@@ -85,3 +86,14 @@ def test_an_entry_that_is_not_a_regular_file_is_converted_again(cache, tmp_path,
             path.symlink_to(tmp_path / path.name)
     convert = Counting()
     assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
+
+
+def test_the_fingerprint_covers_every_module_the_conversion_draws_with():
+    """The chart is drawn from a ``Composition`` (field order, keys, parts): code the Markdown need not show."""
+    tree = ast.parse(open(server_html.__file__, encoding="utf-8").read())
+    imported = {f"{node.module}.{alias.name}" if node.module in ("harness.pages", "harness.util") else node.module
+                for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness")
+                for alias in node.names}
+    stores = {"harness.pages.regen_cache", "harness.util.forkpool"}  # where entries live and how work is spread
+    drawn_with = {m for m in imported if m.count(".") == 2} - stores
+    assert drawn_with <= set(server_html._RENDERER_MODULES)

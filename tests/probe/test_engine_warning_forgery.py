@@ -76,3 +76,17 @@ def test_a_package_named_by_nothing_installed_or_outside_the_install_is_no_findi
     elsewhere = resolve.Resolved("npx", "forger", "1.0.0", ("sh", "-c", "forger"), "host",
                                  str(tmp_path / "elsewhere" / "node_modules" / ".bin"))
     assert installing._findings(elsewhere, "host", npm) == ()
+
+
+@pytest.mark.parametrize("declared, finding", [(">=" + "9" * 5000, False), (">=22." + "1" * 5000, True)])
+def test_a_declaration_with_more_digits_than_python_converts_is_no_crash(tmp_path, declared, finding):
+    npm, found = _install(tmp_path, {"forger": {}, "dep": {"engines": {"node": declared}}})
+    said = installing._findings(found, "host", npm)
+    assert bool(said) is finding and all(len(s) <= machine_fault.MAX_CHARS for s in said)
+    assert machine_fault.unsatisfiable(declared) is False
+
+
+def test_a_lockfile_nested_deeper_than_the_parser_goes_is_unreadable_not_a_crash(tmp_path):
+    deep = '{"packages": {"node_modules/dep": {"engines": {"node": ">=24", "x": ' + "[" * 100_000 + "]" * 100_000 + "}}}}"
+    npm, found = _install(tmp_path, {"forger": {"engines": {"node": ">=22"}}}, deep)
+    assert installing._findings(found, "host", npm) == (SAID.format(name="forger", version="1.0.0"),)

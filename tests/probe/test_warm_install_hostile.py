@@ -185,3 +185,17 @@ def test_an_entry_naming_a_copy_of_the_install_elsewhere_in_the_cache_is_not_tak
         path.write_bytes(kept)
         shutil.rmtree(copy)
     assert _taken(warm) is not None
+
+
+@pytest.mark.parametrize("kept", ["installed", "package-lock.json"])
+def test_json_nested_deeper_than_the_parser_goes_is_not_taken(warm, kept):
+    """A kept entry or lockfile the parser cannot descend is a doubt like any unreadable one, never a crash."""
+    path = _install(warm) / kept if kept == "package-lock.json" else \
+        warm_install._installed_path("host", _ready(warm)[0], str(workdir.own_path(NAME)))
+    before = path.read_bytes()
+    path.write_text('{"key": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    try:
+        assert _taken(warm) is None
+    finally:
+        path.write_bytes(before)
+    assert _taken(warm) is not None
