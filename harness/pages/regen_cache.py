@@ -51,10 +51,11 @@ def code_key() -> str:
 
 @functools.lru_cache(maxsize=1)
 def harness_key() -> str:
-    """sha256 of every module of the harness package and the Python and markdown-it versions: the code
-    a page is drawn and converted with."""
+    """sha256 of every module of the harness package, the markdown-it version and :func:`code_key` (the
+    Python and tiktoken versions, the pinned ranks: a page's breakdown is counted): the code a page is drawn
+    and converted with."""
     harness = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(f"{sys.version_info[:2]}\0{markdown_it.__version__}\0".encode())
+    digest = hashlib.sha256(f"{code_key()}\0{markdown_it.__version__}\0".encode())
     for path in sorted(harness.rglob("*.py")):
         digest.update(f"{path.relative_to(harness)}\0".encode())
         digest.update(hashlib.sha256(path.read_bytes()).digest())

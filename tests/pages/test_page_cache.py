@@ -179,3 +179,17 @@ def test_an_entry_larger_than_the_bound_is_not_kept(tmp_path, monkeypatch):
     kept.save()
     fresh = regen_cache.Outputs(tmp_path / "pages")
     assert fresh.get("a" * 64) is None and fresh.get("b" * 64) == {"md": "small"}
+
+
+def test_another_tokenizer_release_is_other_page_code(monkeypatch):
+    """A page's breakdown is counted with tiktoken: another release is not the code the kept pages were drawn with."""
+    before = regen_cache.harness_key()
+    monkeypatch.setattr(regen_cache.tiktoken, "__version__", "0.0.0-other")
+    regen_cache.code_key.cache_clear()
+    regen_cache.harness_key.cache_clear()
+    try:
+        assert regen_cache.harness_key() != before
+    finally:
+        monkeypatch.undo()
+        regen_cache.code_key.cache_clear()
+        regen_cache.harness_key.cache_clear()
