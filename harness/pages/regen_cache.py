@@ -1,8 +1,9 @@
 """Regen's caches of a repository: :func:`folder` (``$MCP_CONTEXT_COST_CACHE/regen/<root>/<kind>``), the
 content-addressed verdicts on records (:class:`Verdicts`: a record whose exact bytes passed re-derivation under
 the same code is not counted again) and texts derived from inputs (:class:`Outputs`: a page whose inputs and code
-are unchanged is not drawn again). An entry is untrusted: read bounded, a regular file never followed through a
-link, used only when it names its own key and its body is whole; anything else is a miss.
+are unchanged is not drawn again). An entry may be damaged or foreign: read bounded, a regular file never
+followed through a link, used only when it names its own key and its body is whole; anything else is a miss. It
+is not checked against its writer: the cache must be writable only by the user who runs regen (CI's is empty).
 """
 
 from __future__ import annotations

@@ -199,8 +199,8 @@ def _html_link(folder: str, href: str) -> str:
 
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
-_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.composition", "harness.pages.html_table", "harness.pages.text",
-                     "harness.util.published", "harness.util.untrusted")
+_RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.composition", "harness.pages.html_table",
+                     "harness.pages.text", "harness.util.published", "harness.util.untrusted")
 
 
 @functools.lru_cache(maxsize=1)

@@ -147,7 +147,7 @@ def _out_of_space(ran: resolve.Ran | None, npm_cache: Path | None, since: tuple[
 
 
 def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -> tuple[str, ...]:
-    """The first package of the install, the server's own before its dependencies in the lockfile's order, whose
+    """The first package of the install, the server's own before its dependencies in name order, whose
     ``engines.node`` this Node is below, as one sentence. Read from what is installed, never from what npm or an
     install script printed, so a cold install and a warm one say the same."""
     if npm_cache is None or found.launcher != "npx":
@@ -171,6 +171,8 @@ def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -
                 or not machine_fault.below(declared, current):
             continue
         name = where.rsplit("node_modules/", 1)[1]
+        if not name:
+            continue
         version = found.version if where == own else meta.get("version")
         text = f"{name}@{version if isinstance(version, str) else 'installed'} declares engines.node {declared!r}; " \
                f"this machine has v{'.'.join(map(str, current))}"

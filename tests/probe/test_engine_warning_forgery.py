@@ -71,7 +71,8 @@ def test_without_a_readable_lockfile_the_server_s_own_manifest_decides(tmp_path,
 
 def test_a_package_named_by_nothing_installed_or_outside_the_install_is_no_finding(tmp_path):
     npm, found = _install(tmp_path, {"forger": {}}, lockfile={"packages": {"../../outside": {"engines": {"node": ">=22"}},
-                                                                           "/etc": {"engines": {"node": ">=22"}}}})
+                                                                           "/etc": {"engines": {"node": ">=22"}},
+                                                                           "node_modules/": {"engines": {"node": ">=22"}}}})
     assert installing._findings(found, "host", npm) == ()
     elsewhere = resolve.Resolved("npx", "forger", "1.0.0", ("sh", "-c", "forger"), "host",
                                  str(tmp_path / "elsewhere" / "node_modules" / ".bin"))
