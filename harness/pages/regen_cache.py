@@ -87,7 +87,7 @@ def read_entry(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def _write_entries(where: Path, entries: dict[str, bytes], asked: set[str]) -> None:
+def write_entries(where: Path, entries: dict[str, bytes], asked: set[str]) -> None:
     """Write ``entries`` (``{key: bytes}``) under ``where``, then drop every entry not in ``asked`` (best effort)."""
     try:
         where.mkdir(parents=True, exist_ok=True)
@@ -145,7 +145,7 @@ class Outputs:
             self._new[key] = entry
 
     def save(self) -> None:
-        _write_entries(self.where, self._new, self._asked)
+        write_entries(self.where, self._new, self._asked)
 
 
 class Verdicts:
@@ -178,4 +178,4 @@ class Verdicts:
         self._new.add(key)
 
     def save(self) -> None:
-        _write_entries(self.where, {key: self._entry(key) for key in self._new}, self._asked)
+        write_entries(self.where, {key: self._entry(key) for key in self._new}, self._asked)

@@ -11,7 +11,6 @@ import hashlib
 import html
 import importlib.util
 import json
-import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -278,14 +277,5 @@ def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: lis
 
 def store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
     """Write the new entries, then remove every entry the run did not use (best effort)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for key, result in new.items():
-            temp = folder / f".{key}.{os.getpid()}.tmp"
-            temp.write_text(json.dumps(result, ensure_ascii=True), encoding="ascii")
-            os.replace(temp, folder / key)
-        for path in folder.iterdir():
-            if path.name not in used:
-                path.unlink(missing_ok=True)
-    except OSError:
-        pass
+    regen_cache.write_entries(folder, {key: json.dumps(result, ensure_ascii=True).encode("ascii")
+                                       for key, result in new.items()}, used)
