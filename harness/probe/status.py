@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
-from harness.probe import machine_fault
+from harness.probe import machine_fault, node_engine
 from harness.probe.resolve import plan as resolve_plan
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -83,7 +83,7 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     if capture.phase != "install" and found[1] != machine_fault.RUNTIME_VERSION \
             and _crashed_after(found[0], capture.stderr_tail):
         return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
-    if found[1] == machine_fault.RUNTIME_VERSION and (impossible := machine_fault.impossible_engine(found[0])):
+    if found[1] == machine_fault.RUNTIME_VERSION and (impossible := node_engine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
 

@@ -18,6 +18,7 @@ from harness.db import catalog_text, import_sources, importer, package_meta
 from harness.db.catalog import load_catalog
 from harness.db.import_sources import Candidate
 from harness.db.importer import Proposal
+from harness.probe import node_engine
 from tests.conftest import REPO, fixture_command
 
 FIXTURES = REPO / "tests" / "fixtures" / "registry"
@@ -193,8 +194,8 @@ def test_classify_outcomes():
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm's own semver is the oracle")
 def test_node_ranges_by_npms_semver():
-    assert importer.node_satisfies(">=18") and importer.node_satisfies("^20.0.0 || >=22")
-    assert not importer.node_satisfies(">=99") and not importer.node_satisfies("<10")
+    assert node_engine.satisfies(">=18") and node_engine.satisfies("^20.0.0 || >=22")
+    assert not node_engine.satisfies(">=99") and not node_engine.satisfies("<10")
 
 
 def test_triage_launches_each_proposal_once_and_sorts_it(monkeypatch):
