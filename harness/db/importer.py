@@ -316,18 +316,12 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     return BROKEN, evidence
 
 
-# A place a server asks to be given: a directory, a path, a file, a URL, a host or a port.
-_PLACE = re.compile(r"\b(?:director(?:y|ies)|folders?|paths?|files?|workspace|root|urls?|uris?|endpoint|host(?:name)?"
-                    r"|port)\b", re.IGNORECASE)
-
-
 def setting_asked(text: str) -> str | None:
     """The first clause of ``text`` asking for a place rather than a secret (``ALLOWED_DIR is required``,
-    ``a directory argument is required``, ``Please set DATABASE_URL``): it asks (``_ASKS``), names a place
-    (a word of ``_PLACE`` or a variable ``status_rules.location_name`` accepts) and names no credential."""
+    ``a directory argument is required``, ``Please set DATABASE_URL``): it asks (``_ASKS``) and names a place,
+    not a secret (``status_rules.names_place``)."""
     for clause in _CLAUSE_END.split(text):
-        if _ASKS.search(clause) and not status_rules.names_credential(clause) \
-                and (_PLACE.search(clause) or any(status_rules.location_name(v) for v in _VARIABLE.findall(clause))):
+        if _ASKS.search(clause) and status_rules.names_place(clause, _VARIABLE.findall(clause)):
             return clause.strip()
     return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
@@ -191,9 +192,21 @@ _SECRET_PLACE = re.compile(r"private[ _-]?key|\.pem\b|\bpem\b|\bjwt\b|certificat
                            r"|keystore|keyring|\bp12\b|\bpfx\b|\bdsn\b", re.IGNORECASE)
 
 
+# The same places as a failure's words name them: a directory, a folder, a path, a file, a workspace, a root,
+# a URL, a URI, an endpoint, a host or a port.
+_PLACE_WORD = re.compile(r"\b(?:director(?:y|ies)|folders?|paths?|files?|workspace|root|urls?|uris?|endpoint"
+                         r"|host(?:name)?|port)\b", re.IGNORECASE)
+
+
 def location_name(name: str) -> bool:
     """Whether the variable ``name`` holds a place (``LOCATION_NAME``) and names no secret."""
     return bool(LOCATION_NAME.search(name.upper())) and not _SECRET_PART.search(name.upper())
+
+
+def names_place(text: str, variables: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names a place rather than a secret: no credential (``names_credential``), and a
+    place word (``_PLACE_WORD``) or one of the ``variables`` it names holding a place (``location_name``)."""
+    return not names_credential(text) and (bool(_PLACE_WORD.search(text)) or any(location_name(v) for v in variables))
 
 
 def _named_claim(env_names) -> re.Pattern | None:
