@@ -367,6 +367,9 @@ _NPM_MISSING = re.compile(r"^(?:npm's log: )?npm (?:error|ERR!) (?:404 Not Found
                           r"|404\s+(?:The requested resource )?'((?:@[^/\s']+/)?[^@\s']+)@[^']*' "
                           r"(?:is not in this registry|could not be found)"
                           r"|notarget No matching version found for ((?:@[^/\s]+/)?[^@\s]+)@)", re.MULTILINE)
+# The other lines of npm's 404 message, which name nothing: ``npm error 404`` alone, and its advice to
+# install "from a tarball, folder, http url, or git url" instead.
+NPM_404_FILLER = re.compile(r"^npm (?:error|ERR!) 404(?:$|\s+(?:Note that|tarball, folder))")
 
 
 def dependency_missing(stderr_tail: str, own: str, settings: Mapping[str, str] | None = None) -> str | None:

@@ -300,9 +300,10 @@ def stdout_said(capture: Capture) -> str:
 
 _ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus"
                          r"|unsatisfiable|does not satisfy|no versions? (?:available|found)|E404|ENOENT", re.IGNORECASE)
-# Lines package managers print after every failure; they never say what went wrong.
-_BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|code \w+$|\d{3}$|\d{3}\s+(?:Note that|tarball, folder)|"
-                          r"Log files were not written)|^npm (?:error|ERR!)\s*$")
+# Lines package managers print after every failure, and npm's 404 message's lines that name nothing
+# (``machine_fault.NPM_404_FILLER``); they never say what went wrong.
+_BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|code \w+$|\d{3}$|"
+                          r"Log files were not written)|^npm (?:error|ERR!)\s*$|" + machine_fault.NPM_404_FILLER.pattern)
 
 
 # Stack frames mention "Error" in function names; the line that says what happened is elsewhere.
