@@ -311,9 +311,22 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
         current = ".".join(map(str, node_engine.node_version() or ())) or "none"
         return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {current}: {evidence}")
     said = " ".join(str(n) for n in rec.get("notes") or ())
+    if not status_rules.package_crash(said) and credential_not_got(said):
+        return NEEDS_CREDENTIAL, evidence
     if not status_rules.package_crash(said) and (asked := setting_asked(said)):
         return NEEDS_SETTING, _cut(f"{evidence}; it asked for a setting, not a credential: {asked}")
     return BROKEN, evidence
+
+
+# "Failed to get the X": what it could not get, to the clause's end (``credential_not_got``).
+_FAILED_TO_GET = re.compile(r"\bfailed to get (?:the |your |an? )?([^.;:,!?\n'\"]{1,80})", re.IGNORECASE)
+
+
+def credential_not_got(text: str) -> str | None:
+    """The first ``Failed to get the X`` of ``text`` whose X names a credential (``Failed to get the API key``,
+    ``failed to get the access token``; ``status_rules.names_credential``), or ``None``."""
+    return next((found.group(0) for found in _FAILED_TO_GET.finditer(text)
+                 if status_rules.names_credential(found.group(1))), None)
 
 
 def setting_asked(text: str) -> str | None:
