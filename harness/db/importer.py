@@ -10,7 +10,6 @@ import asyncio
 import datetime as dt
 import re
 import shlex
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from harness.db.launch_gate import LaunchGate
 from harness.db.package_meta import NPM, MetadataError, Package
 from harness.db.targets import target_for
 from harness.probe import build_record as record
-from harness.probe import harness_bug, isolation, machine_fault, resolve, side_lists
+from harness.probe import harness_bug, isolation, node_engine, resolve, side_lists
 from harness.probe import status as status_rules
 from harness.probe import measure as measuring
 from harness.util import names, published, untrusted
@@ -304,30 +303,38 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
         return NEEDS_CREDENTIAL, evidence
     if rec.get("environmentEvidence") or status == "unreachable":
         return NEEDS_RUNTIME, evidence
-    if pkg is not None and pkg.registry == NPM and pkg.runtime and machine_fault.unsatisfiable(pkg.runtime):
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and node_engine.unsatisfiable(pkg.runtime):
         return BROKEN, evidence  # a Node no release meets: the package's mistake, not this machine's age
     if _RUNTIME.search(" ".join(rec.get("notes") or ())):
         return NEEDS_RUNTIME, evidence
-    if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_satisfies(pkg.runtime):
-        return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {_node_version()}: {evidence}")
+    if pkg is not None and pkg.registry == NPM and pkg.runtime and not node_engine.satisfies(pkg.runtime):
+        current = ".".join(map(str, node_engine.node_version() or ())) or "none"
+        return NEEDS_RUNTIME, _cut(f"declares node {pkg.runtime}; this machine has {current}: {evidence}")
     said = " ".join(str(n) for n in rec.get("notes") or ())
+    if not status_rules.package_crash(said) and credential_not_got(said):
+        return NEEDS_CREDENTIAL, evidence
     if not status_rules.package_crash(said) and (asked := setting_asked(said)):
         return NEEDS_SETTING, _cut(f"{evidence}; it asked for a setting, not a credential: {asked}")
     return BROKEN, evidence
 
 
-# A place a server asks to be given: a directory, a path, a file, a URL, a host or a port.
-_PLACE = re.compile(r"\b(?:director(?:y|ies)|folders?|paths?|files?|workspace|root|urls?|uris?|endpoint|host(?:name)?"
-                    r"|port)\b", re.IGNORECASE)
+# "Failed to get the X": what it could not get, to the clause's end (``credential_not_got``).
+_FAILED_TO_GET = re.compile(r"\bfailed to get (?:the |your |an? )?([^.;:,!?\n'\"]{1,80})", re.IGNORECASE)
+
+
+def credential_not_got(text: str) -> str | None:
+    """The first ``Failed to get the X`` of ``text`` whose X names a credential (``Failed to get the API key``,
+    ``failed to get the access token``; ``status_rules.names_credential``), or ``None``."""
+    return next((found.group(0) for found in _FAILED_TO_GET.finditer(text)
+                 if status_rules.names_credential(found.group(1))), None)
 
 
 def setting_asked(text: str) -> str | None:
     """The first clause of ``text`` asking for a place rather than a secret (``ALLOWED_DIR is required``,
-    ``a directory argument is required``, ``Please set DATABASE_URL``): it asks (``_ASKS``), names a place
-    (a word of ``_PLACE`` or a variable ``status_rules.location_name`` accepts) and names no credential."""
+    ``a directory argument is required``, ``Please set DATABASE_URL``): it asks (``_ASKS``) and names a place,
+    not a secret (``status_rules.names_place``)."""
     for clause in _CLAUSE_END.split(text):
-        if _ASKS.search(clause) and not status_rules.names_credential(clause) \
-                and (_PLACE.search(clause) or any(status_rules.location_name(v) for v in _VARIABLE.findall(clause))):
+        if _ASKS.search(clause) and status_rules.names_place(clause, _VARIABLE.findall(clause)):
             return clause.strip()
     return None
 
@@ -336,33 +343,6 @@ def _cut(text: str) -> str:
     """One escaped line of at most ``MAX_EVIDENCE_CHARS``."""
     text = untrusted.escape(" ".join(str(text).split()), spaces=True)
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS - 1] + "…"
-
-
-_NODE_VERSION: list[str] = []
-
-
-def _node_version() -> str:
-    if not _NODE_VERSION:
-        try:
-            out = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=20, check=False)
-            _NODE_VERSION.append(out.stdout.strip().lstrip("v") or "none")
-        except (OSError, subprocess.TimeoutExpired):
-            _NODE_VERSION.append("none")
-    return _NODE_VERSION[0]
-
-
-def node_satisfies(declared: str) -> bool:
-    """Whether this machine's node satisfies an ``engines.node`` range (True when unknown)."""
-    script = ("const s=require(require('path').join(process.argv[1],'npm','node_modules','semver'));"
-              "process.stdout.write(String(s.satisfies(process.version, process.argv[2])))")
-    try:
-        root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30,
-                              check=False).stdout.strip()
-        out = subprocess.run(["node", "-e", script, root, declared], capture_output=True, text=True, timeout=30,
-                             check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return True
-    return out.stdout.strip() != "false"
 
 
 def with_triage(prop: Proposal, date: dt.date) -> dict:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.probe import machine_fault, npmlog, npx_cache, redact, resolve, sandbox, server_env, warm_install
+from harness.probe import machine_fault, node_engine, npmlog, npx_cache, redact, resolve, sandbox, server_env, warm_install
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
 
@@ -153,7 +153,7 @@ def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -
     if npm_cache is None or found.launcher != "npx":
         return ()
     install = npx_cache.install_dir(found.executable, isolation, npm_cache)
-    current = machine_fault.node_version()
+    current = node_engine.node_version()
     if install is None or not current:
         return ()
     try:
@@ -168,7 +168,7 @@ def _findings(found: resolve.Resolved, isolation: str, npm_cache: Path | None) -
         declared = meta.get("engines", {}).get("node") if isinstance(meta, dict) \
             and isinstance(meta.get("engines"), dict) else None
         if not where.startswith("node_modules/") or not isinstance(declared, str) \
-                or not machine_fault.below(declared, current):
+                or not node_engine.below(declared, current):
             continue
         name = where.rsplit("node_modules/", 1)[1]
         if not name:

@@ -5,14 +5,13 @@ docs/METHODOLOGY.md, "Statuses".
 from __future__ import annotations
 
 import concurrent.futures
-import datetime as dt
 import os
 import re
-import shutil
 import socket
-import subprocess
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
+
+from harness.probe import node_engine
 
 # Hosts an install reaches before any server code runs: package registries, git hosts, and where
 # uv downloads managed Pythons from (python-build-standalone releases on GitHub).
@@ -50,12 +49,7 @@ _NPM_CODE = re.compile(r"^npm (?:error|ERR!) code (?:ENOTFOUND|EAI_AGAIN|ECONNRE
 _NO_PYTHON = re.compile(r"No interpreter found for Python|No download found for request"
                         r"|Python downloads are (?:not allowed|set to .never.)"
                         r"|current Python version \([^)]*\) does not satisfy Python", re.IGNORECASE)
-# npm's engine check, as its install output and debug log print it: the package's declared Node
-# range against this machine's (``required: { node: '>=22' }`` … ``current: { node: 'v20.20.2' …``).
-ENGINE_NODE = re.compile(r"EBADENGINE.*?required:\s*\{[^}]*?node:\s*'([^']+)'.*?current:\s*\{[^}]*?node:\s*'([^']+)'",
-                         re.DOTALL)
-_ENGINE_LINE = re.compile(r"(?:requires|required:?)\s+node(?:\.js)?\s*(?:version\s*)?[>=^~]+\s*v?\d", re.IGNORECASE)
-MAX_CHARS = 300
+MAX_CHARS = node_engine.MAX_CHARS  # one bound for every evidence line, an engine line's too
 
 DNS, RUNTIME_VERSION, DOWNLOAD_BLOCKED, REGISTRY = "dns", "runtime-version", "download-blocked", "registry"
 CACHE_LOCKED = "cache-locked"  # another process held the package cache's install lock for the whole bound
@@ -87,7 +81,7 @@ def evidence_and_cause(stderr_tail: str, *, server_only: bool = False, install: 
     if not server_only and (full := no_space(stderr_tail)):
         return full, DISK_FULL
     if server_only:
-        line = engine_line(stderr_tail)
+        line = node_engine.engine_line(stderr_tail)
     else:
         line = evidence(stderr_tail, verify_hosts=True, settings=settings)
         if line is not None and install and PACKAGE_CODE_RAN.search(stderr_tail) \
@@ -219,87 +213,13 @@ def cause(line: str, context: str = "") -> str:
     ``dns``, ``registry``)."""
     if NO_SPACE.search(line):
         return DISK_FULL
-    if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or ENGINE_NODE.search(line) or _ENGINE_LINE.search(line) \
-            or "declares engines.node" in line:
+    if _NO_PYTHON.search(line) and not _DOWNLOAD.search(line) or node_engine.names_requirement(line):
         return RUNTIME_VERSION
     if _DOWNLOAD.search(line):
         return DOWNLOAD_BLOCKED
     if _DNS.search(line) or (not _NETWORK.search(line) and _DNS.search(context)):
         return DNS
     return REGISTRY
-
-
-def engine_line(text: str) -> str | None:
-    """One sentence for a Node engine requirement this machine does not meet, or ``None``."""
-    found = ENGINE_NODE.search(text)
-    if found and below(found.group(1), node_version()):  # checked here: the text's "current" is only words
-        package = re.search(r"package:\s*'([^']+)'", text[found.start():found.end()])
-        name = f"{package.group(1)} " if package else ""
-        return f"npm EBADENGINE: {name}requires node {found.group(1)}; this machine has {found.group(2)}"[:MAX_CHARS]
-    for line in text.splitlines():
-        said = _ENGINE_LINE.search(line)
-        if said and below(line[said.start():], node_version()):
-            return line.strip()[:MAX_CHARS]
-    return None
-
-
-def below(requirement: str, current: tuple[int, ...] | None) -> bool:
-    """Whether ``current`` is below every lower bound ``requirement`` states (``>=22``, ``^22 || >=24``)."""
-    bounds = [tuple(int(p) for p in v.split(".")) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d{1,9}(?:\.\d{1,9}){0,2})(?!\d)", requirement)]
-    if not bounds or not current:
-        return False
-    return all(current < bound for bound in bounds)
-
-
-def newest_node_major(today: dt.date | None = None) -> int:
-    """The highest Node.js major that can have been released by ``today`` (default: now, UTC):
-    Node.js ships a new major each April and October (20 in April 2023, 21 in October 2023), never
-    earlier, so none above this number exists yet; a Node running here counts even if newer."""
-    day = today or dt.datetime.now(dt.timezone.utc).date()
-    scheduled = 20 + 2 * (day.year - 2023) + (day.month >= 4) + (day.month >= 10) - 1
-    return max(scheduled, (node_version() or (0,))[0])
-
-
-def unsatisfiable(requirement: str, today: dt.date | None = None) -> bool:
-    """Whether no released Node can meet ``requirement`` (an ``engines.node`` range): every lower
-    bound it states is a major above ``newest_node_major`` (``>=99``). Such a requirement is the
-    package's mistake, not this machine's age."""
-    majors = [int(v) for v in re.findall(r"(?:>=?|\^|~)\s*v?(\d{1,9})(?!\d)", requirement)]
-    return bool(majors) and all(major > newest_node_major(today) for major in majors)
-
-
-def impossible_engine(line: str) -> str | None:
-    """For an engine line (``engine_line``, or ``declares engines.node '…'``) whose requirement no
-    released Node meets, one sentence saying so; ``None`` otherwise."""
-    found = (ENGINE_NODE.search(line) or re.search(r"engines\.node '([^']+)'", line)
-             or re.search(r"requires node ([^;]+)", line))
-    if found:
-        requirement = found.group(1)
-    else:
-        said = _ENGINE_LINE.search(line)
-        requirement = re.sub(r"^[^>=^~]*", "", line[said.start():]) if said else ""
-    if not requirement or not unsatisfiable(requirement):
-        return None
-    return (f"the package requires node {requirement.strip()}, which no released Node satisfies (the newest "
-            f"major by now is at most {newest_node_major()})")[:MAX_CHARS]
-
-
-_NODE: list[tuple[int, ...] | None] = []
-
-
-def node_version() -> tuple[int, ...] | None:
-    """This machine's ``node --version`` as numbers (``None`` without node), read once."""
-    if not _NODE:
-        found = None
-        node = shutil.which("node")
-        if node:
-            try:
-                out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout
-                found = tuple(int(p) for p in re.findall(r"\d+", out)[:3]) or None
-            except (OSError, subprocess.SubprocessError, ValueError):
-                found = None
-        _NODE.append(found)
-    return _NODE[0]
 
 
 def evidence(stderr_tail: str, verify_hosts: bool = False, settings: Mapping[str, str] | None = None) -> str | None:
@@ -320,7 +240,7 @@ def evidence(stderr_tail: str, verify_hosts: bool = False, settings: Mapping[str
         found = next((line for line in lines if accept(line)), None)
         if found:
             return found[:MAX_CHARS]
-    return engine_line(stderr_tail)
+    return node_engine.engine_line(stderr_tail)
 
 
 def install_host(host: str, configured: frozenset[str] = frozenset()) -> bool:
@@ -447,6 +367,9 @@ _NPM_MISSING = re.compile(r"^(?:npm's log: )?npm (?:error|ERR!) (?:404 Not Found
                           r"|404\s+(?:The requested resource )?'((?:@[^/\s']+/)?[^@\s']+)@[^']*' "
                           r"(?:is not in this registry|could not be found)"
                           r"|notarget No matching version found for ((?:@[^/\s]+/)?[^@\s]+)@)", re.MULTILINE)
+# The other lines of npm's 404 message, which name nothing: ``npm error 404`` alone, and its advice to
+# install "from a tarball, folder, http url, or git url" instead.
+NPM_404_FILLER = re.compile(r"^npm (?:error|ERR!) 404(?:$|\s+(?:Note that|tarball, folder))")
 
 
 def dependency_missing(stderr_tail: str, own: str, settings: Mapping[str, str] | None = None) -> str | None:

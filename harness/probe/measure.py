@@ -16,7 +16,7 @@ from harness.core import tokenizer
 from harness.core.canonical import stringify
 from harness.probe import npx_cache
 from harness.probe import install as installing
-from harness.probe import compatibility, isolation, launch, machine_fault, redact, sandbox, side_lists, teardown
+from harness.probe import compatibility, isolation, launch, machine_fault, node_engine, redact, sandbox, side_lists, teardown
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -129,7 +129,7 @@ def _weigh_findings(result: Measurement, findings: tuple[str, ...]) -> None:
     if not findings:
         return
     finding = findings[0]
-    if impossible := machine_fault.impossible_engine(finding):  # the package's mistake: no Node would run it
+    if impossible := node_engine.impossible_engine(finding):  # the package's mistake: no Node would run it
         result.notes.append(f"the install warned: {finding}; {impossible}")
         return
     if result.status not in (st.STARTUP_FAILURE, st.TIMEOUT):

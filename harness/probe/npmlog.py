@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.probe import machine_fault
+from harness.probe import machine_fault, node_engine
 
 PREFIX = "npm's log: "
 MAX_FILES = 4
@@ -105,4 +105,4 @@ def failed_script(text: str) -> str | None:
 
 def engine(text: str) -> str | None:
     """An engine requirement this machine's Node does not meet, as one sentence, or ``None``."""
-    return machine_fault.engine_line("\n".join(_lines(text)))
+    return node_engine.engine_line("\n".join(_lines(text)))

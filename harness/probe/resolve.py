@@ -22,6 +22,7 @@ from harness.probe import server_env, process, sandbox
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.probe.workdir import launch_dir
+from harness.util import atomic
 
 # Set to 0 to launch through npx/uvx every time (the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
@@ -353,20 +354,20 @@ async def _bounded(stream, keep: bytearray) -> None:
         del keep[:-MAX_OUTPUT]
 
 
+def _dumper_script() -> str:
+    """The dumper as the executable file it is kept as: its interpreter line, then ``_DUMPER``."""
+    return f"#!{sys.executable}\n{_DUMPER}"
+
+
 def dumper_digest() -> str:
     """What identifies the dumper script (its text and interpreter)."""
-    return hashlib.sha256(f"#!{sys.executable}\n{_DUMPER}".encode()).hexdigest()[:16]
+    return hashlib.sha256(_dumper_script().encode()).hexdigest()[:16]
 
 
 def _dumper_dir() -> Path:
-    text = f"#!{sys.executable}\n{_DUMPER}"
-    digest = dumper_digest()
-    folder = sandbox.cache_root().parent / "resolver" / digest
+    text = _dumper_script()
+    folder = sandbox.cache_root().parent / "resolver" / dumper_digest()
     script = folder / "dump"
     if not script.is_file() or script.read_text(encoding="utf-8") != text:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".dump.{os.getpid()}"
-        partial.write_text(text, encoding="utf-8")
-        partial.chmod(0o555)
-        os.replace(partial, script)
+        atomic.write_bytes(script, text.encode("utf-8"), mode=0o555)
     return folder

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.core.canonical import stringify
-from harness.probe import machine_fault
+from harness.probe import machine_fault, node_engine
 from harness.probe.resolve import plan as resolve_plan
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
@@ -83,7 +84,7 @@ def _with_environment(verdict: Verdict, target: Target, capture: Capture) -> Ver
     if capture.phase != "install" and found[1] != machine_fault.RUNTIME_VERSION \
             and _crashed_after(found[0], capture.stderr_tail):
         return verdict  # a missing module or unparsable code: no lookup, download or registry explains it
-    if found[1] == machine_fault.RUNTIME_VERSION and (impossible := machine_fault.impossible_engine(found[0])):
+    if found[1] == machine_fault.RUNTIME_VERSION and (impossible := node_engine.impossible_engine(found[0])):
         return Verdict(STARTUP_FAILURE, f"{verdict.evidence}; {impossible}")  # no Node anywhere would run it
     return environment_verdict(verdict, *found)
 
@@ -191,9 +192,21 @@ _SECRET_PLACE = re.compile(r"private[ _-]?key|\.pem\b|\bpem\b|\bjwt\b|certificat
                            r"|keystore|keyring|\bp12\b|\bpfx\b|\bdsn\b", re.IGNORECASE)
 
 
+# The same places as a failure's words name them: a directory, a folder, a path, a file, a workspace, a root,
+# a URL, a URI, an endpoint, a host or a port.
+_PLACE_WORD = re.compile(r"\b(?:director(?:y|ies)|folders?|paths?|files?|workspace|root|urls?|uris?|endpoint"
+                         r"|host(?:name)?|port)\b", re.IGNORECASE)
+
+
 def location_name(name: str) -> bool:
     """Whether the variable ``name`` holds a place (``LOCATION_NAME``) and names no secret."""
     return bool(LOCATION_NAME.search(name.upper())) and not _SECRET_PART.search(name.upper())
+
+
+def names_place(text: str, variables: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names a place rather than a secret: no credential (``names_credential``), and a
+    place word (``_PLACE_WORD``) or one of the ``variables`` it names holding a place (``location_name``)."""
+    return not names_credential(text) and (bool(_PLACE_WORD.search(text)) or any(location_name(v) for v in variables))
 
 
 def _named_claim(env_names) -> re.Pattern | None:
@@ -287,9 +300,10 @@ def stdout_said(capture: Capture) -> str:
 
 _ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|failed|not found|denied|refus"
                          r"|unsatisfiable|does not satisfy|no versions? (?:available|found)|E404|ENOENT", re.IGNORECASE)
-# Lines package managers print after every failure; they never say what went wrong.
-_BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|code \w+$|\d{3}$|\d{3}\s+(?:Note that|tarball, folder)|"
-                          r"Log files were not written)|^npm (?:error|ERR!)\s*$")
+# Lines package managers print after every failure, and npm's 404 message's lines that name nothing
+# (``machine_fault.NPM_404_FILLER``); they never say what went wrong.
+_BOILERPLATE = re.compile(r"^npm (?:error|ERR!) (?:A complete log of this run|code \w+$|\d{3}$|"
+                          r"Log files were not written)|^npm (?:error|ERR!)\s*$|" + machine_fault.NPM_404_FILLER.pattern)
 
 
 # Stack frames mention "Error" in function names; the line that says what happened is elsewhere.

@@ -1,14 +1,21 @@
 """A warm npx install taken from the cache without running npx (host, exact pins only).
 
-After an install run for an exact ``npx -y <package>@<version>`` on the host, what the resolver saw (argv,
-environment, bin folder) is kept beside the cache with the inputs it came from. A later install with the
-same inputs starts from it without running npx again, only when the cache still proves the same package
-installed complete: the procedure's marker, the install in the one folder npx uses for the spec and naming
-exactly that spec, the package's own package.json with that name and version, every package its lockfile
-names present, its bin inside it, no link out of the install, no npm lock, and npm, node and every npm config
-file and project or global folder npx consults unchanged; and the kept entry saying nothing npx would not (the
-bin and the plan's arguments as npm quotes them, the host's variables, npm's own). Nothing that may hold a
-secret is kept: no declared value, no URL with a user or password, no variable named like a credential.
+After an install for an exact ``npx -y <package>@<version>`` on the host, what the resolver saw (argv,
+environment, bin folder) is kept beside the cache with the inputs it came from. A later install with the same
+inputs starts from it instead of running npx, only while the cache still proves that package installed complete:
+
+- the procedure's marker is there;
+- the install is in the one folder npx uses for the spec, and names exactly that spec;
+- the package's own package.json has that name and version;
+- every package its lockfile names is present;
+- its bin is inside it, and no link leads out of the install;
+- no npm lock is held;
+- npm, node, every npm config file and every project or global folder npx consults are unchanged;
+- the kept entry says nothing npx would not: the bin and the plan's arguments as npm quotes them, the
+  host's variables, npm's own.
+
+Nothing that may hold a secret is kept: no declared value, no URL with a user or password, no variable named
+like a credential.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from harness.db import catalog_text, import_sources, importer, package_meta
 from harness.db.catalog import load_catalog
 from harness.db.import_sources import Candidate
 from harness.db.importer import Proposal
+from harness.probe import node_engine
 from tests.conftest import REPO, fixture_command
 
 FIXTURES = REPO / "tests" / "fixtures" / "registry"
@@ -190,11 +191,39 @@ def test_classify_outcomes():
     assert outcome == "needs-runtime" and evidence.startswith("declares node >=22.5.0; this machine has ")
 
 
+@pytest.mark.parametrize("said", [
+    "Error: Failed to get the API key",
+    "failed to get the access token",
+    "Fatal: Failed to get the OAuth token from the environment",
+    "Failed to get the client secret; exiting",
+    "FAILED TO GET THE BEARER TOKEN",
+    "Failed to get your personal access token",
+    "Failed to get an API token: none configured",
+    "Error: failed to get the ACME_API_KEY value",
+])
+def test_failing_to_get_a_credential_needs_one(said):
+    outcome, evidence = importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)
+    assert outcome == "needs-credential" and said in evidence
+
+
+@pytest.mark.parametrize("said", [
+    "Failed to get the file list",
+    "Failed to get the tools: timeout",
+    "failed to get the token count of the prompt",
+    "Failed to get the key bindings",
+    "Failed to get the page. Check the API key documentation",  # the credential is in another clause
+    "Failed to get the config, secret rotation pending",
+    "Error: Cannot find module '/app/dist/index.js'; Failed to get the API key",  # a crash of its own
+])
+def test_failing_to_get_anything_else_is_no_credential(said):
+    assert importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)[0] != "needs-credential"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm's own semver is the oracle")
 def test_node_ranges_by_npms_semver():
-    assert importer.node_satisfies(">=18") and importer.node_satisfies("^20.0.0 || >=22")
-    assert not importer.node_satisfies(">=99") and not importer.node_satisfies("<10")
+    assert node_engine.satisfies(">=18") and node_engine.satisfies("^20.0.0 || >=22")
+    assert not node_engine.satisfies(">=99") and not node_engine.satisfies("<10")
 
 
 def test_triage_launches_each_proposal_once_and_sorts_it(monkeypatch):

@@ -90,3 +90,33 @@ def test_triage_of_real_servers_asking_for_a_place_or_a_secret(monkeypatch):
     # a variable it asks for is given a dummy, as every declared name is: with it, each lists its tools
     assert token.outcome == importer.LISTS_TOOLS and token.entry["env"] == ["ACME_API_TOKEN"]
     assert url.outcome == importer.LISTS_TOOLS and url.entry["env"] == ["METABASE_URL"]
+
+
+@pytest.mark.parametrize("text, variables, place", [
+    ("a directory argument is required", (), True),
+    ("allowed directories are required", (), True),
+    ("Please set the project Folder", (), True),
+    ("search paths are missing", (), True),
+    ("a config file is required", (), True),
+    ("the workspace must be set", (), True),
+    ("the root is required", (), True),
+    ("the service URL is required", (), True),
+    ("URIs must be provided", (), True),
+    ("the endpoint is missing", (), True),
+    ("hostname is required", (), True),
+    ("the port is not set", (), True),
+    ("ALLOWED_DIR is required", ("ALLOWED_DIR",), True),
+    ("OLLAMA_HOST is required", ("OLLAMA_HOST",), True),
+    ("the API key file path is required", (), False),  # a key file is a credential
+    ("Please set SIGNOZ_URL and SIGNOZ_TOKEN", ("SIGNOZ_URL", "SIGNOZ_TOKEN"), False),  # a token beside the URL
+    ("the kubeconfig path is required", (), False),
+    ("Missing webhook URL", (), False),
+    ("SSH_IDENTITY_FILE is required", ("SSH_IDENTITY_FILE",), False),
+    ("AUTH_URL is required", ("AUTH_URL",), False),
+    ("a profile name is required", (), False),  # no place word: "profile", "portable", "rooted" are none
+    ("a portable build is required", (), False),
+    ("rooted devices are not supported", (), False),
+    ("MODEL_NAME is required", ("MODEL_NAME",), False),
+])
+def test_a_place_is_told_from_a_secret(text, variables, place):
+    assert st.names_place(text, variables) is place

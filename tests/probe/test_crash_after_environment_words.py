@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from harness.probe import machine_fault
+from harness.probe import machine_fault, node_engine
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -68,7 +68,7 @@ def test_a_crash_in_an_install_after_a_blocked_download_stays_the_machine_s(no_d
 
 
 def test_an_unmet_engine_before_a_crash_stays_the_machine_s(monkeypatch):
-    monkeypatch.setattr(machine_fault, "_NODE", [(20, 20, 2)])
+    monkeypatch.setattr(node_engine, "_NODE", [(20, 20, 2)])
     tail = "This server requires Node.js >= 22\nSyntaxError: Invalid regular expression flags\n"
     verdict = st.classify(_target(True), _capture(tail))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.RUNTIME_VERSION, verdict

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.probe import build_record, machine_fault
+from harness.probe import build_record, machine_fault, node_engine
 from harness.probe import install as installing
 from harness.probe.measure import measure_sync
 from harness.probe.target import Target
@@ -57,7 +57,7 @@ def test_a_failure_the_engine_explains_is_not_measured_here(fixture, finding):
 @pytest.mark.slow
 def test_a_real_server_listing_its_tools_below_its_declared_node_is_measured_with_the_warning(tmp_path, monkeypatch):
     """@mapbox/mcp-devkit-server 0.8.2 declares engines.node >=22 and lists its 23 tools on Node 20."""
-    if (machine_fault.node_version() or (99,)) >= (22,):
+    if (node_engine.node_version() or (99,)) >= (22,):
         pytest.skip("this machine's Node meets the requirement")
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "harness-cache"))
     target = Target(name="mapbox-devkit", command="npx -y @mapbox/mcp-devkit-server@0.8.2", timeout_seconds=60)

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness.probe import install as installing
-from harness.probe import machine_fault, resolve
+from harness.probe import machine_fault, node_engine, resolve
 
 SAID = "{name}@{version} declares engines.node '>=22'; this machine has v20.20.2"
 
 
 @pytest.fixture(autouse=True)
 def node_20(monkeypatch):
-    monkeypatch.setattr(machine_fault, "_NODE", [(20, 20, 2)])
+    monkeypatch.setattr(node_engine, "_NODE", [(20, 20, 2)])
 
 
 def _install(tmp_path: Path, manifests: dict[str, dict], lockfile: object = "from manifests") -> tuple[Path, resolve.Resolved]:
@@ -84,7 +84,7 @@ def test_a_declaration_with_more_digits_than_python_converts_is_no_crash(tmp_pat
     npm, found = _install(tmp_path, {"forger": {}, "dep": {"engines": {"node": declared}}})
     said = installing._findings(found, "host", npm)
     assert bool(said) is finding and all(len(s) <= machine_fault.MAX_CHARS for s in said)
-    assert machine_fault.unsatisfiable(declared) is False
+    assert node_engine.unsatisfiable(declared) is False
 
 
 def test_a_lockfile_nested_deeper_than_the_parser_goes_is_unreadable_not_a_crash(tmp_path):

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness.probe import machine_fault, npmlog, build_record
+from harness.probe import machine_fault, node_engine, npmlog, build_record
 from harness.probe.measure import measure_sync
 from harness.probe.outcome import Capture, Failure
 from harness.probe.status import AUTH_REQUIRED, classify, credential_request
@@ -39,7 +39,7 @@ def _record(name: str, command: str, *set_env: tuple[str, str]) -> dict:
     ("lsmcp", "npx -y @mizchi/lsmcp@0.10.0", ">=22.0.0"),
 ])
 def test_a_package_that_needs_a_newer_node_is_not_measured_here(name, command, required):
-    if machine_fault.node_version() >= (22,):
+    if node_engine.node_version() >= (22,):
         pytest.skip("this machine's Node meets the requirement")
     evidence = []
     for warm in (False, True):  # a cold install and a warm one say the same, from what is installed

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from harness.probe import machine_fault
+from harness.probe import machine_fault, node_engine
 from harness.probe import status as st
 from harness.probe.outcome import Capture, Failure
 from harness.probe.resolve import Resolved
@@ -58,7 +58,7 @@ def test_a_launch_from_the_harness_s_install_speaks_for_the_server(tail, working
 
 
 def test_an_engine_requirement_this_node_does_not_meet_still_counts_after_an_install():
-    if machine_fault.node_version() >= (24,):
+    if node_engine.node_version() >= (24,):
         pytest.skip("this machine's Node meets the requirement")
     verdict = st.classify(_target(resolved=True), _capture(ENGINE_UNMET))
     assert verdict.status == st.NOT_MEASURED_HERE and verdict.cause == machine_fault.RUNTIME_VERSION
@@ -117,8 +117,8 @@ def test_the_hosts_an_install_reaches_still_count(line, cause):
 
 
 def test_an_engine_requirement_this_node_meets_is_no_evidence_whatever_current_the_text_claims():
-    assert machine_fault.engine_line(ENGINE_MET) is None
-    assert machine_fault.engine_line(ENGINE_UNMET) is not None
+    assert node_engine.engine_line(ENGINE_MET) is None
+    assert node_engine.engine_line(ENGINE_UNMET) is not None
 
 
 @pytest.mark.parametrize("claim", [
@@ -265,7 +265,7 @@ def test_an_engine_no_released_node_meets_is_the_package_s_failure(tail, resolve
 def test_which_engine_requirements_no_released_node_meets(requirement, day, impossible):
     import datetime as dt
 
-    assert machine_fault.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
+    assert node_engine.unsatisfiable(requirement, dt.date.fromisoformat(day)) is impossible
 
 
 def test_an_impossible_engine_is_not_a_reason_to_import_as_needing_a_runtime():

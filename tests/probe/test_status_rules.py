@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.probe import machine_fault
 from harness.probe.npx_cache import before_retry
 from harness.probe.status import _AUTH_LINE, last_line
 
@@ -24,6 +25,18 @@ def test_npm_boilerplate_is_skipped_for_the_line_that_says_what_failed():
     assert last_line("npm error code ENOVERSIONS\nnpm error No versions available for @x/mcp\n"
                      "npm error A complete log of this run can be found in: /x.log") == \
         "npm error No versions available for @x/mcp"
+
+
+@pytest.mark.parametrize("line, filler", [
+    ("npm error 404", True), ("npm ERR! 404", True), ("npm error 404 Note that you can also install from a", True),
+    ("npm ERR! 404  tarball, folder, http url, or git url.", True),
+    ("npm error 404 Not Found - GET https://registry.npmjs.org/helper", False),
+    ("npm error 404  'helper@^1.0.0' is not in this registry.", False),
+    ("npm error 403 In most cases you or one of your dependencies are requesting", False),
+])
+def test_npm_404_filler_is_told_from_the_lines_naming_what_is_missing(line, filler):
+    assert bool(machine_fault.NPM_404_FILLER.search(line)) is filler
+    assert (last_line(line) is None) is filler  # a filler line is never the one quoted
 
 
 def test_python_traceback_quotes_the_exception_line():
