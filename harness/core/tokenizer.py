@@ -24,7 +24,7 @@ from pathlib import Path
 
 import tiktoken
 
-from harness.util import atomic
+from harness.util import atomic, user_cache
 
 ENCODING_NAME = "o200k_base"
 NPM_PACKAGE = "tiktoken"
@@ -34,7 +34,7 @@ NPM_INTEGRITY = (
 )
 NPM_MEMBER = "package/encoders/o200k_base.json"
 NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org/"
-CACHE_ENV = "MCP_CONTEXT_COST_CACHE"
+CACHE_ENV = user_cache.ENV
 _FALLBACK_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 _FALLBACK_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 _NPM_TIMEOUT_S = 300
@@ -83,13 +83,8 @@ def pinned() -> tuple[str, str]:
 
 
 def cache_dir() -> Path:
-    """Our tiktoken-layout cache: ``$MCP_CONTEXT_COST_CACHE/tiktoken`` or the user cache dir."""
-    root = os.environ.get(CACHE_ENV)
-    if not root:
-        import platformdirs  # only without $MCP_CONTEXT_COST_CACHE
-
-        root = platformdirs.user_cache_dir("mcp-context-cost")
-    return Path(root) / "tiktoken"
+    """Our tiktoken-layout cache: ``tiktoken`` in the harness's cache folder (``util.user_cache``)."""
+    return user_cache.root() / "tiktoken"
 
 
 def cache_path() -> Path:

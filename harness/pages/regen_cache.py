@@ -20,6 +20,7 @@ import markdown_it
 import tiktoken
 
 from harness.core import tokenizer
+from harness.util import user_cache
 
 # Everything re-derivation depends on: the harness's core and util packages (counting, canonical form,
 # tokenizer provisioning, the record's shape and bounds), this module, the tiktoken release, its pinned ranks.
@@ -31,9 +32,8 @@ MAX_OUTPUTS = 8 * 2**20  # bytes of one Outputs entry (a server page's Markdown,
 def folder(root: Path, kind: str) -> Path:
     """``$MCP_CONTEXT_COST_CACHE`` (default ``~/.cache/mcp-context-cost``) ``/regen/<sha256 of root's
     absolute path, 16 hex>/<kind>``."""
-    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
     digest = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:16]
-    return Path(base) / "regen" / digest / kind
+    return user_cache.root() / "regen" / digest / kind
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,7 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from harness.util import names
+from harness.util import names, user_cache
 
 SANDBOX_HOME = "/home/mcp"
 # Where the launch's working directory appears inside the sandbox: one fixed path, so the host
@@ -81,8 +81,7 @@ def bwrap_path() -> str:
 
 def cache_root() -> Path:
     """Where sandboxed launches keep package caches: never the user's own."""
-    base = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
-    return Path(base) / "sandbox"
+    return user_cache.root() / "sandbox"
 
 
 def server_cache(name: str, launch: str) -> Path:

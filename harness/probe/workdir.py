@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness.probe import server_env
+from harness.util import user_cache
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
@@ -27,8 +28,7 @@ _GIT_NAME, _GIT_EMAIL = "mcp-context-cost", "mcp-context-cost@users.noreply.gith
 
 def base_dir() -> Path:
     """The folder holding every entry's working directory."""
-    cache = os.environ.get("MCP_CONTEXT_COST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "mcp-context-cost")
-    return Path(cache) / WORK_DIR
+    return user_cache.root() / WORK_DIR
 
 
 @contextlib.contextmanager

@@ -1,0 +1,44 @@
+"""Every cache the harness keeps lives in one folder, chosen in one place (``util.user_cache``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.core import tokenizer
+from harness.pages import regen_cache
+from harness.probe import sandbox, workdir
+from harness.util import user_cache
+
+HARNESS = Path(__file__).resolve().parents[2] / "harness"
+
+
+def _homes() -> list[Path]:
+    return [tokenizer.cache_dir(), sandbox.cache_root(), workdir.base_dir(), regen_cache.folder(HARNESS, "pages")]
+
+
+def test_every_cache_follows_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(user_cache.ENV, str(tmp_path / "chosen"))
+    assert all(home.is_relative_to(tmp_path / "chosen") for home in _homes())
+    assert len({home for home in _homes()}) == 4
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_the_default_is_under_home(value: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))  # not followed: the sweep's cache path names ~/.cache
+    if value is None:
+        monkeypatch.delenv(user_cache.ENV, raising=False)
+    else:
+        monkeypatch.setenv(user_cache.ENV, value)
+    assert user_cache.root() == tmp_path / ".cache" / "mcp-context-cost"
+    assert all(home.is_relative_to(user_cache.root()) for home in _homes())
+
+
+def test_no_other_module_chooses_a_cache_folder() -> None:
+    choosers = sorted(p.relative_to(HARNESS).as_posix() for p in HARNESS.rglob("*.py")
+                      if any(("environ" in line and "MCP_CONTEXT_COST_CACHE" in line) or '".cache"' in line
+                             for line in p.read_text().splitlines()))
+    assert choosers == ["util/user_cache.py"]
