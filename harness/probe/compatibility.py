@@ -19,8 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
-from harness.probe import redact, sandbox
-from harness.util import atomic
+from harness.probe import redact
+from harness.util import atomic, user_cache
 from harness.probe.outcome import Capture
 
 TYPESCRIPT = "typescript-sdk"
@@ -118,7 +118,7 @@ _JUDGES = ("mcp", "mcp-types", "pydantic", "pydantic-core", "jsonschema")
 
 
 def _verdicts() -> Path:
-    return sandbox.cache_root().parent / VERDICTS_DIR
+    return user_cache.root() / VERDICTS_DIR
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.probe import machine_fault, node_engine, npmlog, npx_cache, redact, resolve, sandbox, server_env, warm_install
 from harness.probe.outcome import Capture, Failure
 from harness.probe.target import Target
+from harness.util import user_cache
 
 INSTALL_VARIABLE = "MCP_CONTEXT_COST_INSTALL_TIMEOUT"
 DEFAULT_SECONDS = 300.0
@@ -115,7 +116,7 @@ def _lock_path(target: Target, isolation: str) -> Path:
         cache = sandbox.server_cache(target.name, target.launch)
         return cache.parent / f"{cache.name}.install.lock"
     digest = hashlib.sha256(target.launch.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return sandbox.cache_root().parent / "install-locks" / f"{digest}.lock"
+    return user_cache.root() / "install-locks" / f"{digest}.lock"
 
 
 @contextlib.asynccontextmanager

@@ -22,7 +22,7 @@ from harness.probe import server_env, process, sandbox
 from harness.probe.process import SpawnError, split_command
 from harness.probe.target import Target
 from harness.probe.workdir import launch_dir
-from harness.util import atomic
+from harness.util import atomic, user_cache
 
 # Set to 0 to launch through npx/uvx every time (the bench compares both).
 SWITCH = "MCP_CONTEXT_COST_RESOLVE_ONCE"
@@ -366,7 +366,7 @@ def dumper_digest() -> str:
 
 def _dumper_dir() -> Path:
     text = _dumper_script()
-    folder = sandbox.cache_root().parent / "resolver" / dumper_digest()
+    folder = user_cache.root() / "resolver" / dumper_digest()
     script = folder / "dump"
     if not script.is_file() or script.read_text(encoding="utf-8") != text:
         atomic.write_bytes(script, text.encode("utf-8"), mode=0o555)
