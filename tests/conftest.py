@@ -23,6 +23,33 @@ os.environ["MCP_CONTEXT_COST_SHOWN_DIRS"] = str(FIXTURE_SERVERS)
 # Every subprocess the suite starts from another folder imports this checkout's harness, also when the
 # .venv is shared with another checkout (its editable install names that one), as scripts/test.sh sets it.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+# The suite caches in a folder of its own (removed at the end), so no test sees what another run kept
+# (kept installs, compatibility passes, regen's caches) and nothing piles up in the user's cache. The
+# package caches, the tokenizer's ranks, the resolver and the install locks are linked from the user's
+# cache: they are slow to make and keyed by what they hold. xdist's workers inherit the folder.
+_SUITE_CACHE_MARK = "MCP_CONTEXT_COST_SUITE_CACHE"
+_SHARED_CACHES = ("sandbox", "tiktoken", "resolver", "install-locks")
+
+
+def _suite_cache() -> None:
+    import atexit
+    import shutil
+    import tempfile
+
+    from harness.util import user_cache
+
+    if os.environ.get(_SUITE_CACHE_MARK) and os.environ.get(_SUITE_CACHE_MARK) == os.environ.get(user_cache.ENV):
+        return
+    users = user_cache.root()
+    suite = Path(tempfile.mkdtemp(prefix="mcp-context-cost-suite-cache-"))
+    for name in _SHARED_CACHES:
+        (users / name).mkdir(parents=True, exist_ok=True)
+        (suite / name).symlink_to(users / name, target_is_directory=True)
+    os.environ[user_cache.ENV] = os.environ[_SUITE_CACHE_MARK] = str(suite)
+    atexit.register(shutil.rmtree, suite, ignore_errors=True)
+
+
+_suite_cache()
 
 
 def conformance_dir(*parts: str) -> Path:
