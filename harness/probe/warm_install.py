@@ -63,7 +63,9 @@ def ready(target: Target, isolation: str, pass_declared_values: bool,
 
 
 def _installed_path(isolation: str, how: resolve.Plan, cwd: str) -> Path:
-    slot = json.dumps([isolation, how.argv, cwd]).encode("utf-8", "surrogatepass")
+    """The kept entry's file: one per launch and harness interpreter (two installs of the harness never evict
+    each other's entry)."""
+    slot = json.dumps([isolation, resolve.dumper_digest(), how.argv, cwd]).encode("utf-8", "surrogatepass")
     return sandbox.cache_root().parent / INSTALLED_DIR / f"{hashlib.sha256(slot).hexdigest()[:32]}.json"
 
 

@@ -184,6 +184,21 @@ def test_a_kept_entry_that_does_not_hold_is_never_taken(warm, tmp_path, plant):
     assert _taken(warm) is not None
 
 
+def test_two_harness_interpreters_keep_an_entry_each(warm, monkeypatch):
+    """Another install of the harness (another interpreter: another key) resolving the same launch keeps its own
+    entry beside this one's: neither evicts the other, and each is taken from the cache."""
+    _, target, _ = warm
+    mine = warm_install._installed_path("host", _ready(target)[0], str(workdir.own_path(NAME)))
+    with monkeypatch.context() as other:
+        other.setattr(resolve, "dumper_digest", lambda: "another-harness0")
+        assert _taken(warm) is None  # nothing kept yet for the other interpreter
+        theirs = asyncio.run(installing.install(target, "host"))  # runs npx, keeps the other's entry
+        assert theirs.target.resolved is not None and not theirs.failures
+        assert warm_install._installed_path("host", _ready(target)[0], str(workdir.own_path(NAME))) != mine
+        assert _taken(warm) is not None
+    assert mine.is_file() and _taken(warm) is not None
+
+
 def test_what_npm_reads_changing_makes_the_entry_a_miss(warm, tmp_path, monkeypatch):
     """Another npm user config, another environment: npx is asked again."""
     _, target, _ = warm
