@@ -84,7 +84,7 @@ def pinned() -> tuple[str, str]:
 
 def cache_dir() -> Path:
     """Our tiktoken-layout cache: ``tiktoken`` in the harness's cache folder (``util.user_cache``)."""
-    return user_cache.root() / "tiktoken"
+    return user_cache.folder("tiktoken")
 
 
 def cache_path() -> Path:

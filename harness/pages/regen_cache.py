@@ -33,7 +33,7 @@ def folder(root: Path, kind: str) -> Path:
     """``$MCP_CONTEXT_COST_CACHE`` (default ``~/.cache/mcp-context-cost``) ``/regen/<sha256 of root's
     absolute path, 16 hex>/<kind>``."""
     digest = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:16]
-    return user_cache.root() / "regen" / digest / kind
+    return user_cache.folder("regen") / digest / kind
 
 
 @functools.lru_cache(maxsize=1)

@@ -118,7 +118,7 @@ _JUDGES = ("mcp", "mcp-types", "pydantic", "pydantic-core", "jsonschema")
 
 
 def _verdicts() -> Path:
-    return user_cache.root() / VERDICTS_DIR
+    return user_cache.folder(VERDICTS_DIR)
 
 
 @functools.lru_cache(maxsize=1)

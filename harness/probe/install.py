@@ -116,7 +116,7 @@ def _lock_path(target: Target, isolation: str) -> Path:
         cache = sandbox.server_cache(target.name, target.launch)
         return cache.parent / f"{cache.name}.install.lock"
     digest = hashlib.sha256(target.launch.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return user_cache.root() / "install-locks" / f"{digest}.lock"
+    return user_cache.folder("install-locks") / f"{digest}.lock"
 
 
 @contextlib.asynccontextmanager

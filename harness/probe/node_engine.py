@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import shutil
 import subprocess
+
+from harness.probe import isolation
 
 MAX_CHARS = 300  # the longest evidence line
 # npm's engine check, as its install output and debug log print it: the package's declared Node
@@ -76,17 +77,11 @@ _NODE: list[tuple[int, ...] | None] = []
 
 
 def node_version() -> tuple[int, ...] | None:
-    """This machine's ``node --version`` as numbers (``None`` without node), read once."""
+    """The node servers launch with, as numbers (``None`` without node): the record's
+    ``isolation.runtimes.node``, read once."""
     if not _NODE:
-        found = None
-        node = shutil.which("node")
-        if node:
-            try:
-                out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout
-                found = tuple(int(p) for p in re.findall(r"\d+", out)[:3]) or None
-            except (OSError, subprocess.SubprocessError, ValueError):
-                found = None
-        _NODE.append(found)
+        printed = isolation.runtime_versions().get("node") or ""
+        _NODE.append(tuple(int(p) for p in re.findall(r"\d+", printed)[:3]) or None)
     return _NODE[0]
 
 

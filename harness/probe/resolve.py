@@ -366,7 +366,7 @@ def dumper_digest() -> str:
 
 def _dumper_dir() -> Path:
     text = _dumper_script()
-    folder = user_cache.root() / "resolver" / dumper_digest()
+    folder = user_cache.folder("resolver") / dumper_digest()
     script = folder / "dump"
     if not script.is_file() or script.read_text(encoding="utf-8") != text:
         atomic.write_bytes(script, text.encode("utf-8"), mode=0o555)

@@ -81,7 +81,7 @@ def bwrap_path() -> str:
 
 def cache_root() -> Path:
     """Where sandboxed launches keep package caches: never the user's own."""
-    return user_cache.root() / "sandbox"
+    return user_cache.folder("sandbox")
 
 
 def server_cache(name: str, launch: str) -> Path:
@@ -180,7 +180,7 @@ def folder_problem(real: str) -> str | None:
         return f"holds the home folder {own if own in held else held[0]}"
     if os.path.normpath(real) in homes:
         return "is a home folder"
-    for cache in (cache_root(), cache_root().parent):
+    for cache in (cache_root(), user_cache.root()):
         if _under(os.path.realpath(cache), real):
             return "holds the harness's own caches"
     if (pattern := secret_part(real)) is not None:

@@ -30,9 +30,9 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.probe import npx_cache, reaper, resolve, sandbox, server_env, workdir
+from harness.probe import npx_cache, reaper, resolve, server_env, workdir
 from harness.probe.target import Target
-from harness.util import atomic
+from harness.util import atomic, user_cache
 
 
 INSTALLED_DIR = "installed"  # under the harness's cache folder
@@ -66,7 +66,7 @@ def _installed_path(isolation: str, how: resolve.Plan, cwd: str) -> Path:
     """The kept entry's file: one per launch and harness interpreter (two installs of the harness never evict
     each other's entry)."""
     slot = json.dumps([isolation, resolve.dumper_digest(), how.argv, cwd]).encode("utf-8", "surrogatepass")
-    return sandbox.cache_root().parent / INSTALLED_DIR / f"{hashlib.sha256(slot).hexdigest()[:32]}.json"
+    return user_cache.folder(INSTALLED_DIR) / f"{hashlib.sha256(slot).hexdigest()[:32]}.json"
 
 
 def _installed_key(isolation: str, how: resolve.Plan, env: dict[str, str], cwd: str) -> str:

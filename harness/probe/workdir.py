@@ -28,7 +28,7 @@ _GIT_NAME, _GIT_EMAIL = "mcp-context-cost", "mcp-context-cost@users.noreply.gith
 
 def base_dir() -> Path:
     """The folder holding every entry's working directory."""
-    return user_cache.root() / WORK_DIR
+    return user_cache.folder(WORK_DIR)
 
 
 @contextlib.contextmanager
