@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.core import tokenizer
 from harness.pages import regen_cache
 from harness.probe import sandbox, workdir
@@ -42,3 +43,26 @@ def test_no_other_module_chooses_a_cache_folder() -> None:
                       if any(("environ" in line and "MCP_CONTEXT_COST_CACHE" in line) or '".cache"' in line
                              for line in p.read_text().splitlines()))
     assert choosers == ["util/user_cache.py"]
+
+
+@pytest.mark.parametrize("value", ["~", "~/elsewhere"])
+def test_a_tilde_is_the_home(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value set where no shell expands it (a workflow's env, an env file) still means the home."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(user_cache.ENV, value)
+    assert user_cache.root() == tmp_path / value.lstrip("~/")
+    assert all(home.is_relative_to(tmp_path) for home in _homes())
+
+
+@pytest.mark.parametrize("how", ["a file", "under a file", "under /proc"])
+def test_an_unusable_cache_is_one_line(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    value = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "cache",
+             "under /proc": Path("/proc/no-such-folder/cache")}[how]
+    monkeypatch.setenv(user_cache.ENV, str(value))
+    code = main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}="), err
+    assert str(value) in err and "internal error" not in err
+    assert not (tmp_path / "out").exists()
