@@ -247,8 +247,10 @@ def secret_part(path: str) -> str | None:
 
 
 def folder_masks(folder: str) -> list[str]:
-    """bwrap arguments masking every secret path in ``folder``; ``ValueError`` past ``MAX_SEARCHED``."""
+    """bwrap arguments masking every secret path in ``folder``, and what a secret path that is a link leads to
+    in ``folder`` (``.env -> settings/prod.env``); ``ValueError`` past ``MAX_SEARCHED``."""
     args: list[str] = []
+    linked: dict[str, None] = {}  # masked last: a folder's tmpfs goes over the masks inside it
     searched, stack = 0, [folder]
     while stack:
         current = stack.pop()
@@ -262,15 +264,25 @@ def folder_masks(folder: str) -> list[str]:
             if searched > MAX_SEARCHED:
                 raise ValueError(f"{folder} holds more than {MAX_SEARCHED:,} entries to search for secret files, so "
                                  "it is not shown to the sandbox: show the server's own file or a smaller folder")
-            if entry.is_symlink():
+            if entry.is_symlink():  # shown as a link: what it leads to is masked when it is shown too
+                target = os.path.realpath(entry.path)
+                if _SECRET_LAST.search(entry.path) and _under(target, folder) and not _SECRET_ANYWHERE.search(target):
+                    linked[target] = None
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
             if _SECRET_LAST.search(entry.path):  # what lies above was searched already
-                args += ["--tmpfs", entry.path, "--remount-ro", entry.path] if is_dir else \
-                    ["--ro-bind", "/dev/null", entry.path] if entry.is_file(follow_symlinks=False) else []
+                args += _mask(entry.path)
             elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
                 stack.append(entry.path)
-    return args
+    return args + [arg for target in linked if not any(target != other and _under(target, other) for other in linked)
+                   for arg in _mask(target)]
+
+
+def _mask(path: str) -> list[str]:
+    """bwrap arguments hiding the real file or folder ``path``: an empty read-only tmpfs or ``/dev/null``."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", "/dev/null", path] if os.path.isfile(path) and not os.path.islink(path) else []
 
 
 def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:

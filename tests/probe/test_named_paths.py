@@ -138,6 +138,48 @@ def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
     assert "~/proj" in rec["shownHostPaths"] and "~" not in rec["shownHostPaths"]
 
 
+
+LINKED_SECRETS = {"settings/prod.env": "API_KEY=linked-dotenv-Jd62x", "settings/npmrc": "//r/:_authToken=linked-npm-Ew27x",
+                  "settings/gh/hosts.yml": "oauth_token: linked-gh-Mc38x"}
+
+
+def _secret_names_linked_inside(folder: Path) -> None:
+    """``folder``'s ``.env``, ``.npmrc`` and ``.config/gh`` as links to plainly named files and a folder in it (a
+    dotfiles layout, a deploy's ``.env -> settings/prod.env``)."""
+    for relative, text in LINKED_SECRETS.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text + "\n")
+    (folder / ".env").unlink(missing_ok=True)
+    os.symlink("settings/prod.env", folder / ".env")
+    os.symlink("settings/npmrc", folder / ".npmrc")
+    (folder / ".config").mkdir(exist_ok=True)
+    os.symlink(folder / "settings" / "gh", folder / ".config" / "gh")
+    (folder / "settings" / "gh" / "db.cnf").write_text("password=x\n")
+    os.symlink("settings/gh/db.cnf", folder / ".my.cnf")  # inside a folder a link masks too
+
+
+@pytest.mark.slow
+def test_a_secret_path_that_is_a_link_inside_the_shown_folder_stays_masked(home):
+    _secret_names_linked_inside(home / "proj")
+    done, rec = measure(home, f"python3 {home}/proj", None)
+    assert rec is not None, done.stderr
+    tried = seen_by(rec)["tried"]
+    for name in (".env", ".npmrc", ".config/gh/hosts.yml"):
+        assert tried[f"{home}/proj/{name}"].startswith("error:"), (name, tried[f"{home}/proj/{name}"])
+    said = done.stdout + done.stderr + json.dumps(rec)
+    assert not [text for text in LINKED_SECRETS.values() if text in said]
+
+
+def test_a_secret_named_link_masks_what_it_leads_to_in_the_folder(tmp_path):
+    folder = tmp_path / "proj"
+    _secret_names_linked_inside(folder)
+    os.symlink("/etc/hostname", folder / ".netrc")  # leads out of the folder: the sandbox shows /etc anyway
+    os.symlink("settings/missing", folder / ".pgpass")
+    masks = sandbox.folder_masks(str(folder))
+    masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
+              if masks[i] in ("--ro-bind", "--tmpfs")}
+    assert masked == {str(folder / p) for p in ("settings/prod.env", "settings/npmrc", "settings/gh")}
+
 # --- what is never shown --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", ["the-home", "above-the-home", "root", "secret-file", "secret-folder",
