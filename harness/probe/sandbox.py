@@ -157,7 +157,8 @@ def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def checked_dirs(dirs) -> tuple[str, ...]:
-    """``dirs`` as real absolute paths; raises ``ValueError`` for one that may not be shown (``folder_problem``)."""
+    """``dirs`` as real absolute paths; raises ``ValueError`` for one that may not be shown (``folder_problem``,
+    or named by a secret path)."""
     found: list[str] = []
     for folder in dirs:
         real = os.path.realpath(folder)
@@ -166,6 +167,8 @@ def checked_dirs(dirs) -> tuple[str, ...]:
         if (why := folder_problem(real)) is not None:
             named = folder if real == os.path.normpath(folder) else f"{folder} leads to {real}, which"
             raise ValueError(f"{named} {why}, so it is never shown to the sandbox")
+        if (pattern := secret_part(folder)) is not None:  # a secret folder kept elsewhere through a link
+            raise ValueError(f"{folder} is or lies in a secret path ({pattern}), so it is never shown to the sandbox")
         if real not in found:
             found.append(real)
     return tuple(found)

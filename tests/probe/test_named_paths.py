@@ -290,6 +290,22 @@ def test_a_link_never_shows_what_the_sandbox_masks_or_has_of_its_own(target, hom
             sandbox.named_paths(["python3", str(home / "server.py"), named], home / "proj")
 
 
+@pytest.mark.parametrize("named", [".aws", ".config/gh", ".ssh"])
+def test_a_secret_path_is_refused_when_it_is_a_link_to_a_plain_folder(named, home):
+    """``~/.aws`` kept elsewhere (a dotfiles folder, another disk): the folder named is the secret one,
+    whatever its real path is called."""
+    store = home.parent / "dotfiles" / "store"
+    (store / "sub").mkdir(parents=True)
+    (home / "proj" / named).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(store, home / "proj" / named)
+    for argv in (["python3", str(home / "server.py"), f"{home}/proj/{named}"],
+                 ["python3", str(home / "server.py"), f"--dir={home}/proj/{named}/sub"]):
+        with pytest.raises(ValueError, match=r"secret path .*never shown to the sandbox"):
+            sandbox.named_paths(argv, home / "proj")
+    with pytest.raises(ValueError, match="secret path"):
+        sandbox.checked_dirs([f"{home}/proj/{named}"])
+
+
 @pytest.mark.parametrize("variant", ["the-home", "root", "missing", "link-to-proc", "secret-folder"])
 def test_a_shown_dirs_setting_that_cannot_be_shown_is_refused_before_any_launch(variant, home):
     """The person's own setting naming a home, ``/``, a missing folder, a link into ``/proc`` or a
