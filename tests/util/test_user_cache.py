@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -66,3 +67,37 @@ def test_an_unusable_cache_is_one_line(how: str, tmp_path: Path, monkeypatch: py
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}="), err
     assert str(value) in err and "internal error" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("how", ["a link to a shared folder", "in a shared folder", "another user's folder",
+                                 "a folder in it linked to a shared one"])
+def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """What the harness runs (the resolver's script, kept launches) and what it counts with are kept in the cache:
+    one another user can write or rename is refused, whatever link leads to it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # world-writable, not sticky
+    cache = tmp_path / "cache"
+    if how == "a link to a shared folder":
+        cache.symlink_to(shared, target_is_directory=True)
+    elif how == "in a shared folder":
+        cache = shared / "cache"
+    elif how == "another user's folder":
+        cache.mkdir()
+        os.chown(cache, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to give a folder away")
+    else:
+        cache.mkdir()
+        (cache / "resolver").symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(cache))
+    assert main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}=") and "another user" in err, err
+
+
+def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
+    monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
+    assert user_cache.problem() is None and (shared / "cache").is_dir()
