@@ -209,6 +209,17 @@ def names_place(text: str, variables: Iterable[str] = ()) -> bool:
     return not names_credential(text) and (bool(_PLACE_WORD.search(text)) or any(location_name(v) for v in variables))
 
 
+# A credential a phrase names, at its end or before what carries it (its variable, its value, its header).
+_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))['\"`]*"
+                            r"(?:\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?['\"`\s]*$")
+
+
+def is_credential(phrase: str) -> bool:
+    """Whether the noun phrase ``phrase`` is a credential (``the user's API key``, ``the 'ACME_TOKEN' variable``),
+    not something of one (``the API key list``, ``the password policy``, ``the access token's scopes``)."""
+    return bool(_IS_CREDENTIAL.search(phrase))
+
+
 def _named_claim(env_names) -> re.Pattern | None:
     env_names = [name for name in env_names or () if not location_name(name)]
     if not env_names:

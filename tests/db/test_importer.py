@@ -200,6 +200,10 @@ def test_classify_outcomes():
     "Failed to get your personal access token",
     "Failed to get an API token: none configured",
     "Error: failed to get the ACME_API_KEY value",
+    "Error: Failed to get the user's API key from settings",
+    "Error: Failed to get the 'OPENAI_API_KEY' environment variable",
+    'Error: failed to get "GITHUB_TOKEN" from the environment',
+    "Error: Failed to get the `X-Api-Key` header",
 ])
 def test_failing_to_get_a_credential_needs_one(said):
     outcome, evidence = importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)
@@ -214,6 +218,10 @@ def test_failing_to_get_a_credential_needs_one(said):
     "Failed to get the page. Check the API key documentation",  # the credential is in another clause
     "Failed to get the config, secret rotation pending",
     "Error: Cannot find module '/app/dist/index.js'; Failed to get the API key",  # a crash of its own
+    "Error: Failed to get the password policy from the server",  # something of a credential, not one
+    "Error: Failed to get the API key list: connect ECONNREFUSED 127.0.0.1:8080",
+    "TypeError: failed to get the password hash function",
+    "Error: Failed to get the access token's scopes",
 ])
 def test_failing_to_get_anything_else_is_no_credential(said):
     assert importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)[0] != "needs-credential"
