@@ -204,6 +204,12 @@ def test_classify_outcomes():
     "Error: Failed to get the 'OPENAI_API_KEY' environment variable",
     'Error: failed to get "GITHUB_TOKEN" from the environment',
     "Error: Failed to get the `X-Api-Key` header",
+    "Error: Failed to retrieve the API key",
+    "Error: Could not get the API key",
+    "Error: Unable to get API key from the keychain",
+    "Error: Failed to obtain access token",
+    "Error: failed to load credentials",
+    "Error: Couldn't read the client secret",
 ])
 def test_failing_to_get_a_credential_needs_one(said):
     outcome, evidence = importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)
@@ -222,6 +228,8 @@ def test_failing_to_get_a_credential_needs_one(said):
     "Error: Failed to get the API key list: connect ECONNREFUSED 127.0.0.1:8080",
     "TypeError: failed to get the password hash function",
     "Error: Failed to get the access token's scopes",
+    "Error: Cannot find the config file",
+    "Error: Unable to load the password policy",
 ])
 def test_failing_to_get_anything_else_is_no_credential(said):
     assert importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)[0] != "needs-credential"
