@@ -183,7 +183,13 @@ def credential_request(line: str) -> bool:
 # password or credential (``GOOGLE_KEY_FILE``, ``CREDENTIALS_PATH``) stays a credential.
 LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
                            r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
-_SECRET_PART = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
+# KEY, PASS and AUTH as words of a name or their secret compounds, never inside another word (KEYCLOAK, MONKEY,
+# KEYWORDS, COMPASS, AUTHOR).
+_SECRET_PART = re.compile(r"(?:^|_)(?:[A-Z]*(?:API|ACCESS|SECRET|PRIV|PRIVATE|SIGNING|MASTER|CLIENT|APP|DEPLOY|ENCRYPTION"
+                          r"|SSH|GPG|PGP|PUB|AUTH|LICENSE|HOST))?KEY(?:S|FILE|PATH|STORE|RING|CHAIN|PAIR|ID)?(?:_|$)"
+                          r"|PASSWORD|PASSWD|PASSPHRASE|PASSKEY|(?:^|_)(?:PG|DB|ROOT|ADMIN|USER|SMTP|MAIL|FTP|SUDO|HT|MY|KEY)?PASS(?:_|$)"
+                          r"|(?:^|_)O?AUTH(?:N|Z|TOKEN|KEY|ORIZATION|ENTICATION)?(?:_|$)"
+                          r"|TOKEN|SECRET|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
                           r"|(?:^|_)(?:ID_)?(?:RSA|DSA|ECDSA|ED25519|SSH|JWT|NETRC|DSN|P12|PFX|JKS|GPG|PGP)(?:_|$)|PRIVATE"
                           r"|SIGNING|SERVICE_?ACCOUNT|KUBECONFIG|WEBHOOK")
 # A place that is itself a secret: a key, certificate or identity file, a service account, a signed webhook URL.
