@@ -183,10 +183,10 @@ def credential_request(line: str) -> bool:
 # password or credential (``GOOGLE_KEY_FILE``, ``CREDENTIALS_PATH``) stays a credential.
 LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
                            r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
-# KEY, PASS and AUTH as words of a name or their secret compounds, never inside another word (KEYCLOAK, MONKEY,
-# KEYWORDS, COMPASS, AUTHOR).
-_SECRET_PART = re.compile(r"(?:^|_)(?:[A-Z]*(?:API|ACCESS|SECRET|PRIV|PRIVATE|SIGNING|MASTER|CLIENT|APP|DEPLOY|ENCRYPTION"
-                          r"|SSH|GPG|PGP|PUB|AUTH|LICENSE|HOST))?KEY(?:S|FILE|PATH|STORE|RING|CHAIN|PAIR|ID)?(?:_|$)"
+# KEY, PASS and AUTH as words of a name or their secret compounds (APIKEY, PGPASS, OAUTH), never inside another
+# word (KEYCLOAK, KEYWORDS, MONKEY, HOTKEYS, COMPASS, AUTHOR).
+_SECRET_PART = re.compile(r"(?:^|_)[A-Z]*(?<!MON)(?<!TUR)(?<!HOC)(?<!JOC)(?<!DON)(?<!WHIS)(?<!HOT)(?<!TURN)"
+                          r"KEY(?:S|FILE|PATH|STORE|RING|CHAIN|PAIR|ID)?(?:_|$)"
                           r"|PASSWORD|PASSWD|PASSPHRASE|PASSKEY|(?:^|_)(?:PG|DB|ROOT|ADMIN|USER|SMTP|MAIL|FTP|SUDO|HT|MY|KEY)?PASS(?:_|$)"
                           r"|(?:^|_)O?AUTH(?:N|Z|TOKEN|KEY|ORIZATION|ENTICATION)?(?:_|$)"
                           r"|TOKEN|SECRET|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"

@@ -62,7 +62,8 @@ def test_a_failure_that_asks_for_nothing_stays_broken():
     ("KEYWORDS_FILE", True), ("PASSAGES_PATH", True), ("AZURE_KEYVAULT_URL", True),
     ("SSH_KEY_PATH", False), ("APIKEY_FILE", False), ("PRIVKEY_PATH", False), ("PASSWORD_FILE", False),
     ("PASSWD_FILE", False), ("KEYFILE_PATH", False), ("OAUTH_URL", False), ("KEYRING_DIR", False),
-    ("GPG_KEYS_DIR", False), ("PASSPHRASE_FILE", False), ("AUTHTOKEN_FILE", False),
+    ("GPG_KEYS_DIR", False), ("PASSPHRASE_FILE", False), ("AUTHTOKEN_FILE", False), ("GCPKEY_FILE", False),
+    ("HOTKEYS_FILE", True), ("TURNKEY_DIR", True),
 ])
 def test_which_declared_names_are_places(name, place):
     assert st.location_name(name) is place
