@@ -183,7 +183,7 @@ def folder_problem(real: str) -> str | None:
         return f"holds the home folder {own if own in held else held[0]}"
     if os.path.normpath(real) in homes:
         return "is a home folder"
-    for cache in (cache_root(), user_cache.root()):
+    for cache in (cache_root(), *user_cache.real_folders()):
         if _under(os.path.realpath(cache), real):
             return "holds the harness's own caches"
     if (pattern := secret_part(real)) is not None:

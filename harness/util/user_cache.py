@@ -27,6 +27,17 @@ def folder(name: str) -> Path:
     return Path(os.path.realpath(root() / name))
 
 
+def real_folders() -> list[Path]:
+    """The real paths of the cache folder and of every folder a link in it leads to (``work`` on another disk):
+    what holds the harness's own caches."""
+    where = root()
+    try:
+        linked = [entry.path for entry in os.scandir(where) if entry.is_symlink()]
+    except OSError:
+        linked = []
+    return [Path(real) for real in dict.fromkeys(os.path.realpath(path) for path in [str(where), *linked])]
+
+
 def problem() -> str | None:
     """Why the cache folder cannot be used (not a folder, cannot be made, not writable, or another user can write
     it or a folder linked in it), as one line naming where it was chosen, or ``None``; makes the folder when it
@@ -41,12 +52,10 @@ def problem() -> str | None:
         return f"{chosen}: cannot make the cache folder {where}: {exc.strerror or exc}"
     if not os.access(where, os.W_OK | os.X_OK):
         return f"{chosen}: the cache folder {where} is not writable"
-    try:
-        linked = [entry.path for entry in os.scandir(where) if entry.is_symlink()]
-    except OSError as exc:
-        return f"{chosen}: cannot read the cache folder {where}: {exc.strerror or exc}"
-    for real in dict.fromkeys(os.path.realpath(path) for path in [str(where), *linked]):
-        if (shared := _shared(real)) is not None:
+    if not os.access(where, os.R_OK):
+        return f"{chosen}: the cache folder {where} is not readable"
+    for real in real_folders():
+        if (shared := _shared(str(real))) is not None:
             return (f"{chosen}: {shared} can be written by another user, and the harness runs and counts with what "
                     "it keeps in the cache: choose a folder only you can write")
     return None

@@ -101,3 +101,17 @@ def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monke
     shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
     monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
     assert user_cache.problem() is None and (shared / "cache").is_dir()
+
+
+@pytest.mark.parametrize("linked", ["work", "resolver", "sandbox"])
+def test_a_folder_holding_a_linked_cache_folder_is_never_shown(linked: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry's working folder, the resolver's script and the package caches stay the harness's own when the
+    cache reaches them through a link: the folder holding them is refused as the cache itself is."""
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "disk" / linked).mkdir(parents=True)
+    (tmp_path / "cache" / linked).symlink_to(tmp_path / "disk" / linked, target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(tmp_path / "cache"))
+    for shown in (tmp_path / "disk", tmp_path / "disk" / linked):
+        with pytest.raises(ValueError, match="holds the harness's own caches"):
+            sandbox.checked_dirs([str(shown)])
