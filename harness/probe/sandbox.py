@@ -96,6 +96,8 @@ def visible_roots() -> list[str]:
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     # in a fixed order, not a set's: the list reaches the record's shownHostPaths and bwrap's argv
     for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]):
+        if prefix and any(_under(prefix, r) for r in roots):
+            prefix = os.path.realpath(prefix)  # a link in a shown root (/opt/venv to another disk) leads here
         # a Python built with --prefix=$HOME has the home as its prefix: never shown, as no home is
         if (prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots)
                 and folder_problem(os.path.realpath(prefix)) is None):

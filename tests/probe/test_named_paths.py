@@ -338,3 +338,17 @@ def test_the_harness_pythons_prefix_is_never_a_home(prefix, home, monkeypatch):
     roots = sandbox.visible_roots()
     assert not any(str(home).startswith(r) or r.startswith(str(home)) for r in roots if r not in sandbox.SYSTEM_DIRS), roots
     assert all(not p.startswith("~") and str(home) not in p for p in sandbox.shown_host_paths((), ())), roots
+
+
+def test_a_pythons_prefix_reached_through_a_link_in_a_shown_root_is_shown_where_it_lies(tmp_path, monkeypatch):
+    """A venv at ``/opt/venv`` that is a link to another disk: the sandbox shows ``/opt`` with the link in it, so
+    the folder the link leads to must be shown too, or the harness's Python (the resolver's interpreter) is
+    missing in every sandboxed launch."""
+    (tmp_path / "system").mkdir()
+    (tmp_path / "disk" / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "disk" / "venv" / "bin" / "python3").symlink_to(os.path.realpath(sys.executable))
+    (tmp_path / "system" / "venv").symlink_to(tmp_path / "disk" / "venv", target_is_directory=True)
+    monkeypatch.setattr(sandbox, "SYSTEM_DIRS", (str(tmp_path / "system"), *sandbox.SYSTEM_DIRS))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "system" / "venv"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "system" / "venv" / "bin" / "python3"))
+    assert str(tmp_path / "disk" / "venv") in sandbox.visible_roots()
