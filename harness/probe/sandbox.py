@@ -302,6 +302,9 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
         if not named or "\0" in named or (relative and (named.startswith("~") or ".." in Path(named).parts)):
             continue
         host = os.path.normpath(os.path.join(cwd, named))
+        if not relative and any(_under(host, r) for r in roots) \
+                and not any(_under(os.path.realpath(host), r) for r in roots + list(SANDBOX_OWN)):
+            host = os.path.realpath(host)  # a link in a shown root leads out of it: shown where it leads
         if os.path.isfile(host):
             if any(_under(host, r) for r in roots + list(SANDBOX_OWN)):
                 continue

@@ -352,3 +352,20 @@ def test_a_pythons_prefix_reached_through_a_link_in_a_shown_root_is_shown_where_
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "system" / "venv"))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "system" / "venv" / "bin" / "python3"))
     assert str(tmp_path / "disk" / "venv") in sandbox.visible_roots()
+
+
+def test_a_named_path_through_a_link_in_a_shown_root_is_shown_where_it_leads(tmp_path, monkeypatch):
+    """``node /opt/tools/server.js`` where ``/opt/tools`` is a link to another disk: ``/opt`` is shown with the
+    link in it, so the file or folder it leads to is shown at its real path, or the server cannot start."""
+    (tmp_path / "system").mkdir()
+    (tmp_path / "disk" / "tools").mkdir(parents=True)
+    (tmp_path / "disk" / "tools" / "server.js").write_text("//")
+    (tmp_path / "system" / "tools").symlink_to(tmp_path / "disk" / "tools", target_is_directory=True)
+    (tmp_path / "system" / "plain.js").write_text("//")
+    monkeypatch.setattr(sandbox, "SYSTEM_DIRS", (str(tmp_path / "system"), *sandbox.SYSTEM_DIRS))
+    linked = tmp_path / "system" / "tools"
+    real = tmp_path / "disk" / "tools"
+    assert sandbox.named_paths(["node", str(linked / "server.js")], tmp_path) == \
+        ((), ((str(real / "server.js"), str(real / "server.js")),))
+    assert sandbox.named_paths(["node", "x.js", str(linked)], tmp_path) == ((str(real),), ())
+    assert sandbox.named_paths(["node", str(tmp_path / "system" / "plain.js")], tmp_path) == ((), ())  # shown already
