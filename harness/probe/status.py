@@ -192,8 +192,10 @@ _SECRET_PART = re.compile(r"(?:^|_)[A-Z]*(?<!MON)(?<!TUR)(?<!HOC)(?<!JOC)(?<!DON
                           r"|TOKEN|SECRET|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
                           r"|(?:^|_)(?:ID_)?(?:RSA|DSA|ECDSA|ED25519|SSH|JWT|NETRC|DSN|P12|PFX|JKS|GPG|PGP)(?:_|$)|PRIVATE"
                           r"|SIGNING|SERVICE_?ACCOUNT|KUBECONFIG|WEBHOOK")
-# A place that is itself a secret: a key, certificate or identity file, a service account, a signed webhook URL.
+# A place that is itself a secret: a key, certificate, identity, token or secrets file, a service account, a signed
+# webhook URL.
 _SECRET_PLACE = re.compile(r"private[ _-]?key|\.pem\b|\bpem\b|\bjwt\b|certificate|\bcerts?\b|\bssh\b|identity[ _-]?file"
+                           r"|\b(?:tokens?|secrets?)[ _-]?files?\b"
                            r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|service[ _-]?account|webhook|kubeconfig|passphrase|\.?netrc\b"
                            r"|keystore|keyring|\bp12\b|\bpfx\b|\bdsn\b", re.IGNORECASE)
 
