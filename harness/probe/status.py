@@ -138,10 +138,14 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
+            words = _ADDRESS.sub("<address>", line)  # a link's path (/docs/api-key-setup) asks for nothing
             if line and not _NPM_OWN.match(line) \
-                    and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
+                    and ((named and named.search(words)) or _AUTH_LINE.search(words) or credential_request(words)):
                 return line[:300]
     return None
+
+
+_ADDRESS = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://\S+", re.IGNORECASE)  # linear: one start a word
 
 
 # A server asking to be given a credential, in the words servers use: "Provide an access token … or
