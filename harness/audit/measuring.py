@@ -147,7 +147,8 @@ def _vouched(entry: Entry, cwd: str | None) -> tuple[str, ...]:
     homes = sandbox.home_folders() | {os.path.realpath(os.path.expanduser("~"))}
     if any(folder == home or home.startswith(folder.rstrip("/") + "/") for home in homes):
         return ()
-    if sandbox.secret_part(folder) or sandbox.masked_by_sandbox(folder):  # e.g. a config naming ~/.ssh
+    # a config naming ~/.ssh, or ~/.aws kept elsewhere through a link
+    if sandbox.secret_part(folder) or sandbox.secret_part(cwd) or sandbox.masked_by_sandbox(folder):
         return ()
     return (folder,)
 

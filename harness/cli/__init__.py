@@ -8,7 +8,7 @@ import sys
 
 from harness import __version__
 from harness.probe.dumpable import not_dumpable
-from harness.util import urls
+from harness.util import urls, user_cache
 from harness.util.untrusted import line, lines
 
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     not_dumpable()  # first: nothing this run reads or is handed is readable by another process of the user
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
-    if (problem := _shown_setting_problem()) is not None:
+    if (problem := _shown_setting_problem() or user_cache.problem()) is not None:
         print(line(f"error: {problem}"), file=sys.stderr)
         return 2
     try:

@@ -52,8 +52,12 @@ def register(sub) -> None:
                                    "(record, badge, history row, pages; it never commits). --command/--url writes "
                                    "<out>/results/<name>/measurement.json and <out>/badges/<name>.json, <out> "
                                    "being --out or .mcp-context-cost/ — never the database's results/ and badges/. "
+                                   "Caches (each server's package cache and working folder, the tokenizer's ranks) "
+                                   "go to $MCP_CONTEXT_COST_CACHE, default ~/.cache/mcp-context-cost; deleting it "
+                                   "costs only time. "
                                    "Exit codes: 0 measured or dynamic; 3 another status was recorded (the record "
-                                   "says why); 2 bad input, a refused name or folder, or the publish lock held; 70 "
+                                   "says why); 2 bad input, a refused name or folder, an unusable cache folder, or "
+                                   "the publish lock held; 70 "
                                    "a bug in the harness (one line names the server).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--server", help="name of an entry in the catalog")

@@ -318,15 +318,19 @@ def classify(rec: Record, pkg: Package | None) -> tuple[str, str]:
     return BROKEN, evidence
 
 
-# "Failed to get the X": what it could not get, to the clause's end (``credential_not_got``).
-_FAILED_TO_GET = re.compile(r"\bfailed to get (?:the |your |an? )?([^.;:,!?\n'\"]{1,80})", re.IGNORECASE)
+# "Failed to get the X" (retrieve, obtain, load… it; "could not", "unable to"): what it could not get, to the
+# clause's end or the first word saying where or why (``credential_not_got``).
+_FAILED_TO_GET = re.compile(r"\b(?:(?:failed|unable) to|could(?:n't| not)|can(?:'t|not)) (?:get|retrieve|obtain|fetch|load"
+                            r"|read|find|acquire) (?:the |your |an? )?([^.;:,!?(\n]{1,80}?)(?=[.;:,!?(\n]|\s(?:from|for|in|of"
+                            r"|at|on|with|by|via|using|because|due|after|before|when|while|through|within|to)\b|$)",
+                            re.IGNORECASE)
 
 
 def credential_not_got(text: str) -> str | None:
-    """The first ``Failed to get the X`` of ``text`` whose X names a credential (``Failed to get the API key``,
-    ``failed to get the access token``; ``status_rules.names_credential``), or ``None``."""
+    """The first ``Failed to get the X`` of ``text`` (``_FAILED_TO_GET``) whose X is a credential (``Failed to get
+    the API key``, ``could not load the 'ACME_TOKEN' variable``; ``status_rules.is_credential``), or ``None``."""
     return next((found.group(0) for found in _FAILED_TO_GET.finditer(text)
-                 if status_rules.names_credential(found.group(1))), None)
+                 if status_rules.is_credential(found.group(1))), None)
 
 
 def setting_asked(text: str) -> str | None:

@@ -96,6 +96,8 @@ def visible_roots() -> list[str]:
     roots = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     # in a fixed order, not a set's: the list reaches the record's shownHostPaths and bwrap's argv
     for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]):
+        if prefix and any(_under(prefix, r) for r in roots):
+            prefix = os.path.realpath(prefix)  # a link in a shown root (/opt/venv to another disk) leads here
         # a Python built with --prefix=$HOME has the home as its prefix: never shown, as no home is
         if (prefix and os.path.isdir(prefix) and not any(_under(prefix, r) for r in roots)
                 and folder_problem(os.path.realpath(prefix)) is None):
@@ -157,7 +159,8 @@ def shown_dirs(vouched: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def checked_dirs(dirs) -> tuple[str, ...]:
-    """``dirs`` as real absolute paths; raises ``ValueError`` for one that may not be shown (``folder_problem``)."""
+    """``dirs`` as real absolute paths; raises ``ValueError`` for one that may not be shown (``folder_problem``,
+    or named by a secret path)."""
     found: list[str] = []
     for folder in dirs:
         real = os.path.realpath(folder)
@@ -166,6 +169,8 @@ def checked_dirs(dirs) -> tuple[str, ...]:
         if (why := folder_problem(real)) is not None:
             named = folder if real == os.path.normpath(folder) else f"{folder} leads to {real}, which"
             raise ValueError(f"{named} {why}, so it is never shown to the sandbox")
+        if (pattern := secret_part(folder)) is not None:  # a secret folder kept elsewhere through a link
+            raise ValueError(f"{folder} is or lies in a secret path ({pattern}), so it is never shown to the sandbox")
         if real not in found:
             found.append(real)
     return tuple(found)
@@ -180,7 +185,7 @@ def folder_problem(real: str) -> str | None:
         return f"holds the home folder {own if own in held else held[0]}"
     if os.path.normpath(real) in homes:
         return "is a home folder"
-    for cache in (cache_root(), user_cache.root()):
+    for cache in (cache_root(), *user_cache.real_folders()):
         if _under(os.path.realpath(cache), real):
             return "holds the harness's own caches"
     if (pattern := secret_part(real)) is not None:
@@ -247,8 +252,10 @@ def secret_part(path: str) -> str | None:
 
 
 def folder_masks(folder: str) -> list[str]:
-    """bwrap arguments masking every secret path in ``folder``; ``ValueError`` past ``MAX_SEARCHED``."""
+    """bwrap arguments masking every secret path in ``folder``, and what a secret path that is a link leads to
+    in ``folder`` (``.env -> settings/prod.env``); ``ValueError`` past ``MAX_SEARCHED``."""
     args: list[str] = []
+    linked: dict[str, None] = {}  # masked last: a folder's tmpfs goes over the masks inside it
     searched, stack = 0, [folder]
     while stack:
         current = stack.pop()
@@ -262,15 +269,25 @@ def folder_masks(folder: str) -> list[str]:
             if searched > MAX_SEARCHED:
                 raise ValueError(f"{folder} holds more than {MAX_SEARCHED:,} entries to search for secret files, so "
                                  "it is not shown to the sandbox: show the server's own file or a smaller folder")
-            if entry.is_symlink():
+            if entry.is_symlink():  # shown as a link: what it leads to is masked when it is shown too
+                target = os.path.realpath(entry.path)
+                if _SECRET_LAST.search(entry.path) and _under(target, folder) and not _SECRET_ANYWHERE.search(target):
+                    linked[target] = None
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
             if _SECRET_LAST.search(entry.path):  # what lies above was searched already
-                args += ["--tmpfs", entry.path, "--remount-ro", entry.path] if is_dir else \
-                    ["--ro-bind", "/dev/null", entry.path] if entry.is_file(follow_symlinks=False) else []
+                args += _mask(entry.path)
             elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
                 stack.append(entry.path)
-    return args
+    return args + [arg for target in linked if not any(target != other and _under(target, other) for other in linked)
+                   for arg in _mask(target)]
+
+
+def _mask(path: str) -> list[str]:
+    """bwrap arguments hiding the real file or folder ``path``: an empty read-only tmpfs or ``/dev/null``."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", "/dev/null", path] if os.path.isfile(path) and not os.path.islink(path) else []
 
 
 def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -285,6 +302,9 @@ def named_paths(argv: list[str], cwd: str | os.PathLike) -> tuple[tuple[str, ...
         if not named or "\0" in named or (relative and (named.startswith("~") or ".." in Path(named).parts)):
             continue
         host = os.path.normpath(os.path.join(cwd, named))
+        if not relative and any(_under(host, r) for r in roots) \
+                and not any(_under(os.path.realpath(host), r) for r in roots + list(SANDBOX_OWN)):
+            host = os.path.realpath(host)  # a link in a shown root leads out of it: shown where it leads
         if os.path.isfile(host):
             if any(_under(host, r) for r in roots + list(SANDBOX_OWN)):
                 continue

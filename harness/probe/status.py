@@ -138,10 +138,14 @@ def auth_evidence(target: Target, capture: Capture) -> str | None:
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
+            words = _ADDRESS.sub("<address>", line)  # a link's path (/docs/api-key-setup) asks for nothing
             if line and not _NPM_OWN.match(line) \
-                    and ((named and named.search(line)) or _AUTH_LINE.search(line) or credential_request(line)):
+                    and ((named and named.search(words)) or _AUTH_LINE.search(words) or credential_request(words)):
                 return line[:300]
     return None
+
+
+_ADDRESS = re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://\S+", re.IGNORECASE)  # linear: one start a word
 
 
 # A server asking to be given a credential, in the words servers use: "Provide an access token … or
@@ -183,11 +187,19 @@ def credential_request(line: str) -> bool:
 # password or credential (``GOOGLE_KEY_FILE``, ``CREDENTIALS_PATH``) stays a credential.
 LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
                            r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
-_SECRET_PART = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
+# KEY, PASS and AUTH as words of a name or their secret compounds (APIKEY, PGPASS, OAUTH), never inside another
+# word (KEYCLOAK, KEYWORDS, MONKEY, HOTKEYS, COMPASS, AUTHOR).
+_SECRET_PART = re.compile(r"(?:^|_)[A-Z]*(?<!MON)(?<!TUR)(?<!HOC)(?<!JOC)(?<!DON)(?<!WHIS)(?<!HOT)(?<!TURN)"
+                          r"KEY(?:S|FILE|PATH|STORE|RING|CHAIN|PAIR|ID)?(?:_|$)"
+                          r"|PASSWORD|PASSWD|PASSPHRASE|PASSKEY|(?:^|_)(?:PG|DB|ROOT|ADMIN|USER|SMTP|MAIL|FTP|SUDO|HT|MY|KEY)?PASS(?:_|$)"
+                          r"|(?:^|_)O?AUTH(?:N|Z|TOKEN|KEY|ORIZATION|ENTICATION)?(?:_|$)"
+                          r"|TOKEN|SECRET|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
                           r"|(?:^|_)(?:ID_)?(?:RSA|DSA|ECDSA|ED25519|SSH|JWT|NETRC|DSN|P12|PFX|JKS|GPG|PGP)(?:_|$)|PRIVATE"
                           r"|SIGNING|SERVICE_?ACCOUNT|KUBECONFIG|WEBHOOK")
-# A place that is itself a secret: a key, certificate or identity file, a service account, a signed webhook URL.
+# A place that is itself a secret: a key, certificate, identity, token or secrets file, a service account, a signed
+# webhook URL.
 _SECRET_PLACE = re.compile(r"private[ _-]?key|\.pem\b|\bpem\b|\bjwt\b|certificate|\bcerts?\b|\bssh\b|identity[ _-]?file"
+                           r"|\b(?:tokens?|secrets?)[ _-]?files?\b"
                            r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|service[ _-]?account|webhook|kubeconfig|passphrase|\.?netrc\b"
                            r"|keystore|keyring|\bp12\b|\bpfx\b|\bdsn\b", re.IGNORECASE)
 
@@ -207,6 +219,17 @@ def names_place(text: str, variables: Iterable[str] = ()) -> bool:
     """Whether ``text`` names a place rather than a secret: no credential (``names_credential``), and a
     place word (``_PLACE_WORD``) or one of the ``variables`` it names holding a place (``location_name``)."""
     return not names_credential(text) and (bool(_PLACE_WORD.search(text)) or any(location_name(v) for v in variables))
+
+
+# A credential a phrase names, at its end or before what carries it (its variable, its value, its header).
+_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))['\"`]*"
+                            r"(?:\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?['\"`\s]*$")
+
+
+def is_credential(phrase: str) -> bool:
+    """Whether the noun phrase ``phrase`` is a credential (``the user's API key``, ``the 'ACME_TOKEN' variable``),
+    not something of one (``the API key list``, ``the password policy``, ``the access token's scopes``)."""
+    return bool(_IS_CREDENTIAL.search(phrase))
 
 
 def _named_claim(env_names) -> re.Pattern | None:

@@ -361,3 +361,7 @@ def test_an_opted_in_entry_never_shows_a_secret_folder_or_a_home(tmp_path, monke
         assert _vouched(opted, str(cwd)) == (), cwd
     assert _vouched(opted, str(home / "proj")) == (str((home / "proj").resolve()),)
     assert _vouched(SimpleNamespace(sandboxed=False), str(home / "proj")) == ()
+    (tmp_path / "dotfiles" / "aws").mkdir(parents=True)  # ~/.config/gh kept elsewhere: named, it is the secret one
+    (home / ".config").mkdir()
+    (home / ".config" / "gh").symlink_to(tmp_path / "dotfiles" / "aws", target_is_directory=True)
+    assert _vouched(opted, str(home / ".config" / "gh")) == ()

@@ -145,3 +145,10 @@ def test_every_flag_the_docs_show_exists():
     missing = sorted((doc, name, flag) for doc, name, flag in flags
                      if not any(flag in a.option_strings for a in COMMANDS[name]._actions))
     assert missing == []
+
+
+def test_measure_says_where_it_caches() -> None:
+    """A first run fills a folder outside ``--out``: the help names it, how to move it and that it may go."""
+    said = help_text("measure")
+    assert "$MCP_CONTEXT_COST_CACHE" in said and "~/.cache/mcp-context-cost" in said
+    assert "deleting it" in said

@@ -46,6 +46,8 @@ def test_a_place_stays_a_place(name):
     "Missing webhook URL",
     "Please set SLACK_WEBHOOK_URL",
     "Error: the kubeconfig path is required",
+    "Error: the token file path is required",  # as a password file or an API key file
+    "Please set the secrets file",
 ])
 def test_a_secret_s_place_asked_for_is_no_setting(said):
     assert importer.classify(_record([f"stderr ends: '{said}'"]), None)[0] != importer.NEEDS_SETTING

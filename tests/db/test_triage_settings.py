@@ -30,6 +30,7 @@ def _record(status, notes):
     "Error: DATABASE_URL environment variable is required",
     "Missing required environment variable: OLLAMA_HOST",
     "You must specify at least one allowed directory",
+    "Error: KEYCLOAK_URL is required",
 ])
 def test_a_failure_asking_for_a_place_needs_a_setting(said):
     outcome, evidence = importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)
@@ -56,6 +57,13 @@ def test_a_failure_that_asks_for_nothing_stays_broken():
     ("ALLOWED_DIR", True), ("ROLLBAR_CONFIG_FILE", True), ("DATABASE_URL", True), ("MCP_WORKSPACE", True),
     ("OLLAMA_HOST", True), ("SEARCH_PATHS", True), ("GOOGLE_KEY_FILE", False), ("CREDENTIALS_PATH", False),
     ("ACME_API_TOKEN", False), ("GITHUB_PAT", False), ("SLACK_BOT_TOKEN", False), ("AUTH_URL", False),
+    # a secret word inside another word is none: Keycloak, a monkey, an author, a compass, keywords, a passage
+    ("KEYCLOAK_URL", True), ("MONKEY_DIR", True), ("AUTHOR_DIR", True), ("COMPASS_HOST", True),
+    ("KEYWORDS_FILE", True), ("PASSAGES_PATH", True), ("AZURE_KEYVAULT_URL", True),
+    ("SSH_KEY_PATH", False), ("APIKEY_FILE", False), ("PRIVKEY_PATH", False), ("PASSWORD_FILE", False),
+    ("PASSWD_FILE", False), ("KEYFILE_PATH", False), ("OAUTH_URL", False), ("KEYRING_DIR", False),
+    ("GPG_KEYS_DIR", False), ("PASSPHRASE_FILE", False), ("AUTHTOKEN_FILE", False), ("GCPKEY_FILE", False),
+    ("HOTKEYS_FILE", True), ("TURNKEY_DIR", True),
 ])
 def test_which_declared_names_are_places(name, place):
     assert st.location_name(name) is place

@@ -138,6 +138,48 @@ def test_a_named_folder_is_shown_with_its_secret_paths_masked(home):
     assert "~/proj" in rec["shownHostPaths"] and "~" not in rec["shownHostPaths"]
 
 
+
+LINKED_SECRETS = {"settings/prod.env": "API_KEY=linked-dotenv-Jd62x", "settings/npmrc": "//r/:_authToken=linked-npm-Ew27x",
+                  "settings/gh/hosts.yml": "oauth_token: linked-gh-Mc38x"}
+
+
+def _secret_names_linked_inside(folder: Path) -> None:
+    """``folder``'s ``.env``, ``.npmrc`` and ``.config/gh`` as links to plainly named files and a folder in it (a
+    dotfiles layout, a deploy's ``.env -> settings/prod.env``)."""
+    for relative, text in LINKED_SECRETS.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text + "\n")
+    (folder / ".env").unlink(missing_ok=True)
+    os.symlink("settings/prod.env", folder / ".env")
+    os.symlink("settings/npmrc", folder / ".npmrc")
+    (folder / ".config").mkdir(exist_ok=True)
+    os.symlink(folder / "settings" / "gh", folder / ".config" / "gh")
+    (folder / "settings" / "gh" / "db.cnf").write_text("password=x\n")
+    os.symlink("settings/gh/db.cnf", folder / ".my.cnf")  # inside a folder a link masks too
+
+
+@pytest.mark.slow
+def test_a_secret_path_that_is_a_link_inside_the_shown_folder_stays_masked(home):
+    _secret_names_linked_inside(home / "proj")
+    done, rec = measure(home, f"python3 {home}/proj", None)
+    assert rec is not None, done.stderr
+    tried = seen_by(rec)["tried"]
+    for name in (".env", ".npmrc", ".config/gh/hosts.yml"):
+        assert tried[f"{home}/proj/{name}"].startswith("error:"), (name, tried[f"{home}/proj/{name}"])
+    said = done.stdout + done.stderr + json.dumps(rec)
+    assert not [text for text in LINKED_SECRETS.values() if text in said]
+
+
+def test_a_secret_named_link_masks_what_it_leads_to_in_the_folder(tmp_path):
+    folder = tmp_path / "proj"
+    _secret_names_linked_inside(folder)
+    os.symlink("/etc/hostname", folder / ".netrc")  # leads out of the folder: the sandbox shows /etc anyway
+    os.symlink("settings/missing", folder / ".pgpass")
+    masks = sandbox.folder_masks(str(folder))
+    masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
+              if masks[i] in ("--ro-bind", "--tmpfs")}
+    assert masked == {str(folder / p) for p in ("settings/prod.env", "settings/npmrc", "settings/gh")}
+
 # --- what is never shown --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", ["the-home", "above-the-home", "root", "secret-file", "secret-folder",
@@ -248,6 +290,22 @@ def test_a_link_never_shows_what_the_sandbox_masks_or_has_of_its_own(target, hom
             sandbox.named_paths(["python3", str(home / "server.py"), named], home / "proj")
 
 
+@pytest.mark.parametrize("named", [".aws", ".config/gh", ".ssh"])
+def test_a_secret_path_is_refused_when_it_is_a_link_to_a_plain_folder(named, home):
+    """``~/.aws`` kept elsewhere (a dotfiles folder, another disk): the folder named is the secret one,
+    whatever its real path is called."""
+    store = home.parent / "dotfiles" / "store"
+    (store / "sub").mkdir(parents=True)
+    (home / "proj" / named).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(store, home / "proj" / named)
+    for argv in (["python3", str(home / "server.py"), f"{home}/proj/{named}"],
+                 ["python3", str(home / "server.py"), f"--dir={home}/proj/{named}/sub"]):
+        with pytest.raises(ValueError, match=r"secret path .*never shown to the sandbox"):
+            sandbox.named_paths(argv, home / "proj")
+    with pytest.raises(ValueError, match="secret path"):
+        sandbox.checked_dirs([f"{home}/proj/{named}"])
+
+
 @pytest.mark.parametrize("variant", ["the-home", "root", "missing", "link-to-proc", "secret-folder"])
 def test_a_shown_dirs_setting_that_cannot_be_shown_is_refused_before_any_launch(variant, home):
     """The person's own setting naming a home, ``/``, a missing folder, a link into ``/proc`` or a
@@ -280,3 +338,34 @@ def test_the_harness_pythons_prefix_is_never_a_home(prefix, home, monkeypatch):
     roots = sandbox.visible_roots()
     assert not any(str(home).startswith(r) or r.startswith(str(home)) for r in roots if r not in sandbox.SYSTEM_DIRS), roots
     assert all(not p.startswith("~") and str(home) not in p for p in sandbox.shown_host_paths((), ())), roots
+
+
+def test_a_pythons_prefix_reached_through_a_link_in_a_shown_root_is_shown_where_it_lies(tmp_path, monkeypatch):
+    """A venv at ``/opt/venv`` that is a link to another disk: the sandbox shows ``/opt`` with the link in it, so
+    the folder the link leads to must be shown too, or the harness's Python (the resolver's interpreter) is
+    missing in every sandboxed launch."""
+    (tmp_path / "system").mkdir()
+    (tmp_path / "disk" / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "disk" / "venv" / "bin" / "python3").symlink_to(os.path.realpath(sys.executable))
+    (tmp_path / "system" / "venv").symlink_to(tmp_path / "disk" / "venv", target_is_directory=True)
+    monkeypatch.setattr(sandbox, "SYSTEM_DIRS", (str(tmp_path / "system"), *sandbox.SYSTEM_DIRS))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "system" / "venv"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "system" / "venv" / "bin" / "python3"))
+    assert str(tmp_path / "disk" / "venv") in sandbox.visible_roots()
+
+
+def test_a_named_path_through_a_link_in_a_shown_root_is_shown_where_it_leads(tmp_path, monkeypatch):
+    """``node /opt/tools/server.js`` where ``/opt/tools`` is a link to another disk: ``/opt`` is shown with the
+    link in it, so the file or folder it leads to is shown at its real path, or the server cannot start."""
+    (tmp_path / "system").mkdir()
+    (tmp_path / "disk" / "tools").mkdir(parents=True)
+    (tmp_path / "disk" / "tools" / "server.js").write_text("//")
+    (tmp_path / "system" / "tools").symlink_to(tmp_path / "disk" / "tools", target_is_directory=True)
+    (tmp_path / "system" / "plain.js").write_text("//")
+    monkeypatch.setattr(sandbox, "SYSTEM_DIRS", (str(tmp_path / "system"), *sandbox.SYSTEM_DIRS))
+    linked = tmp_path / "system" / "tools"
+    real = tmp_path / "disk" / "tools"
+    assert sandbox.named_paths(["node", str(linked / "server.js")], tmp_path) == \
+        ((), ((str(real / "server.js"), str(real / "server.js")),))
+    assert sandbox.named_paths(["node", "x.js", str(linked)], tmp_path) == ((str(real),), ())
+    assert sandbox.named_paths(["node", str(tmp_path / "system" / "plain.js")], tmp_path) == ((), ())  # shown already

@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from harness.probe import machine_fault
+from harness.probe import status as st
 from harness.probe.npx_cache import before_retry
+from harness.probe.outcome import Capture, Failure
 from harness.probe.status import _AUTH_LINE, last_line
+from harness.probe.target import Target
 
 NPM_404 = """npm error code E404
 npm error 404 Not Found - GET https://registry.npmjs.org/@pulumi%2fmcp-server
@@ -124,3 +127,15 @@ def test_a_missing_module_outside_the_server_s_npx_installs_removes_nothing(tmp_
     keep = npm / "_npx" / "92668d6008b43da4"
     (keep / "node_modules").mkdir(parents=True)
     assert before_retry(tail, "sandbox", npm) is None and keep.is_dir()
+
+
+@pytest.mark.parametrize("said, asks", [
+    ("Error: the base URL is required (see https://example.com/docs/api-key-setup)", False),
+    ("Error: BASE_URL is missing; docs: https://acme.dev/guides/access-token?ref=cli", False),
+    ("Error: API key is required (see https://example.com/docs/setup)", True),
+    ("Error: ACME_API_KEY is missing; get one at https://acme.dev/api-keys", True),
+])
+def test_a_credential_word_in_a_links_address_is_no_ask(said, asks):
+    capture = Capture("1.0.0", phase="initialize", stderr_tail=said + "\n", exit_code=1,
+                      failure=Failure("exited", "initialize", "the server exited before replying", exit_code=1))
+    assert (st.classify(Target(name="x", command="npx -y x@1.0.0"), capture).status == st.AUTH_REQUIRED) is asks

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.core import tokenizer
 from harness.pages import regen_cache
 from harness.probe import sandbox, workdir
@@ -42,3 +44,74 @@ def test_no_other_module_chooses_a_cache_folder() -> None:
                       if any(("environ" in line and "MCP_CONTEXT_COST_CACHE" in line) or '".cache"' in line
                              for line in p.read_text().splitlines()))
     assert choosers == ["util/user_cache.py"]
+
+
+@pytest.mark.parametrize("value", ["~", "~/elsewhere"])
+def test_a_tilde_is_the_home(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value set where no shell expands it (a workflow's env, an env file) still means the home."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(user_cache.ENV, value)
+    assert user_cache.root() == tmp_path / value.lstrip("~/")
+    assert all(home.is_relative_to(tmp_path) for home in _homes())
+
+
+@pytest.mark.parametrize("how", ["a file", "under a file", "under /proc"])
+def test_an_unusable_cache_is_one_line(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    value = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "cache",
+             "under /proc": Path("/proc/no-such-folder/cache")}[how]
+    monkeypatch.setenv(user_cache.ENV, str(value))
+    code = main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}="), err
+    assert str(value) in err and "internal error" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("how", ["a link to a shared folder", "in a shared folder", "another user's folder",
+                                 "a folder in it linked to a shared one"])
+def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """What the harness runs (the resolver's script, kept launches) and what it counts with are kept in the cache:
+    one another user can write or rename is refused, whatever link leads to it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # world-writable, not sticky
+    cache = tmp_path / "cache"
+    if how == "a link to a shared folder":
+        cache.symlink_to(shared, target_is_directory=True)
+    elif how == "in a shared folder":
+        cache = shared / "cache"
+    elif how == "another user's folder":
+        cache.mkdir()
+        os.chown(cache, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to give a folder away")
+    else:
+        cache.mkdir()
+        (cache / "resolver").symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(cache))
+    assert main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}=") and "another user" in err, err
+
+
+def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
+    monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
+    assert user_cache.problem() is None and (shared / "cache").is_dir()
+
+
+@pytest.mark.parametrize("linked", ["work", "resolver", "sandbox"])
+def test_a_folder_holding_a_linked_cache_folder_is_never_shown(linked: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry's working folder, the resolver's script and the package caches stay the harness's own when the
+    cache reaches them through a link: the folder holding them is refused as the cache itself is."""
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "disk" / linked).mkdir(parents=True)
+    (tmp_path / "cache" / linked).symlink_to(tmp_path / "disk" / linked, target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(tmp_path / "cache"))
+    for shown in (tmp_path / "disk", tmp_path / "disk" / linked):
+        with pytest.raises(ValueError, match="holds the harness's own caches"):
+            sandbox.checked_dirs([str(shown)])
