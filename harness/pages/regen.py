@@ -52,29 +52,27 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
         outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
-    html_new: dict[str, dict[str, str]] = {}
     # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
     html_used = {server_html.key(name, outputs[published.server_page(name)])
                  for name in drawing.rows if name not in missing}
-    for name, (page, trend, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
+    for name, (page, trend, html, html_key) in zip(missing, _draw_all(drawing, list(missing.items()))):
         outputs.update({published.server_page(name): page, published.trend(name): trend, **html})
         html_used.add(html_key)
-        if fresh:
-            html_new[html_key] = html
         if (key := missing[name]) is not None:
-            kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
-    server_html.store(server_html.folder(root), html_new, html_used)
+            kept.asked(key)
+    server_html.store(server_html.folder(root), {}, html_used)
     kept.save()
     return outputs
 
 
-# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``).
-_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
+# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``); its HTML
+# is kept once, in the conversion cache (``server_html``), under the key of its Markdown.
+_PAGE_FILES = {"md": published.server_page, "trend": published.trend}
 
 
 @dataclass(frozen=True)
 class _Drawing:
-    """What a server's page, chart and HTML are drawn from."""
+    """What a server's page, chart and HTML are drawn from, and the caches they are kept in."""
 
     rows: dict[str, Row]
     series: dict[str, Series]
@@ -82,23 +80,30 @@ class _Drawing:
     movements: dict[str, regressions.Movement]
     per_release: dict[str, list]
     html_cache: Path
+    pages_cache: Path
 
 
-def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
-    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
-    return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
+def _draw_all(drawing: _Drawing, items: list[tuple[str, str | None]]) -> list[tuple[str, str, dict[str, str], str]]:
+    """:func:`_draw` of each item, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
+    return forkpool.map_forked(_draw, items, server_html.PARALLEL_FROM, shared=drawing)
 
 
-def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
-    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
-    converted now): the HTML renders the final Markdown, which holds the composition table the chart is
-    drawn from."""
+def _draw(d: _Drawing, item: tuple[str, str | None]) -> tuple[str, str, dict[str, str], str]:
+    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache), ``item`` being ``(name,
+    key to keep them under or None)``; what was drawn or converted now is written to its cache here, by the
+    worker. The HTML renders the final Markdown, which holds the composition table the chart is drawn from."""
+    name, key = item
     row, series = d.rows[name], d.series[name]
     page = server_page.render(row, series, d.standing, d.movements.get(name))
     if d.per_release.get(name):
         page += "\n" + releases.section(d.per_release[name])
-    html, key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
-    return page, svg.trend_chart(name, series), html, key, fresh
+    html, html_key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
+    if fresh:
+        server_html.keep(d.html_cache, html_key, html)
+    trend = svg.trend_chart(name, series)
+    if key is not None:
+        regen_cache.Outputs.write(d.pages_cache, key, {"md": page, "trend": trend})
+    return page, trend, html, html_key
 
 
 def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
@@ -122,17 +127,21 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     digests = {row.name: _digest(row) for row in rows}
+    html_cache = server_html.folder(root)
     missing: dict[str, str | None] = {}
     for row in rows:
         outputs[published.sparkline(row.name)] = sparks[row.name]
         key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
         found = kept.get(key) if key is not None else None
-        if found is not None and set(found) == set(_PAGE_FILES):
+        html = server_html.cached(html_cache, row.name, found["md"]) \
+            if found is not None and set(found) == set(_PAGE_FILES) else None
+        if found is not None and html is not None:
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
+            outputs.update(html)
         else:
             missing[row.name] = key
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
-                       server_html.folder(root))
+                       html_cache, kept.where)
     return outputs, drawing, missing
 
 

@@ -256,6 +256,13 @@ def converted(where: Path, name: str, markdown: str, comp: Composition | None) -
     return pages({path: markdown}, {name: comp}), key, True
 
 
+def cached(where: Path, name: str, markdown: str) -> dict[str, str] | None:
+    """``{docs/servers/<name>.html: page}`` converted from ``markdown`` before, from the cache folder ``where``; ``None``
+    when it is not kept there."""
+    entry = _lookup(where, key(name, markdown))
+    return entry if entry is not None and set(entry) == {published.server_html(name)} else None
+
+
 _MAX_ENTRY = 16 * 2**20
 
 
@@ -277,5 +284,13 @@ def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: lis
 
 def store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
     """Write the new entries, then remove every entry the run did not use (best effort)."""
-    regen_cache.write_entries(folder, {key: json.dumps(result, ensure_ascii=True).encode("ascii")
-                                       for key, result in new.items()}, used)
+    regen_cache.write_entries(folder, {key: _entry(result) for key, result in new.items()}, used)
+
+
+def keep(folder: Path, key: str, result: dict[str, str]) -> None:
+    """Write one new entry now (best effort): a worker keeps what it converted."""
+    regen_cache.write_entry(folder, key, _entry(result))
+
+
+def _entry(result: dict[str, str]) -> bytes:
+    return json.dumps(result, ensure_ascii=True).encode("ascii")
