@@ -207,16 +207,17 @@ def timed(root: Path, reps: int, baseline=markdown_it_tables, before: Path | Non
     """Median of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
     busy machine slows both alike: ``{"base cold", "base warm", "base one change", "cold", …}``.
     Cold starts from no published pages, an empty page cache and the vectors as built (so the
-    current record's vector is appended). ``before``: the baseline is that checkout's code, and both
-    variants run in child processes (:func:`_child_runs`)."""
+    current record's vector is appended). The order of the variants flips at each rep. ``before``: the
+    baseline is that checkout's code, and both variants run in child processes (:func:`_child_runs`)."""
     vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
     history = (root / "history.csv").read_bytes()
     runs: dict[str, list[tuple[float, float]]] = {}
     variants = ((("base ", baseline),) if baseline is not None else ()) + (("", contextlib.nullcontext),)
     trees = {"base ": before, "": ROOT} if before is not None else {}
     try:
-        for _ in range(reps):
-            for label, context in variants if before is None else [(label, None) for label in trees]:
+        for rep in range(reps):
+            order = list(variants) if before is None else [(label, None) for label in trees]
+            for label, context in order if rep % 2 == 0 else order[::-1]:  # neither always runs first
                 _reset(root, vectors, history)
                 if context is None:
                     times = _child_runs(trees[label], root)
