@@ -52,15 +52,18 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
         outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
+    html_new: dict[str, dict[str, str]] = {}
     # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
     html_used = {server_html.key(name, outputs[published.server_page(name)])
                  for name in drawing.rows if name not in missing}
-    for name, (page, trend, html, html_key) in zip(missing, _draw_all(drawing, list(missing.items()))):
+    for name, (page, trend, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
         outputs.update({published.server_page(name): page, published.trend(name): trend, **html})
         html_used.add(html_key)
+        if fresh:
+            html_new[html_key] = html
         if (key := missing[name]) is not None:
-            kept.asked(key)
-    server_html.store(server_html.folder(root), {}, html_used)
+            kept.put(key, {"md": page, "trend": trend})
+    server_html.store(server_html.folder(root), html_new, html_used)
     kept.save()
     return outputs
 
@@ -72,7 +75,7 @@ _PAGE_FILES = {"md": published.server_page, "trend": published.trend}
 
 @dataclass(frozen=True)
 class _Drawing:
-    """What a server's page, chart and HTML are drawn from, and the caches they are kept in."""
+    """What a server's page, chart and HTML are drawn from."""
 
     rows: dict[str, Row]
     series: dict[str, Series]
@@ -80,30 +83,23 @@ class _Drawing:
     movements: dict[str, regressions.Movement]
     per_release: dict[str, list]
     html_cache: Path
-    pages_cache: Path
 
 
-def _draw_all(drawing: _Drawing, items: list[tuple[str, str | None]]) -> list[tuple[str, str, dict[str, str], str]]:
-    """:func:`_draw` of each item, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
-    return forkpool.map_forked(_draw, items, server_html.PARALLEL_FROM, shared=drawing)
+def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
+    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
+    return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
 
 
-def _draw(d: _Drawing, item: tuple[str, str | None]) -> tuple[str, str, dict[str, str], str]:
-    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache), ``item`` being ``(name,
-    key to keep them under or None)``; what was drawn or converted now is written to its cache here, by the
-    worker. The HTML renders the final Markdown, which holds the composition table the chart is drawn from."""
-    name, key = item
+def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
+    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
+    converted now): the HTML renders the final Markdown, which holds the composition table the chart is
+    drawn from."""
     row, series = d.rows[name], d.series[name]
     page = server_page.render(row, series, d.standing, d.movements.get(name))
     if d.per_release.get(name):
         page += "\n" + releases.section(d.per_release[name])
-    html, html_key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
-    if fresh:
-        server_html.keep(d.html_cache, html_key, html)
-    trend = svg.trend_chart(name, series)
-    if key is not None:
-        regen_cache.Outputs.write(d.pages_cache, key, {"md": page, "trend": trend})
-    return page, trend, html, html_key
+    html, key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
+    return page, svg.trend_chart(name, series), html, key, fresh
 
 
 def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
@@ -140,8 +136,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
             outputs.update(html)
         else:
             missing[row.name] = key
-    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
-                       html_cache, kept.where)
+    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release), html_cache)
     return outputs, drawing, missing
 
 

@@ -87,22 +87,14 @@ def read_entry(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def write_entry(where: Path, key: str, data: bytes) -> None:
-    """Write one entry ``data`` as ``where/key`` through a rename (best effort): a forked worker writes its own."""
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        temp = where / f".{key}.{os.getpid()}.tmp"
-        temp.write_bytes(data)
-        os.replace(temp, where / key)
-    except OSError:
-        pass
-
-
 def write_entries(where: Path, entries: dict[str, bytes], asked: set[str]) -> None:
     """Write ``entries`` (``{key: bytes}``) under ``where``, then drop every entry not in ``asked`` (best effort)."""
-    for key in sorted(entries):
-        write_entry(where, key, entries[key])
     try:
+        where.mkdir(parents=True, exist_ok=True)
+        for key in sorted(entries):
+            temp = where / f".{key}.{os.getpid()}.tmp"
+            temp.write_bytes(entries[key])
+            os.replace(temp, where / key)
         for path in where.iterdir():
             if path.name not in asked:
                 path.unlink(missing_ok=True)
@@ -147,25 +139,10 @@ class Outputs:
     def put(self, key: str, texts: dict[str, str]) -> None:
         """Keep ``texts`` for ``key`` (written at :meth:`save`; not kept when larger than ``MAX_OUTPUTS``)."""
         self._asked.add(key)
-        if (entry := self.entry(key, texts)) is not None:
-            self._new[key] = entry
-
-    def asked(self, key: str) -> None:
-        """``key``'s entry is this run's, written elsewhere (:meth:`write`): :meth:`save` keeps it."""
-        self._asked.add(key)
-
-    @classmethod
-    def write(cls, where: Path, key: str, texts: dict[str, str]) -> None:
-        """Write ``texts``' entry under ``where`` now (best effort; not kept when larger than ``MAX_OUTPUTS``)."""
-        if (entry := cls.entry(key, texts)) is not None:
-            write_entry(where, key, entry)
-
-    @staticmethod
-    def entry(key: str, texts: dict[str, str]) -> bytes | None:
-        """The bytes of ``texts``' entry, or ``None`` when larger than ``MAX_OUTPUTS``."""
         body = json.dumps(texts, ensure_ascii=True, sort_keys=True).encode("ascii")
         entry = f"outputs {key} {hashlib.sha256(body).hexdigest()}\n".encode("ascii") + body
-        return entry if len(entry) <= MAX_OUTPUTS else None
+        if len(entry) <= MAX_OUTPUTS:
+            self._new[key] = entry
 
     def save(self) -> None:
         write_entries(self.where, self._new, self._asked)

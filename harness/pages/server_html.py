@@ -284,13 +284,5 @@ def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: lis
 
 def store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
     """Write the new entries, then remove every entry the run did not use (best effort)."""
-    regen_cache.write_entries(folder, {key: _entry(result) for key, result in new.items()}, used)
-
-
-def keep(folder: Path, key: str, result: dict[str, str]) -> None:
-    """Write one new entry now (best effort): a worker keeps what it converted."""
-    regen_cache.write_entry(folder, key, _entry(result))
-
-
-def _entry(result: dict[str, str]) -> bytes:
-    return json.dumps(result, ensure_ascii=True).encode("ascii")
+    regen_cache.write_entries(folder, {key: json.dumps(result, ensure_ascii=True).encode("ascii")
+                                       for key, result in new.items()}, used)
