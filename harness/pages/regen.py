@@ -62,15 +62,14 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
         if fresh:
             html_new[html_key] = html
         if (key := missing[name]) is not None:
-            kept.put(key, {"md": page, "trend": trend})
+            kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
     server_html.store(server_html.folder(root), html_new, html_used)
     kept.save()
     return outputs
 
 
-# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``); its HTML
-# is kept once, in the conversion cache (``server_html``), under the key of its Markdown.
-_PAGE_FILES = {"md": published.server_page, "trend": published.trend}
+# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``).
+_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
 
 
 @dataclass(frozen=True)
@@ -123,20 +122,17 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     standing = server_page.Standing.of(rows)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     digests = {row.name: _digest(row) for row in rows}
-    html_cache = server_html.folder(root)
     missing: dict[str, str | None] = {}
     for row in rows:
         outputs[published.sparkline(row.name)] = sparks[row.name]
         key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
         found = kept.get(key) if key is not None else None
-        html = server_html.cached(html_cache, row.name, found["md"]) \
-            if found is not None and set(found) == set(_PAGE_FILES) else None
-        if found is not None and html is not None:
+        if found is not None and set(found) == set(_PAGE_FILES):
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
-            outputs.update(html)
         else:
             missing[row.name] = key
-    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release), html_cache)
+    drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
+                       server_html.folder(root))
     return outputs, drawing, missing
 
 

@@ -256,13 +256,6 @@ def converted(where: Path, name: str, markdown: str, comp: Composition | None) -
     return pages({path: markdown}, {name: comp}), key, True
 
 
-def cached(where: Path, name: str, markdown: str) -> dict[str, str] | None:
-    """``{docs/servers/<name>.html: page}`` converted from ``markdown`` before, from the cache folder ``where``; ``None``
-    when it is not kept there."""
-    entry = _lookup(where, key(name, markdown))
-    return entry if entry is not None and set(entry) == {published.server_html(name)} else None
-
-
 _MAX_ENTRY = 16 * 2**20
 
 

@@ -193,15 +193,3 @@ def test_another_tokenizer_release_is_other_page_code(monkeypatch):
         monkeypatch.undo()
         regen_cache.code_key.cache_clear()
         regen_cache.harness_key.cache_clear()
-
-
-def test_a_kept_page_whose_conversion_is_gone_is_drawn_again(repo, drawn, tmp_path, monkeypatch):
-    """A kept page holds its Markdown and chart; its HTML is the conversion cache's entry for that Markdown."""
-    regen(repo)
-    right = published(repo)
-    for entry in server_html.folder(repo).iterdir():
-        if list(json.loads(entry.read_bytes())) == ["docs/servers/srv.html"]:
-            entry.unlink()
-    drawn.clear()
-    regen(repo)
-    assert drawn == ["srv"] and published(repo) == right
