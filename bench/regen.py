@@ -21,8 +21,11 @@ re-derived once per content and each server's page, HTML and chart drawn once pe
 changed; "one change" is a run after one server got a new history row (its page, the leaderboard and the
 dashboard change), which should cost about what "warm" does — work proportional to what changed.
 
-Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 3] [--build-dir DIR] [--baseline tables]``
-(``--build-dir``: keep the synthetic repositories there and reuse them on the next run; building
+``--before DIR`` (another checkout with its own ``.venv``, e.g. ``/work/main``) is the baseline instead: each
+variant's three runs go in a child process of its own tree's code, the two trees alternating.
+
+Run: ``.venv/bin/python bench/regen.py [--sizes 100,300,1000] [--reps 3] [--build-dir DIR] [--baseline tables]
+[--before DIR]`` (``--build-dir``: keep the synthetic repositories there and reuse them on the next run; building
 5,000 entries takes minutes).
 """
 
@@ -33,16 +36,19 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+TREE_VARIABLE = "REGEN_BENCH_TREE"  # a child's tree: its harness is the one timed
+sys.path.insert(0, os.environ.get(TREE_VARIABLE) or str(ROOT))
 
 import yaml  # noqa: E402
 
@@ -197,33 +203,59 @@ def _one_change(root: Path) -> None:
 RUNS = ("cold", "warm", "one change")
 
 
-def timed(root: Path, reps: int, baseline=markdown_it_tables) -> dict[str, tuple[float, float]]:
+def timed(root: Path, reps: int, baseline=markdown_it_tables, before: Path | None = None) -> dict[str, tuple[float, float]]:
     """Median of ``reps`` (wall s, CPU s) for regen on ``root``, baseline and full alternating so a
     busy machine slows both alike: ``{"base cold", "base warm", "base one change", "cold", …}``.
     Cold starts from no published pages, an empty page cache and the vectors as built (so the
-    current record's vector is appended)."""
+    current record's vector is appended). The order of the variants flips at each rep. ``before``: the
+    baseline is that checkout's code, and both variants run in child processes (:func:`_child_runs`)."""
     vectors = {p: p.read_bytes() for p in (root / "results").glob("*/tool-vectors.json")}
     history = (root / "history.csv").read_bytes()
     runs: dict[str, list[tuple[float, float]]] = {}
     variants = ((("base ", baseline),) if baseline is not None else ()) + (("", contextlib.nullcontext),)
+    trees = {"base ": before, "": ROOT} if before is not None else {}
     try:
-        for _ in range(reps):
-            for label, context in variants:
+        for rep in range(reps):
+            order = list(variants) if before is None else [(label, None) for label in trees]
+            for label, context in order if rep % 2 == 0 else order[::-1]:  # neither always runs first
                 _reset(root, vectors, history)
-                with context():
-                    for run in RUNS:
-                        if run == "one change":
-                            _one_change(root)
-                        start = _clock()
-                        regen(root)
-                        runs.setdefault(label + run, []).append(_since(start))
+                if context is None:
+                    times = _child_runs(trees[label], root)
+                else:
+                    with context():
+                        times = _runs(root)
+                for run, got in zip(RUNS, times):
+                    runs.setdefault(label + run, []).append(got)
     finally:  # also when interrupted: a kept --build-dir stays as built
         _reset(root, vectors, history)
     return {label: (statistics.median(w for w, _ in times), statistics.median(c for _, c in times))
             for label, times in runs.items()}
 
 
+def _runs(root: Path) -> list[tuple[float, float]]:
+    """(wall s, CPU s) of a cold, a warm and a one-change regen of ``root`` in this process."""
+    times = []
+    for run in RUNS:
+        if run == "one change":
+            _one_change(root)
+        start = _clock()
+        regen(root)
+        times.append(_since(start))
+    return times
+
+
+def _child_runs(tree: Path, root: Path) -> list[tuple[float, float]]:
+    """:func:`_runs` in a child process running ``tree``'s code with its own ``.venv``."""
+    done = subprocess.run([str(tree / ".venv" / "bin" / "python"), __file__, "--child", str(root)], check=True,
+                          stdout=subprocess.PIPE, text=True, env={**os.environ, TREE_VARIABLE: str(tree)})
+    return [tuple(pair) for pair in json.loads(done.stdout.splitlines()[-1])]
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        tokenizer.provision()
+        print(json.dumps(_runs(Path(sys.argv[2]))))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,300,1000")
     ap.add_argument("--reps", type=int, default=3)
@@ -231,6 +263,7 @@ def main() -> int:
     ap.add_argument("--baseline", choices=sorted(BASELINES), default="tables",
                     help="tables: server pages converted by markdown-it's own table rule; history: no history pass; "
                          "none: no baseline (only to save time at large sizes)")
+    ap.add_argument("--before", type=Path, help="another checkout with its own .venv (e.g. /work/main): the baseline")
     args = ap.parse_args()
     tokenizer.provision()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -247,7 +280,7 @@ def main() -> int:
             else:
                 root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"regen-bench-{n}-")))
                 build(root, n)
-            got = timed(root, args.reps, BASELINES[args.baseline])
+            got = timed(root, args.reps, BASELINES[args.baseline], args.before.resolve() if args.before else None)
             results[n] = got["cold"]
             for run in RUNS:
                 (bw, bc), (w, c) = got.get(f"base {run}", (float("nan"),) * 2), got[run]
@@ -258,11 +291,12 @@ def main() -> int:
         print(f"growth {lo} -> {hi}: x{results[hi][0] / results[lo][0]:.2f} wall, x{results[hi][1] / results[lo][1]:.2f} "
               f"CPU for x{hi / lo:.0f} entries (linear = x{hi / lo:.0f}); {hi} entries cold: {results[hi][0]:.2f} s wall, "
               f"{results[hi][1]:.2f} CPU-s (target < 10 s at 1,000, < 60 s at 5,000)")
-    print({"tables": "x: regen against the same regen converting server pages with markdown-it's own table rule, "
-                     "same run (medians of --reps)",
-           "none": "no baseline run (--baseline none)",
-           "history": "x: regen with the history pass against regen without it, same run (target < 2; medians of --reps)"}
-          [args.baseline])
+    notes = {"tables": "x: regen against the same regen converting server pages with markdown-it's own table rule, "
+                       "same run (medians of --reps)",
+             "none": "no baseline run (--baseline none)",
+             "history": "x: regen with the history pass against regen without it, same run (target < 2; medians of --reps)"}
+    print("x: regen against the checkout at --before, same run, alternating (medians of --reps)" if args.before
+          else notes[args.baseline])
     return 0
 
 
