@@ -279,8 +279,17 @@ def folder_masks(folder: str) -> list[str]:
                 args += _mask(entry.path)
             elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
                 stack.append(entry.path)
-    return args + [arg for target in linked if not any(target != other and _under(target, other) for other in linked)
-                   for arg in _mask(target)]
+    return args + [arg for target in linked if not _above(target, linked) for arg in _mask(target)]
+
+
+def _above(path: str, paths) -> bool:
+    """Whether a folder above ``path`` is one of ``paths`` (a set or dict: one look-up per folder above)."""
+    parent = os.path.dirname(path)
+    while parent != path:
+        if parent in paths:
+            return True
+        path, parent = parent, os.path.dirname(parent)
+    return False
 
 
 def _mask(path: str) -> list[str]:

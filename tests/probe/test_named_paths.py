@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,16 @@ def test_a_secret_named_link_masks_what_it_leads_to_in_the_folder(tmp_path):
     masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
               if masks[i] in ("--ro-bind", "--tmpfs")}
     assert masked == {str(folder / p) for p in ("settings/prod.env", "settings/npmrc", "settings/gh")}
+
+def test_many_secret_named_links_are_masked_in_time(tmp_path):
+    for i in range(9_000):  # within MAX_SEARCHED: each leads to a file of its own
+        (tmp_path / f"t{i}").write_text("x")
+        os.symlink(f"t{i}", tmp_path / f".env.{i}")
+    started = time.monotonic()
+    masks = sandbox.folder_masks(str(tmp_path))
+    assert time.monotonic() - started < 15  # comparing every target with every other took over a minute
+    assert masks.count("/dev/null") == 9_000
+
 
 # --- what is never shown --------------------------------------------------------------------------
 
