@@ -70,7 +70,8 @@ def test_an_unusable_cache_is_one_line(how: str, tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize("how", ["a link to a shared folder", "in a shared folder", "another user's folder",
-                                 "a folder in it linked to a shared one"])
+                                 "a folder in it linked to a shared one",
+                                 "a folder in it linked to a missing one in a sticky shared folder"])
 def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """What the harness runs (the resolver's script, kept launches) and what it counts with are kept in the cache:
@@ -86,9 +87,13 @@ def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, mon
     elif how == "another user's folder":
         cache.mkdir()
         os.chown(cache, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to give a folder away")
-    else:
+    elif how == "a folder in it linked to a shared one":
         cache.mkdir()
         (cache / "resolver").symlink_to(shared, target_is_directory=True)
+    else:  # another user can make the missing folder first, and the harness would use theirs
+        shared.chmod(0o1777)
+        cache.mkdir()
+        (cache / "resolver").symlink_to(shared / "not-yet", target_is_directory=True)
     monkeypatch.setenv(user_cache.ENV, str(cache))
     assert main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
@@ -101,6 +106,14 @@ def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monke
     shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
     monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
     assert user_cache.problem() is None and (shared / "cache").is_dir()
+
+
+def test_a_folder_in_the_cache_linked_to_a_missing_private_one_is_used(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "work").symlink_to(tmp_path / "elsewhere" / "work", target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(tmp_path / "cache"))
+    assert user_cache.problem() is None
 
 
 @pytest.mark.parametrize("linked", ["work", "resolver", "sandbox"])
