@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,28 @@ def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monke
     shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
     monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
     assert user_cache.problem() is None and (shared / "cache").is_dir()
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX ACL as the kernel stores it: version 2, then (tag, permissions, id) entries."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+
+
+@pytest.mark.parametrize("which", ["access", "default"])
+def test_a_cache_an_acl_lets_another_user_write_is_refused(which: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group bits of a folder with an ACL are its mask: a private group there says nothing of who can write."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    owner, nobody, everyone = 0xFFFFFFFF, 65534, 0xFFFFFFFF
+    acl = _acl((1, 7, owner), (2, 7, nobody), (4, 5, everyone), (0x10, 7, everyone), (0x20, 0, everyone))
+    try:
+        os.setxattr(cache, f"system.posix_acl_{which}", acl)
+    except OSError:
+        pytest.skip("this file system keeps no POSIX ACLs")
+    monkeypatch.setattr(user_cache, "_own_group", lambda gid: True)  # the group bits alone would pass
+    monkeypatch.setenv(user_cache.ENV, str(cache))
+    assert (why := user_cache.problem()) is not None and "another user" in why
 
 
 def test_a_folder_in_the_cache_linked_to_a_missing_private_one_is_used(tmp_path: Path,
