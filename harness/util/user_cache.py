@@ -65,8 +65,9 @@ def problem() -> str | None:
 def _shared(real: str) -> str | None:
     """The first of the real folder ``real`` and the folders above it another user could write in or rename it
     from (owned by neither this user nor root; writable by others, a group that is not this user's own or
-    another user or group its ACL names, a folder above unless sticky), or ``None``. A missing ``real`` (a link in the cache leading nowhere yet) is judged
-    by the first folder above it that exists, sticky or not: another user could make the missing folder first."""
+    another user or group its ACL names, a folder above unless sticky), or ``None``. A missing ``real`` (a link in
+    the cache leading nowhere yet) is judged by the first folder above it that exists, sticky or not: another user
+    could make the missing folder first."""
     while not os.path.exists(real) and real != os.path.dirname(real):
         real = os.path.dirname(real)
     path = real
