@@ -139,7 +139,7 @@ def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown:
         if not any(_under(folder, r) for r in roots):
             args += ["--ro-bind", folder, folder]
     for folder in shown:
-        args += folder_masks(folder)
+        args += folder_masks(folder, shown)
     args += secret_masks()
     resolv = os.path.realpath("/etc/resolv.conf")
     if not _under(resolv, "/etc") and os.path.exists(resolv):  # e.g. systemd-resolved's stub in /run
@@ -251,9 +251,10 @@ def secret_part(path: str) -> str | None:
     return found.group(1) if found else None
 
 
-def folder_masks(folder: str) -> list[str]:
+def folder_masks(folder: str, shown: tuple[str, ...] = ()) -> list[str]:
     """bwrap arguments masking every secret path in ``folder``, and what a secret path that is a link leads to
-    in ``folder`` (``.env -> settings/prod.env``); ``ValueError`` past ``MAX_SEARCHED``."""
+    in ``folder`` or another of the ``shown`` folders (``.env -> settings/prod.env``); ``ValueError`` past
+    ``MAX_SEARCHED``."""
     args: list[str] = []
     linked: dict[str, None] = {}  # masked last: a folder's tmpfs goes over the masks inside it
     searched, stack = 0, [folder]
@@ -271,7 +272,8 @@ def folder_masks(folder: str) -> list[str]:
                                  "it is not shown to the sandbox: show the server's own file or a smaller folder")
             if entry.is_symlink():  # shown as a link: what it leads to is masked when it is shown too
                 target = os.path.realpath(entry.path)
-                if _SECRET_LAST.search(entry.path) and _under(target, folder) and not _SECRET_ANYWHERE.search(target):
+                if (_SECRET_LAST.search(entry.path) and any(_under(target, d) for d in (folder, *shown))
+                        and not _SECRET_ANYWHERE.search(target)):
                     linked[target] = None
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)

@@ -181,6 +181,16 @@ def test_a_secret_named_link_masks_what_it_leads_to_in_the_folder(tmp_path):
               if masks[i] in ("--ro-bind", "--tmpfs")}
     assert masked == {str(folder / p) for p in ("settings/prod.env", "settings/npmrc", "settings/gh")}
 
+def test_a_secret_named_link_masks_what_it_leads_to_in_another_shown_folder(tmp_path):
+    app, settings = tmp_path / "app", tmp_path / "settings"
+    app.mkdir()
+    settings.mkdir()
+    (settings / "prod.env").write_text("API_KEY=x\n")
+    os.symlink(settings / "prod.env", app / ".env")  # the sandbox shows settings too: the link's name says a secret
+    argv = sandbox.bwrap_argv(["true"], tmp_path / "work", tmp_path / "cache", 7, shown=(str(app), str(settings)))
+    assert any(argv[i:i + 3] == ["--ro-bind", "/dev/null", str(settings / "prod.env")] for i in range(len(argv)))
+
+
 def test_many_secret_named_links_are_masked_in_time(tmp_path):
     for i in range(9_000):  # within MAX_SEARCHED: each leads to a file of its own
         (tmp_path / f"t{i}").write_text("x")
