@@ -222,8 +222,10 @@ def names_place(text: str, variables: Iterable[str] = ()) -> bool:
 
 
 # A credential a phrase names, at its end or before what carries it (its variable, its value, its header).
-_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))['\"`]*"
-                            r"(?:\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?['\"`\s]*$")
+# Linear: the quotes before the carrier's word are the optional group's alone, so no run of them is split two ways.
+_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))"
+                            r"(?:['\"`]*\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?"
+                            r"['\"`\s]*$")
 
 
 def is_credential(phrase: str) -> bool:
