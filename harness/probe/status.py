@@ -223,14 +223,15 @@ def names_place(text: str, variables: Iterable[str] = ()) -> bool:
 
 # A credential a phrase names, at its end or before what carries it (its variable, its value, its header).
 # Linear: the quotes before the carrier's word are the optional group's alone, so no run of them is split two ways.
-_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))"
+_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))(?i:s)?"
                             r"(?:['\"`]*\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?"
                             r"['\"`\s]*$")
 
 
 def is_credential(phrase: str) -> bool:
-    """Whether the noun phrase ``phrase`` is a credential (``the user's API key``, ``the 'ACME_TOKEN' variable``),
-    not something of one (``the API key list``, ``the password policy``, ``the access token's scopes``)."""
+    """Whether the noun phrase ``phrase`` is a credential or several (``the user's API key``, ``the 'ACME_TOKEN'
+    variable``, ``the client secrets``), not something of one (``the API key list``, ``the password policy``,
+    ``the access token's scopes``)."""
     return bool(_IS_CREDENTIAL.search(phrase))
 
 
