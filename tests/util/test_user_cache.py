@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import struct
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.action import main as action_main
 from harness.cli import main
 from harness.core import tokenizer
 from harness.pages import regen_cache
@@ -99,6 +101,23 @@ def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, mon
     assert main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}=") and "another user" in err, err
+
+
+def test_the_action_refuses_a_cache_another_user_can_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The Action measures in its own process, not through the command line: the same check, before any launch."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(user_cache.ENV, str(shared))
+    proof = tmp_path / "launched"
+    environ = {**os.environ, "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "output"),
+               "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "INPUT_NAME": "x",
+               "INPUT_COMMAND": f"sh -c 'touch {proof}'"}
+    out = io.StringIO()
+    assert action_main.run(environ, out) == 1
+    assert "another user" in out.getvalue() and "another user" in (tmp_path / "summary").read_text()
+    assert not proof.exists()
 
 
 def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
