@@ -271,10 +271,10 @@ def folder_masks(folder: str, shown: tuple[str, ...] = ()) -> list[str]:
                 raise ValueError(f"{folder} holds more than {MAX_SEARCHED:,} entries to search for secret files, so "
                                  "it is not shown to the sandbox: show the server's own file or a smaller folder")
             if entry.is_symlink():  # shown as a link: what it leads to is masked when it is shown too
-                target = os.path.realpath(entry.path)
-                if (_SECRET_LAST.search(entry.path) and any(_under(target, d) for d in (folder, *shown))
-                        and not _SECRET_ANYWHERE.search(target)):
-                    linked[target] = None
+                secret = [entry.path] if _SECRET_LAST.search(entry.path) else _secret_beyond(entry.path)
+                for target in map(os.path.realpath, secret):
+                    if any(_under(target, d) for d in (folder, *shown)) and not _SECRET_ANYWHERE.search(target):
+                        linked[target] = None
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
             if _SECRET_LAST.search(entry.path):  # what lies above was searched already
@@ -282,6 +282,18 @@ def folder_masks(folder: str, shown: tuple[str, ...] = ()) -> list[str]:
             elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
                 stack.append(entry.path)
     return args + [arg for target in linked if not _above(target, linked) for arg in _mask(target)]
+
+
+# The first parts of the secret paths of more than one part (``.config`` of ``.config/gh``), in lower case, and
+# what follows each.
+_SECRET_REST = [(tuple(p.lower() for p in parts[:i]), parts[i:]) for parts in SECRET_PATHS for i in range(1, len(parts))]
+
+
+def _secret_beyond(link: str) -> list[str]:
+    """The secret paths a link on their way makes (``.config -> dotfiles/config``: ``.config/gh``) that exist."""
+    names = tuple(link.lower().split("/"))
+    paths = (os.path.join(link, *rest) for first, rest in _SECRET_REST if names[-len(first):] == first)
+    return [path for path in paths if os.path.lexists(path)]
 
 
 def _above(path: str, paths) -> bool:

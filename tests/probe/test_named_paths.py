@@ -191,6 +191,23 @@ def test_a_secret_named_link_masks_what_it_leads_to_in_another_shown_folder(tmp_
     assert any(argv[i:i + 3] == ["--ro-bind", "/dev/null", str(settings / "prod.env")] for i in range(len(argv)))
 
 
+def test_a_link_on_the_way_to_a_secret_path_masks_it_where_it_leads(tmp_path):
+    """``.config -> dotfiles/config`` makes ``.config/gh`` the plainly named ``dotfiles/config/gh``."""
+    (tmp_path / "dotfiles" / "config" / "gh").mkdir(parents=True)
+    (tmp_path / "dotfiles" / "config" / "gh" / "hosts.yml").write_text("oauth_token: x\n")
+    os.symlink("dotfiles/config", tmp_path / ".config")
+    (tmp_path / "gitdir").mkdir()
+    (tmp_path / "gitdir" / "config").write_text("url = https://user:x@example.com\n")
+    os.symlink("gitdir", tmp_path / ".GIT")
+    (tmp_path / "local" / "share" / "keyrings").mkdir(parents=True)
+    (tmp_path / ".local").mkdir()
+    os.symlink("../local/share", tmp_path / ".local" / "share")
+    masks = sandbox.folder_masks(str(tmp_path))
+    masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
+              if masks[i] in ("--ro-bind", "--tmpfs")}
+    assert masked == {str(tmp_path / p) for p in ("dotfiles/config/gh", "gitdir/config", "local/share/keyrings")}
+
+
 def test_many_secret_named_links_are_masked_in_time(tmp_path):
     for i in range(9_000):  # within MAX_SEARCHED: each leads to a file of its own
         (tmp_path / f"t{i}").write_text("x")
