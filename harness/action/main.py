@@ -25,7 +25,7 @@ from harness.probe import server_env, isolation
 from harness.probe.measure import measure_sync
 from harness.probe.redact import Secrets
 from harness.probe.target import Target
-from harness.util import published, untrusted
+from harness.util import published, untrusted, user_cache
 
 IMAGE_ENV = "MCP_CONTEXT_COST_ACTION_IMAGE"  # set by the Dockerfile: we run in the container action
 CONTAINER_NOTE = ("the mcp-context-cost container action: the server runs as a child of the harness inside the "
@@ -65,6 +65,9 @@ def _run(environ: MutableMapping[str, str], out: TextIO, outputs: dict) -> int:
     if inputs.comment_from is not None:  # the workflow_run side: post another run's measurement
         code, markdown = pull.post_from_artifact(inputs, inputs.comment_from, environ, out, outputs)
         return _finish(environ, out, outputs, markdown, code)
+    if (unusable := user_cache.problem()) is not None:  # measured here, not through the command line's check
+        github.annotate(out, "error", "unusable cache folder", unusable)
+        return _finish(environ, out, outputs, f"## Context cost\n\nThe measurement could not run: {text(unusable)}", 1)
     if inputs.config:  # audit client configs instead of measuring one server
         return run_audit_step(inputs, environ, out, outputs,
                               lambda env, outs, markdown, code: _finish(env, out, outs, markdown, code))

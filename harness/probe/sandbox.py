@@ -139,7 +139,7 @@ def bwrap_argv(argv: list[str], workdir: Path, cache: Path, args_fd: int, shown:
         if not any(_under(folder, r) for r in roots):
             args += ["--ro-bind", folder, folder]
     for folder in shown:
-        args += folder_masks(folder)
+        args += folder_masks(folder, shown)
     args += secret_masks()
     resolv = os.path.realpath("/etc/resolv.conf")
     if not _under(resolv, "/etc") and os.path.exists(resolv):  # e.g. systemd-resolved's stub in /run
@@ -251,9 +251,10 @@ def secret_part(path: str) -> str | None:
     return found.group(1) if found else None
 
 
-def folder_masks(folder: str) -> list[str]:
+def folder_masks(folder: str, shown: tuple[str, ...] = ()) -> list[str]:
     """bwrap arguments masking every secret path in ``folder``, and what a secret path that is a link leads to
-    in ``folder`` (``.env -> settings/prod.env``); ``ValueError`` past ``MAX_SEARCHED``."""
+    in ``folder`` or another of the ``shown`` folders (``.env -> settings/prod.env``); ``ValueError`` past
+    ``MAX_SEARCHED``."""
     args: list[str] = []
     linked: dict[str, None] = {}  # masked last: a folder's tmpfs goes over the masks inside it
     searched, stack = 0, [folder]
@@ -270,17 +271,39 @@ def folder_masks(folder: str) -> list[str]:
                 raise ValueError(f"{folder} holds more than {MAX_SEARCHED:,} entries to search for secret files, so "
                                  "it is not shown to the sandbox: show the server's own file or a smaller folder")
             if entry.is_symlink():  # shown as a link: what it leads to is masked when it is shown too
-                target = os.path.realpath(entry.path)
-                if _SECRET_LAST.search(entry.path) and _under(target, folder) and not _SECRET_ANYWHERE.search(target):
-                    linked[target] = None
+                secret = [entry.path] if _SECRET_LAST.search(entry.path) else _secret_beyond(entry.path)
+                for target in map(os.path.realpath, secret):
+                    if any(_under(target, d) for d in (folder, *shown)) and not _SECRET_ANYWHERE.search(target):
+                        linked[target] = None
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
             if _SECRET_LAST.search(entry.path):  # what lies above was searched already
                 args += _mask(entry.path)
             elif is_dir and entry.name not in NOT_SEARCHED and os.path.basename(current) != ".git":
                 stack.append(entry.path)
-    return args + [arg for target in linked if not any(target != other and _under(target, other) for other in linked)
-                   for arg in _mask(target)]
+    return args + [arg for target in linked if not _above(target, linked) for arg in _mask(target)]
+
+
+# The first parts of the secret paths of more than one part (``.config`` of ``.config/gh``), in lower case, and
+# what follows each.
+_SECRET_REST = [(tuple(p.lower() for p in parts[:i]), parts[i:]) for parts in SECRET_PATHS for i in range(1, len(parts))]
+
+
+def _secret_beyond(link: str) -> list[str]:
+    """The secret paths a link on their way makes (``.config -> dotfiles/config``: ``.config/gh``) that exist."""
+    names = tuple(link.lower().split("/"))
+    paths = (os.path.join(link, *rest) for first, rest in _SECRET_REST if names[-len(first):] == first)
+    return [path for path in paths if os.path.lexists(path)]
+
+
+def _above(path: str, paths) -> bool:
+    """Whether a folder above ``path`` is one of ``paths`` (a set or dict: one look-up per folder above)."""
+    parent = os.path.dirname(path)
+    while parent != path:
+        if parent in paths:
+            return True
+        path, parent = parent, os.path.dirname(parent)
+    return False
 
 
 def _mask(path: str) -> list[str]:

@@ -188,12 +188,14 @@ def credential_request(line: str) -> bool:
 LOCATION_NAME = re.compile(r"(?:^|_)(?:DIRS?|DIRECTORY|DIRECTORIES|PATHS?|FILES?|FOLDERS?|ROOT|URL|URI|HOST|PORT"
                            r"|ENDPOINT|WORKSPACE|WORKDIR|HOME)$")
 # KEY, PASS and AUTH as words of a name or their secret compounds (APIKEY, PGPASS, OAUTH), never inside another
-# word (KEYCLOAK, KEYWORDS, MONKEY, HOTKEYS, COMPASS, AUTHOR).
+# word (KEYCLOAK, KEYWORDS, MONKEY, HOTKEYS, COMPASS, AUTHOR); nor TOKEN, SECRET, COOKIE or PEM in a tokenizer, a
+# secretary, a cookiecutter or Pembroke.
 _SECRET_PART = re.compile(r"(?:^|_)[A-Z]*(?<!MON)(?<!TUR)(?<!HOC)(?<!JOC)(?<!DON)(?<!WHIS)(?<!HOT)(?<!TURN)"
                           r"KEY(?:S|FILE|PATH|STORE|RING|CHAIN|PAIR|ID)?(?:_|$)"
                           r"|PASSWORD|PASSWD|PASSPHRASE|PASSKEY|(?:^|_)(?:PG|DB|ROOT|ADMIN|USER|SMTP|MAIL|FTP|SUDO|HT|MY|KEY)?PASS(?:_|$)"
                           r"|(?:^|_)O?AUTH(?:N|Z|TOKEN|KEY|ORIZATION|ENTICATION)?(?:_|$)"
-                          r"|TOKEN|SECRET|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE|SESSION|IDENTITY|CERT|PEM"
+                          r"|TOKEN(?!I[SZ])|SECRET(?!AR)|CREDENTIAL|(?:^|_)PAT(?:_|$)|COOKIE(?!CUT)|SESSION|IDENTITY|CERT"
+                          r"|PEM(?!BR)"
                           r"|(?:^|_)(?:ID_)?(?:RSA|DSA|ECDSA|ED25519|SSH|JWT|NETRC|DSN|P12|PFX|JKS|GPG|PGP)(?:_|$)|PRIVATE"
                           r"|SIGNING|SERVICE_?ACCOUNT|KUBECONFIG|WEBHOOK")
 # A place that is itself a secret: a key, certificate, identity, token or secrets file, a service account, a signed
@@ -222,13 +224,16 @@ def names_place(text: str, variables: Iterable[str] = ()) -> bool:
 
 
 # A credential a phrase names, at its end or before what carries it (its variable, its value, its header).
-_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))['\"`]*"
-                            r"(?:\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?['\"`\s]*$")
+# Linear: the quotes before the carrier's word are the optional group's alone, so no run of them is split two ways.
+_IS_CREDENTIAL = re.compile(rf"(?:(?i:{_CREDENTIAL})|{_ENV_SECRET}|(?i:{_SECRET_PLACE.pattern}))(?i:s)?"
+                            r"(?:['\"`]*\s+(?i:(?:environment\s+|env\s+)?(?:variables?|vars?|values?|headers?)))?"
+                            r"['\"`\s]*$")
 
 
 def is_credential(phrase: str) -> bool:
-    """Whether the noun phrase ``phrase`` is a credential (``the user's API key``, ``the 'ACME_TOKEN' variable``),
-    not something of one (``the API key list``, ``the password policy``, ``the access token's scopes``)."""
+    """Whether the noun phrase ``phrase`` is a credential or several (``the user's API key``, ``the 'ACME_TOKEN'
+    variable``, ``the client secrets``), not something of one (``the API key list``, ``the password policy``,
+    ``the access token's scopes``)."""
     return bool(_IS_CREDENTIAL.search(phrase))
 
 

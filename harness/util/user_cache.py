@@ -9,6 +9,7 @@ import grp
 import os
 import pwd
 import stat
+import struct
 from pathlib import Path
 
 ENV = "MCP_CONTEXT_COST_CACHE"
@@ -63,19 +64,39 @@ def problem() -> str | None:
 
 def _shared(real: str) -> str | None:
     """The first of the real folder ``real`` and the folders above it another user could write in or rename it
-    from (owned by neither this user nor root; writable by others or a group that is not this user's own, a
-    folder above unless sticky), or ``None``."""
+    from (owned by neither this user nor root; writable by others, a group that is not this user's own or
+    another user or group its ACL names, a folder above unless sticky), or ``None``. A missing ``real`` (a link in
+    the cache leading nowhere yet) is judged by the first folder above it that exists, sticky or not: another user
+    could make the missing folder first."""
+    while not os.path.exists(real) and real != os.path.dirname(real):
+        real = os.path.dirname(real)
     path = real
     while True:
         st = os.stat(path)
         if st.st_uid not in (0, os.geteuid()):
             return path
         if not (path != real and st.st_mode & stat.S_ISVTX) and (
-                st.st_mode & stat.S_IWOTH or st.st_mode & stat.S_IWGRP and not _own_group(st.st_gid)):
+                st.st_mode & stat.S_IWOTH or st.st_mode & stat.S_IWGRP and not _own_group(st.st_gid)
+                or st.st_mode & stat.S_IWGRP and _acl_lets_others_write(path, "access")
+                or _acl_lets_others_write(path, "default")):
             return path
         if path == os.path.dirname(path):
             return None
         path = os.path.dirname(path)
+
+
+def _acl_lets_others_write(path: str, which: str) -> bool:
+    """Whether the folder's POSIX ACL ``which`` (``access``, or ``default``: what folders made in it get) lets a
+    named user other than this one, or a named group not this user's own, write."""
+    try:
+        raw = os.getxattr(path, f"system.posix_acl_{which}")
+    except OSError:  # none, or a file system without ACLs
+        return False
+    for offset in range(4, len(raw) - 7, 8):
+        tag, permissions, who = struct.unpack_from("<HHI", raw, offset)
+        if permissions & 2 and (tag == 2 and who != os.geteuid() or tag == 8 and not _own_group(who)):
+            return True
+    return False
 
 
 def _own_group(gid: int) -> bool:

@@ -210,6 +210,10 @@ def test_classify_outcomes():
     "Error: Failed to obtain access token",
     "Error: failed to load credentials",
     "Error: Couldn't read the client secret",
+    "Error: Failed to get API keys",  # more than one, as "failed to load credentials"
+    "Error: Could not load the access tokens",
+    "Error: Unable to find the client secrets",
+    "Error: Failed to obtain OAuth tokens from the environment",
 ])
 def test_failing_to_get_a_credential_needs_one(said):
     outcome, evidence = importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)
@@ -230,6 +234,7 @@ def test_failing_to_get_a_credential_needs_one(said):
     "Error: Failed to get the access token's scopes",
     "Error: Cannot find the config file",
     "Error: Unable to load the password policy",
+    "Error: Failed to get the API keys list",
 ])
 def test_failing_to_get_anything_else_is_no_credential(said):
     assert importer.classify(_record("startup-failure", [f"stderr ends: '{said}'"]), None)[0] != "needs-credential"

@@ -82,6 +82,14 @@ def test_a_long_ask_is_read_in_linear_time():
     assert time.process_time() - started < 2.0
 
 
+@pytest.mark.parametrize("tail", ["'" * 100_000, "' " * 50_000, " " * 100_000])
+def test_a_credential_followed_by_a_long_run_of_quotes_is_read_in_linear_time(tail):
+    started = time.process_time()
+    assert not st.is_credential("the password" + tail + "x")
+    assert st.is_credential("the password" + tail)
+    assert time.process_time() - started < 2.0  # quotes then quotes or spaces at the end took 40 s
+
+
 def test_triage_of_real_servers_asking_for_a_secret_s_place(monkeypatch):
     monkeypatch.setenv("MCP_CONTEXT_COST_CONFIRMATION", "after")
     props = [Proposal(Candidate("npm", "a"), {"name": "identity", "command": fixture_command("claims_machine_fault"),

@@ -64,6 +64,10 @@ def test_a_failure_that_asks_for_nothing_stays_broken():
     ("PASSWD_FILE", False), ("KEYFILE_PATH", False), ("OAUTH_URL", False), ("KEYRING_DIR", False),
     ("GPG_KEYS_DIR", False), ("PASSPHRASE_FILE", False), ("AUTHTOKEN_FILE", False), ("GCPKEY_FILE", False),
     ("HOTKEYS_FILE", True), ("TURNKEY_DIR", True),
+    # nor a token, secret, cookie or PEM inside another word: a tokenizer, a secretary, a cookiecutter, Pembroke
+    ("TOKENIZER_PATH", True), ("HF_TOKENIZER_DIR", True), ("SECRETARY_DIR", True), ("COOKIECUTTER_DIR", True),
+    ("PEMBROKE_HOST", True), ("TOKENS_FILE", False), ("ACCESSTOKEN_PATH", False), ("SECRETS_DIR", False),
+    ("CLIENT_SECRET_FILE", False), ("COOKIE_FILE", False), ("PEM_PATH", False), ("TOKEN_URL", False),
 ])
 def test_which_declared_names_are_places(name, place):
     assert st.location_name(name) is place

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,43 @@ def test_a_secret_named_link_masks_what_it_leads_to_in_the_folder(tmp_path):
     masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
               if masks[i] in ("--ro-bind", "--tmpfs")}
     assert masked == {str(folder / p) for p in ("settings/prod.env", "settings/npmrc", "settings/gh")}
+
+def test_a_secret_named_link_masks_what_it_leads_to_in_another_shown_folder(tmp_path):
+    app, settings = tmp_path / "app", tmp_path / "settings"
+    app.mkdir()
+    settings.mkdir()
+    (settings / "prod.env").write_text("API_KEY=x\n")
+    os.symlink(settings / "prod.env", app / ".env")  # the sandbox shows settings too: the link's name says a secret
+    argv = sandbox.bwrap_argv(["true"], tmp_path / "work", tmp_path / "cache", 7, shown=(str(app), str(settings)))
+    assert any(argv[i:i + 3] == ["--ro-bind", "/dev/null", str(settings / "prod.env")] for i in range(len(argv)))
+
+
+def test_a_link_on_the_way_to_a_secret_path_masks_it_where_it_leads(tmp_path):
+    """``.config -> dotfiles/config`` makes ``.config/gh`` the plainly named ``dotfiles/config/gh``."""
+    (tmp_path / "dotfiles" / "config" / "gh").mkdir(parents=True)
+    (tmp_path / "dotfiles" / "config" / "gh" / "hosts.yml").write_text("oauth_token: x\n")
+    os.symlink("dotfiles/config", tmp_path / ".config")
+    (tmp_path / "gitdir").mkdir()
+    (tmp_path / "gitdir" / "config").write_text("url = https://user:x@example.com\n")
+    os.symlink("gitdir", tmp_path / ".GIT")
+    (tmp_path / "local" / "share" / "keyrings").mkdir(parents=True)
+    (tmp_path / ".local").mkdir()
+    os.symlink("../local/share", tmp_path / ".local" / "share")
+    masks = sandbox.folder_masks(str(tmp_path))
+    masked = {masks[i + 2] if masks[i] == "--ro-bind" else masks[i + 1] for i in range(len(masks))
+              if masks[i] in ("--ro-bind", "--tmpfs")}
+    assert masked == {str(tmp_path / p) for p in ("dotfiles/config/gh", "gitdir/config", "local/share/keyrings")}
+
+
+def test_many_secret_named_links_are_masked_in_time(tmp_path):
+    for i in range(9_000):  # within MAX_SEARCHED: each leads to a file of its own
+        (tmp_path / f"t{i}").write_text("x")
+        os.symlink(f"t{i}", tmp_path / f".env.{i}")
+    started = time.monotonic()
+    masks = sandbox.folder_masks(str(tmp_path))
+    assert time.monotonic() - started < 15  # comparing every target with every other took over a minute
+    assert masks.count("/dev/null") == 9_000
+
 
 # --- what is never shown --------------------------------------------------------------------------
 

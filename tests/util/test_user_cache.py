@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import struct
 from pathlib import Path
 
 import pytest
 
+from harness.action import main as action_main
 from harness.cli import main
 from harness.core import tokenizer
 from harness.pages import regen_cache
@@ -70,7 +73,8 @@ def test_an_unusable_cache_is_one_line(how: str, tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize("how", ["a link to a shared folder", "in a shared folder", "another user's folder",
-                                 "a folder in it linked to a shared one"])
+                                 "a folder in it linked to a shared one",
+                                 "a folder in it linked to a missing one in a sticky shared folder"])
 def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """What the harness runs (the resolver's script, kept launches) and what it counts with are kept in the cache:
@@ -86,13 +90,34 @@ def test_a_cache_another_user_can_write_is_refused(how: str, tmp_path: Path, mon
     elif how == "another user's folder":
         cache.mkdir()
         os.chown(cache, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to give a folder away")
-    else:
+    elif how == "a folder in it linked to a shared one":
         cache.mkdir()
         (cache / "resolver").symlink_to(shared, target_is_directory=True)
+    else:  # another user can make the missing folder first, and the harness would use theirs
+        shared.chmod(0o1777)
+        cache.mkdir()
+        (cache / "resolver").symlink_to(shared / "not-yet", target_is_directory=True)
     monkeypatch.setenv(user_cache.ENV, str(cache))
     assert main(["measure", "--command", "npx -y nothing-at-all@1.0.0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {user_cache.ENV}=") and "another user" in err, err
+
+
+def test_the_action_refuses_a_cache_another_user_can_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The Action measures in its own process, not through the command line: the same check, before any launch."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(user_cache.ENV, str(shared))
+    proof = tmp_path / "launched"
+    environ = {**os.environ, "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "output"),
+               "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "INPUT_NAME": "x",
+               "INPUT_COMMAND": f"sh -c 'touch {proof}'"}
+    out = io.StringIO()
+    assert action_main.run(environ, out) == 1
+    assert "another user" in out.getvalue() and "another user" in (tmp_path / "summary").read_text()
+    assert not proof.exists()
 
 
 def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,6 +126,36 @@ def test_a_private_cache_in_a_sticky_shared_folder_is_used(tmp_path: Path, monke
     shared.chmod(0o1777)  # as /tmp: another user cannot rename what is not theirs
     monkeypatch.setenv(user_cache.ENV, str(shared / "cache"))
     assert user_cache.problem() is None and (shared / "cache").is_dir()
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX ACL as the kernel stores it: version 2, then (tag, permissions, id) entries."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+
+
+@pytest.mark.parametrize("which", ["access", "default"])
+def test_a_cache_an_acl_lets_another_user_write_is_refused(which: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group bits of a folder with an ACL are its mask: a private group there says nothing of who can write."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    owner, nobody, everyone = 0xFFFFFFFF, 65534, 0xFFFFFFFF
+    acl = _acl((1, 7, owner), (2, 7, nobody), (4, 5, everyone), (0x10, 7, everyone), (0x20, 0, everyone))
+    try:
+        os.setxattr(cache, f"system.posix_acl_{which}", acl)
+    except OSError:
+        pytest.skip("this file system keeps no POSIX ACLs")
+    monkeypatch.setattr(user_cache, "_own_group", lambda gid: True)  # the group bits alone would pass
+    monkeypatch.setenv(user_cache.ENV, str(cache))
+    assert (why := user_cache.problem()) is not None and "another user" in why
+
+
+def test_a_folder_in_the_cache_linked_to_a_missing_private_one_is_used(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "work").symlink_to(tmp_path / "elsewhere" / "work", target_is_directory=True)
+    monkeypatch.setenv(user_cache.ENV, str(tmp_path / "cache"))
+    assert user_cache.problem() is None
 
 
 @pytest.mark.parametrize("linked", ["work", "resolver", "sandbox"])
