@@ -71,6 +71,9 @@ def harness(place: Path, args: list[str], unprivileged: bool) -> subprocess.Comp
     """``mcp-context-cost ARGS`` started by a shell holding ``SHELL_CANARY``, with ``HARNESS_CANARY``
     set for the harness alone (the shell stays its parent, so both are above the server)."""
     python = _as_unprivileged_user() if unprivileged else [sys.executable]
+    if not unprivileged and os.geteuid() == 0:  # the harness refuses a cache folder another user could replace
+        for path in [place, place / "cache", *(place / "cache").rglob("*")]:
+            os.chown(path, 0, 0)
     paths = [str(REPO), *site.getsitepackages()] if unprivileged else [str(REPO)]
     environ = {name: value for name, value in os.environ.items() if not name.startswith("ISOLATION_CANARY")}
     environ.update(dict([SHELL_CANARY.split("=", 1)]), HOME=str(place), MCP_CONTEXT_COST_CACHE=str(place / "cache"),
