@@ -17,6 +17,7 @@ from harness.core.canonical import stringify
 from harness.probe import npx_cache
 from harness.probe import install as installing
 from harness.probe import compatibility, isolation, launch, machine_fault, node_engine, redact, sandbox, side_lists, teardown
+from harness.probe import workdir
 from harness.probe import status as st
 from harness.probe.limits import Limits
 from harness.probe.limits import from_env as limits_from_env
@@ -171,7 +172,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     attempts: list[Capture] = []
     info: list[AttemptInfo] = []
     healed: list[str] = []
-    early = _Early(run, base) if dual and _beside(target, isolation) else None
+    early = _Early(run, base) if dual and _beside() else None
     try:
         first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
     except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
@@ -198,18 +199,28 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
             if early is not None:
                 await early.drop(cancel=True)
             raise
-        if second is None or not second.ok:  # failed beside the first: made again after it
+        if second is not None and second.ok and _elsewhere(target, isolation) and not _same_tools(second, first):
+            second = None  # it saw another directory than the first: the difference may be the directory's
+        if second is None or not second.ok:  # failed or differed beside the first: made again after it
             await teardown.drain()
             second = await run(widest)
         _confirm(target, second, widest, result)
     return result
 
 
-def _beside(target: Target, isolation: str) -> bool:
-    """Whether the confirmation may start beside the first launch (never for a ``host`` stdio launch)."""
-    if os.environ.get(CONFIRMATION_VARIABLE) == "after":
-        return False
-    return bool(target.url) or isolation != "host" or target.cwd is not None
+def _beside() -> bool:
+    """Whether the confirmation starts beside the first launch (in a directory of its own, ``workdir.apart``)."""
+    return os.environ.get(CONFIRMATION_VARIABLE) != "after"
+
+
+def _elsewhere(target: Target, isolation: str) -> bool:
+    """Whether the server sees the early launch's working directory at another path than the first's: a ``host``
+    stdio launch without a config's ``cwd`` (the sandbox shows either at one fixed path)."""
+    return not target.url and isolation == "host" and target.cwd is None
+
+
+def _same_tools(a: Capture, b: Capture) -> bool:
+    return stringify(a.tools) == stringify(b.tools)
 
 
 class _Early:
@@ -217,7 +228,11 @@ class _Early:
 
     def __init__(self, run, budget: float):
         self.launched = False
-        self.task = asyncio.ensure_future(run(budget, early=self))
+        self.task = asyncio.ensure_future(self._apart(run, budget))
+
+    async def _apart(self, run, budget: float) -> Capture:
+        with workdir.apart():  # the per-entry directory stays the first launch's, whichever starts first
+            return await run(budget, early=self)
 
     async def result(self) -> Capture:
         return await self.task
@@ -265,7 +280,7 @@ def _confirm(target: Target, second: Capture, budget: float, result: Measurement
         return  # the capture stands, unconfirmed: the note is generated from attempt_info
     result.attempt_info.append(AttemptInfo(CONFIRMATION, budget))
     result.confirmed = True
-    if stringify(second.tools) != stringify(result.capture.tools):
+    if not _same_tools(second, result.capture):
         result.status = st.DYNAMIC
         result.notes.append(
             f"tool set differed between two launches: {tool_difference(result.capture.tools or [], second.tools or [])}; "

@@ -1,5 +1,5 @@
 """The working directory a server launches in: ``<cache>/work/<name>``, the same path every launch, emptied each
-time; a fresh temp directory while another launch holds it.
+time; a fresh temp directory while another launch holds it, or for a launch made ``apart``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from harness.probe import server_env
@@ -24,6 +25,7 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 # The throwaway repository's one commit has fixed dates, so its hash is the same at every launch.
 _GIT_DATE = "2000-01-01T00:00:00+0000"
 _GIT_NAME, _GIT_EMAIL = "mcp-context-cost", "mcp-context-cost@users.noreply.github.com"
+_APART: ContextVar[bool] = ContextVar("mcp_context_cost_workdir_apart", default=False)
 
 
 def base_dir() -> Path:
@@ -38,6 +40,17 @@ def launch_dir(name: str, needs_git: bool) -> Iterator[Path]:
         yield path
 
 
+@contextlib.contextmanager
+def apart() -> Iterator[None]:
+    """Within it (in this task's context), every launch takes a fresh temp directory and leaves
+    ``<cache>/work/<name>`` to a launch made outside it."""
+    token = _APART.set(True)
+    try:
+        yield
+    finally:
+        _APART.reset(token)
+
+
 def own_path(name: str) -> Path:
     """The working directory ``name`` launches in while no other launch of ``name`` holds it."""
     if not _SLUG.match(name):
@@ -49,6 +62,10 @@ def own_path(name: str) -> Path:
 def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
     base = base_dir()
     name = own_path(name).name
+    if _APART.get():
+        with _fresh_dir(name, needs_git) as path:
+            yield path
+        return
     try:
         base.mkdir(parents=True, exist_ok=True)
         lock = open(base / f"{name}.lock", "a+")
@@ -58,9 +75,8 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # the same name is being launched elsewhere right now
-            with tempfile.TemporaryDirectory(prefix=f"mcp-context-cost-{name}-") as tmp:
-                prepare_workdir(Path(tmp), needs_git)
-                yield Path(tmp)
+            with _fresh_dir(name, needs_git) as path:
+                yield path
             return
         path = base / name
         _empty(path)
@@ -69,6 +85,13 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)  # the next launch empties it again if this fails
+
+
+@contextlib.contextmanager
+def _fresh_dir(name: str, needs_git: bool) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix=f"mcp-context-cost-{name}-") as tmp:
+        prepare_workdir(Path(tmp), needs_git)
+        yield Path(tmp)
 
 
 def _empty(path: Path) -> None:

@@ -55,10 +55,10 @@ def test_lost_tools_are_recorded_too():
     assert [t["name"] for t in diff["lost"]] == ["create_issue"]
 
 
-def test_a_server_that_changes_between_its_own_launches_is_not_compared(tmp_path):
+def test_a_server_that_changes_between_its_own_launches_is_not_compared():
     """Its plain posture is dynamic: the declaring launch differing from it says nothing about
     capabilities, so nothing is recorded as gained."""
-    pair = _probe("changes", "--state", str(tmp_path / "launches"), script="changes_between_launches")
+    pair = _probe("changes", "--fresh-name", script="volatile")  # new tools at every launch, whatever their order
     assert pair.without.status == "dynamic" and pair.with_.capture.ok
     assert not pair.compared and not pair.status_changed
 

@@ -27,8 +27,8 @@ from tests.probe.helpers import measure_and_write, nothing_left, results_root  #
 
 def rendezvous(tmp_path: Path, name: str, wait: float = 30.0) -> Target:
     meeting = tmp_path / name
-    # a working directory of its own (a config's ``cwd``): a host launch in the harness's per-entry
-    # directory never starts its confirmation beside the first (``measure._beside``)
+    # a working directory of its own (a config's ``cwd``): both launches see the same path, so the pair is
+    # judged at once (test_host_beside covers a launch in the harness's per-entry directory)
     return Target(name=name, command=fixture_command("rendezvous", "--dir", str(meeting), "--wait", str(wait)),
                   timeout_seconds=60, cwd=str(tmp_path))
 
