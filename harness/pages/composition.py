@@ -7,8 +7,10 @@ calculator, server pages".
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 from dataclasses import dataclass
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.core.canonical import stringify
@@ -105,17 +107,29 @@ def compose(capture: object, total: object = None) -> Composition | None:
         return None
     parts = [[0] * len(FIELDS) for _ in capture]
     punctuation = 0
-    offset, slot = 0, 0
-    for size in map(len, enc.decode_tokens_bytes(tokens)):
-        slot = bisect.bisect_right(starts, offset, slot) - 1  # tokens come in order: search forward only
-        tool, field = slots[slot]
+    offsets = list(itertools.accumulate(map(_size_of(enc), tokens), initial=0))[:-1]  # where each token starts
+    # a slot's tokens are those starting inside it: [starts[j], starts[j + 1]), the last slot open-ended
+    below = [bisect.bisect_left(offsets, start) for start in starts] + [len(offsets)]
+    for (tool, field), lo, hi in zip(slots, below, below[1:]):
         if tool < 0:
-            punctuation += 1
+            punctuation += hi - lo
         else:
-            parts[tool][field] += 1
-        offset += size
+            parts[tool][field] += hi - lo
     tools = tuple(ToolParts(_name(t), tuple(p)) for t, p in zip(capture, parts))
     return Composition(tools, punctuation, len(tokens))
+
+
+@functools.lru_cache(maxsize=4)
+def _size_of(enc) -> Callable[[int], int]:
+    """Each token's length in UTF-8 bytes under ``enc``, remembered per token id (tokens repeat across captures)."""
+    sizes: dict[int, int] = {}
+
+    def size(token: int) -> int:
+        found = sizes.get(token)
+        if found is None:
+            found = sizes[token] = len(enc.decode_single_token_bytes(token))
+        return found
+    return size
 
 
 def _name(tool: object) -> str:

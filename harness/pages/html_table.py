@@ -39,13 +39,16 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
         if silent:  # the paragraph and reference rules asking whether a table starts here
             return markdown_it_table(state, startLine, endLine, silent)
         folder = str(state.env.get("folder", ""))
+        return _table(state, startLine, endLine, functools.partial(element, folder), table_open, table_close)
 
-        def cell(content: str) -> str:
-            if not content:
-                return ""
-            return plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
-
-        return _table(state, startLine, endLine, cell, table_open, table_close)
+    @functools.lru_cache(maxsize=65536)
+    def element(folder: str, tag: str, style: str, column: str) -> str:
+        """A whole cell (``<td style>…</td>``) from its column's untrimmed text."""
+        content = mdTrim(column)
+        if not content:
+            return f"<{tag}{style}></{tag}>\n"
+        html_ = plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
+        return f"<{tag}{style}>{html_}</{tag}>\n"
 
     md.block.ruler.at("table", rule, {"alt": ["paragraph", "reference"]})
     md.add_render_rule(TOKEN, lambda self, tokens, idx, options, env: tokens[idx].content)
@@ -92,7 +95,7 @@ def _aligns(state: StateBlock, line: int) -> list[str] | None:
 
 
 def _cells(line_text: str) -> list[str]:
-    columns = escapedSplit(line_text) if "\\" in line_text else line_text.split("|")  # the same without escapes
+    columns = escapedSplit(line_text) if "\\|" in line_text else line_text.split("|")  # the same without an escaped pipe
     if columns and columns[0] == "":
         columns.pop(0)
     if columns and columns[-1] == "":
@@ -100,7 +103,7 @@ def _cells(line_text: str) -> list[str]:
     return columns
 
 
-def _table(state: StateBlock, startLine: int, endLine: int, cell: Callable[[str], str],
+def _table(state: StateBlock, startLine: int, endLine: int, element: Callable[[str, str, str], str],
            table_open: str, table_close: str) -> bool:
     if startLine + 2 > endLine:
         return False
@@ -123,7 +126,8 @@ def _table(state: StateBlock, startLine: int, endLine: int, cell: Callable[[str]
     terminatorRules = state.md.block.ruler.getRules("blockquote")
     styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in aligns]
     out = [table_open, "<thead>\n<tr>\n"]
-    out.extend(f"<th{styles[i]}>{cell(mdTrim(columns[i]))}</th>\n" for i in range(columnCount))
+    td = ["td"] * columnCount
+    out.extend(map(element, ["th"] * columnCount, styles, columns))
     out.append("</tr>\n</thead>\n")
     autocompleted = 0
     body = False
@@ -146,8 +150,9 @@ def _table(state: StateBlock, startLine: int, endLine: int, cell: Callable[[str]
             out.append("<tbody>\n")
             body = True
         out.append("<tr>\n")
-        out.extend(f"<td{styles[i]}>{cell(mdTrim(columns[i]) if i < len(columns) and columns[i] else '')}</td>\n"
-                   for i in range(columnCount))
+        if len(columns) < columnCount:
+            columns += [""] * (columnCount - len(columns))
+        out.extend(map(element, td, styles, columns))  # map stops at the shorter: extra columns are dropped
         out.append("</tr>\n")
         nextLine += 1
     if body:

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import markdown_it
 from markdown_it import MarkdownIt
+from markdown_it.rules_core.inline import inline as markdown_it_inline
+from markdown_it.rules_core.state_core import StateCore
+from markdown_it.token import Token
 
 from harness.pages import composition, html_table, regen_cache
 from harness.pages.composition import Composition
@@ -58,6 +61,7 @@ ol.bars li.all{font-weight:600;margin-bottom:8px}
 CHART_TOOLS = 40  # tools drawn in the chart; the table below lists every tool
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 CELL_TEXT = "cell_text"
+FRAGMENT = "html_fragment"  # rendered HTML of an inline token (``_inline_memoised``)
 
 
 TABLE_OPEN, TABLE_CLOSE = '<div class="wide"><table>\n', "</table></div>\n"
@@ -74,15 +78,40 @@ def _markdown(direct_tables: bool = True) -> MarkdownIt:
     md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
     if direct_tables:
         html_table.install(md, with_breaks, _inline_cell, TABLE_OPEN, TABLE_CLOSE)
+        md.core.ruler.at("inline", _inline_memoised)
+        md.add_render_rule(FRAGMENT, lambda self, tokens, idx, options, env: tokens[idx].content)
     return md
 
 
 def _inline_cell(content: str, folder: str) -> str:
     """The HTML of a table cell's content on a page in ``folder``, by markdown-it's inline parser."""
-    tokens = _MD.parseInline(content, {})
+    tokens = _OWN_RULES.parseInline(content, {})
     _mark_text(tokens)
     _point_links(folder, tokens)
-    return _MD.renderer.render(tokens, _MD.options, {})
+    return _OWN_RULES.renderer.render(tokens, _OWN_RULES.options, {})
+
+
+def _inline_memoised(state: StateCore) -> None:
+    """markdown-it's inline rule with each inline token's HTML memoised per content and folder (headings,
+    boilerplate and links repeat across pages): its children become one fragment holding that HTML. A page
+    that defines link references is parsed in place (its text resolves against them)."""
+    if state.inlineMode or "references" in state.env:
+        markdown_it_inline(state)
+        return
+    folder = str(state.env.get("folder", ""))
+    for token in state.tokens:
+        if token.type == "inline":
+            fragment = Token(FRAGMENT, "", 0)
+            fragment.content = _inline_token(token.content, folder)
+            token.children = [fragment]
+
+
+@functools.lru_cache(maxsize=65536)
+def _inline_token(content: str, folder: str) -> str:
+    """The HTML markdown-it renders for an inline token holding ``content`` on a page in ``folder``."""
+    tokens = _OWN_RULES.parseInline(content, {"folder": folder})
+    _point_links(folder, tokens)
+    return _OWN_RULES.renderer.render(tokens, _OWN_RULES.options, {})
 
 
 def _mark_cell_text(tokens) -> None:
@@ -118,6 +147,7 @@ def _inline_html(content: str) -> str:
 
 
 _MD = _markdown()
+_OWN_RULES = _markdown(direct_tables=False)  # markdown-it's own rules, no memo: what the direct parts must equal
 
 
 def chart(comp: Composition) -> str:
@@ -149,10 +179,14 @@ def render(name: str, markdown: str, comp: Composition | None = None) -> str:
     """The HTML page of server ``name`` from its Markdown page text (``comp``: its composition,
     drawn as a chart in "Where the tokens go")."""
     folder = posixpath.dirname(published.server_page(name))
-    tokens = _MD.parse(markdown, {"folder": folder})
+    md, env = _MD, {"folder": folder}
+    tokens = md.parse(markdown, env)
+    if "references" in env:  # link references resolve anywhere on the page, tables included: no shortcut
+        md = _OWN_RULES
+        tokens = md.parse(markdown, {"folder": folder})
     _mark_cell_text(tokens)
     _point_links(folder, tokens)
-    body = _MD.renderer.render(tokens, _MD.options, {})
+    body = md.renderer.render(tokens, md.options, {})
     if comp is not None:
         body = _CHART_AT.sub(lambda m: m.group(1) + chart(comp), body, count=1)
     title = f"{one_line(name, 120)}: context cost (mcp-context-cost)"

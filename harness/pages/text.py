@@ -27,8 +27,10 @@ def one_line(value: object, limit: int | None = None) -> str:
         value = stringify(value)
         if value is None:
             return ""
-    text = _SURROGATE.sub("\ufffd", value)
-    text = _SPACES.sub(" ", _BREAKS.sub(" ", text)).strip()
+    if value.isascii() and value.isprintable():  # no surrogate, break, control or invisible character
+        text = (_SPACES.sub(" ", value) if "  " in value else value).strip()
+    else:
+        text = _SPACES.sub(" ", _BREAKS.sub(" ", _SURROGATE.sub("\ufffd", value))).strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)].rstrip() + ELLIPSIS
     return text
