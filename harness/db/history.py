@@ -91,14 +91,18 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
     rows: list[HistoryRow] = []
     errors: list[BadLine] = []
     dates: dict[str, bool] = {}
+    fast_match = _FAST.match
     for number, line in enumerate(lines[1:], start=2):
-        fast = _FAST.match(line)
-        if fast and (fast[5] in NUMBERED) == bool(fast[3]) == bool(fast[4]) and \
-                dates.setdefault(fast[1], _is_date(fast[1])):
+        fast = fast_match(line)
+        if fast:
             date, server, tokens, tools, status, isolation = fast.groups()
-            rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
-                                   status, isolation or None))
-            continue
+            real = dates.get(date)
+            if real is None:
+                real = dates[date] = _is_date(date)
+            if real and (status in NUMBERED) == bool(tokens) == bool(tools):
+                rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
+                                       status, isolation or None))
+                continue
         try:
             cells = next(csv.reader([line]), [])
         except csv.Error:  # the one csv.Error a single line can raise
@@ -178,13 +182,13 @@ def check_usable(path: str | Path) -> None:
 
 def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
     """Rows per server sorted by date; of a repeated (date, server) the last row in the file wins."""
-    latest: dict[tuple[str, str], HistoryRow] = {}
+    latest: dict[str, dict[str, HistoryRow]] = {}
     for row in rows:
-        latest[(row.server, row.date)] = row
-    grouped: dict[str, list[HistoryRow]] = {}
-    for (server, _), row in sorted(latest.items()):
-        grouped.setdefault(server, []).append(row)
-    return grouped
+        dated = latest.get(row.server)
+        if dated is None:
+            dated = latest[row.server] = {}
+        dated[row.date] = row
+    return {server: [dated[day] for day in sorted(dated)] for server, dated in sorted(latest.items())}
 
 
 def row_for(date: str, record: Record) -> dict:

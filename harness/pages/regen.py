@@ -38,7 +38,9 @@ class Loaded:
 
     @classmethod
     def read(cls, root: Path) -> Loaded:
-        catalog = load_catalog(Path(root) / published.CATALOG)
+        passed = regen_cache.Catalogs(regen_cache.folder(Path(root), "catalog"))
+        catalog = load_catalog(Path(root) / published.CATALOG, passed=passed)
+        passed.save()
         return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries],
                                          _verdicts(Path(root))))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import stat
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import markdown_it
 import tiktoken
+import yaml
 
 from harness.core import tokenizer
+from harness.db.catalog import SCHEMA_PATH
 from harness.util import user_cache
 
 # Everything re-derivation depends on: the harness's core and util packages (counting, canonical form,
@@ -179,3 +182,53 @@ class Verdicts:
 
     def save(self) -> None:
         write_entries(self.where, {key: self._entry(key) for key in self._new}, self._asked)
+
+
+class Catalogs:
+    """Catalog texts that passed every check (``catalog.Passed``), with their document as JSON, kept in an
+    :class:`Outputs` keyed by the text, the catalog schema, the PyYAML and jsonschema versions and
+    :func:`harness_key`. A document JSON cannot hold exactly (a key that is not a string, a date) is not kept."""
+
+    def __init__(self, where: Path):
+        self._kept = Outputs(where)
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return Outputs.key(text.encode("utf-8", "surrogatepass"), _catalog_code())
+
+    def get(self, text: str) -> dict | None:
+        found = self._kept.get(self._key(text))
+        if found is None or set(found) != {"document"}:
+            return None
+        try:
+            document = json.loads(found["document"])
+        except (ValueError, RecursionError):
+            return None
+        return document if isinstance(document, dict) else None
+
+    def put(self, text: str, document: dict) -> None:
+        if _plain_json(document):
+            self._kept.put(self._key(text), {"document": json.dumps(document, ensure_ascii=True)})
+
+    def save(self) -> None:
+        self._kept.save()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_code() -> bytes:
+    """What checking a catalog depends on besides the harness: its schema, the PyYAML and jsonschema versions."""
+    versions = f"{yaml.__version__}\0{importlib.metadata.version('jsonschema')}\0".encode()
+    return versions + SCHEMA_PATH.read_bytes()
+
+
+def _plain_json(value: object) -> bool:
+    """Whether ``value`` reads back from JSON as exactly itself (types included)."""
+    if value is None or type(value) in (bool, int, str):
+        return True
+    if type(value) is float:
+        return value == value and value not in (float("inf"), float("-inf"))
+    if type(value) is list:
+        return all(_plain_json(item) for item in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    return False
