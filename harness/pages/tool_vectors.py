@@ -206,6 +206,9 @@ def read(path, server: str) -> VectorHistory:
     if not text.startswith(header) or not text.endswith("\n]}\n") or len(text) <= len(header) + 4:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
+    plain = _plain(text, len(header), len(text) - 4, str(path))
+    if plain is not None:
+        return VectorHistory(server, plain, text)
     vectors, errors = [], []
     start, end, number = len(header), len(text) - 4, 2  # the body: from after the header to before "\n]}\n"
     while start <= end:
@@ -236,6 +239,30 @@ _HEAD = re.compile(r'\{"date":"(?P<date>\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d
                    r'"isolation":(?:null|"(?P<iso>host|sandbox|docker)"),"status":"(?P<status>measured|dynamic)",'
                    r'"totalTokens":(?P<total>0|[1-9][0-9]{0,14}),"toolCount":(?P<count>0|[1-9][0-9]{0,14}),'
                    r'"tools":(?=\[)')
+
+
+_LINE = re.compile(_HEAD.pattern + r'[^\n]*\]\}')
+_TOOLS_KEY = len(',"tools":')
+
+
+def _plain(text: str, start: int, end: int, path: str) -> tuple[Vector, ...] | None:
+    """The vectors of the body ``text[start:end]`` when every line is one this module writes (what the loop
+    of :func:`read` would take, line by line); ``None`` otherwise, for that loop to say what is wrong."""
+    vectors, number, match = [], 2, _LINE.match
+    while True:
+        found = match(text, start, end)
+        if found is None:
+            return None
+        stop = found.end()
+        date, sha, iso, status, total, count = found.groups()
+        fields = {"date": date, "canonicalSha256": sha, "isolation": iso, "status": status,
+                  "totalTokens": int(total), "toolCount": int(count)}
+        vectors.append(Vector(fields, text, start, stop, f"{path}:{number}", tools_at=found.end("count") + _TOOLS_KEY))
+        if stop == end:
+            return tuple(vectors) if len(vectors) <= MAX_VECTORS else None
+        if not text.startswith(",\n", stop):
+            return None
+        start, number = stop + 2, number + 1
 
 
 def _vector(text: str, start: int, stop: int, where: str) -> Vector | str:

@@ -1,6 +1,8 @@
-"""A catalog text that passed every check is kept with its document (regen_cache.Catalogs): a warm regen
-neither parses nor checks it again and writes the same bytes; a changed text (or a bad one) is checked
-again; an entry that is not whole and its own, or a cache that cannot be written, only costs time."""
+"""What regen derives from unchanged inputs, kept in its cache: a catalog text that passed every check with
+its document (regen_cache.Catalogs), the capture index by the text of every tool-vectors file. A warm regen
+neither parses nor checks the catalog again nor rebuilds the index, and writes the same bytes; a changed
+input is derived again; an entry that is not whole and its own, or a cache that cannot be written, only
+costs time."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from harness.db import catalog
 from harness.db.catalog import CatalogError
-from harness.pages import regen_cache
+from harness.pages import regen_cache, tool_vectors
 from harness.pages.regen import regen
 from tests.pages import builders as b
 
@@ -42,6 +44,20 @@ def checked(monkeypatch):
     return seen
 
 
+@pytest.fixture
+def indexed(monkeypatch):
+    """How many times the capture index was built."""
+    seen: list[int] = []
+    real = tool_vectors.capture_index_text
+
+    def spy(*args, **kwargs):
+        seen.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tool_vectors, "capture_index_text", spy)
+    return seen
+
+
 def published(root) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
@@ -52,8 +68,8 @@ def without_cache(root, tmp_path, monkeypatch, name: str) -> dict[str, bytes]:
     return published(root)
 
 
-def _entry(root):
-    entries = list(regen_cache.folder(root, "catalog").iterdir())
+def _entry(root, kind="catalog"):
+    entries = list(regen_cache.folder(root, kind).iterdir())
     assert len(entries) == 1
     return entries[0]
 
@@ -104,17 +120,19 @@ def test_a_planted_entry_is_a_miss(repo, checked, tmp_path, monkeypatch, plant):
     assert len(checked) == 2 and published(repo) == right
 
 
-def test_a_cache_that_cannot_be_written_only_costs_time(repo, checked, tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["catalog", "index"])
+def test_a_cache_that_cannot_be_written_only_costs_time(repo, checked, indexed, tmp_path, monkeypatch, kind):
     right = without_cache(repo, tmp_path, monkeypatch, "empty")
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
-    where = regen_cache.folder(repo, "catalog")
+    where = regen_cache.folder(repo, kind)
     where.parent.mkdir(parents=True)
     where.write_text("a file where the folder goes\n")  # nothing under it can be read or written, even by root
     checked.clear()
+    indexed.clear()
     for _ in range(2):
         regen(repo)
         assert published(repo) == right
-    assert len(checked) == 2
+    assert len(checked if kind == "catalog" else indexed) == 2
 
 
 @pytest.mark.parametrize("value", [{1: "a"}, {"a": dt.date(2026, 1, 1)}, {"a": (1, 2)}, {"a": float("nan")},
@@ -133,3 +151,47 @@ def test_a_kept_document_reads_back_for_its_own_text_only(tmp_path):
     kept.save()
     fresh = regen_cache.Catalogs(tmp_path / "catalog")
     assert fresh.get("text a\n") == document and fresh.get("text b\n") is None
+
+
+def test_a_warm_regen_builds_the_capture_index_once(repo, indexed):
+    regen(repo)
+    first = published(repo)
+    regen(repo)
+    assert len(indexed) == 1 and published(repo) == first
+
+
+def _add_older_vector(root, name: str) -> None:
+    """An older capture put in front of ``name``'s tool vectors (the index then names it)."""
+    path = root / "results" / name / "tool-vectors.json"
+    held = tool_vectors.read(path, name)
+    older = {**held.vectors[0].fields, "date": "2026-05-01", "canonicalSha256": "ab" * 32,
+             "tools": [list(t.values()) for t in held.vectors[0]["tools"]]}
+    lines = [json.dumps(older, separators=(",", ":"))] + [v.line for v in held.vectors]
+    path.write_text(tool_vectors.file_text(name, lines), encoding="utf-8")
+
+
+def test_changed_tool_vectors_rebuild_the_capture_index(repo, indexed, tmp_path, monkeypatch):
+    regen(repo)
+    _add_older_vector(repo, "srv")
+    regen(repo)
+    got = published(repo)
+    assert len(indexed) == 2 and "ab" * 32 in got["results/capture-index.json"].decode()
+    assert without_cache(repo, tmp_path, monkeypatch, "empty") == got
+
+
+@pytest.mark.parametrize("plant", ["tampered", "not an index", "oversized"])
+def test_a_planted_index_is_a_miss(repo, indexed, tmp_path, monkeypatch, plant):
+    regen(repo)
+    right = published(repo)
+    entry = _entry(repo, "index")
+    data = entry.read_bytes()
+    head, _, body = data.partition(b"\n")
+    if plant == "tampered":
+        entry.write_bytes(head + b"\n" + body.replace(b"srv", b"evl"))
+    elif plant == "not an index":
+        bad = json.dumps({"md": "x"}).encode()
+        entry.write_bytes(f"outputs {entry.name} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+    else:
+        monkeypatch.setattr(regen_cache, "MAX_INDEX", len(data) - 1)
+    regen(repo)
+    assert len(indexed) == 2 and published(repo) == right
