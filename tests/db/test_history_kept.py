@@ -10,6 +10,7 @@ import pytest
 from harness.db import history
 from harness.db.history import HistoryError, read_history
 from harness.pages import regen_cache
+from tests.pages.test_input_caches import calls
 
 HEADER = "date,server,tokens,toolCount,status,isolation"
 ROWS = ["2026-06-01,srv,900,1,measured,host", "2026-06-08,srv,950,1,measured,", "2026-06-01,ok,,,timeout,docker",
@@ -26,15 +27,7 @@ def path(tmp_path):
 @pytest.fixture
 def whole(monkeypatch):
     """How many times the file was read whole."""
-    seen: list[int] = []
-    real = history.read_history
-
-    def spy(*args, **kwargs):
-        seen.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(history, "read_history", spy)
-    return seen
+    return calls(monkeypatch, history, "read_history")
 
 
 def kept(tmp_path) -> regen_cache.Histories:

@@ -16,6 +16,7 @@ from harness.db.catalog import CatalogError
 from harness.pages import regen_cache, tool_vectors
 from harness.pages.regen import regen
 from tests.pages import builders as b
+from tests.pages.test_page_cache import published, without_cache
 
 
 @pytest.fixture
@@ -30,42 +31,29 @@ def repo(tmp_path, monkeypatch):
     return root
 
 
-@pytest.fixture
-def checked(monkeypatch):
-    """How many times a catalog text was parsed and checked."""
+def calls(monkeypatch, owner, name: str) -> list[int]:
+    """One item per call of ``owner.name`` from now on (which still runs)."""
     seen: list[int] = []
-    real = catalog._checked
+    real = getattr(owner, name)
 
     def spy(*args, **kwargs):
         seen.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(catalog, "_checked", spy)
+    monkeypatch.setattr(owner, name, spy)
     return seen
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """How many times a catalog text was parsed and checked."""
+    return calls(monkeypatch, catalog, "_checked")
 
 
 @pytest.fixture
 def indexed(monkeypatch):
     """How many times the capture index was built."""
-    seen: list[int] = []
-    real = tool_vectors.capture_index_text
-
-    def spy(*args, **kwargs):
-        seen.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tool_vectors, "capture_index_text", spy)
-    return seen
-
-
-def published(root) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def without_cache(root, tmp_path, monkeypatch, name: str) -> dict[str, bytes]:
-    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / name))
-    regen(root)
-    return published(root)
+    return calls(monkeypatch, tool_vectors, "capture_index_text")
 
 
 def _entry(root, kind="catalog"):
