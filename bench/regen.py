@@ -170,7 +170,7 @@ def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
     before this run's appends, the history as built."""
     import shutil
 
-    for kind in ("html", "records", "pages"):
+    for kind in ("html", "records", "pages", "catalog", "index", "history"):
         shutil.rmtree(regen_cache.folder(root, kind), ignore_errors=True)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:

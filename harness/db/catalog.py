@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import jsonschema
 import yaml
@@ -270,9 +270,19 @@ def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
     return json.loads(source.read_text(encoding="utf-8"))
 
 
-def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None = None) -> Catalog:
+class Passed(Protocol):
+    """Catalog texts that passed every check before, with their document (a cache: any answer may be ``None``)."""
+
+    def get(self, text: str) -> dict | None: ...
+
+    def put(self, text: str, document: dict) -> None: ...
+
+
+def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None = None,
+                 passed: Passed | None = None) -> Catalog:
     """Read, validate and return the catalog at ``path``; CatalogError for any bad input (bounded by
-    ``BOUNDS``), OSError included.
+    ``BOUNDS``), OSError included. ``passed``: the document of a text that passed before (with the default
+    schema only), taken instead of parsing and checking it again; a text that passes now is given to it.
     """
     label = untrusted.escape(os.fspath(path))
     try:
@@ -282,6 +292,18 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
     except (OSError, UnicodeDecodeError, yamlsafe.YAMLLimitError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise CatalogError([f"{label}: cannot read: {untrusted.escape(why)}"]) from None
+    passed = passed if schema_path is None else None
+    known = passed.get(text) if passed is not None else None
+    if known is not None:
+        return _catalog(known)
+    doc = _checked(text, label, schema_path)
+    if passed is not None:
+        passed.put(text, doc)
+    return _catalog(doc)
+
+
+def _checked(text: str, label: str, schema_path: str | os.PathLike | None) -> dict:
+    """The catalog document of ``text``, every check passed; CatalogError naming every problem."""
     root, loader, doc = _parse(text, label)
     rep = _Reporter(label, root if isinstance(root, MappingNode) else None)
     if not isinstance(doc, dict):
@@ -301,6 +323,10 @@ def load_catalog(path: str | os.PathLike, schema_path: str | os.PathLike | None 
     _semantic_checks(doc, rep)
     if rep.lines:
         raise CatalogError(rep.lines)
+    return doc
+
+
+def _catalog(doc: dict) -> Catalog:
     return Catalog(
         entries=tuple(_entry(item) for item in doc["servers"]),
         reference=doc.get("reference"),

@@ -47,6 +47,16 @@ class HistoryRow:
     status: str
     isolation: str | None  # None: not recorded
 
+    @classmethod
+    def checked(cls, date: str, server: str, tokens: int | None, toolCount: int | None, status: str,
+                isolation: str | None) -> HistoryRow:
+        """The same row as ``HistoryRow(...)``, for cells already checked: set in one step, as the frozen
+        class's own ``__init__`` sets each field through ``object.__setattr__`` (half of reading a long history)."""
+        row = object.__new__(cls)
+        row.__dict__.update(date=date, server=server, tokens=tokens, toolCount=toolCount, status=status,
+                            isolation=isolation)
+        return row
+
     @property
     def isolation_label(self) -> str:
         return self.isolation or NOT_RECORDED
@@ -88,27 +98,46 @@ def read_lenient(path: str | Path) -> tuple[list[HistoryRow], list[BadLine]]:
     header = [cell.strip() for cell in next(csv.reader(lines[:1]))]
     if tuple(header) not in (COLUMNS, COLUMNS[:5]):
         raise HistoryError([f"{path.name}:1: header must be {','.join(COLUMNS)}, got {','.join(header)}"])
+    return _scan(lines[1:], 2, path.name)
+
+
+def rows_after(text: str, lines_before: int) -> list[HistoryRow] | None:
+    """The rows of ``text``, the lines that follow the first ``lines_before`` lines (header included, each
+    ended by a newline) of a history file; ``None`` when a line is not a valid row (:func:`read_lenient`
+    says which)."""
+    if text.startswith("\ufeff"):  # a mark the whole file's reading would keep in its line
+        return None
+    rows, errors = _scan(_lines(text), lines_before + 1, "")
+    return None if errors else rows
+
+
+def _scan(lines: list[str], first: int, name: str) -> tuple[list[HistoryRow], list[BadLine]]:
+    """``(valid rows, bad lines)`` of ``lines``, numbered from ``first``."""
     rows: list[HistoryRow] = []
     errors: list[BadLine] = []
     dates: dict[str, bool] = {}
-    for number, line in enumerate(lines[1:], start=2):
-        fast = _FAST.match(line)
-        if fast and (fast[5] in NUMBERED) == bool(fast[3]) == bool(fast[4]) and \
-                dates.setdefault(fast[1], _is_date(fast[1])):
+    fast_match, checked = _FAST.match, HistoryRow.checked
+    for number, line in enumerate(lines, start=first):
+        fast = fast_match(line)
+        if fast:
             date, server, tokens, tools, status, isolation = fast.groups()
-            rows.append(HistoryRow(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
-                                   status, isolation or None))
-            continue
+            real = dates.get(date)
+            if real is None:
+                real = dates[date] = _is_date(date)
+            if real and (status in NUMBERED) == bool(tokens) == bool(tools):
+                rows.append(checked(date, server, int(tokens) if tokens else None, int(tools) if tools else None,
+                                    status, isolation or None))
+                continue
         try:
             cells = next(csv.reader([line]), [])
         except csv.Error:  # the one csv.Error a single line can raise
-            errors.append(BadLine(number, line, f"{path.name}:{number}: a carriage return inside an unquoted cell"))
+            errors.append(BadLine(number, line, f"{name}:{number}: a carriage return inside an unquoted cell"))
             continue
         if not cells or cells == [""]:
             continue
         row, problem = _row(cells)
         if row is None:
-            errors.append(BadLine(number, line, f"{path.name}:{number}: {problem}"))
+            errors.append(BadLine(number, line, f"{name}:{number}: {problem}"))
         else:
             rows.append(row)
     return rows, errors
@@ -178,13 +207,13 @@ def check_usable(path: str | Path) -> None:
 
 def by_server(rows: list[HistoryRow]) -> dict[str, list[HistoryRow]]:
     """Rows per server sorted by date; of a repeated (date, server) the last row in the file wins."""
-    latest: dict[tuple[str, str], HistoryRow] = {}
+    latest: dict[str, dict[str, HistoryRow]] = {}
     for row in rows:
-        latest[(row.server, row.date)] = row
-    grouped: dict[str, list[HistoryRow]] = {}
-    for (server, _), row in sorted(latest.items()):
-        grouped.setdefault(server, []).append(row)
-    return grouped
+        dated = latest.get(row.server)
+        if dated is None:
+            dated = latest[row.server] = {}
+        dated[row.date] = row
+    return {server: [dated[day] for day in sorted(dated)] for server, dated in sorted(latest.items())}
 
 
 def row_for(date: str, record: Record) -> dict:

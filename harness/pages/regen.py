@@ -21,7 +21,7 @@ from harness.pages import (calculator, dashboard, leaderboard, published_records
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
 from harness.pages.board import Row, build_rows
-from harness.db.history import by_server, read_history
+from harness.db.history import by_server
 from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
@@ -38,7 +38,9 @@ class Loaded:
 
     @classmethod
     def read(cls, root: Path) -> Loaded:
-        catalog = load_catalog(Path(root) / published.CATALOG)
+        passed = regen_cache.Catalogs(regen_cache.folder(Path(root), "catalog"))
+        catalog = load_catalog(Path(root) / published.CATALOG, passed=passed)
+        passed.save()
         return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries],
                                          _verdicts(Path(root))))
 
@@ -107,7 +109,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
-    history = by_server(read_history(root / published.HISTORY))
+    history = by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
@@ -196,9 +198,23 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
     outputs.update({published.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
     outputs[published.REGRESSIONS_MD] = regressions.render_md(list(movements.values()))
     outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
-    outputs[published.CAPTURE_INDEX] = tool_vectors.capture_index_text(vectors)
+    outputs[published.CAPTURE_INDEX] = _capture_index(root, vectors)
     outputs[published.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
     return movements
+
+
+def _capture_index(root: Path, vectors: dict[str, VectorHistory]) -> str:
+    """``tool_vectors.capture_index_text(vectors)``, kept in the regen cache by the sha256 of every vector file's text."""
+    kept = regen_cache.Outputs(regen_cache.folder(root, "index"), regen_cache.MAX_INDEX)
+    texts = {name: v.text() if v.vectors else "" for name, v in vectors.items()}
+    key = regen_cache.Outputs.key(*(f"{name}\0{texts[name]}".encode() for name in sorted(texts)))
+    found = kept.get(key)
+    text = found.get("index") if found is not None else None
+    if text is None:
+        text = tool_vectors.capture_index_text(vectors)
+        kept.put(key, {"index": text})
+    kept.save()
+    return text
 
 
 def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None, loaded: Loaded | None = None) -> list[Path]:

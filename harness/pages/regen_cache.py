@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import stat
@@ -18,8 +19,11 @@ from pathlib import Path
 
 import markdown_it
 import tiktoken
+import yaml
 
 from harness.core import tokenizer
+from harness.db import confine, history
+from harness.db.catalog import SCHEMA_PATH
 from harness.util import user_cache
 
 # Everything re-derivation depends on: the harness's core and util packages (counting, canonical form,
@@ -27,6 +31,7 @@ from harness.util import user_cache
 _CODE_PACKAGES = ("core", "util")
 _MAX_ENTRY = 256
 MAX_OUTPUTS = 8 * 2**20  # bytes of one Outputs entry (a server page's Markdown, HTML and chart)
+MAX_INDEX = 256 * 2**20  # bytes of the kept capture index (about 14 MB at 1,000 servers of 104 vectors each)
 
 
 def folder(root: Path, kind: str) -> Path:
@@ -104,11 +109,11 @@ def write_entries(where: Path, entries: dict[str, bytes], asked: set[str]) -> No
 
 class Outputs:
     """Texts (``{label: text}``) derived from inputs whose digest, with :func:`harness_key`, the caller made
-    the key (:meth:`key`). An entry is ``outputs <key> <sha256 of body>\\n`` and the body, the texts as JSON;
+    the key (:meth:`key`), each entry at most ``limit`` bytes (default ``MAX_OUTPUTS``). An entry is ``outputs <key> <sha256 of body>\\n`` and the body, the texts as JSON;
     :meth:`save` writes the new entries and drops every entry this run did not ask about (best effort)."""
 
-    def __init__(self, where: Path):
-        self.where = where
+    def __init__(self, where: Path, limit: int | None = None):
+        self.where, self._limit = where, limit  # bytes of one entry; None: MAX_OUTPUTS
         self._asked: set[str] = set()
         self._new: dict[str, bytes] = {}
 
@@ -122,7 +127,7 @@ class Outputs:
     def get(self, key: str) -> dict[str, str] | None:
         """The texts kept for ``key``, or ``None`` (no entry, or one that is not whole and its own)."""
         self._asked.add(key)
-        data = read_entry(self.where / key, MAX_OUTPUTS)
+        data = read_entry(self.where / key, self._limit or MAX_OUTPUTS)
         if data is None:
             return None
         head, _, body = data.partition(b"\n")
@@ -141,7 +146,7 @@ class Outputs:
         self._asked.add(key)
         body = json.dumps(texts, ensure_ascii=True, sort_keys=True).encode("ascii")
         entry = f"outputs {key} {hashlib.sha256(body).hexdigest()}\n".encode("ascii") + body
-        if len(entry) <= MAX_OUTPUTS:
+        if len(entry) <= (self._limit or MAX_OUTPUTS):
             self._new[key] = entry
 
     def save(self) -> None:
@@ -179,3 +184,110 @@ class Verdicts:
 
     def save(self) -> None:
         write_entries(self.where, {key: self._entry(key) for key in self._new}, self._asked)
+
+
+class Catalogs:
+    """Catalog texts that passed every check (``catalog.Passed``), with their document as JSON, kept in an
+    :class:`Outputs` keyed by the text, the catalog schema, the PyYAML and jsonschema versions and
+    :func:`harness_key`. A document JSON cannot hold exactly (a key that is not a string, a date) is not kept."""
+
+    def __init__(self, where: Path):
+        self._kept = Outputs(where)
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return Outputs.key(text.encode("utf-8", "surrogatepass"), _catalog_code())
+
+    def get(self, text: str) -> dict | None:
+        found = self._kept.get(self._key(text))
+        if found is None or set(found) != {"document"}:
+            return None
+        try:
+            document = json.loads(found["document"])
+        except (ValueError, RecursionError):
+            return None
+        return document if isinstance(document, dict) else None
+
+    def put(self, text: str, document: dict) -> None:
+        if _plain_json(document):
+            self._kept.put(self._key(text), {"document": json.dumps(document, ensure_ascii=True)})
+
+    def save(self) -> None:
+        self._kept.save()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_code() -> bytes:
+    """What checking a catalog depends on besides the harness: its schema, the PyYAML and jsonschema versions."""
+    versions = f"{yaml.__version__}\0{importlib.metadata.version('jsonschema')}\0".encode()
+    return versions + SCHEMA_PATH.read_bytes()
+
+
+def _plain_json(value: object) -> bool:
+    """Whether ``value`` reads back from JSON as exactly itself (types included)."""
+    if value is None or type(value) in (bool, int, str):
+        return True
+    if type(value) is float:
+        return value == value and value not in (float("inf"), float("-inf"))
+    if type(value) is list:
+        return all(_plain_json(item) for item in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    return False
+
+
+class Histories:
+    """The rows of ``history.csv`` as :func:`history.read_history` gives them, kept (one entry) with the length
+    and sha256 of the text they were read from: a file that starts with that text (appended to, as a sweep
+    does) has only its new lines read; the entry is written again once they are an eighth of what it holds. The entry is ``history <harness_key> <length> <sha256 of those bytes>
+    <lines> <sha256 of body>\\n`` and the rows as JSON; anything else is read whole."""
+
+    NAME = "rows"
+
+    def __init__(self, where: Path):
+        self.where = where
+
+    def read(self, path: Path) -> list[history.HistoryRow]:
+        try:
+            data = confine.read_bytes(path.parent, path)
+        except (OSError, ValueError):
+            return history.read_history(path)  # (which says what is wrong)
+        rows, length = self._kept(data)
+        if rows is None:
+            rows = history.read_history(path)
+        if length < 0 or len(data) - length > length // 8:  # a few new lines are read again rather than kept
+            self._keep(data, rows)
+        return rows
+
+    def _kept(self, data: bytes) -> tuple[list[history.HistoryRow] | None, int]:
+        """The rows of ``data`` from the kept entry and its new lines, and how many bytes the entry was read
+        from; ``(None, -1)`` when the entry does not apply."""
+        entry = read_entry(self.where / self.NAME, MAX_INDEX)
+        if entry is None:
+            return None, -1
+        head, _, body = entry.partition(b"\n")
+        fields = head.split(b" ")
+        if len(fields) != 6 or fields[0] != b"history" or fields[1] != harness_key().encode() or \
+                fields[5] != hashlib.sha256(body).hexdigest().encode() or not fields[2].isdigit() or not fields[4].isdigit():
+            return None, -1
+        length = int(fields[2])
+        if len(data) < length or hashlib.sha256(data[:length]).hexdigest().encode() != fields[3]:
+            return None, -1
+        try:
+            kept = json.loads(body)
+            rows = [history.HistoryRow.checked(*row) for row in kept if type(row) is list and len(row) == 6]
+            tail = data[length:].decode("utf-8")
+        except (ValueError, TypeError, RecursionError):
+            return None, -1
+        added = history.rows_after(tail, int(fields[4]))
+        return (None, -1) if added is None or len(rows) != len(kept) else (rows + added, length)
+
+    def _keep(self, data: bytes, rows: list[history.HistoryRow]) -> None:
+        if not data.endswith(b"\n"):  # the next run's new lines start after a whole line
+            return
+        body = json.dumps([[r.date, r.server, r.tokens, r.toolCount, r.status, r.isolation] for r in rows],
+                          ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        lines = data.count(b"\n")
+        head = f"history {harness_key()} {len(data)} {hashlib.sha256(data).hexdigest()} {lines} {hashlib.sha256(body).hexdigest()}\n"
+        if len(head) + len(body) <= MAX_INDEX:
+            write_entries(self.where, {self.NAME: head.encode("ascii") + body}, {self.NAME})

@@ -30,6 +30,7 @@ FIELDS = ("date", "canonicalSha256", "isolation", "status", "totalTokens", "tool
 _KEYS = frozenset(FIELDS)
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # the schema's server pattern
 
 
 class CaptureMismatch(RecordError):
@@ -179,8 +180,8 @@ def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str
     vector = vector_of(record, where, known)
     on_file = wire(vector)
     document: dict[str, Any] = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
-    if not schemas.validator("tool-vectors").is_valid(document):  # the quick answer; the errors only if needed
-        schemas.check("tool-vectors", document, where=where)
+    if not _plainly_valid(history.server, on_file) and not schemas.validator("tool-vectors").is_valid(document):
+        schemas.check("tool-vectors", document, where=where)  # the errors, only when there are some
     return VectorHistory(history.server, (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:])
 
 
@@ -205,6 +206,9 @@ def read(path, server: str) -> VectorHistory:
     if not text.startswith(header) or not text.endswith("\n]}\n") or len(text) <= len(header) + 4:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
+    plain = _plain(text, len(header), len(text) - 4, str(path))
+    if plain is not None:
+        return VectorHistory(server, plain, text)
     vectors, errors = [], []
     start, end, number = len(header), len(text) - 4, 2  # the body: from after the header to before "\n]}\n"
     while start <= end:
@@ -237,6 +241,30 @@ _HEAD = re.compile(r'\{"date":"(?P<date>\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d
                    r'"tools":(?=\[)')
 
 
+_LINE = re.compile(_HEAD.pattern + r'[^\n]*\]\}')
+_TOOLS_KEY = len(',"tools":')
+
+
+def _plain(text: str, start: int, end: int, path: str) -> tuple[Vector, ...] | None:
+    """The vectors of the body ``text[start:end]`` when every line is one this module writes (what the loop
+    of :func:`read` would take, line by line); ``None`` otherwise, for that loop to say what is wrong."""
+    vectors, number, match = [], 2, _LINE.match
+    while True:
+        found = match(text, start, end)
+        if found is None:
+            return None
+        stop = found.end()
+        date, sha, iso, status, total, count = found.groups()
+        fields = {"date": date, "canonicalSha256": sha, "isolation": iso, "status": status,
+                  "totalTokens": int(total), "toolCount": int(count)}
+        vectors.append(Vector(fields, text, start, stop, f"{path}:{number}", tools_at=found.end("count") + _TOOLS_KEY))
+        if stop == end:
+            return tuple(vectors) if len(vectors) <= MAX_VECTORS else None
+        if not text.startswith(",\n", stop):
+            return None
+        start, number = stop + 2, number + 1
+
+
 def _vector(text: str, start: int, stop: int, where: str) -> Vector | str:
     """The vector written at ``text[start:stop]``, or the problem with it."""
     match = _HEAD.match(text, start, stop)
@@ -254,6 +282,12 @@ def _vector(text: str, start: int, stop: int, where: str) -> Vector | str:
         return problem
     tools = [dict(zip(TOOL_FIELDS, t)) for t in value["tools"]]
     return Vector({k: value[k] for k in FIELDS[:-1]}, text, start, stop, where, tools=tools)
+
+
+def _plainly_valid(server: str, on_file: dict) -> bool:
+    """Whether the one-vector document of ``server`` holding ``on_file`` passes the tool-vectors schema by
+    this module's own, stricter checks (``False``: the schema decides, as jsonschema is many times slower)."""
+    return bool(_SLUG.match(server)) and _problem(on_file) is None and str(on_file["date"]).isascii()
 
 
 def _whole(value: object) -> bool:
