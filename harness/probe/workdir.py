@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from typing import IO
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -68,12 +69,7 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
         with _fresh_dir(name, needs_git) as path:
             yield path
         return
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        lock = open(base / f"{name}.lock", "a+")
-    except OSError as exc:
-        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
-    with lock:
+    with _lock_file(base, f"{name}.lock") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # the same name is being launched elsewhere right now
@@ -96,12 +92,7 @@ def _fresh_dir(name: str, needs_git: bool) -> Iterator[Path]:
     # a shared lock on .apart-<name>.lock; _reclaim removes the folder only under an exclusive one.
     base = base_dir()
     parent = base / f"{APART}{name}"
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        lock = open(base / f"{APART}{name}.lock", "a+")
-    except OSError as exc:
-        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
-    with lock:
+    with _lock_file(base, f"{APART}{name}.lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)
         try:
             parent.mkdir(exist_ok=True)
@@ -111,6 +102,14 @@ def _fresh_dir(name: str, needs_git: bool) -> Iterator[Path]:
         with fresh as tmp:
             prepare_workdir(Path(tmp), needs_git)
             yield Path(tmp)
+
+
+def _lock_file(base: Path, filename: str) -> IO[str]:
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        return open(base / filename, "a+")
+    except OSError as exc:
+        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
 
 
 def _reclaim(base: Path, name: str) -> None:
