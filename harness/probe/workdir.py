@@ -1,5 +1,6 @@
 """The working directory a server launches in: ``<cache>/work/<name>``, the same path every launch, emptied each
-time; a fresh temp directory while another launch holds it, or for a launch made ``apart``.
+time; a fresh directory under ``<cache>/work/.apart-<name>`` while another launch holds it, or for a launch made
+``apart``. What a killed harness left there is removed by the next launch of ``name`` that finds none in use.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from typing import IO
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from harness.util import user_cache
 from harness.probe.process import SpawnError
 
 WORK_DIR = "work"
+APART = ".apart-"  # no slug starts with a dot: never an entry's own directory
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 # The throwaway repository's one commit has fixed dates, so its hash is the same at every launch.
 _GIT_DATE = "2000-01-01T00:00:00+0000"
@@ -66,12 +69,7 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
         with _fresh_dir(name, needs_git) as path:
             yield path
         return
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        lock = open(base / f"{name}.lock", "a+")
-    except OSError as exc:
-        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
-    with lock:
+    with _lock_file(base, f"{name}.lock") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # the same name is being launched elsewhere right now
@@ -80,6 +78,7 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
             return
         path = base / name
         _empty(path)
+        _reclaim(base, name)
         try:
             prepare_workdir(path, needs_git)
             yield path
@@ -89,9 +88,35 @@ def _own_dir(name: str, needs_git: bool) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _fresh_dir(name: str, needs_git: bool) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix=f"mcp-context-cost-{name}-") as tmp:
-        prepare_workdir(Path(tmp), needs_git)
-        yield Path(tmp)
+    # Under the cache, not /tmp: a harness killed by a signal leaves it where _reclaim finds it. Each user holds
+    # a shared lock on .apart-<name>.lock; _reclaim removes the folder only under an exclusive one.
+    base = base_dir()
+    parent = base / f"{APART}{name}"
+    with _lock_file(base, f"{APART}{name}.lock") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            parent.mkdir(exist_ok=True)
+            fresh = tempfile.TemporaryDirectory(dir=parent)
+        except OSError as exc:
+            raise SpawnError(f"cannot create a working directory under {parent}: {exc}") from None
+        with fresh as tmp:
+            prepare_workdir(Path(tmp), needs_git)
+            yield Path(tmp)
+
+
+def _lock_file(base: Path, filename: str) -> IO[str]:
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        return open(base / filename, "a+")
+    except OSError as exc:
+        raise SpawnError(f"cannot prepare the working directory under {base}: {exc}") from None
+
+
+def _reclaim(base: Path, name: str) -> None:
+    """Remove ``.apart-<name>`` when no launch uses it (what a harness killed mid-launch left). Never raises."""
+    with contextlib.suppress(OSError), open(base / f"{APART}{name}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        shutil.rmtree(base / f"{APART}{name}", ignore_errors=True)
 
 
 def _empty(path: Path) -> None:

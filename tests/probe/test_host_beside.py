@@ -8,13 +8,19 @@ timing:
   record like the one-after-the-other order's;
 * a server whose tools change at every launch stays dynamic;
 * under ``sandbox`` both launches see one path: a difference is dynamic at once, with no third launch;
-* ``MCP_CONTEXT_COST_CONFIRMATION=after`` still makes the confirmation after the first has ended.
+* ``MCP_CONTEXT_COST_CONFIRMATION=after`` still makes the confirmation after the first has ended;
+* the early launch's directory, left by a harness killed while it ran, is removed by the next launch of the name.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +29,7 @@ from harness.probe import build_record, launch, reaper, workdir
 from harness.probe.measure import measure, measure_sync
 from harness.probe.target import Target
 from tests.conftest import fixture_command
-from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
+from tests.probe.helpers import REPO, measure_and_write, nothing_left, results_root  # noqa: F401
 
 STABLE = ["stable", "stable"]  # two launches in the per-entry directory
 
@@ -139,3 +145,34 @@ def test_after_still_makes_the_confirmation_after_the_first(tmp_path, results_ro
     assert run.record["status"] == "dynamic", run.notes
     assert [t["name"] for t in run.record["tools"]] == ["alone"]  # the first waited alone
     assert len(list(meeting.iterdir())) == 2
+
+
+def test_a_harness_killed_while_the_early_launch_runs_leaves_its_directory_to_the_next_launch(tmp_path):
+    pids = tmp_path / "pids"
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "measure", "--name", "killed-beside", "--isolation", "host",
+         "--command", fixture_command("stubborn", "--pids", str(pids)), "--out", str(tmp_path / "out")],
+        cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        dirs: set[str] = set()
+        while len(dirs) < 2 and harness.poll() is None:  # both launches started: each names its own directory
+            for p in pids.iterdir() if pids.is_dir() else ():
+                with contextlib.suppress(OSError):
+                    dirs.add(os.readlink(f"/proc/{p.name}/cwd"))
+            time.sleep(0.02)
+    finally:
+        harness.kill()  # SIGKILL: nothing of the harness cleans up
+        harness.wait()
+    own = str(workdir.own_path("killed-beside"))
+    assert len(dirs) == 2 and own in dirs
+    (apart,) = dirs - {own}
+    assert Path(apart).is_dir()
+    with workdir.launch_dir("killed-beside", needs_git=False):
+        pass
+    assert not Path(apart).exists()
+    for p in pids.iterdir():  # the sentinel ends what the killed harness left running
+        for _ in range(600):
+            if not reaper.alive(int(p.name)):
+                break
+            time.sleep(0.05)
+        assert not reaper.alive(int(p.name))
