@@ -99,8 +99,17 @@ async def measure(
             result = _install_failed(target, installed, secrets)
         else:
             async with teardown.scope() as deferred:
-                result = await _measure(target, limits, requested_version, dual, isolation, launcher,
-                                        launch_slots or contextlib.nullcontext())
+                slots, ends = launch_slots or contextlib.nullcontext(), list[float]()  # one deadline for both orders
+                together = await _measure(target, limits, requested_version, dual, isolation, launcher, slots, ends,
+                                          beside=_beside())
+                if together is None:
+                    # the two launches started together disagreed, and either may have seen the other (its
+                    # directory, a lock, a port): both are dropped and the one-after-the-other order decides
+                    await teardown.drain()
+                    together = await _measure(target, limits, requested_version, dual, isolation, launcher, slots,
+                                              ends, beside=False)
+                assert together is not None  # one after the other, the confirmation never starts beside
+                result = together
             _weigh_findings(result, installed.findings)
     result.secrets = secrets
     result.teardowns = deferred
@@ -154,10 +163,11 @@ def _redacting(launcher, secrets: redact.Secrets):
 
 
 async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
-                   launcher, slots) -> Measurement:
+                   launcher, slots, ends: list[float], *, beside: bool) -> Measurement | None:
+    """The measurement, or ``None`` when the confirmation started beside the first listed other tools than it.
+    ``ends`` holds the overall deadline, set when the first launch gets its slot."""
     base = float(target.timeout_seconds)
     deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
-    ends: list[float] = []  # the overall deadline, set when the first launch gets its slot
 
     async def run(budget: float, early: _Early | None = None, **kwargs) -> Capture:
         async with slots:
@@ -172,7 +182,7 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
     attempts: list[Capture] = []
     info: list[AttemptInfo] = []
     healed: list[str] = []
-    early = _Early(run, base) if dual and _beside() else None
+    early = _Early(run, base) if dual and beside else None
     try:
         first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
     except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
@@ -199,9 +209,9 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
             if early is not None:
                 await early.drop(cancel=True)
             raise
-        if second is not None and second.ok and _elsewhere(target, isolation) and not _same_tools(second, first):
-            second = None  # it saw another directory than the first: the difference may be the directory's
-        if second is None or not second.ok:  # failed or differed beside the first: made again after it
+        if second is not None and second.ok and not _same_tools(second, first):
+            return None
+        if second is None or not second.ok:  # failed beside the first: made again after it
             await teardown.drain()
             second = await run(widest)
         _confirm(target, second, widest, result)
@@ -211,12 +221,6 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
 def _beside() -> bool:
     """Whether the confirmation starts beside the first launch (in a directory of its own, ``workdir.apart``)."""
     return os.environ.get(CONFIRMATION_VARIABLE) != "after"
-
-
-def _elsewhere(target: Target, isolation: str) -> bool:
-    """Whether the server sees the early launch's working directory at another path than the first's: a ``host``
-    stdio launch without a config's ``cwd`` (the sandbox shows either at one fixed path)."""
-    return not target.url and isolation == "host" and target.cwd is None
 
 
 def _same_tools(a: Capture, b: Capture) -> bool:

@@ -1,16 +1,15 @@
-"""A ``host`` stdio launch's confirmation starts beside the first, in a fresh directory of its own; the first
-keeps the per-entry directory. Proved from the fixtures' own evidence (the files each launch writes), never by
-timing:
+"""A confirmation starts beside the first launch (in a fresh directory of its own under ``host``; the first keeps
+the per-entry directory) and only ever confirms: when the two launches started together disagree, both are
+dropped and the one-after-the-other order decides. Proved from the fixtures' own evidence (the files each launch
+writes), never by timing:
 
 * a deterministic server's two launches are alive at once, and the pair is measured and confirmed;
-* a server naming its working directory differs beside the first only by the directory: that early launch is
-  dropped and the confirmation made again after the first, in the same directory — measured, confirmed, and a
-  record like the one-after-the-other order's;
-* a server whose tools change at every launch stays dynamic;
-* under ``sandbox`` both launches see one path: a difference is dynamic at once, with no third launch;
+* a server naming its working directory differs beside the first only by the directory: measured, confirmed, and
+  the record the one-after-the-other order gives;
+* a server that lists another tool while another copy runs is measured without it;
+* a server whose tools change at every launch stays dynamic, under ``host`` and ``sandbox``;
 * ``MCP_CONTEXT_COST_CONFIRMATION=after`` still makes the confirmation after the first has ended;
-* the early launch's directory, left by a harness killed while it ran, is removed by the next launch of the name.
-"""
+* the early launch's directory, left by a harness killed while it ran, is removed by the next launch of the name."""
 
 from __future__ import annotations
 
@@ -32,6 +31,8 @@ from tests.conftest import fixture_command
 from tests.probe.helpers import REPO, measure_and_write, nothing_left, results_root  # noqa: F401
 
 STABLE = ["stable", "stable"]  # two launches in the per-entry directory
+# two started together (the early one elsewhere), then two one after the other in the per-entry directory
+REDONE = ["apart", "stable", "stable", "stable"]
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +95,8 @@ def test_a_server_naming_its_directory_is_measured_and_the_first_keeps_the_per_e
     m = measure_sync(target, isolation="host", launch_slots=slots)
     assert m.status == "measured" and m.confirmed is True, m.notes
     assert str(workdir.own_path("cwd-beside")) in m.capture.tools[0]["description"]
-    # the early launch ran elsewhere and differed by its directory: dropped, and made again in the first's
-    assert launches(log, "cwd-beside") == ["apart", "stable", "stable"]
+    # the early launch ran elsewhere and differed by its directory: both dropped, and made again one after the other
+    assert launches(log, "cwd-beside") == REDONE
     assert [c.ok for c in m.attempts] == [True, True] and len(m.attempt_info) == 2
     assert not any("differed" in note for note in m.notes)
     assert not any(reaper.alive(int(p.name)) for p in log.iterdir())
@@ -104,7 +105,7 @@ def test_a_server_naming_its_directory_is_measured_and_the_first_keeps_the_per_e
 
 def test_a_redone_confirmation_leaves_the_record_the_one_after_the_other_order_gives(tmp_path, monkeypatch):
     beside = build(volatile("cwd-record", tmp_path / "beside", "--cwd-in-description"))
-    assert launches(tmp_path / "beside", "cwd-record") == ["apart", "stable", "stable"]
+    assert launches(tmp_path / "beside", "cwd-record") == REDONE
     monkeypatch.setenv("MCP_CONTEXT_COST_CONFIRMATION", "after")
     after = build(volatile("cwd-record", tmp_path / "after", "--cwd-in-description"))
     assert launches(tmp_path / "after", "cwd-record") == STABLE
@@ -116,15 +117,51 @@ def test_a_host_server_with_new_tools_at_every_launch_stays_dynamic(tmp_path):
     log = tmp_path / "log"
     m = measure_sync(volatile("fresh-host", log, "--fresh-name"), isolation="host")
     assert m.status == "dynamic" and m.confirmed is True, m.notes
-    # the early launch differed: dropped; the confirmation made after the first, in its directory, decides
-    assert launches(log, "fresh-host") == ["apart", "stable", "stable"]
+    # the two started together differed: dropped; two one after the other, in the entry's directory, decide
+    assert launches(log, "fresh-host") == REDONE
     assert len(m.attempts) == 2
     assert any("tool set differed between two launches: 1 vs 1 tools (only in the second: search_" in n for n in m.notes)
 
 
+class FirstAfterLock:
+    """Launch slots that let the early launch start first and hold the first launch until that one holds its lock."""
+
+    def __init__(self, taken: Path) -> None:
+        self.entered, self.taken = 0, taken
+
+    async def __aenter__(self):
+        self.entered += 1
+        if self.entered == 1:
+            for _ in range(600):
+                if self.taken.exists():
+                    return
+                await asyncio.sleep(0.05)
+            raise AssertionError("the early launch never took its lock")
+
+    async def __aexit__(self, *exc):
+        return None
+
+
+def test_a_server_that_sees_its_other_copy_is_measured_without_what_that_made_it_list(tmp_path):
+    lock = tmp_path / "lock"
+    made = []
+
+    async def counted(t, budget, limits, version, **kwargs):
+        made.append(t.name)
+        return await launch.launch_once(t, budget, limits, version, isolation="host", **kwargs)
+
+    target = Target(name="busy-host", timeout_seconds=30, command=fixture_command("volatile", "--busy-when-shared", str(lock)))
+    m = asyncio.run(measure(target, isolation="host", launcher=counted,
+                            launch_slots=FirstAfterLock(Path(str(lock) + ".taken"))))
+    assert m.status == "measured" and m.confirmed is True, m.notes
+    assert "busy" not in [t["name"] for t in m.capture.tools]
+    assert len(made) == 4 and len(m.attempts) == 2  # two together disagreed; two one after the other decided
+    assert not any("differed" in note for note in m.notes)
+
+
 @pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
-@pytest.mark.parametrize("flag, status", [("--fresh-name", "dynamic"), ("--cwd-in-description", "measured")])
-def test_under_the_sandbox_a_difference_is_dynamic_at_once(flag, status):
+@pytest.mark.parametrize("flag, status, made_count", [("--fresh-name", "dynamic", 4), ("--cwd-in-description", "measured", 2)])
+def test_under_the_sandbox_one_path_and_a_difference_is_settled_one_after_the_other(flag, status, made_count):
     made = []
 
     async def counted(t, budget, limits, version, **kwargs):
@@ -134,7 +171,8 @@ def test_under_the_sandbox_a_difference_is_dynamic_at_once(flag, status):
     target = Target(name="fresh-sandbox", command=fixture_command("volatile", flag), timeout_seconds=30)
     m = asyncio.run(measure(target, isolation="sandbox", launcher=counted))
     assert m.status == status and m.confirmed is True, m.notes
-    assert len(made) == 2 and len(m.attempts) == 2  # no third launch: both saw one path
+    # both see one path: the directory never differs; tools new at every launch are settled one after the other
+    assert len(made) == made_count and len(m.attempts) == 2
 
 
 def test_after_still_makes_the_confirmation_after_the_first(tmp_path, results_root, launches_in_order):
