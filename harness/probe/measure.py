@@ -99,17 +99,8 @@ async def measure(
             result = _install_failed(target, installed, secrets)
         else:
             async with teardown.scope() as deferred:
-                slots, ends = launch_slots or contextlib.nullcontext(), list[float]()  # one deadline for both orders
-                together = await _measure(target, limits, requested_version, dual, isolation, launcher, slots, ends,
-                                          beside=_beside())
-                if together is None:
-                    # the two launches started together disagreed, and either may have seen the other (its
-                    # directory, a lock, a port): both are dropped and the one-after-the-other order decides
-                    await teardown.drain()
-                    together = await _measure(target, limits, requested_version, dual, isolation, launcher, slots,
-                                              ends, beside=False)
-                assert together is not None  # one after the other, the confirmation never starts beside
-                result = together
+                result = await _measured(_Launches(target, limits, requested_version, launcher,
+                                                   launch_slots or contextlib.nullcontext()), dual, isolation)
             _weigh_findings(result, installed.findings)
     result.secrets = secrets
     result.teardowns = deferred
@@ -162,27 +153,83 @@ def _redacting(launcher, secrets: redact.Secrets):
     return redacted
 
 
-async def _measure(target: Target, limits: Limits, requested_version: str, dual: bool, isolation: str,
-                   launcher, slots, ends: list[float], *, beside: bool) -> Measurement | None:
-    """The measurement, or ``None`` when the confirmation started beside the first listed other tools than it.
-    ``ends`` holds the overall deadline, set when the first launch gets its slot."""
-    base = float(target.timeout_seconds)
-    deadline = base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
+class _Launches:
+    """One target's launches: ``run`` enters ``slots`` around each and bounds its budget by one overall deadline,
+    set when the first launch gets its slot and kept for both orders."""
 
-    async def run(budget: float, early: _Early | None = None, **kwargs) -> Capture:
-        async with slots:
+    def __init__(self, target: Target, limits: Limits, requested_version: str, launcher, slots):
+        self.target, self.limits, self.requested_version = target, limits, requested_version
+        self.launcher, self.slots = launcher, slots
+        self.base = float(target.timeout_seconds)
+        self.deadline = self.base * (1 + RETRY_BUDGET_FACTOR + 1) + 30.0
+        self.ends: list[float] = []
+
+    async def run(self, budget: float, early: _Early | None = None, **kwargs) -> Capture:
+        async with self.slots:
             if early is not None:
                 early.launched = True
-            if not ends:
-                ends.append(time.monotonic() + deadline)
-            remaining = max(1.0, ends[0] - time.monotonic())
-            return await launcher(target, min(budget, remaining), limits, kwargs.pop("version", requested_version),
-                                  **kwargs)
+            if not self.ends:
+                self.ends.append(time.monotonic() + self.deadline)
+            remaining = max(1.0, self.ends[0] - time.monotonic())
+            return await self.launcher(self.target, min(budget, remaining), self.limits,
+                                       kwargs.pop("version", self.requested_version), **kwargs)
 
+
+@dataclass(frozen=True)
+class _Disagreed:
+    """The two launches started together both listed tools, and not the same ones."""
+
+
+async def _measured(launches: _Launches, dual: bool, isolation: str) -> Measurement:
+    """The measurement: the confirmation started beside the first launch when ``_beside``, and made again one
+    launch after the other when the two launches started together disagree."""
+    if dual and _beside():
+        together = await _measured_together(launches, isolation)
+        if not isinstance(together, _Disagreed):
+            return together
+        # either may have seen the other (its directory, a lock, a port): both are dropped, not recorded
+        await teardown.drain()
+    return await _measured_in_order(launches, dual, isolation)
+
+
+async def _measured_together(launches: _Launches, isolation: str) -> Measurement | _Disagreed:
+    """The measurement with its confirmation started beside the first launch, or ``_Disagreed`` when both listed
+    tools and they differ. A confirmation beside the first that failed, or was dropped because the first launch was
+    retried, is made again after it."""
+    early = _Early(launches.run, launches.base)
+    result = await _first_round(launches, isolation, early)
+    if result.confirmed is None:  # a failure is never confirmed
+        return result
+    try:
+        second = await early.result() if len(result.attempts) == 1 else None
+    except BaseException:
+        await early.drop(cancel=True)
+        raise
+    if second is None or not second.ok:  # failed beside the first: made again after it
+        await _confirm_after(launches, result)
+    elif not _same_tools(second, result.capture):
+        return _Disagreed()
+    else:
+        _confirm(launches.target, second, result.widest_budget_seconds, result)
+    return result
+
+
+async def _measured_in_order(launches: _Launches, dual: bool, isolation: str) -> Measurement:
+    """The measurement with every launch started after the one before it has ended (the confirmation when
+    ``dual``)."""
+    result = await _first_round(launches, isolation, None)
+    if dual and result.confirmed is not None:  # a failure is never confirmed
+        await _confirm_after(launches, result)
+    return result
+
+
+async def _first_round(launches: _Launches, isolation: str, early: _Early | None) -> Measurement:
+    """The first launch and its retries: ``measured`` and ``confirmed=False`` once one listed tools, else the
+    failure (``confirmed`` None). ``early`` is dropped when the first launch did not list tools at once."""
+    target, run, base = launches.target, launches.run, launches.base
     attempts: list[Capture] = []
     info: list[AttemptInfo] = []
     healed: list[str] = []
-    early = _Early(run, base) if dual and beside else None
     try:
         first, verdict, widest = await _first_good(target, run, attempts, info, base, isolation, healed, early)
     except BaseException:  # cancelled (an interrupted sweep) or a bug: end the early launch too, now
@@ -195,27 +242,20 @@ async def _measure(target: Target, limits: Limits, requested_version: str, dual:
         extra = {"environmentEvidence": verdict.environment, "environmentCause": verdict.cause} \
             if verdict.environment else {}
         failed = Measurement(target, verdict.status, attempts[-1], attempts,
-                             [verdict.evidence, *healed, *attempts[-1].notes], deadline, widest, extra=extra,
+                             [verdict.evidence, *healed, *attempts[-1].notes], launches.deadline, widest, extra=extra,
                              attempt_info=info, budget_seconds=info[-1].budget_seconds)
         if verdict.status == st.PROTOCOL_MISMATCH:
             await _try_discover(run, base, failed)
         return failed
-    result = Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=deadline,
-                         widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
-    if dual:
-        try:
-            second = await early.result() if early is not None and len(attempts) == 1 else None
-        except BaseException:
-            if early is not None:
-                await early.drop(cancel=True)
-            raise
-        if second is not None and second.ok and not _same_tools(second, first):
-            return None
-        if second is None or not second.ok:  # failed beside the first: made again after it
-            await teardown.drain()
-            second = await run(widest)
-        _confirm(target, second, widest, result)
-    return result
+    return Measurement(target, st.MEASURED, first, attempts, healed + first.notes, deadline_seconds=launches.deadline,
+                       widest_budget_seconds=widest, attempt_info=info, budget_seconds=widest, confirmed=False)
+
+
+async def _confirm_after(launches: _Launches, result: Measurement) -> None:
+    """Confirm ``result`` with a launch started once every earlier one has ended."""
+    await teardown.drain()
+    budget = result.widest_budget_seconds
+    _confirm(launches.target, await launches.run(budget), budget, result)
 
 
 def _beside() -> bool:
