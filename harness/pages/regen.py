@@ -65,7 +65,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
             html_new[html_key] = html
         if (key := missing[name]) is not None:
             kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
-    server_html.store(server_html.folder(root), html_new, html_used)
+    server_html.store(server_html.cache(root), html_new, html_used)
     kept.save()
     return outputs
 
@@ -83,7 +83,7 @@ class _Drawing:
     standing: server_page.Standing
     movements: dict[str, regressions.Movement]
     per_release: dict[str, list]
-    html_cache: Path
+    html_cache: regen_cache.Pack
 
 
 def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
@@ -134,7 +134,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
         else:
             missing[row.name] = key
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
-                       server_html.folder(root))
+                       server_html.cache(root))
     return outputs, drawing, missing
 
 
