@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import sys
+import time
 from pathlib import Path
 
 import markdown_it
@@ -95,28 +96,34 @@ def read_entry(path: Path, limit: int) -> bytes | None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` at ``path`` through a temporary sibling and a rename (best effort: an error is ignored)."""
+    """Write ``data`` at ``path`` through a temporary sibling and a rename (best effort: an error is ignored; the
+    temporary file is removed even when the run is interrupted)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temp.write_bytes(data)
         os.replace(temp, path)
     except OSError:
+        pass
+    finally:
         with contextlib.suppress(OSError):
-            temp.unlink()
+            temp.unlink(missing_ok=True)
 
 
 class Pack:
     """Entries (``{key: bytes}``) of one cache folder, kept in ``SHARDS`` files (``pack-<hex digit>``, each key in the
     one its sha256 names) rather than a file each: a new file costs more than its bytes on some disks. A shard
-    (:func:`pack_bytes`) is read bounded (``MAX_SHARD``), a regular file never followed through a link, and only up
-    to its first entry that is not whole and its own. :meth:`save` writes the new entries and drops
-    every entry this run did not ask about, rewriting only the shards that change (best effort; nothing when the run
-    neither read nor added an entry)."""
+    (:func:`pack_bytes`) is a regular file never followed through a link, read only up to its first entry that is
+    not whole and its own, and the shards together only up to ``MAX_PACK`` bytes and ``MAX_ENTRIES`` entries (a
+    shard past either bound is read as empty or cut short). :meth:`save` writes the new entries and drops every
+    entry this run did not ask about, rewriting only the shards that change or were not read whole (best effort;
+    nothing when the run neither read nor added an entry)."""
 
     def __init__(self, where: Path):
         self.where = where
         self._shards: dict[str, dict[str, bytes]] = {}  # shard name: its entries as read
+        self._damaged: set[str] = set()  # shards read short of their end: written again at save
+        self._bytes_left, self._entries_left = MAX_PACK, MAX_ENTRIES
         self._asked: set[str] = set()
         self._new: dict[str, bytes] = {}
 
@@ -153,7 +160,7 @@ class Pack:
             held = self._read(name)
             kept = {key: data for key, data in held.items() if key in self._asked}
             kept.update(new_by_shard.get(name, {}))
-            if kept.keys() == held.keys() and all(held[key] == kept[key] for key in kept):
+            if name not in self._damaged and kept.keys() == held.keys() and all(held[key] == kept[key] for key in kept):
                 continue
             wrote = True
             if kept:
@@ -162,26 +169,49 @@ class Pack:
                 with contextlib.suppress(OSError):
                     (self.where / name).unlink()
             self._shards[name] = kept
+            self._damaged.discard(name)
         self._new = {}
         if wrote:
             self._prune()
 
     def _prune(self) -> None:
-        """Remove what is not a shard (entries kept a file each by other code); best effort."""
-        with contextlib.suppress(OSError):
-            for path in self.where.iterdir():
-                if not _SHARD_NAME.fullmatch(path.name) and not path.name.startswith("."):  # a dot: another run's temporary file
-                    path.unlink()
+        """Remove the files that are not a shard (entries kept a file each by other code) and the temporary files
+        no run has written to for ``_STALE`` seconds (left by a run that was killed); best effort. Never in a
+        folder reached through a link in the cache (its files are not the cache's)."""
+        if self.where.is_symlink() or self.where.parent.is_symlink():
+            return
+        try:
+            names = os.listdir(self.where)
+        except OSError:
+            return
+        for name in names:
+            if _SHARD_NAME.fullmatch(name):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(self.where / name)
+                if stat.S_ISDIR(st.st_mode) or name.startswith(".") and time.time() - st.st_mtime < _STALE:
+                    continue  # a dot: another run's temporary file, maybe being written
+                os.unlink(self.where / name)
 
     def _read(self, name: str) -> dict[str, bytes]:
         if name not in self._shards:
-            self._shards[name] = parse_pack(read_entry(self.where / name, MAX_SHARD) or b"")
+            data = read_entry(self.where / name, self._bytes_left) or b""
+            entries, parsed, whole = _parse(data, self._entries_left)
+            self._bytes_left -= len(data)
+            self._entries_left -= parsed
+            self._shards[name] = entries
+            if not whole:
+                self._damaged.add(name)
         return self._shards[name]
 
 
 PACK_HEAD = b"mcp-context-cost regen pack 1\n"
 SHARDS = 16  # at most 16: a shard is named by one hex digit
-MAX_SHARD = 2 * MAX_INDEX  # bytes of one shard file (about 10 MB each for 5,000 servers' pages)
+# What one Pack reads of its shards, all together: the capture index is one entry of up to MAX_INDEX; 5,000
+# servers' pages are about 160 MB, their HTML, verdicts or catalog less, in about 5,000 entries at most.
+MAX_PACK = 2 * MAX_INDEX
+MAX_ENTRIES = 2**18  # about 1.5 s to parse that many of the smallest entries
+_STALE = 3600  # seconds: a run writes a shard in far less, so an older temporary file is one a killed run left
 _KEY = re.compile(rb"[A-Za-z0-9._-]{1,128}")
 _SHARD_NAME = re.compile(r"pack-[0-9a-f]")
 
@@ -200,11 +230,19 @@ def _summed(key: bytes, data: bytes) -> str:
 def parse_pack(data: bytes) -> dict[str, bytes]:
     """The entries of a shard's bytes, up to the first that is not whole and its own; none when it does not start
     with ``PACK_HEAD``."""
+    return _parse(data, MAX_ENTRIES)[0]
+
+
+def _parse(data: bytes, most: int) -> tuple[dict[str, bytes], int, bool]:
+    """:func:`parse_pack` of at most ``most`` entries: ``(entries, how many were parsed, whether that was all of
+    data)``; empty ``data`` is whole."""
     entries: dict[str, bytes] = {}
+    if not data:
+        return entries, 0, True
     if not data.startswith(PACK_HEAD):
-        return entries
-    at = len(PACK_HEAD)
-    while at < len(data):
+        return entries, 0, False
+    at, parsed = len(PACK_HEAD), 0
+    while at < len(data) and parsed < most:
         end = data.find(b"\n", at, at + 256)
         fields = data[at:end].split(b" ") if end >= 0 else []
         if len(fields) != 3 or not _KEY.fullmatch(fields[0]) or not fields[1].isdigit() or len(fields[1]) > 12:
@@ -215,7 +253,8 @@ def parse_pack(data: bytes) -> dict[str, bytes]:
             break
         entries[fields[0].decode("ascii")] = body
         at = end + 1 + size
-    return entries
+        parsed += 1
+    return entries, parsed, at == len(data)
 
 
 class Outputs:

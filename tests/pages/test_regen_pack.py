@@ -92,7 +92,7 @@ def test_an_entry_over_the_bound_is_a_miss_and_a_shard_over_its_bound_is_empty(t
     key, data = next(iter(entries.items()))
     assert Pack(tmp_path / "kind").get(key, len(data) - 1) is None
     assert Pack(tmp_path / "kind").get(key, len(data)) == data
-    monkeypatch.setattr(regen_cache, "MAX_SHARD", (tmp_path / "kind" / Pack.shard(key)).stat().st_size - 1)
+    monkeypatch.setattr(regen_cache, "MAX_PACK", (tmp_path / "kind" / Pack.shard(key)).stat().st_size - 1)
     assert Pack(tmp_path / "kind").get(key, len(data)) is None
 
 
@@ -149,3 +149,103 @@ def test_a_shard_that_is_not_a_regular_file_is_a_miss_and_no_hang(tmp_path, plan
 def test_a_key_the_pack_cannot_hold_is_refused(tmp_path, key):
     with pytest.raises(ValueError, match="not a cache key"):
         Pack(tmp_path / "kind").put(key, b"x")
+
+
+def in_shard(name: str, n: int, salt: str = "") -> list[str]:
+    """``n`` keys whose entries lie in the shard file ``name``."""
+    found, i = [], 0
+    while len(found) < n:
+        key = f"{salt}{i}"
+        if Pack.shard(key) == name:
+            found.append(key)
+        i += 1
+    return found
+
+
+def test_one_pack_reads_a_bounded_number_of_bytes_over_all_its_shards(tmp_path, monkeypatch):
+    # sixteen shards each near the bound of one would be held together (gigabytes at the real bounds)
+    where = tmp_path / "kind"
+    where.mkdir()
+    for digit in range(regen_cache.SHARDS):
+        name = f"pack-{digit:x}"
+        (where / name).write_bytes(pack_bytes({key: b"x" * 1000 for key in in_shard(name, 4)}))
+    bound = 3 * (where / "pack-0").stat().st_size
+    monkeypatch.setattr(regen_cache, "MAX_PACK", bound)
+    read = []
+    real = regen_cache.read_entry
+    monkeypatch.setattr(regen_cache, "read_entry", lambda path, limit: read.append(real(path, limit)) or read[-1])
+    pack = Pack(where)
+    pack.get(in_shard("pack-0", 1)[0], 1 << 20)
+    pack.save()
+    assert sum(len(data or b"") for data in read) <= bound
+
+
+def test_one_pack_parses_a_bounded_number_of_entries_and_heals_the_shard(tmp_path, monkeypatch):
+    # millions of tiny entries (or one entry repeated) would cost minutes and gigabytes at the real bounds
+    where = tmp_path / "kind"
+    where.mkdir()
+    tiny = sorted(in_shard("pack-0", 300))  # as a shard holds them
+    (where / "pack-0").write_bytes(pack_bytes(dict.fromkeys(tiny, b"")) + pack_bytes({"again": b""})[len(regen_cache.PACK_HEAD):] * 500)
+    monkeypatch.setattr(regen_cache, "MAX_ENTRIES", 100)
+    pack = Pack(where)
+    assert pack.get(tiny[0], 10) == b""
+    assert pack.get(tiny[-1], 10) is None  # past the bound: a miss
+    pack.save()
+    assert parse_pack((where / "pack-0").read_bytes()) == {tiny[0]: b""}  # written again with what the run asked for
+
+
+def test_a_shard_damaged_past_its_entries_is_written_again(tmp_path):
+    entries = filled(tmp_path / "kind", 20)
+    key = next(iter(entries))
+    shard = tmp_path / "kind" / Pack.shard(key)
+    whole = shard.read_bytes()
+    held = parse_pack(whole)
+    shard.write_bytes(whole + b"\0" * 4096)  # read again by every run while it stays
+    pack = Pack(tmp_path / "kind")
+    assert all(pack.get(k, 1 << 20) == data for k, data in entries.items())
+    pack.save()
+    assert shard.read_bytes() == pack_bytes(held)
+
+
+def test_temporary_files_of_a_run_that_died_are_removed_and_a_writing_run_leaves_none(tmp_path, monkeypatch):
+    where = tmp_path / "kind"
+    where.mkdir()
+    dead, old = where / ".pack-3.999.tmp", where / ".0123abcd.998.tmp"  # a killed run's, and one of a file per entry
+    for path in (dead, old):
+        path.write_bytes(b"half written")
+        os.utime(path, (1, 1))
+    filled(where, 5)
+    assert not dead.exists() and not old.exists()
+
+    def interrupted(source, target):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(regen_cache.os, "replace", interrupted)  # the temporary file written, not yet renamed
+    pack = Pack(where)
+    pack.put(keys(1, "more")[0], b"more")
+    with pytest.raises(KeyboardInterrupt):
+        pack.save()
+    monkeypatch.undo()
+    assert [p.name for p in where.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_folder_among_the_entries_does_not_stop_the_others_being_removed(tmp_path):
+    where = tmp_path / "kind"
+    where.mkdir()
+    old = keys(30, "old")
+    for key in old:
+        (where / key).write_bytes(b"passed\n")
+    (where / "planted").mkdir()
+    filled(where, 5)
+    assert sorted(p.name for p in where.iterdir() if not p.name.startswith("pack-")) == ["planted"]
+
+
+@pytest.mark.parametrize("linked", ["kind", "repository"])
+def test_a_cache_folder_reached_through_a_link_never_has_other_files_removed(tmp_path, linked):
+    elsewhere = tmp_path / "elsewhere"
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / linked).symlink_to(elsewhere)
+    where = elsewhere if linked == "kind" else elsewhere / "kind"
+    where.mkdir(parents=True)
+    (where / "notes.txt").write_bytes(b"mine")
+    filled(tmp_path / "cache" / ("kind" if linked == "kind" else "repository/kind"), 5)
+    assert (where / "notes.txt").read_bytes() == b"mine"
