@@ -116,13 +116,13 @@ class Pack:
     (:func:`pack_bytes`) is a regular file never followed through a link, read only up to its first entry that is
     not whole and its own, and the shards together only up to ``MAX_PACK`` bytes and ``MAX_ENTRIES`` entries (a
     shard past either bound is read as empty or cut short). :meth:`save` writes the new entries and drops every
-    entry this run did not ask about, rewriting only the shards that change or were not read whole (best effort;
-    nothing when the run neither read nor added an entry)."""
+    entry this run did not ask about, rewriting only the shards that change or were not read whole, and replacing
+    what was not a shard it could read (best effort; nothing when the run neither read nor added an entry)."""
 
     def __init__(self, where: Path):
         self.where = where
         self._shards: dict[str, dict[str, bytes]] = {}  # shard name: its entries as read
-        self._damaged: set[str] = set()  # shards read short of their end: written again at save
+        self._damaged: set[str] = set()  # shards not read to their end: written again at save
         self._bytes_left, self._entries_left = MAX_PACK, MAX_ENTRIES
         self._asked: set[str] = set()
         self._new: dict[str, bytes] = {}
@@ -195,12 +195,12 @@ class Pack:
 
     def _read(self, name: str) -> dict[str, bytes]:
         if name not in self._shards:
-            data = read_entry(self.where / name, self._bytes_left) or b""
-            entries, parsed, whole = _parse(data, self._entries_left)
-            self._bytes_left -= len(data)
+            data = read_entry(self.where / name, self._bytes_left)
+            entries, parsed, whole = _parse(data or b"", self._entries_left)
+            self._bytes_left -= len(data or b"")
             self._entries_left -= parsed
             self._shards[name] = entries
-            if not whole:
+            if not whole or data is None and os.path.lexists(self.where / name):  # (not a regular file, or too large)
                 self._damaged.add(name)
         return self._shards[name]
 

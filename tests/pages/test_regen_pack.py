@@ -249,3 +249,27 @@ def test_a_cache_folder_reached_through_a_link_never_has_other_files_removed(tmp
     (where / "notes.txt").write_bytes(b"mine")
     filled(tmp_path / "cache" / ("kind" if linked == "kind" else "repository/kind"), 5)
     assert (where / "notes.txt").read_bytes() == b"mine"
+
+
+@pytest.mark.parametrize("plant", ["oversized", "fifo", "link"])
+def test_a_shard_that_cannot_be_read_is_replaced_when_the_run_writes(tmp_path, monkeypatch, plant):
+    # else it is opened (an oversized one read up to the bound) by every run while no new entry lands in it
+    entries = filled(tmp_path / "kind", 10)
+    key = next(iter(entries))
+    shard = tmp_path / "kind" / Pack.shard(key)
+    shard.unlink()
+    if plant == "oversized":
+        with open(shard, "wb") as f:
+            f.truncate(4096)
+        monkeypatch.setattr(regen_cache, "MAX_PACK", 1024)
+    elif plant == "fifo":
+        os.mkfifo(shard)
+    else:
+        (tmp_path / "elsewhere").write_bytes(b"not the cache's")
+        shard.symlink_to(tmp_path / "elsewhere")
+    pack = Pack(tmp_path / "kind")
+    assert pack.get(key, 1 << 20) is None
+    pack.put(next(k for k in keys(100, "other") if Pack.shard(k) != shard.name), b"other")
+    pack.save()
+    assert not os.path.lexists(shard)
+    assert (tmp_path / "elsewhere").exists() or plant != "link"
