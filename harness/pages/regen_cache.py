@@ -149,6 +149,11 @@ class Pack:
         """Keep ``key``'s entry at :meth:`save` without reading it."""
         self._asked.add(key)
 
+    def load(self) -> None:
+        """Read every shard now: workers forked after share what was read rather than each reading it again."""
+        for digit in range(SHARDS):
+            self._read(f"pack-{digit:x}")
+
     def save(self) -> None:
         new_by_shard: dict[str, dict[str, bytes]] = {}
         for key, data in self._new.items():
