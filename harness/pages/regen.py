@@ -54,6 +54,8 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
         outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
+    if len(missing) >= server_html.PARALLEL_FROM:  # drawn in workers: they share what was read before they fork
+        drawing.html_cache.load()
     html_new: dict[str, dict[str, str]] = {}
     # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
     html_used = {server_html.key(name, outputs[published.server_page(name)])
@@ -65,7 +67,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
             html_new[html_key] = html
         if (key := missing[name]) is not None:
             kept.put(key, {label: outputs[path(name)] for label, path in _PAGE_FILES.items()})
-    server_html.store(server_html.folder(root), html_new, html_used)
+    server_html.store(drawing.html_cache, html_new, html_used)
     kept.save()
     return outputs
 
@@ -83,7 +85,7 @@ class _Drawing:
     standing: server_page.Standing
     movements: dict[str, regressions.Movement]
     per_release: dict[str, list]
-    html_cache: Path
+    html_cache: regen_cache.Pack
 
 
 def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
@@ -134,7 +136,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
         else:
             missing[row.name] = key
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
-                       server_html.folder(root))
+                       server_html.cache(root))
     return outputs, drawing, missing
 
 

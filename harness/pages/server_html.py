@@ -253,6 +253,11 @@ def folder(root: Path) -> Path:
     return regen_cache.folder(root, "html")
 
 
+def cache(root: Path) -> regen_cache.Pack:
+    """The converted pages kept for the repository at ``root`` (:func:`folder`)."""
+    return regen_cache.Pack(folder(root))
+
+
 def key(name: str, markdown: str) -> str:
     """The cache key of server ``name``'s page converted from ``markdown``."""
     return _key(published.server_page(name), markdown)
@@ -265,26 +270,26 @@ def _key(path: str, text: str) -> str:
 def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, str]:
     """The union of ``convert({path: text})`` over ``inputs``, each read from the cache under ``root`` or
     converted and stored. ``convert`` must be pure and module-level."""
-    where = folder(root)
+    kept = cache(root)
     keys = {path: _key(path, text) for path, text in inputs.items()}
     found: dict[str, dict[str, str]] = {}
     for path, key in keys.items():
-        entry = _lookup(where, key)
+        entry = _lookup(kept, key)
         if entry is not None:
             found[path] = entry
     missing = sorted(p for p in inputs if p not in found)
     fresh = _convert_all(convert, [{p: inputs[p]} for p in missing])
     found.update(zip(missing, fresh))
-    store(where, {keys[p]: found[p] for p in missing}, set(keys.values()))
+    store(kept, {keys[p]: found[p] for p in missing}, set(keys.values()))
     return {out: text for path in sorted(found) for out, text in sorted(found[path].items())}
 
 
-def converted(where: Path, name: str, markdown: str, comp: Composition | None) -> tuple[dict[str, str], str, bool]:
+def converted(kept: regen_cache.Pack, name: str, markdown: str, comp: Composition | None) -> tuple[dict[str, str], str, bool]:
     """``({docs/servers/<name>.html: page}, its key, whether it was converted now)``: server ``name``'s page
-    from the cache folder ``where`` (:func:`folder`) or converted (:func:`pages`); keep new ones with :func:`store`."""
+    from the cache ``kept`` (:func:`cache`) or converted (:func:`pages`); keep new ones with :func:`store`."""
     path = published.server_page(name)
     key = _key(path, markdown)
-    entry = _lookup(where, key)
+    entry = _lookup(kept, key)
     if entry is not None:
         return entry, key, False
     return pages({path: markdown}, {name: comp}), key, True
@@ -293,8 +298,8 @@ def converted(where: Path, name: str, markdown: str, comp: Composition | None) -
 _MAX_ENTRY = 16 * 2**20
 
 
-def _lookup(where: Path, key: str) -> dict[str, str] | None:
-    data = regen_cache.read_entry(where / key, _MAX_ENTRY)
+def _lookup(kept: regen_cache.Pack, key: str) -> dict[str, str] | None:
+    data = kept.get(key, _MAX_ENTRY)
     try:
         entry = json.loads(data) if data is not None else None
     except ValueError:
@@ -309,7 +314,10 @@ def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: lis
     return forkpool.map_forked(convert, items, PARALLEL_FROM)
 
 
-def store(folder: Path, new: dict[str, dict[str, str]], used: set[str]) -> None:
-    """Write the new entries, then remove every entry the run did not use (best effort)."""
-    regen_cache.write_entries(folder, {key: json.dumps(result, ensure_ascii=True).encode("ascii")
-                                       for key, result in new.items()}, used)
+def store(kept: regen_cache.Pack, new: dict[str, dict[str, str]], used: set[str]) -> None:
+    """Keep the new entries and drop every entry the run did not use (best effort)."""
+    for key in used:
+        kept.ask(key)
+    for key, result in new.items():
+        kept.put(key, json.dumps(result, ensure_ascii=True).encode("ascii"))
+    kept.save()

@@ -16,6 +16,7 @@ from harness.db.catalog import CatalogError
 from harness.pages import regen_cache, tool_vectors
 from harness.pages.regen import regen
 from tests.pages import builders as b
+from tests.pages import packs
 from tests.pages.test_page_cache import published, without_cache
 
 
@@ -57,9 +58,10 @@ def indexed(monkeypatch):
 
 
 def _entry(root, kind="catalog"):
-    entries = list(regen_cache.folder(root, kind).iterdir())
-    assert len(entries) == 1
-    return entries[0]
+    """``(folder, key, bytes)`` of the one entry the cache of ``kind`` holds."""
+    where = regen_cache.folder(root, kind)
+    (key, data), = packs.entries(where).items()
+    return where, key, data
 
 
 def test_a_warm_regen_checks_the_catalog_once_and_gives_the_same_bytes(repo, checked):
@@ -89,21 +91,23 @@ def test_a_bad_catalog_after_a_good_one_is_refused(repo):
 def test_a_planted_entry_is_a_miss(repo, checked, tmp_path, monkeypatch, plant):
     regen(repo)
     right = published(repo)
-    entry = _entry(repo)
-    head, _, body = entry.read_bytes().partition(b"\n")
+    where, key, data = _entry(repo)
+    head, _, body = data.partition(b"\n")
     lie = json.dumps({"document": json.loads(body)["document"].replace('"srv"', '"evil"')}).encode()
-    entry.unlink()
     summed = f" {regen_cache.hashlib.sha256(lie).hexdigest()}\n".encode()
     if plant == "another key":
-        entry.write_bytes(b"outputs " + b"0" * 64 + summed + lie)
+        packs.plant(where, key, b"outputs " + b"0" * 64 + summed + lie)
     elif plant == "tampered":
-        entry.write_bytes(head + b"\n" + lie)
+        packs.plant(where, key, head + b"\n" + lie)
     elif plant in ("not a document", "not a mapping"):
         bad = json.dumps({"document": "{not JSON" if plant == "not a document" else "[1]"}).encode()
-        entry.write_bytes(f"outputs {entry.name} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+        packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
     else:
-        (tmp_path / "elsewhere").write_bytes(head + b"\n" + body)
-        entry.symlink_to(tmp_path / "elsewhere")
+        shard = packs.shard_file(where, key)
+        whole = shard.read_bytes()
+        shard.unlink()
+        (tmp_path / "elsewhere").write_bytes(whole)
+        shard.symlink_to(tmp_path / "elsewhere")
     regen(repo)
     assert len(checked) == 2 and published(repo) == right
 
@@ -171,14 +175,13 @@ def test_changed_tool_vectors_rebuild_the_capture_index(repo, indexed, tmp_path,
 def test_a_planted_index_is_a_miss(repo, indexed, tmp_path, monkeypatch, plant):
     regen(repo)
     right = published(repo)
-    entry = _entry(repo, "index")
-    data = entry.read_bytes()
+    where, key, data = _entry(repo, "index")
     head, _, body = data.partition(b"\n")
     if plant == "tampered":
-        entry.write_bytes(head + b"\n" + body.replace(b"srv", b"evl"))
+        packs.plant(where, key, head + b"\n" + body.replace(b"srv", b"evl"))
     elif plant == "not an index":
         bad = json.dumps({"md": "x"}).encode()
-        entry.write_bytes(f"outputs {entry.name} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+        packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
     else:
         monkeypatch.setattr(regen_cache, "MAX_INDEX", len(data) - 1)
     regen(repo)

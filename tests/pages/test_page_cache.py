@@ -13,6 +13,7 @@ import pytest
 from harness.pages import regen_cache, server_html, server_page
 from harness.pages.regen import regen
 from tests.pages import builders as b
+from tests.pages import packs
 
 A = [b.tool("alpha")]
 B = [b.tool("beta", "Finds another thing."), b.tool("gamma")]
@@ -124,50 +125,46 @@ def test_pages_drawn_in_workers_give_what_one_process_gives(repo, tmp_path, monk
     assert without_cache(repo, tmp_path, monkeypatch, "workers") == alone
 
 
-def _entry_of(root, name: str):
-    """The cache entry holding ``name``'s page."""
-    where = regen_cache.folder(root, "pages")
-    for path in where.iterdir():
-        if f"# {name}\\n".encode() in path.read_bytes():
-            return path
-    raise AssertionError(f"no entry for {name}")
-
-
-@pytest.mark.parametrize("plant", ["another key", "tampered", "not JSON", "not texts", "oversized", "fifo", "link"])
+@pytest.mark.parametrize("plant", ["another key", "tampered", "not JSON", "not texts", "oversized", "fifo", "link",
+                                   "cut short"])
 def test_a_planted_entry_is_a_miss(repo, drawn, tmp_path, monkeypatch, plant):
     regen(repo)
     right = without_cache(repo, tmp_path, monkeypatch, "other")
     monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
-    entry = _entry_of(repo, "srv")
-    data = entry.read_bytes()
+    where = regen_cache.folder(repo, "pages")
+    key, data = packs.holding(where, b"# srv\\n")
     head, _, body = data.partition(b"\n")
-    key = entry.name
     texts = json.loads(body)
     lie = json.dumps({label: text.replace("srv", "evil") for label, text in texts.items()}).encode()
-    entry.unlink()
+    shard = packs.shard_file(where, key)
     if plant == "another key":  # a whole entry, but another key's
         other = "0" * 64
-        entry.write_bytes(f"outputs {other} {regen_cache.hashlib.sha256(lie).hexdigest()}\n".encode() + lie)
+        packs.plant(where, key, f"outputs {other} {regen_cache.hashlib.sha256(lie).hexdigest()}\n".encode() + lie)
     elif plant == "tampered":  # its own key, a body that is not the one summed
-        entry.write_bytes(head + b"\n" + lie)
+        packs.plant(where, key, head + b"\n" + lie)
     elif plant == "not JSON":
         bad = b"\xff\x00 not JSON"
-        entry.write_bytes(f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+        packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
     elif plant == "not texts":
         bad = json.dumps({"md": 1}).encode()
-        entry.write_bytes(f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+        packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
     elif plant == "oversized":  # whole and its own, one byte over the bound
         monkeypatch.setattr(regen_cache, "MAX_OUTPUTS", len(data) - 1)
-        entry.write_bytes(data)
+    elif plant == "cut short":  # the shard ends inside the entry
+        whole = shard.read_bytes()
+        shard.write_bytes(whole[:whole.index(data) + len(data) - 1])
     elif plant == "fifo":
-        os.mkfifo(entry)
+        shard.unlink()
+        os.mkfifo(shard)
     else:
-        (tmp_path / "elsewhere").write_bytes(data)
-        entry.symlink_to(tmp_path / "elsewhere")
+        whole = shard.read_bytes()
+        shard.unlink()
+        (tmp_path / "elsewhere").write_bytes(whole)
+        shard.symlink_to(tmp_path / "elsewhere")
     drawn.clear()
     regen(repo)
     assert "srv" in drawn and published(repo) == right
-    if plant != "oversized":  # (the bound also turns away larger entries)
+    if plant in ("another key", "tampered", "not JSON", "not texts"):  # (the others reach the shard's other entries)
         assert drawn == ["srv"]
 
 
@@ -193,3 +190,23 @@ def test_another_tokenizer_release_is_other_page_code(monkeypatch):
         monkeypatch.undo()
         regen_cache.code_key.cache_clear()
         regen_cache.harness_key.cache_clear()
+
+
+@pytest.mark.parametrize("parallel_from", [1, 1000])
+def test_a_run_reads_each_html_shard_once_in_workers_or_not(repo, tmp_path, monkeypatch, parallel_from):
+    # a worker reading them again would hold its own copy: up to the bound of a pack in every worker
+    regen(repo)
+    log = tmp_path / "reads"
+    real = regen_cache.read_entry
+
+    def logged(path, limit):
+        if path.parent == server_html.folder(repo):
+            with open(log, "a") as f:
+                f.write(f"{path.name}\n")
+        return real(path, limit)
+    monkeypatch.setattr(regen_cache, "read_entry", logged)
+    monkeypatch.setattr(server_html, "PARALLEL_FROM", parallel_from)
+    b.write_history(repo, HISTORY + ["2026-06-15,srv,990,1,measured,host", "2026-06-15,ok,41,2,measured,host"])
+    regen(repo)
+    reads = log.read_text().split()
+    assert sorted(reads) == sorted(set(reads)) == [f"pack-{d:x}" for d in range(regen_cache.SHARDS)]

@@ -12,6 +12,7 @@ from harness.pages import published_records, regen_cache
 from harness.pages.published_records import RecordError
 from harness.pages.regen import regen
 from tests.pages import builders as b
+from tests.pages import packs
 
 A = [b.tool("alpha")]
 B = [b.tool("beta", "Finds another thing."), b.tool("gamma")]
@@ -90,24 +91,38 @@ def test_other_code_rederives_again(repo, rederived, monkeypatch):
     assert sorted(rederived) == ["ok", "ok", "srv", "srv"]
 
 
+def test_the_entry_a_pass_leaves_is_what_lets_a_record_through(repo):
+    regen(repo)
+    key = regen_cache.Verdicts.key(_forge(repo))
+    packs.plant(regen_cache.folder(repo, "records"), key, f"passed {key}\n".encode())
+    with pytest.raises(RecordError) as caught:  # (its tool vectors still disagree with it)
+        regen(repo)
+    assert "refused" not in str(caught.value)  # taken as passed: the plants below reach what regen reads
+
+
 @pytest.mark.parametrize("plant", ["another key", "garbage", "oversized", "fifo", "link"])
 def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, plant):
     regen(repo)
     key = regen_cache.Verdicts.key(_forge(repo))
     where = regen_cache.folder(repo, "records")
-    entry = where / key
     right = f"passed {key}\n".encode()
+    shard = packs.shard_file(where, key)
     if plant == "another key":
-        entry.write_bytes(f"passed {'0' * 64}\n".encode())
+        packs.plant(where, key, f"passed {'0' * 64}\n".encode())
     elif plant == "garbage":
-        entry.write_bytes(b"\xff\x00 not an entry")
+        packs.plant(where, key, b"\xff\x00 not an entry")
     elif plant == "oversized":
-        entry.write_bytes(right + b" " * 4096)
+        packs.plant(where, key, right + b" " * 4096)
     elif plant == "fifo":
-        os.mkfifo(entry)
+        packs.plant(where, key, right)
+        shard.unlink()
+        os.mkfifo(shard)
     else:
-        (tmp_path / "elsewhere").write_bytes(right)
-        entry.symlink_to(tmp_path / "elsewhere")
+        packs.plant(where, key, right)
+        whole = shard.read_bytes()
+        shard.unlink()
+        (tmp_path / "elsewhere").write_bytes(whole)
+        shard.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(RecordError, match="refused: totalTokens"):
         regen(repo)
 

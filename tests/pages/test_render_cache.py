@@ -10,6 +10,7 @@ import os
 import pytest
 
 from harness.pages import server_html
+from tests.pages import packs
 
 
 def pages(n: int, extra: str = "") -> dict[str, str]:
@@ -42,7 +43,7 @@ def test_warm_runs_convert_only_what_changed(cache):
     assert server_html.memo_map(cache, first, convert) == direct and convert.calls == 5  # all hits
     changed = dict(first, **{"docs/servers/s002.md": first["docs/servers/s002.md"] + "\nmore\n"})
     assert server_html.memo_map(cache, changed, convert) == server_html.pages(changed) and convert.calls == 6
-    assert len(list(server_html.folder(cache).iterdir())) == 5  # the old s002 entry was pruned
+    assert len(packs.entries(server_html.folder(cache))) == 5  # the old s002 entry was pruned
 
 
 def test_another_renderer_misses(cache, monkeypatch):
@@ -67,8 +68,9 @@ def test_an_unusable_cache_only_costs_time(tmp_path, monkeypatch):
 
 def test_a_damaged_entry_is_converted_again(cache):
     server_html.memo_map(cache, pages(2), server_html.pages)
-    for path in server_html.folder(cache).iterdir():
-        path.write_bytes(b"\xff not json")
+    where = server_html.folder(cache)
+    for key in packs.entries(where):
+        packs.plant(where, key, b"\xff not json")
     convert = Counting()
     assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
 
@@ -76,7 +78,7 @@ def test_a_damaged_entry_is_converted_again(cache):
 @pytest.mark.parametrize("plant", ["fifo", "link"])
 def test_an_entry_that_is_not_a_regular_file_is_converted_again(cache, tmp_path, plant):
     server_html.memo_map(cache, pages(2), server_html.pages)
-    for path in server_html.folder(cache).iterdir():
+    for path in server_html.folder(cache).glob("pack-*"):
         data = path.read_bytes()
         path.unlink()
         if plant == "fifo":
