@@ -1,9 +1,9 @@
 """Regen's caches of a repository: :func:`folder` (``$MCP_CONTEXT_COST_CACHE/regen/<root>/<kind>``), the
 content-addressed verdicts on records (:class:`Verdicts`: a record whose exact bytes passed re-derivation under
 the same code is not counted again) and texts derived from inputs (:class:`Outputs`: a page whose inputs and code
-are unchanged is not drawn again); the entries of a kind are packed in a few files (:class:`Pack`). An entry may be damaged or foreign: read bounded, a regular file never
-followed through a link, used only when it names its own key and its body is whole; anything else is a miss. It
-is not checked against its writer: the cache must be writable only by the user who runs regen (CI's is empty).
+are unchanged is not drawn again); the entries of a kind are kept in a few shard files (:class:`Pack`). An entry
+may be damaged or foreign: read bounded, a regular file never followed through a link, used only when it names its
+own key and its body is whole; anything else is a miss. It is not checked against its writer: the cache must be writable only by the user who runs regen (CI's is empty).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def write_file(path: Path, data: bytes) -> None:
 class Pack:
     """Entries (``{key: bytes}``) of one cache folder, kept in ``SHARDS`` files (``pack-<hex digit>``, each key in the
     one its sha256 names) rather than a file each: a new file costs more than its bytes on some disks. A shard
-    (:func:`pack_bytes`) is a regular file never followed through a link, read only up to its first entry that is
+    (:func:`shard_bytes`) is a regular file never followed through a link, read only up to its first entry that is
     not whole and its own, and the shards together only up to ``MAX_PACK`` bytes and ``MAX_ENTRIES`` entries (a
     shard past either bound is read as empty or cut short). :meth:`save` writes the new entries and drops every
     entry this run did not ask about, rewriting only the shards that change or were not read whole, and replacing
@@ -169,7 +169,7 @@ class Pack:
                 continue
             wrote = True
             if kept:
-                write_file(self.where / name, pack_bytes(kept))
+                write_file(self.where / name, shard_bytes(kept))
             else:
                 with contextlib.suppress(OSError):
                     (self.where / name).unlink()
@@ -210,7 +210,7 @@ class Pack:
         return self._shards[name]
 
 
-PACK_HEAD = b"mcp-context-cost regen pack 1\n"
+SHARD_HEAD = b"mcp-context-cost regen pack 1\n"
 SHARDS = 16  # at most 16: a shard is named by one hex digit
 # What one Pack reads of its shards, all together: the capture index is one entry of up to MAX_INDEX; 5,000
 # servers' pages are about 160 MB, their HTML, verdicts or catalog less, in about 5,000 entries at most.
@@ -221,10 +221,10 @@ _KEY = re.compile(rb"[A-Za-z0-9._-]{1,128}")
 _SHARD_NAME = re.compile(r"pack-[0-9a-f]")
 
 
-def pack_bytes(entries: dict[str, bytes]) -> bytes:
-    """A shard holding ``entries``: ``PACK_HEAD``, then per entry ``<key> <length> <sha256 of key, NUL, bytes>\\n``
+def shard_bytes(entries: dict[str, bytes]) -> bytes:
+    """A shard holding ``entries``: ``SHARD_HEAD``, then per entry ``<key> <length> <sha256 of key, NUL, bytes>\\n``
     and its bytes."""
-    return PACK_HEAD + b"".join(f"{key} {len(data)} {_summed(key.encode('ascii'), data)}\n".encode() + data
+    return SHARD_HEAD + b"".join(f"{key} {len(data)} {_summed(key.encode('ascii'), data)}\n".encode() + data
                                 for key, data in sorted(entries.items()))
 
 
@@ -232,21 +232,21 @@ def _summed(key: bytes, data: bytes) -> str:
     return hashlib.sha256(key + b"\0" + data).hexdigest()
 
 
-def parse_pack(data: bytes) -> dict[str, bytes]:
+def parse_shard(data: bytes) -> dict[str, bytes]:
     """The entries of a shard's bytes, up to the first that is not whole and its own; none when it does not start
-    with ``PACK_HEAD``."""
+    with ``SHARD_HEAD``."""
     return _parse(data, MAX_ENTRIES)[0]
 
 
 def _parse(data: bytes, most: int) -> tuple[dict[str, bytes], int, bool]:
-    """:func:`parse_pack` of at most ``most`` entries: ``(entries, how many were parsed, whether that was all of
+    """:func:`parse_shard` of at most ``most`` entries: ``(entries, how many were parsed, whether that was all of
     data)``; empty ``data`` is whole."""
     entries: dict[str, bytes] = {}
     if not data:
         return entries, 0, True
-    if not data.startswith(PACK_HEAD):
+    if not data.startswith(SHARD_HEAD):
         return entries, 0, False
-    at, parsed = len(PACK_HEAD), 0
+    at, parsed = len(SHARD_HEAD), 0
     while at < len(data) and parsed < most:
         end = data.find(b"\n", at, at + 256)
         fields = data[at:end].split(b" ") if end >= 0 else []
@@ -288,7 +288,7 @@ class Outputs:
             return None
         try:
             texts = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if isinstance(texts, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in texts.items()):
             return texts

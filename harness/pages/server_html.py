@@ -302,7 +302,7 @@ def _lookup(kept: regen_cache.Pack, key: str) -> dict[str, str] | None:
     data = kept.get(key, _MAX_ENTRY)
     try:
         entry = json.loads(data) if data is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     # an entry damaged into other JSON is a miss, never published
     if isinstance(entry, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in entry.items()):

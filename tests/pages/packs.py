@@ -12,7 +12,7 @@ def entries(where: Path) -> dict[str, bytes]:
     """Every entry kept in the folder ``where``, by key."""
     found: dict[str, bytes] = {}
     for path in sorted(where.glob("pack-*")):
-        found.update(regen_cache.parse_pack(path.read_bytes()))
+        found.update(regen_cache.parse_shard(path.read_bytes()))
     return found
 
 
@@ -31,7 +31,7 @@ def shard_file(where: Path, key: str) -> Path:
 def plant(where: Path, key: str, data: bytes) -> None:
     """Put ``data`` under ``key`` in its shard file, as a writer would, the shard's other entries kept."""
     path = shard_file(where, key)
-    held = regen_cache.parse_pack(path.read_bytes()) if path.exists() else {}
+    held = regen_cache.parse_shard(path.read_bytes()) if path.exists() else {}
     held[key] = data
     path.unlink(missing_ok=True)
-    path.write_bytes(regen_cache.pack_bytes(held))
+    path.write_bytes(regen_cache.shard_bytes(held))

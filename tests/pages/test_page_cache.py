@@ -125,7 +125,7 @@ def test_pages_drawn_in_workers_give_what_one_process_gives(repo, tmp_path, monk
     assert without_cache(repo, tmp_path, monkeypatch, "workers") == alone
 
 
-@pytest.mark.parametrize("plant", ["another key", "tampered", "not JSON", "not texts", "oversized", "fifo", "link",
+@pytest.mark.parametrize("plant", ["another key", "tampered", "not JSON", "not texts", "nested", "oversized", "fifo", "link",
                                    "cut short"])
 def test_a_planted_entry_is_a_miss(repo, drawn, tmp_path, monkeypatch, plant):
     regen(repo)
@@ -145,8 +145,8 @@ def test_a_planted_entry_is_a_miss(repo, drawn, tmp_path, monkeypatch, plant):
     elif plant == "not JSON":
         bad = b"\xff\x00 not JSON"
         packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
-    elif plant == "not texts":
-        bad = json.dumps({"md": 1}).encode()
+    elif plant in ("not texts", "nested"):
+        bad = json.dumps({"md": 1}).encode() if plant == "not texts" else b"[" * 100_000
         packs.plant(where, key, f"outputs {key} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
     elif plant == "oversized":  # whole and its own, one byte over the bound
         monkeypatch.setattr(regen_cache, "MAX_OUTPUTS", len(data) - 1)
@@ -164,7 +164,7 @@ def test_a_planted_entry_is_a_miss(repo, drawn, tmp_path, monkeypatch, plant):
     drawn.clear()
     regen(repo)
     assert "srv" in drawn and published(repo) == right
-    if plant in ("another key", "tampered", "not JSON", "not texts"):  # (the others reach the shard's other entries)
+    if plant in ("another key", "tampered", "not JSON", "not texts", "nested"):  # (the others reach the shard's other entries)
         assert drawn == ["srv"]
 
 

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from harness.pages import regen_cache
-from harness.pages.regen_cache import Pack, pack_bytes, parse_pack
+from harness.pages.regen_cache import Pack, shard_bytes, parse_shard
 
 
 def keys(n: int, salt: str = "") -> list[str]:
@@ -100,7 +100,7 @@ def test_an_entry_over_the_bound_is_a_miss_and_a_shard_over_its_bound_is_empty(t
 def test_a_damaged_shard_gives_whole_entries_before_the_damage_and_never_an_altered_one(seed):
     rnd = random.Random(seed)
     entries = {key: bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 300))) for key in keys(25, str(seed))}
-    whole = pack_bytes(entries)
+    whole = shard_bytes(entries)
     order = sorted(entries)
     for _ in range(60):
         damaged = bytearray(whole)
@@ -114,18 +114,18 @@ def test_a_damaged_shard_gives_whole_entries_before_the_damage_and_never_an_alte
             damaged[at:at] = bytes([rnd.randrange(256)])
         else:
             del damaged[at]
-        got = parse_pack(bytes(damaged))
+        got = parse_shard(bytes(damaged))
         assert list(got) == order[:len(got)]  # a prefix of the entries, in order
         assert all(got[key] == entries[key] for key in got)  # each exactly as written
         assert len(got) < len(entries) or bytes(damaged) == whole
 
 
-@pytest.mark.parametrize("data", [b"", b"not a pack", regen_cache.PACK_HEAD + b"k 5 x\nabcde",
-                                  regen_cache.PACK_HEAD + b"bad key 1 " + b"0" * 64 + b"\nx",
-                                  regen_cache.PACK_HEAD + b"k 99999999999999 " + b"0" * 64 + b"\n",
-                                  regen_cache.PACK_HEAD + b"k" * 10_000])
+@pytest.mark.parametrize("data", [b"", b"not a pack", regen_cache.SHARD_HEAD + b"k 5 x\nabcde",
+                                  regen_cache.SHARD_HEAD + b"bad key 1 " + b"0" * 64 + b"\nx",
+                                  regen_cache.SHARD_HEAD + b"k 99999999999999 " + b"0" * 64 + b"\n",
+                                  regen_cache.SHARD_HEAD + b"k" * 10_000])
 def test_what_is_not_a_pack_reads_as_no_entries(data):
-    assert parse_pack(data) == {}
+    assert parse_shard(data) == {}
 
 
 @pytest.mark.parametrize("plant", ["fifo", "link", "folder"])
@@ -168,7 +168,7 @@ def test_one_pack_reads_a_bounded_number_of_bytes_over_all_its_shards(tmp_path, 
     where.mkdir()
     for digit in range(regen_cache.SHARDS):
         name = f"pack-{digit:x}"
-        (where / name).write_bytes(pack_bytes({key: b"x" * 1000 for key in in_shard(name, 4)}))
+        (where / name).write_bytes(shard_bytes({key: b"x" * 1000 for key in in_shard(name, 4)}))
     bound = 3 * (where / "pack-0").stat().st_size
     monkeypatch.setattr(regen_cache, "MAX_PACK", bound)
     read = []
@@ -185,13 +185,13 @@ def test_one_pack_parses_a_bounded_number_of_entries_and_heals_the_shard(tmp_pat
     where = tmp_path / "kind"
     where.mkdir()
     tiny = sorted(in_shard("pack-0", 300))  # as a shard holds them
-    (where / "pack-0").write_bytes(pack_bytes(dict.fromkeys(tiny, b"")) + pack_bytes({"again": b""})[len(regen_cache.PACK_HEAD):] * 500)
+    (where / "pack-0").write_bytes(shard_bytes(dict.fromkeys(tiny, b"")) + shard_bytes({"again": b""})[len(regen_cache.SHARD_HEAD):] * 500)
     monkeypatch.setattr(regen_cache, "MAX_ENTRIES", 100)
     pack = Pack(where)
     assert pack.get(tiny[0], 10) == b""
     assert pack.get(tiny[-1], 10) is None  # past the bound: a miss
     pack.save()
-    assert parse_pack((where / "pack-0").read_bytes()) == {tiny[0]: b""}  # written again with what the run asked for
+    assert parse_shard((where / "pack-0").read_bytes()) == {tiny[0]: b""}  # written again with what the run asked for
 
 
 def test_a_shard_damaged_past_its_entries_is_written_again(tmp_path):
@@ -199,12 +199,12 @@ def test_a_shard_damaged_past_its_entries_is_written_again(tmp_path):
     key = next(iter(entries))
     shard = tmp_path / "kind" / Pack.shard(key)
     whole = shard.read_bytes()
-    held = parse_pack(whole)
+    held = parse_shard(whole)
     shard.write_bytes(whole + b"\0" * 4096)  # read again by every run while it stays
     pack = Pack(tmp_path / "kind")
     assert all(pack.get(k, 1 << 20) == data for k, data in entries.items())
     pack.save()
-    assert shard.read_bytes() == pack_bytes(held)
+    assert shard.read_bytes() == shard_bytes(held)
 
 
 def test_temporary_files_of_a_run_that_died_are_removed_and_a_writing_run_leaves_none(tmp_path, monkeypatch):

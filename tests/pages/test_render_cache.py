@@ -66,11 +66,12 @@ def test_an_unusable_cache_only_costs_time(tmp_path, monkeypatch):
     assert server_html.memo_map(tmp_path, pages(3), server_html.pages) == server_html.pages(pages(3))
 
 
-def test_a_damaged_entry_is_converted_again(cache):
+@pytest.mark.parametrize("damage", [b"\xff not json", b"[" * 100_000, b'{"a": 1}'])
+def test_a_damaged_entry_is_converted_again(cache, damage):
     server_html.memo_map(cache, pages(2), server_html.pages)
     where = server_html.folder(cache)
     for key in packs.entries(where):
-        packs.plant(where, key, b"\xff not json")
+        packs.plant(where, key, damage)
     convert = Counting()
     assert server_html.memo_map(cache, pages(2), convert) == server_html.pages(pages(2)) and convert.calls == 2
 
