@@ -176,8 +176,9 @@ def _compose_libyaml(text: str, bounds: Bounds) -> tuple[Node | None, LibyamlLoa
 
 def _events_within(text: str, max_depth: int) -> bool:
     """No node of ``text`` nested deeper than ``max_depth`` levels (libyaml composes recursively on the C
-    stack, which no Python recursion limit guards), none with the tag "!" (libyaml resolves an empty one to a string, PyYAML to null) and no
-    scalar in a flow collection holding a "?" (libyaml reads ``[a?b]``, PyYAML refuses it).
+    stack, which no Python recursion limit guards), none with the tag "!" (libyaml resolves an empty one to
+    a string, PyYAML to null) and no scalar in a flow collection holding a "?" (libyaml reads ``[a?b]``,
+    PyYAML refuses it).
     """
     parser = _LIBYAML(text)
     try:

@@ -28,7 +28,8 @@ def entries(n: int) -> str:
     out = ["servers:"]
     for i in range(n):
         out += [f"  - name: s-{i:04d}", f"    command: npx -y s-{i}@1.0.{i}", "    env: [A_KEY, B_KEY]",
-                f"    timeoutSeconds: {i % 7 + 1}{'.5' if i % 2 else ''}", f"    needsGit: {'yes' if i % 3 else 'false'}",
+                f"    timeoutSeconds: {i % 7 + 1}{'.5' if i % 2 else ''}",
+                f"    needsGit: {'yes' if i % 3 else 'false'}",
                 "    setEnv: {MODE: 'on', N: \"1\"}", "    notes: |", f"      line {i}", "      # not a comment"]
     return "\n".join(out) + "\nreference: s-0000\ncycleWeeks: 3\n"
 
@@ -198,12 +199,15 @@ def test_catalog_messages_are_the_same_either_way(libyaml, tmp_path, monkeypatch
         pytest.skip("PyYAML without libyaml")
     if not libyaml:
         monkeypatch.setattr(yamlsafe, "_LIBYAML", None)
+    text = ("servers:\n  - name: a\n    command: npx -y a\n  - name: b\n    command: x\n    command: y\n"
+            "  - name: Bad\n    url: ftp://x\n    tiemout: 3\nreference: zz\n")
+    assert (yamlsafe._compose_libyaml(text, catalog.BOUNDS) is not None) == libyaml
     path = tmp_path / "servers.yaml"
-    path.write_text("servers:\n  - name: a\n    command: npx -y a\n  - name: b\n    command: x\n    command: y\n"
-                    "  - name: Bad\n    url: ftp://x\n    tiemout: 3\nreference: zz\n", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(catalog.CatalogError) as info:
         catalog.load_catalog(path)
-    assert info.value.errors[0] == f'{path}:6: entry #2 (name: "b"): field "command": given twice; a mapping key may appear only once'
+    assert info.value.errors[0] == (f'{path}:6: entry #2 (name: "b"): field "command": given twice; '
+                                    "a mapping key may appear only once")
     assert [e.split(": ", 1)[0] for e in info.value.errors] == [f"{path}:{n}" for n in (6, 7, 8, 9, 10)]
     path.write_text(entries(20), encoding="utf-8")
     assert len(catalog.load_catalog(path).entries) == 20
@@ -217,7 +221,8 @@ ATOMS = ["a", "key", "1", "-2", "0x1f", "1.5e3", "yes", "No", "~", "2026-11-30",
 
 @needs_libyaml
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(st.sampled_from([0, 1, 2, 4]),
                                 st.lists(st.sampled_from(ATOMS), min_size=1, max_size=4),
                                 st.sampled_from(["", " ", ": ", ", ", " - "])), min_size=1, max_size=7),
@@ -237,7 +242,8 @@ _data = st.recursive(
 
 @needs_libyaml
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=_data, flow=st.sampled_from([True, False, None]), width=st.sampled_from([20, 80]), unicode=st.booleans())
 def test_any_dumped_document_either_way(data, flow, width, unicode, monkeypatch):
     text = yaml.safe_dump(data, default_flow_style=flow, width=width, allow_unicode=unicode, sort_keys=False)
