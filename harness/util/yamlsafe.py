@@ -1,16 +1,24 @@
 """YAML someone else wrote, loaded in bounded bytes, depth, expanded nodes and number length:
 ``load``, ``compose``, ``read_text``, ``YAMLLimitError`` (docs/SECURITY.md, 'Bounded input').
 Duplicate keys are collected in ``loader.duplicates`` for the caller to report.
+
+A document libyaml reads as PyYAML's own parser does is composed by libyaml (when PyYAML has it) after a
+bounded pass over its events; any other document, error or bound crossed takes the pure-Python path, so
+results, errors, lines and paths are the pure-Python path's. Node styles (``style``, ``flow_style``) are the
+one difference: nothing here reads them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.constructor import SafeConstructor
+from yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.util import bounded
@@ -40,11 +48,26 @@ class YAMLLimitError(ValueError):
         self.root: Node | None = None  # the composed document, when the bound was found after composing
 
 
-class BoundedLoader(yaml.SafeLoader):
+class _KeepsDuplicates(SafeConstructor):
+    """The safe constructor, collecting every repeated mapping key in ``duplicates``."""
+
+    duplicates: list[tuple[ScalarNode, str]]
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag != MERGE_TAG:
+                if key_node.value in seen:
+                    self.duplicates.append((key_node, key_node.value))
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+class BoundedLoader(_KeepsDuplicates, yaml.SafeLoader):
     def __init__(self, stream: str, bounds: Bounds = DEFAULT_BOUNDS) -> None:
         super().__init__(stream)
         self.bounds = bounds
-        self.duplicates: list[tuple[ScalarNode, str]] = []
+        self.duplicates = []
         self._chain: list[tuple[object, Node | None]] = []  # (key or index, parent) per level
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
@@ -62,14 +85,26 @@ class BoundedLoader(yaml.SafeLoader):
         finally:
             self._chain.pop()
 
-    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
-        seen: set[str] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag != MERGE_TAG:
-                if key_node.value in seen:
-                    self.duplicates.append((key_node, key_node.value))
-                seen.add(key_node.value)
-        return super().construct_mapping(node, deep)
+
+class LibyamlLoader(_KeepsDuplicates):
+    """What ``compose`` gives for a document libyaml composed: it is constructed already, into ``document``."""
+
+    def __init__(self, root: Node | None) -> None:
+        super().__init__()
+        self.root, self.duplicates = root, []
+        self.document = self.construct_document(root) if root is not None else None
+
+    def dispose(self) -> None:
+        pass
+
+
+Loader = BoundedLoader | LibyamlLoader
+_LIBYAML: Any = getattr(yaml, "CSafeLoader", None)  # absent when PyYAML was built without libyaml
+# Characters libyaml reads otherwise than PyYAML's scanner (a tab as a separator; "\r", "\x85", "\u2028" and
+# "\u2029" as breaks; a BOM anywhere) and those PyYAML's reader refuses; and a block scalar header with a
+# comment glued to it, which PyYAML refuses and libyaml reads.
+_LIBYAML_ASIDE = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                            "\U00010000-\U0010ffff]|[|>][-+0-9]*#")
 
 
 def read_text(path: str | os.PathLike, max_bytes: int = DEFAULT_BOUNDS.max_bytes) -> str:
@@ -80,10 +115,14 @@ def read_text(path: str | os.PathLike, max_bytes: int = DEFAULT_BOUNDS.max_bytes
 
 
 def compose(text: str, bounds: Bounds = DEFAULT_BOUNDS,
-            loader_class: type[BoundedLoader] = BoundedLoader) -> tuple[Node | None, BoundedLoader]:
-    """``(root node or None, loader)``, bounds checked; the caller disposes the loader."""
+            loader_class: type[BoundedLoader] = BoundedLoader) -> tuple[Node | None, Loader]:
+    """``(root node or None, loader)``, bounds checked; the caller disposes the loader. A ``loader_class``
+    of the caller's own (its hooks run while composing) always takes the pure-Python path.
+    """
     if len(text.encode("utf-8", "surrogatepass")) > bounds.max_bytes:
         raise YAMLLimitError(f"larger than {bounds.max_bytes} bytes")
+    if loader_class is BoundedLoader and (composed := _compose_libyaml(text, bounds)) is not None:
+        return composed
     loader = loader_class(text, bounds)
     try:
         root = loader.get_single_node()
@@ -99,7 +138,9 @@ def compose(text: str, bounds: Bounds = DEFAULT_BOUNDS,
     return root, loader
 
 
-def construct(loader: BoundedLoader, root: Node | None) -> object:
+def construct(loader: Loader, root: Node | None) -> object:
+    if isinstance(loader, LibyamlLoader) and root is loader.root:
+        return loader.document
     return loader.construct_document(root) if root is not None else None
 
 
@@ -110,6 +151,51 @@ def load(text: str, bounds: Bounds = DEFAULT_BOUNDS) -> object:
         return construct(loader, root)
     finally:
         loader.dispose()
+
+
+def _compose_libyaml(text: str, bounds: Bounds) -> tuple[Node | None, LibyamlLoader] | None:
+    """``(root, loader)`` composed by libyaml, checked and constructed; None for the pure-Python path to
+    redo, and word, whatever libyaml might read otherwise, any error and any bound crossed.
+    """
+    if _LIBYAML is None or (text and not text.endswith("\n")) or _LIBYAML_ASIDE.search(text):
+        return None  # (without a final line break, libyaml ends the last node one line further)
+    try:
+        if not _events_within(text, bounds.max_depth):
+            return None
+        composer = _LIBYAML(text)
+        try:
+            root = composer.get_single_node()
+        finally:
+            composer.dispose()
+        if root is not None:
+            _check_graph(root, bounds)
+        return root, LibyamlLoader(root)
+    except Exception:  # noqa: BLE001 - the pure-Python path raises it again, in its own words
+        return None
+
+
+def _events_within(text: str, max_depth: int) -> bool:
+    """No node of ``text`` nested deeper than ``max_depth`` levels (libyaml composes recursively on the C
+    stack, which no Python recursion limit guards), none with the tag "!" (libyaml resolves an empty one to
+    a string, PyYAML to null) and no scalar in a flow collection holding a "?" (libyaml reads ``[a?b]``,
+    PyYAML refuses it).
+    """
+    parser = _LIBYAML(text)
+    try:
+        flow: list[bool] = []  # per open collection: is it a flow one (all inside a flow one are)
+        while (event := parser.get_event()) is not None:
+            if isinstance(event, CollectionEndEvent):
+                flow.pop()
+            elif isinstance(event, NodeEvent):
+                if len(flow) >= max_depth or getattr(event, "tag", None) == "!":
+                    return False
+                if isinstance(event, CollectionStartEvent):
+                    flow.append(bool(event.flow_style))
+                elif isinstance(event, ScalarEvent) and "?" in event.value and flow and flow[-1]:
+                    return False
+    finally:
+        parser.dispose()
+    return True
 
 
 def _check_graph(root: Node, bounds: Bounds) -> None:
