@@ -1,5 +1,5 @@
-"""A server's page, HTML and trend chart kept per input (harness/pages/regen.py with regen_cache.Outputs):
-a warm regen draws no page and writes the same bytes, a change redraws only the pages it reaches, other
+"""A server's page, HTML, trend chart and sparkline kept per input (harness/pages/regen.py with
+regen_cache.Outputs): a warm regen draws no page and writes the same bytes, a change redraws only the pages it reaches, other
 code redraws all, and an entry that is not whole and its own — another key's, damaged, oversized, a
 FIFO, a link — is a miss: the run writes what a run without any cache writes."""
 
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from harness.pages import regen_cache, server_html, server_page
+from harness.pages import regen_cache, server_html, server_page, svg
 from harness.pages.regen import regen
 from tests.pages import builders as b
 from tests.pages import packs
@@ -60,24 +60,39 @@ def without_cache(root, tmp_path, monkeypatch, name: str) -> dict[str, bytes]:
     return published(root)
 
 
-def test_a_warm_regen_draws_no_page_and_gives_the_same_bytes(repo, drawn):
+@pytest.fixture
+def sparked(monkeypatch):
+    """The servers whose sparkline ``svg.sparkline`` drew, in order."""
+    seen: list[str] = []
+    real = svg.sparkline
+
+    def spy(name, series):
+        seen.append(name)
+        return real(name, series)
+
+    monkeypatch.setattr(svg, "sparkline", spy)
+    return seen
+
+
+def test_a_warm_regen_draws_no_page_and_gives_the_same_bytes(repo, drawn, sparked):
     regen(repo)
     cold = published(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv"]
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv"]
     regen(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv"] and published(repo) == cold
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv"] and published(repo) == cold
 
 
-def test_a_new_history_row_redraws_that_server_only(repo, drawn, tmp_path, monkeypatch):
+def test_a_new_history_row_redraws_that_server_only(repo, drawn, sparked, tmp_path, monkeypatch):
     regen(repo)
     before = published(repo)
     b.write_history(repo, HISTORY + ["2026-06-15,srv,,,timeout,host"])
     regen(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv", "srv"]
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv", "srv"]
     after = published(repo)
     assert after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
     assert after["docs/servers/srv.html"] != before["docs/servers/srv.html"]
     assert after["docs/trends/srv.svg"] != before["docs/trends/srv.svg"]
+    assert after["docs/sparklines/srv.svg"] != before["docs/sparklines/srv.svg"]
     assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
 
 
@@ -96,7 +111,7 @@ def test_a_cheaper_peer_that_changed_redraws_the_page_listing_it(repo, drawn, tm
     b.write_record(repo, b.measured("srv", [b.tool("alpha", schema=wider)]))  # still cheaper than ok, same descriptions
     regen(repo)
     after = published(repo)
-    assert "ok" in drawn[3:] and after["docs/servers/ok.md"] != before["docs/servers/ok.md"]
+    assert "ok" in drawn[3:] and after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
     assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
 
 
