@@ -123,19 +123,20 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
         raise RecordError(disagreeing)
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline
     series = {name: comparable(history.get(name, [])) for name in names}
-    outputs = {published.LEADERBOARD_MD: leaderboard.render_md(rows, series),
-               published.LEADERBOARD_CSV: leaderboard.render_csv(rows),
-               published.DASHBOARD: dashboard.render(rows, series),
-               published.CALCULATOR: calculator.render(rows)}
+    outputs = {published.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
     shape = tool_shape.build({n: records[n] for n in names if n in records})
     outputs[published.TOOL_SHAPE] = tool_shape.render(shape)
     standing = server_page.Standing.of(rows, shape)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     digests = {row.name: _digest(row) for row in rows}
+    # by the object, as a movement holds it too
+    trends = {id(s): d for s in series.values() if (d := _digest(s)) is not None}
+    outputs.update(_boards(kept, rows, series, digests, trends))
     missing: dict[str, str | None] = {}
     for row in rows:
-        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
+        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests,
+                        trends)
         found = kept.get(key) if key is not None else None
         if found is not None and set(found) == set(_PAGE_FILES):
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
@@ -147,11 +148,36 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     return outputs, drawing, missing
 
 
-def _digest(value: object) -> bytes | None:
-    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled."""
+# The leaderboard and the dashboard, drawn from every row and series: kept whole (``Outputs``) by their digests.
+_BOARDS = {"md": published.LEADERBOARD_MD, "csv": published.LEADERBOARD_CSV, "dashboard": published.DASHBOARD}
+
+
+def _boards(kept: regen_cache.Outputs, rows: list[Row], series: dict[str, Series], digests: dict[str, bytes | None],
+            trends: dict[int, bytes]) -> dict[str, str]:
+    """``{path: text}`` of the leaderboard (Markdown, CSV) and the dashboard, from ``kept`` when found under
+    the digests of every row and its series, in order."""
+    parts = [part for row in rows for part in (row.name.encode(), digests[row.name], trends.get(id(series[row.name])))]
+    key = None if any(part is None for part in parts) else \
+        regen_cache.Outputs.key(b"boards", *(part for part in parts if part is not None))
+    found = kept.get(key) if key is not None else None
+    if found is None or set(found) != set(_BOARDS):
+        found = {"md": leaderboard.render_md(rows, series), "csv": leaderboard.render_csv(rows),
+                 "dashboard": dashboard.render(rows, series)}
+        if key is not None:
+            kept.put(key, found)
+    return {path: found[label] for label, path in _BOARDS.items()}
+
+
+def _digest(value: object, known: dict[int, bytes] | None = None) -> bytes | None:
+    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled; ``known``: the
+    digests of series by ``id``, each pickled as its digest."""
     try:
         out = io.BytesIO()
-        _Pickler(out, protocol=5).dump(value)
+        pickler = _Pickler(out, protocol=5)
+        if known:
+            pickler.dispatch_table = {**_Pickler.dispatch_table, Series: lambda s: (Series, (known[id(s)],))
+                                      if id(s) in known else s.__reduce_ex__(5)}
+        pickler.dump(value)
         return hashlib.sha256(out.getbuffer()).digest()
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return None
@@ -165,13 +191,13 @@ class _Pickler(pickle.Pickler):
 
 
 def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,
-              per_release: list | None, digests: dict[str, bytes | None]) -> str | None:
+              per_release: list | None, digests: dict[str, bytes | None], trends: dict[int, bytes]) -> str | None:
     """The key of a server's page, HTML, trend chart and sparkline: everything they are drawn from (the row,
     its series, movement and releases, what the standing says of it: ranked count, description percentile,
-    its cheaper peers' rows); ``None`` when some input cannot be digested."""
+    its cheaper peers' rows); ``None`` when some input cannot be digested. ``trends``: the series' digests."""
     peers = [digests[r.name] for r in standing.cheaper(row)]
-    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description))
-    parts = [digests[row.name], rest, *peers]
+    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description), trends)
+    parts = [digests[row.name], trends.get(id(series)), rest, *peers]
     return None if any(p is None for p in parts) else regen_cache.Outputs.key(*(p for p in parts if p is not None))
 
 

@@ -5,28 +5,14 @@ code's — is a miss; and a file read on a pass is still refused at a line that 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from harness.pages import regen_cache, tool_vectors
 from harness.pages.published_records import RecordError
 from harness.pages.regen import regen
-from tests.pages import builders as b
-from tests.pages.test_input_caches import calls
+from tests.pages.test_input_caches import calls, repo  # noqa: F401 - fixtures
 from tests.pages.test_page_cache import published, without_cache
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
-    root = tmp_path / "repo"
-    root.mkdir()
-    b.write_catalog(root, [b.entry("srv"), b.entry("ok")])
-    b.write_record(root, b.measured("srv", [b.tool("alpha")]))
-    b.write_record(root, b.measured("ok", [b.tool("beta"), b.tool("gamma")]))
-    b.write_history(root, ["2026-06-01,srv,900,1,measured,host", "2026-06-01,ok,40,2,measured,host"])
-    return root
+from tests.pages.test_record_verdicts import plant_verdict
 
 
 @pytest.fixture
@@ -97,21 +83,7 @@ def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, mo
     data = _older(repo, total='"7"')
     where = tmp_path / "checks"
     where.mkdir()
-    key = regen_cache.Checks.key("srv", data)
-    entry, right = where / key, f"passed {key}\n".encode()
-    if plant in ("right", "other code"):
-        entry.write_bytes(right)
-    elif plant == "another key":
-        entry.write_bytes(f"passed {'0' * 64}\n".encode())
-    elif plant == "garbage":
-        entry.write_bytes(b"\xff\x00 not an entry")
-    elif plant == "oversized":
-        entry.write_bytes(right + b" " * 4096)
-    elif plant == "fifo":
-        os.mkfifo(entry)
-    else:
-        (tmp_path / "elsewhere").write_bytes(right)
-        entry.symlink_to(tmp_path / "elsewhere")
+    plant_verdict(where, regen_cache.Checks.key("srv", data), "right" if plant == "other code" else plant, tmp_path)
     if plant == "other code":
         monkeypatch.setattr(regen_cache, "harness_key", lambda: "other code")
     if plant == "right":  # the control: a pass is taken, the file is not checked when read
