@@ -11,7 +11,7 @@ processes that convert pages.
 Baselines, measured in the same run, alternating with the full regen (``--baseline``): ``tables``
 (default) converts the server pages with markdown-it's own table rule, the converter before the
 direct table rule (same bytes); ``history`` switches the history pass (tool vectors, cost movement,
-capture index, tool shape) off. The worst case is modelled: every entry's cost moves every week, so
+capture index) off. The worst case is modelled: every entry's cost moves every week, so
 each ``tool-vectors.json`` holds the full bound of vectors (12 tools each) and every entry has a
 per-tool breakdown; the cold run also appends one vector per measured entry (re-deriving its capture).
 
@@ -170,8 +170,8 @@ GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "resul
 
 
 def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
-    """Back to the state as built: no published pages, no converted pages or record verdicts cached, the vectors
-    before this run's appends, the history as built."""
+    """Back to the state as built: no published pages, no converted pages, record or tool-vectors verdicts
+    cached, the vectors before this run's appends, the history as built."""
     _empty_caches(root)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:
@@ -207,7 +207,7 @@ def _one_change(root: Path) -> None:
 
 
 RUNS = ("cold", "warm", "one change", "clone")
-CACHE_KINDS = ("html", "records", "pages", "catalog", "index", "history")
+CACHE_KINDS = ("html", "records", "pages", "catalog", "index", "history", "vectors")
 
 
 def timed(root: Path, reps: int, baseline=markdown_it_tables, before: Path | None = None) -> dict[str, tuple[float, float]]:

@@ -5,8 +5,10 @@ publisher's own journals (``obstacles``, ``in_scope``, ``tracked_staging``, ``pu
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 from harness.util import bounded, names, published
@@ -113,6 +115,40 @@ def link_on_path(base: Path, relative: str) -> str | None:
     return None
 
 
+def _below(base: str | bytes, path: str | bytes) -> tuple[str, list[str]] | None:
+    """``(base, path's components below it)`` when ``path`` is strictly inside ``base`` and both are plain
+    strings (no empty or ``.`` component: pathlib parses them to the components ``/`` splits them into);
+    ``None`` otherwise."""
+    if not (isinstance(base, str) and isinstance(path, str)) or not path.startswith(base + "/"):
+        return None
+    parts = path[len(base) + 1:].split("/")
+    return (base, parts) if _plain(parts) and _plain(base.split("/")[1 if base.startswith("/") else 0:]) else None
+
+
+def _plain(parts: list[str]) -> bool:
+    return bool(parts) and "" not in parts and "." not in parts
+
+
+def _link_below(base: str, parts: list[str]) -> str | None:
+    """:func:`link_on_path` of ``base`` and the components ``parts``."""
+    current = base
+    for index, part in enumerate(parts):
+        current = f"{current}/{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return "/".join(parts[:index + 1])
+        except OSError as exc:
+            if exc.errno not in _ABSENT:  # as Path.is_symlink: only these mean "not a link"
+                raise
+        except ValueError:
+            pass
+    return None
+
+
+# The errors Path.is_symlink takes for "not a link".
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
 def published_owner(path: Path, databases: list[Path]) -> str | None:
     """The published path of ``databases`` that ``path`` (links followed) is in, or None."""
     target = Path(path).resolve()
@@ -144,11 +180,15 @@ def read_bytes(base: Path, path: Path, max_bytes: int = bounded.MAX_RECORD_BYTES
     """The bytes of ``path`` inside ``base``; OSError through a link or for a non-regular file,
     ``bounded.TooLarge``, FileNotFoundError.
     """
-    try:
-        relative = Path(path).relative_to(base).as_posix()
-    except ValueError:
-        relative = None
-    link = link_on_path(Path(base), relative) if relative else (str(path) if Path(path).is_symlink() else None)
+    below = _below(os.fspath(base), os.fspath(path))
+    if below is not None:  # (what the general way below finds, without parsing either path: regen reads thousands)
+        link = _link_below(below[0], below[1])
+    else:
+        try:
+            relative = Path(path).relative_to(base).as_posix()
+        except ValueError:
+            relative = None
+        link = link_on_path(Path(base), relative) if relative else (str(path) if Path(path).is_symlink() else None)
     if link is not None:
         raise OSError(f"{link} is a symbolic link; a database reader never reads through one")
     return bounded.read_regular(path, max_bytes)

@@ -7,8 +7,11 @@ Rules: docs/PAGES.md, "Regen".
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import gc
 import hashlib
+import io
+import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +24,7 @@ from harness.pages import (calculator, dashboard, leaderboard, published_records
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
 from harness.pages.board import Row, build_rows
-from harness.db.history import by_server
+from harness.db.history import HistoryRow, by_server
 from harness.pages.published_records import RecordError, load_records
 from harness.pages.series import Series, comparable
 from harness.pages.tool_vectors import VectorHistory
@@ -72,8 +75,10 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     return outputs
 
 
-# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``).
-_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend}
+# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``); the
+# sparkline is drawn in the Markdown pass, the rest in ``_draw``.
+_PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend,
+               "spark": published.sparkline}
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,9 @@ def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
 
 def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
                      kept: regen_cache.Outputs) -> tuple[dict[str, str], _Drawing, dict[str, str | None]]:
-    """Everything published but the server pages not found in ``kept`` (their page, HTML and chart), what
-    those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
+    """Everything published but the server pages not found in ``kept`` (their page, HTML and chart; their
+    sparkline is drawn here), what those are drawn from, and their names (``{name: key to keep them under, or
+    None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
@@ -117,52 +123,88 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
         raise RecordError(disagreeing)
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline
     series = {name: comparable(history.get(name, [])) for name in names}
-    sparks = {name: svg.sparkline(name, series[name]) for name in names}
-    outputs = {published.LEADERBOARD_MD: leaderboard.render_md(rows, series),
-               published.LEADERBOARD_CSV: leaderboard.render_csv(rows),
-               published.DASHBOARD: dashboard.render(rows, series, sparks),
-               published.CALCULATOR: calculator.render(rows)}
+    outputs = {published.CALCULATOR: calculator.render(rows)}
     movements = _history(root, names, records, series, outputs, backfilled)
-    standing = server_page.Standing.of(rows)
+    shape = tool_shape.build({n: records[n] for n in names if n in records})
+    outputs[published.TOOL_SHAPE] = tool_shape.render(shape)
+    standing = server_page.Standing.of(rows, shape)
     per_release = releases.load(root)  # written by `mcp-context-cost releases` from git history
     digests = {row.name: _digest(row) for row in rows}
+    # by the object, as a movement holds it too
+    trends = {id(s): d for s in series.values() if (d := _digest(s)) is not None}
+    outputs.update(_boards(kept, rows, series, digests, trends))
     missing: dict[str, str | None] = {}
     for row in rows:
-        outputs[published.sparkline(row.name)] = sparks[row.name]
-        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests)
+        key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests,
+                        trends)
         found = kept.get(key) if key is not None else None
         if found is not None and set(found) == set(_PAGE_FILES):
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
         else:
             missing[row.name] = key
+            outputs[published.sparkline(row.name)] = svg.sparkline(row.name, series[row.name])
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
                        server_html.cache(root))
     return outputs, drawing, missing
 
 
-def _digest(value: object) -> bytes | None:
-    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled."""
+# The leaderboard and the dashboard, drawn from every row and series: kept whole (``Outputs``) by their digests.
+_BOARDS = {"md": published.LEADERBOARD_MD, "csv": published.LEADERBOARD_CSV, "dashboard": published.DASHBOARD}
+
+
+def _boards(kept: regen_cache.Outputs, rows: list[Row], series: dict[str, Series], digests: dict[str, bytes | None],
+            trends: dict[int, bytes]) -> dict[str, str]:
+    """``{path: text}`` of the leaderboard (Markdown, CSV) and the dashboard, from ``kept`` when found under
+    the digests of every row and its series, in order."""
+    parts = [part for row in rows for part in (row.name.encode(), digests[row.name], trends.get(id(series[row.name])))]
+    key = None if any(part is None for part in parts) else \
+        regen_cache.Outputs.key(b"boards", *(part for part in parts if part is not None))
+    found = kept.get(key) if key is not None else None
+    if found is None or set(found) != set(_BOARDS):
+        found = {"md": leaderboard.render_md(rows, series), "csv": leaderboard.render_csv(rows),
+                 "dashboard": dashboard.render(rows, series)}
+        if key is not None:
+            kept.put(key, found)
+    return {path: found[label] for label, path in _BOARDS.items()}
+
+
+def _digest(value: object, known: dict[int, bytes] | None = None) -> bytes | None:
+    """The sha256 of ``value``'s whole state (pickled), or ``None`` when it cannot be pickled; ``known``: the
+    digests of series by ``id``, each pickled as its digest."""
     try:
-        return hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+        out = io.BytesIO()
+        pickler = _Pickler(out, protocol=5)
+        if known:
+            pickler.dispatch_table = {**_Pickler.dispatch_table, Series: lambda s: (Series, (known[id(s)],))
+                                      if id(s) in known else s.__reduce_ex__(5)}
+        pickler.dump(value)
+        return hashlib.sha256(out.getbuffer()).digest()
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return None
 
 
+class _Pickler(pickle.Pickler):
+    """A history row pickled as its class and fields (all its state, as pickle's generic way takes it) at half the cost
+    (a page key pickles its series' rows, 156 a server at three years of weekly sweeps)."""
+
+    dispatch_table = {**copyreg.dispatch_table, HistoryRow: lambda row: (HistoryRow, (), row.__dict__)}
+
+
 def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,
-              per_release: list | None, digests: dict[str, bytes | None]) -> str | None:
-    """The key of a server's page, HTML and trend chart: everything they are drawn from (the row, its
-    series, movement and releases, what the standing says of it: ranked count, description percentile,
-    its cheaper peers' rows); ``None`` when some input cannot be digested."""
+              per_release: list | None, digests: dict[str, bytes | None], trends: dict[int, bytes]) -> str | None:
+    """The key of a server's page, HTML, trend chart and sparkline: everything they are drawn from (the row,
+    its series, movement and releases, what the standing says of it: ranked count, description percentile,
+    its cheaper peers' rows); ``None`` when some input cannot be digested. ``trends``: the series' digests."""
     peers = [digests[r.name] for r in standing.cheaper(row)]
-    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description))
-    parts = [digests[row.name], rest, *peers]
+    rest = _digest((row.name, series, movement, per_release, standing.ranked, standing.p90_description), trends)
+    parts = [digests[row.name], trends.get(id(series)), rest, *peers]
     return None if any(p is None for p in parts) else regen_cache.Outputs.key(*(p for p in parts if p is not None))
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
              outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
-    """Append each entry's current record to its tool vectors and derive cost movement, the capture
-    index and the tool shape into ``outputs``; returns each entry's movement. Raises ``RecordError``."""
+    """Append each entry's current record to its tool vectors and derive cost movement and the capture
+    index into ``outputs``; returns each entry's movement. Raises ``RecordError``."""
     with _no_cyclic_gc():
         return _history_pass(root, names, records, series, outputs, backfilled)
 
@@ -184,13 +226,16 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
                   outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
     vectors: dict[str, VectorHistory] = {}
     errors: list[str] = []
+    checks = regen_cache.Checks(regen_cache.folder(root, "vectors"))
     for name in names:
         try:
             held = backfilled[name] if backfilled is not None else \
-                tool_vectors.read(root / published.tool_vectors(name), name)
+                tool_vectors.read(root / published.tool_vectors(name), name, checks)
             vectors[name] = tool_vectors.advance(held, records.get(name), published.record(name), rederived=True)
         except RecordError as exc:
             errors.extend(exc.errors)
+    if backfilled is None:  # (a backfill reads no file: saving would drop every kept verdict)
+        checks.save()
     if errors:
         raise RecordError(errors)
     movements = {name: regressions.movement(name, series[name], vectors[name]) for name in names}
@@ -201,7 +246,6 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
     outputs[published.REGRESSIONS_MD] = regressions.render_md(list(movements.values()))
     outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
     outputs[published.CAPTURE_INDEX] = _capture_index(root, vectors)
-    outputs[published.TOOL_SHAPE] = tool_shape.render(tool_shape.build({n: records[n] for n in names if n in records}))
     return movements
 
 
@@ -225,9 +269,11 @@ def regen(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None, l
     files on disk; ``loaded``: the catalog and records, when the caller read them already."""
     root = Path(repo_root)
     outputs = render_all(root, backfilled, loaded)
-    atomic.write_many({root / rel: _published(rel, text).encode("utf-8") for rel, text in outputs.items()})
-    _remove_stale(root, {Path(rel) for rel in outputs})
-    return sorted(root / rel for rel in outputs)
+    # in the order of their paths (component by component, as paths compare): write_many sorts them again
+    paths = {rel: root / rel for rel in sorted(outputs, key=lambda rel: os.path.normpath(rel).split(os.sep))}
+    atomic.write_many({path: _published(rel, outputs[rel]).encode("utf-8") for rel, path in paths.items()})
+    _remove_stale(root, {os.path.normpath(rel) for rel in outputs})
+    return list(paths.values())
 
 
 def regen_after_publish(repo_root: Path) -> list[Path]:
@@ -253,15 +299,21 @@ def _published(relative, text: str) -> str:
     return untrusted.json_text(text) if str(relative).endswith(".json") else text
 
 
-def _remove_stale(root: Path, keep: set[Path]) -> list[Path]:
-    """Delete generated per-entry files whose entry left the catalog; return what was removed."""
+def _remove_stale(root: Path, keep: set[str]) -> list[Path]:
+    """Delete generated per-entry files whose entry left the catalog (``keep``: the repository-relative paths
+    written, normalized); return what was removed."""
     removed = []
     for folder, suffix in _OWNED:
-        directory = root / folder
-        if not directory.is_dir():
+        try:
+            with os.scandir(root / folder) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        for path in sorted(directory.iterdir()):
-            if path.is_file() and path.suffix == suffix and path.relative_to(root) not in keep:
+        for entry in entries:
+            # (a name is all suffix, ".svg", has none: as Path.suffix says)
+            if entry.name.endswith(suffix) and len(entry.name) > len(suffix) and \
+                    os.path.join(folder, entry.name) not in keep and entry.is_file():
+                path = root / folder / entry.name
                 path.unlink()
                 removed.append(path)
     return removed

@@ -1,9 +1,10 @@
 """Regen's caches of a repository: :func:`folder` (``$MCP_CONTEXT_COST_CACHE/regen/<root>/<kind>``), the
 content-addressed verdicts on records (:class:`Verdicts`: a record whose exact bytes passed re-derivation under
-the same code is not counted again) and texts derived from inputs (:class:`Outputs`: a page whose inputs and code
-are unchanged is not drawn again); the entries of a kind are kept in a few shard files (:class:`Pack`). An entry
-may be damaged or foreign: read bounded, a regular file never followed through a link, used only when it names its
-own key and its body is whole; anything else is a miss. It is not checked against its writer: the cache must be writable only by the user who runs regen (CI's is empty).
+the same code is not counted again) and on tool-vectors files (:class:`Checks`), and texts derived from inputs
+(:class:`Outputs`: a page whose inputs and code are unchanged is not drawn again); the entries of a kind are kept
+in a few shard files (:class:`Pack`). An entry may be damaged or foreign: read bounded, a regular file never
+followed through a link, used only when it names its own key and its body is whole; anything else is a miss. It is
+not checked against its writer: the cache must be writable only by the user who runs regen (CI's is empty).
 """
 
 from __future__ import annotations
@@ -335,6 +336,34 @@ class Verdicts:
 
     def save(self) -> None:
         self._pack.save()
+
+
+class Checks:
+    """Files that passed a check of the harness's own (a tool-vectors file's shape), kept in a :class:`Verdicts`
+    by the sha256 of their bytes, what they were checked as (``label``: the server) and :func:`harness_key`."""
+
+    def __init__(self, where: Path):
+        self._verdicts = Verdicts(where)
+
+    @staticmethod
+    def _data(label: str, data: bytes) -> bytes:
+        return f"{harness_key()}\0{label}\0".encode("utf-8", "surrogatepass") + data
+
+    @classmethod
+    def key(cls, label: str, data: bytes) -> str:
+        """The key of the verdict on ``data`` checked as ``label``."""
+        return Verdicts.key(cls._data(label, data))
+
+    def passed(self, label: str, data: bytes) -> bool:
+        """Whether these exact bytes passed before as ``label`` under this code."""
+        return self._verdicts.passed(self._data(label, data))
+
+    def remember(self, label: str, data: bytes) -> None:
+        """These bytes passed as ``label``: stored at :meth:`save`."""
+        self._verdicts.remember(self._data(label, data))
+
+    def save(self) -> None:
+        self._verdicts.save()
 
 
 class Catalogs:

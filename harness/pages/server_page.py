@@ -34,14 +34,16 @@ class Standing:
     compositions: dict[str, Composition | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, rows: list[Row]) -> Standing:
+    def of(cls, rows: list[Row], shape: dict | None = None) -> Standing:
+        """The standing of ``rows``; ``shape``: the tool-shape document of their records, when built already."""
         by_category: dict[str, list[Row]] = {}
         for r in rows:
             if r.rank is not None and r.entry.category:
                 by_category.setdefault(r.entry.category, []).append(r)
         for peers in by_category.values():
             peers.sort(key=lambda r: (r.tokens, r.name))
-        shape = tool_shape.build({r.name: r.record for r in rows if r.record})
+        if shape is None:
+            shape = tool_shape.build({r.name: r.record for r in rows if r.record})
         descriptions = shape["metrics"]["descriptionTokens"]
         return cls(sum(1 for r in rows if r.rank is not None), by_category,
                    descriptions[tool_shape.ADVICE_PERCENTILE] if descriptions else None)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from harness.core.record import NUMBERED
 from harness.core.rederive import TOOL_FIELDS
 from harness.db.history import ISOLATIONS
 from harness.pages.published_records import RecordError
+from harness.pages.regen_cache import Checks
 from harness.pages.text import as_int
 from harness.util import schemas, untrusted
 
@@ -91,7 +92,7 @@ class VectorHistory:
     nothing has been appended (so an unchanged file is written back as the very same string)."""
 
     server: str
-    vectors: tuple[Vector, ...] = ()
+    vectors: Sequence[Vector] = ()
     source: str | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -193,11 +194,13 @@ def _rows(record: Mapping[str, Any]) -> list[dict] | None:
     return [{f: (as_int(row.get(f)) if f != "name" else row.get(f)) for f in TOOL_FIELDS} for row in rows]
 
 
-def read(path, server: str) -> VectorHistory:
+def read(path, server: str, checks: Checks | None = None) -> VectorHistory:
     """The vectors on file at ``path`` (empty when there is none). Raises :class:`RecordError` naming
-    the file and line."""
+    the file and line. ``checks``: a file whose exact bytes passed the line-by-line check before (under
+    the same code) is not checked again, its vectors read when used (saved by the caller)."""
     try:  # a regular file only, bounded: a FIFO or a device there would block or never end
-        text = confine.read_bytes(confine.database_root(path), Path(path)).decode("utf-8")
+        data = confine.read_bytes(confine.database_root(path), Path(path))
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return VectorHistory(server)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
@@ -206,8 +209,12 @@ def read(path, server: str) -> VectorHistory:
     if not text.startswith(header) or not text.endswith("\n]}\n") or len(text) <= len(header) + 4:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
+    if checks is not None and checks.passed(server, data):
+        return VectorHistory(server, _Lines(text, len(header), len(text) - 4, str(path)), text)
     plain = _plain(text, len(header), len(text) - 4, str(path))
     if plain is not None:
+        if checks is not None:
+            checks.remember(server, data)
         return VectorHistory(server, plain, text)
     vectors, errors = [], []
     start, end, number = len(header), len(text) - 4, 2  # the body: from after the header to before "\n]}\n"
@@ -254,15 +261,66 @@ def _plain(text: str, start: int, end: int, path: str) -> tuple[Vector, ...] | N
         if found is None:
             return None
         stop = found.end()
-        date, sha, iso, status, total, count = found.groups()
-        fields = {"date": date, "canonicalSha256": sha, "isolation": iso, "status": status,
-                  "totalTokens": int(total), "toolCount": int(count)}
-        vectors.append(Vector(fields, text, start, stop, f"{path}:{number}", tools_at=found.end("count") + _TOOLS_KEY))
+        vectors.append(_matched(found, text, start, f"{path}:{number}"))
         if stop == end:
             return tuple(vectors) if len(vectors) <= MAX_VECTORS else None
         if not text.startswith(",\n", stop):
             return None
         start, number = stop + 2, number + 1
+
+
+def _matched(found: re.Match, text: str, start: int, where: str) -> Vector:
+    """The vector of a :data:`_LINE` match starting at ``start``."""
+    date, sha, iso, status, total, count = found.groups()
+    fields = {"date": date, "canonicalSha256": sha, "isolation": iso, "status": status,
+              "totalTokens": int(total), "toolCount": int(count)}
+    return Vector(fields, text, start, found.end(), where, tools_at=found.end("count") + _TOOLS_KEY)
+
+
+class _Lines(Sequence[Vector]):
+    """The vectors of a file whose every line passed :func:`_plain` before (its exact bytes, ``Checks``),
+    each read when first used, its line found from the end: a warm regen looks at the newest few of each file."""
+
+    def __init__(self, text: str, start: int, end: int, path: str):
+        self._text, self._path, self._start, self._end = text, path, start, end
+        # a line ends at ",\n" (no line holds a raw newline: each is one JSON text)
+        self._count = text.count(",\n", start, end) + 1
+        self._breaks: list[int] = []  # where the lines break, the last first
+        self._read: list[Vector | None] = [None] * self._count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Vector: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Vector]: ...
+
+    def __getitem__(self, index: int | slice) -> Vector | Sequence[Vector]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._count)))
+        vector = self._read[index]
+        if vector is None:
+            number = index % self._count
+            after = self._count - 1 - number  # lines after this one
+            while len(self._breaks) < min(after + 1, self._count - 1):
+                self._breaks.append(self._text.rfind(",\n", self._start, self._breaks[-1] if self._breaks else self._end))
+            start = self._breaks[after] + 2 if after < self._count - 1 else self._start
+            stop = self._breaks[after - 1] if after else self._end
+            found = _LINE.match(self._text, start, stop)
+            where = f"{self._path}:{number + 2}"
+            if found is None or found.end() != stop:  # not what passed: the verdict was not this file's
+                raise RecordError([f"{where}: not a vector line as this harness writes it"])
+            vector = self._read[index] = _matched(found, self._text, start, where)
+        return vector
+
+    def __iter__(self) -> Iterator[Vector]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]  # (as a tuple of vectors, which are mappings)
 
 
 def _vector(text: str, start: int, stop: int, where: str) -> Vector | str:

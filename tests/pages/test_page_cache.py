@@ -1,5 +1,5 @@
-"""A server's page, HTML and trend chart kept per input (harness/pages/regen.py with regen_cache.Outputs):
-a warm regen draws no page and writes the same bytes, a change redraws only the pages it reaches, other
+"""A server's page, HTML, trend chart and sparkline kept per input, the leaderboard and the dashboard by all
+of theirs (harness/pages/regen.py with regen_cache.Outputs): a warm regen draws no page and writes the same bytes, a change redraws only the pages it reaches, other
 code redraws all, and an entry that is not whole and its own — another key's, damaged, oversized, a
 FIFO, a link — is a miss: the run writes what a run without any cache writes."""
 
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from harness.pages import regen_cache, server_html, server_page
+from harness.pages import dashboard, leaderboard, regen_cache, server_html, server_page, svg
 from harness.pages.regen import regen
 from tests.pages import builders as b
 from tests.pages import packs
@@ -60,25 +60,81 @@ def without_cache(root, tmp_path, monkeypatch, name: str) -> dict[str, bytes]:
     return published(root)
 
 
-def test_a_warm_regen_draws_no_page_and_gives_the_same_bytes(repo, drawn):
+@pytest.fixture
+def sparked(monkeypatch):
+    """The servers whose sparkline ``svg.sparkline`` drew, in order."""
+    seen: list[str] = []
+    real = svg.sparkline
+
+    def spy(name, series):
+        seen.append(name)
+        return real(name, series)
+
+    monkeypatch.setattr(svg, "sparkline", spy)
+    return seen
+
+
+def test_a_warm_regen_draws_no_page_and_gives_the_same_bytes(repo, drawn, sparked):
     regen(repo)
     cold = published(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv"]
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv"]
     regen(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv"] and published(repo) == cold
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv"] and published(repo) == cold
 
 
-def test_a_new_history_row_redraws_that_server_only(repo, drawn, tmp_path, monkeypatch):
+def test_a_new_history_row_redraws_that_server_only(repo, drawn, sparked, tmp_path, monkeypatch):
     regen(repo)
     before = published(repo)
     b.write_history(repo, HISTORY + ["2026-06-15,srv,,,timeout,host"])
     regen(repo)
-    assert sorted(drawn) == ["lone", "ok", "srv", "srv"]
+    assert sorted(drawn) == sorted(sparked) == ["lone", "ok", "srv", "srv"]
     after = published(repo)
     assert after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
     assert after["docs/servers/srv.html"] != before["docs/servers/srv.html"]
     assert after["docs/trends/srv.svg"] != before["docs/trends/srv.svg"]
+    assert after["docs/sparklines/srv.svg"] != before["docs/sparklines/srv.svg"]
     assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
+
+
+@pytest.fixture
+def boards(monkeypatch):
+    """One item per rendering of the leaderboard or the dashboard."""
+    seen: list[str] = []
+    for module, name in ((leaderboard, "render_md"), (leaderboard, "render_csv"), (dashboard, "render")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *args, _real=real, _name=name, **kwargs:
+                            seen.append(_name) or _real(*args, **kwargs))
+    return seen
+
+
+def test_a_warm_regen_renders_no_board_and_a_new_history_row_all_again(repo, boards, tmp_path, monkeypatch):
+    regen(repo)
+    first = published(repo)
+    regen(repo)
+    assert sorted(boards) == ["render", "render_csv", "render_md"] and published(repo) == first
+    b.write_history(repo, HISTORY + ["2026-06-15,srv,1990,1,measured,host"])
+    regen(repo)
+    assert len(boards) == 6
+    after = published(repo)
+    assert after["docs/index.html"] != first["docs/index.html"]  # its trend holds every point
+    assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
+
+
+@pytest.mark.parametrize("plant", ["tampered", "not texts"])
+def test_a_planted_board_entry_is_a_miss(repo, boards, tmp_path, monkeypatch, plant):
+    regen(repo)
+    right = without_cache(repo, tmp_path, monkeypatch, "other")
+    monkeypatch.setenv("MCP_CONTEXT_COST_CACHE", str(tmp_path / "cache"))
+    entry = next(p for p in regen_cache.folder(repo, "pages").iterdir() if b'"dashboard"' in p.read_bytes())
+    head, _, body = entry.read_bytes().partition(b"\n")
+    if plant == "tampered":  # its own key, a body that is not the one summed
+        entry.write_bytes(head + b"\n" + body.replace(b"srv", b"evil"))
+    else:  # whole and its own, but not the three texts
+        bad = json.dumps({"md": "evil"}).encode()
+        entry.write_bytes(f"outputs {entry.name} {regen_cache.hashlib.sha256(bad).hexdigest()}\n".encode() + bad)
+    boards.clear()
+    regen(repo)
+    assert len(boards) == 3 and published(repo) == right
 
 
 def test_a_changed_record_redraws_the_pages_that_show_it(repo, drawn, tmp_path, monkeypatch):
@@ -96,7 +152,7 @@ def test_a_cheaper_peer_that_changed_redraws_the_page_listing_it(repo, drawn, tm
     b.write_record(repo, b.measured("srv", [b.tool("alpha", schema=wider)]))  # still cheaper than ok, same descriptions
     regen(repo)
     after = published(repo)
-    assert "ok" in drawn[3:] and after["docs/servers/ok.md"] != before["docs/servers/ok.md"]
+    assert "ok" in drawn[3:] and after["docs/servers/srv.md"] != before["docs/servers/srv.md"]
     assert after == without_cache(repo, tmp_path, monkeypatch, "empty")
 
 

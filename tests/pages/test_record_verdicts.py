@@ -103,8 +103,14 @@ def test_the_entry_a_pass_leaves_is_what_lets_a_record_through(repo):
 @pytest.mark.parametrize("plant", ["another key", "garbage", "oversized", "fifo", "link"])
 def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, plant):
     regen(repo)
-    key = regen_cache.Verdicts.key(_forge(repo))
-    where = regen_cache.folder(repo, "records")
+    plant_verdict(regen_cache.folder(repo, "records"), regen_cache.Verdicts.key(_forge(repo)), plant, tmp_path)
+    with pytest.raises(RecordError, match="refused: totalTokens"):
+        regen(repo)
+
+
+def plant_verdict(where, key: str, plant: str, tmp_path) -> None:
+    """Put in ``where``'s shard of ``key`` an entry that is not its pass (``plant``: another key, garbage,
+    oversized, fifo, link: the shard itself) or, for ``right``, its pass."""
     right = f"passed {key}\n".encode()
     shard = packs.shard_file(where, key)
     if plant == "another key":
@@ -117,14 +123,14 @@ def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, pl
         packs.plant(where, key, right)
         shard.unlink()
         os.mkfifo(shard)
-    else:
+    elif plant == "link":
         packs.plant(where, key, right)
         whole = shard.read_bytes()
         shard.unlink()
         (tmp_path / "elsewhere").write_bytes(whole)
         shard.symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(RecordError, match="refused: totalTokens"):
-        regen(repo)
+    else:
+        packs.plant(where, key, right)
 
 
 def test_records_rederived_in_workers_give_what_one_process_gives(repo, monkeypatch):
