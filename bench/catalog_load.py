@@ -3,7 +3,7 @@ this checkout against another (``--before DIR``, e.g. ``/work/main``), alternati
 the medians. Timed: the CPU seconds of the call alone (the interpreter's start and imports are not), and
 then, in the same process, of its YAML part alone (``yamlsafe.compose`` and ``construct``).
 
-Run: ``.venv/bin/python bench/catalog_load.py --before /work/main [--reps 5] CATALOG...``
+Run: ``.venv/bin/python bench/catalog_load.py --before DIR [--reps 5] CATALOG...`` (``DIR``: another checkout with its own ``.venv``)
 """
 
 from __future__ import annotations
