@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.core.record import Record
 from harness.db.catalog import Catalog, load_catalog
 from harness.util import atomic, forkpool, published, untrusted
-from harness.pages import (calculator, dashboard, leaderboard, published_records,
+from harness.pages import (cache_shards, calculator, dashboard, leaderboard, published_records,
                              readings, regen_cache, regressions, releases, server_html, server_page,
                              svg, tool_shape, tool_vectors)
 from harness.pages.backfill import BackfillError
@@ -90,7 +90,7 @@ class _Drawing:
     standing: server_page.Standing
     movements: dict[str, regressions.Movement]
     per_release: dict[str, list]
-    html_cache: regen_cache.Pack
+    html_cache: cache_shards.Pack
 
 
 def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:

@@ -22,7 +22,7 @@ from markdown_it.rules_core.inline import inline as markdown_it_inline
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
-from harness.pages import composition, html_table, regen_cache
+from harness.pages import cache_shards, composition, html_table, regen_cache
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
 from harness.util import forkpool, published
@@ -253,9 +253,9 @@ def folder(root: Path) -> Path:
     return regen_cache.folder(root, "html")
 
 
-def cache(root: Path) -> regen_cache.Pack:
+def cache(root: Path) -> cache_shards.Pack:
     """The converted pages kept for the repository at ``root`` (:func:`folder`)."""
-    return regen_cache.Pack(folder(root))
+    return cache_shards.Pack(folder(root))
 
 
 def key(name: str, markdown: str) -> str:
@@ -284,7 +284,7 @@ def memo_map(root: Path, inputs: dict[str, str], convert: Callable[[dict[str, st
     return {out: text for path in sorted(found) for out, text in sorted(found[path].items())}
 
 
-def converted(kept: regen_cache.Pack, name: str, markdown: str, comp: Composition | None) -> tuple[dict[str, str], str, bool]:
+def converted(kept: cache_shards.Pack, name: str, markdown: str, comp: Composition | None) -> tuple[dict[str, str], str, bool]:
     """``({docs/servers/<name>.html: page}, its key, whether it was converted now)``: server ``name``'s page
     from the cache ``kept`` (:func:`cache`) or converted (:func:`pages`); keep new ones with :func:`store`."""
     path = published.server_page(name)
@@ -298,7 +298,7 @@ def converted(kept: regen_cache.Pack, name: str, markdown: str, comp: Compositio
 _MAX_ENTRY = 16 * 2**20
 
 
-def _lookup(kept: regen_cache.Pack, key: str) -> dict[str, str] | None:
+def _lookup(kept: cache_shards.Pack, key: str) -> dict[str, str] | None:
     data = kept.get(key, _MAX_ENTRY)
     try:
         entry = json.loads(data) if data is not None else None
@@ -314,7 +314,7 @@ def _convert_all(convert: Callable[[dict[str, str]], dict[str, str]], items: lis
     return forkpool.map_forked(convert, items, PARALLEL_FROM)
 
 
-def store(kept: regen_cache.Pack, new: dict[str, dict[str, str]], used: set[str]) -> None:
+def store(kept: cache_shards.Pack, new: dict[str, dict[str, str]], used: set[str]) -> None:
     """Keep the new entries and drop every entry the run did not use (best effort)."""
     for key in used:
         kept.ask(key)

@@ -1,18 +1,18 @@
-"""The regen cache's entries as they lie in their pack files (``harness.pages.regen_cache.Pack``): read one,
+"""The regen cache's entries as they lie in their pack files (``harness.pages.cache_shards.Pack``): read one,
 plant one, find the file that holds it — for tests that damage the cache on disk."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.pages import regen_cache
+from harness.pages import cache_shards
 
 
 def entries(where: Path) -> dict[str, bytes]:
     """Every entry kept in the folder ``where``, by key."""
     found: dict[str, bytes] = {}
     for path in sorted(where.glob("pack-*")):
-        found.update(regen_cache.parse_shard(path.read_bytes()))
+        found.update(cache_shards.parse_shard(path.read_bytes()))
     return found
 
 
@@ -25,13 +25,13 @@ def holding(where: Path, needle: bytes) -> tuple[str, bytes]:
 
 def shard_file(where: Path, key: str) -> Path:
     """The file that holds (or would hold) ``key``'s entry."""
-    return where / regen_cache.Pack.shard(key)
+    return where / cache_shards.Pack.shard(key)
 
 
 def plant(where: Path, key: str, data: bytes) -> None:
     """Put ``data`` under ``key`` in its shard file, as a writer would, the shard's other entries kept."""
     path = shard_file(where, key)
-    held = regen_cache.parse_shard(path.read_bytes()) if path.exists() else {}
+    held = cache_shards.parse_shard(path.read_bytes()) if path.exists() else {}
     held[key] = data
     path.unlink(missing_ok=True)
-    path.write_bytes(regen_cache.shard_bytes(held))
+    path.write_bytes(cache_shards.shard_bytes(held))

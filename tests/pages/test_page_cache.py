@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from harness.pages import dashboard, leaderboard, regen_cache, server_html, server_page, svg
+from harness.pages import cache_shards, dashboard, leaderboard, regen_cache, server_html, server_page, svg
 from harness.pages.regen import regen
 from tests.pages import builders as b
 from tests.pages import packs
@@ -253,16 +253,16 @@ def test_a_run_reads_each_html_shard_once_in_workers_or_not(repo, tmp_path, monk
     # a worker reading them again would hold its own copy: up to the bound of a pack in every worker
     regen(repo)
     log = tmp_path / "reads"
-    real = regen_cache.read_entry
+    real = cache_shards.read_entry
 
     def logged(path, limit):
         if path.parent == server_html.folder(repo):
             with open(log, "a") as f:
                 f.write(f"{path.name}\n")
         return real(path, limit)
-    monkeypatch.setattr(regen_cache, "read_entry", logged)
+    monkeypatch.setattr(cache_shards, "read_entry", logged)
     monkeypatch.setattr(server_html, "PARALLEL_FROM", parallel_from)
     b.write_history(repo, HISTORY + ["2026-06-15,srv,990,1,measured,host", "2026-06-15,ok,41,2,measured,host"])
     regen(repo)
     reads = log.read_text().split()
-    assert sorted(reads) == sorted(set(reads)) == [f"pack-{d:x}" for d in range(regen_cache.SHARDS)]
+    assert sorted(reads) == sorted(set(reads)) == [f"pack-{d:x}" for d in range(cache_shards.SHARDS)]

@@ -1,4 +1,4 @@
-"""The regen cache's pack files (harness/pages/regen_cache.Pack): entries read back as written; a warm run
+"""The regen cache's pack files (harness/pages/cache_shards.Pack): entries read back as written; a warm run
 rewrites nothing, a change rewrites only its shard; entries the run did not ask about are dropped when it
 writes; a shard damaged anywhere yields the entries before the damage and never an altered one."""
 
@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from harness.pages import regen_cache
-from harness.pages.regen_cache import Pack, shard_bytes, parse_shard
+from harness.pages import cache_shards
+from harness.pages.cache_shards import Pack, parse_shard, shard_bytes
 
 
 def keys(n: int, salt: str = "") -> list[str]:
@@ -35,7 +35,7 @@ def test_entries_read_back_as_written_from_few_files(tmp_path):
     entries = filled(tmp_path / "kind", 200)
     pack = Pack(tmp_path / "kind")
     assert {key: pack.get(key, 1 << 20) for key in entries} == entries
-    assert 1 < len(list((tmp_path / "kind").iterdir())) <= regen_cache.SHARDS
+    assert 1 < len(list((tmp_path / "kind").iterdir())) <= cache_shards.SHARDS
 
 
 def test_a_run_that_changes_nothing_writes_nothing(tmp_path):
@@ -92,7 +92,7 @@ def test_an_entry_over_the_bound_is_a_miss_and_a_shard_over_its_bound_is_empty(t
     key, data = next(iter(entries.items()))
     assert Pack(tmp_path / "kind").get(key, len(data) - 1) is None
     assert Pack(tmp_path / "kind").get(key, len(data)) == data
-    monkeypatch.setattr(regen_cache, "MAX_PACK", (tmp_path / "kind" / Pack.shard(key)).stat().st_size - 1)
+    monkeypatch.setattr(cache_shards, "MAX_PACK", (tmp_path / "kind" / Pack.shard(key)).stat().st_size - 1)
     assert Pack(tmp_path / "kind").get(key, len(data)) is None
 
 
@@ -120,10 +120,10 @@ def test_a_damaged_shard_gives_whole_entries_before_the_damage_and_never_an_alte
         assert len(got) < len(entries) or bytes(damaged) == whole
 
 
-@pytest.mark.parametrize("data", [b"", b"not a pack", regen_cache.SHARD_HEAD + b"k 5 x\nabcde",
-                                  regen_cache.SHARD_HEAD + b"bad key 1 " + b"0" * 64 + b"\nx",
-                                  regen_cache.SHARD_HEAD + b"k 99999999999999 " + b"0" * 64 + b"\n",
-                                  regen_cache.SHARD_HEAD + b"k" * 10_000])
+@pytest.mark.parametrize("data", [b"", b"not a pack", cache_shards.SHARD_HEAD + b"k 5 x\nabcde",
+                                  cache_shards.SHARD_HEAD + b"bad key 1 " + b"0" * 64 + b"\nx",
+                                  cache_shards.SHARD_HEAD + b"k 99999999999999 " + b"0" * 64 + b"\n",
+                                  cache_shards.SHARD_HEAD + b"k" * 10_000])
 def test_what_is_not_a_pack_reads_as_no_entries(data):
     assert parse_shard(data) == {}
 
@@ -166,14 +166,14 @@ def test_one_pack_reads_a_bounded_number_of_bytes_over_all_its_shards(tmp_path, 
     # sixteen shards each near the bound of one would be held together (gigabytes at the real bounds)
     where = tmp_path / "kind"
     where.mkdir()
-    for digit in range(regen_cache.SHARDS):
+    for digit in range(cache_shards.SHARDS):
         name = f"pack-{digit:x}"
         (where / name).write_bytes(shard_bytes({key: b"x" * 1000 for key in in_shard(name, 4)}))
     bound = 3 * (where / "pack-0").stat().st_size
-    monkeypatch.setattr(regen_cache, "MAX_PACK", bound)
+    monkeypatch.setattr(cache_shards, "MAX_PACK", bound)
     read = []
-    real = regen_cache.read_entry
-    monkeypatch.setattr(regen_cache, "read_entry", lambda path, limit: read.append(real(path, limit)) or read[-1])
+    real = cache_shards.read_entry
+    monkeypatch.setattr(cache_shards, "read_entry", lambda path, limit: read.append(real(path, limit)) or read[-1])
     pack = Pack(where)
     pack.get(in_shard("pack-0", 1)[0], 1 << 20)
     pack.save()
@@ -185,8 +185,8 @@ def test_one_pack_parses_a_bounded_number_of_entries_and_heals_the_shard(tmp_pat
     where = tmp_path / "kind"
     where.mkdir()
     tiny = sorted(in_shard("pack-0", 300))  # as a shard holds them
-    (where / "pack-0").write_bytes(shard_bytes(dict.fromkeys(tiny, b"")) + shard_bytes({"again": b""})[len(regen_cache.SHARD_HEAD):] * 500)
-    monkeypatch.setattr(regen_cache, "MAX_ENTRIES", 100)
+    (where / "pack-0").write_bytes(shard_bytes(dict.fromkeys(tiny, b"")) + shard_bytes({"again": b""})[len(cache_shards.SHARD_HEAD):] * 500)
+    monkeypatch.setattr(cache_shards, "MAX_ENTRIES", 100)
     pack = Pack(where)
     assert pack.get(tiny[0], 10) == b""
     assert pack.get(tiny[-1], 10) is None  # past the bound: a miss
@@ -219,7 +219,7 @@ def test_temporary_files_of_a_run_that_died_are_removed_and_a_writing_run_leaves
 
     def interrupted(source, target):
         raise KeyboardInterrupt
-    monkeypatch.setattr(regen_cache.os, "replace", interrupted)  # the temporary file written, not yet renamed
+    monkeypatch.setattr(cache_shards.os, "replace", interrupted)  # the temporary file written, not yet renamed
     pack = Pack(where)
     pack.put(keys(1, "more")[0], b"more")
     with pytest.raises(KeyboardInterrupt):
@@ -261,7 +261,7 @@ def test_a_shard_that_cannot_be_read_is_replaced_when_the_run_writes(tmp_path, m
     if plant == "oversized":
         with open(shard, "wb") as f:
             f.truncate(4096)
-        monkeypatch.setattr(regen_cache, "MAX_PACK", 1024)
+        monkeypatch.setattr(cache_shards, "MAX_PACK", 1024)
     elif plant == "fifo":
         os.mkfifo(shard)
     else:
