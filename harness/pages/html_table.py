@@ -64,7 +64,7 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
     return lines_table
 
 
-def _aligns(text: str) -> list[str] | None:
+def aligns(text: str) -> list[str] | None:
     """The delimiter row's alignments, or None when ``text`` (a line from its first non-space character)
     is not a delimiter row (markdown-it's checks)."""
     pos, end = 0, len(text)
@@ -86,7 +86,7 @@ def _aligns(text: str) -> list[str] | None:
             return None
         pos += 1
     columns = text.split("|")
-    aligns = []
+    found = []
     for i, column in enumerate(columns):
         t = mdTrim(column)
         if not t:
@@ -96,12 +96,12 @@ def _aligns(text: str) -> list[str] | None:
         if not headerLineRe.search(t):
             return None
         if t[-1] == ":":
-            aligns.append("center" if t[0] == ":" else "right")
+            found.append("center" if t[0] == ":" else "right")
         elif t[0] == ":":
-            aligns.append("left")
+            found.append("left")
         else:
-            aligns.append("")
-    return aligns
+            found.append("")
+    return found
 
 
 def _cells(line_text: str) -> list[str]:
@@ -153,18 +153,18 @@ def _html(header: str, delimiter: str, rows: Iterable[str], element: Callable[[s
     """(the table's HTML, how many of ``rows`` it holds), or None when ``header`` and ``delimiter`` (each a
     line from its first non-space character) start no table; it ends at a blank row or when
     autocompleting the short rows would pass markdown-it's bound."""
-    aligns = _aligns(delimiter)
-    if aligns is None:
+    alignments = aligns(delimiter)
+    if alignments is None:
         return None
     lineText = mdTrim(header)
     if "|" not in lineText:
         return None
     columns = _cells(lineText)
     columnCount = len(columns)
-    if columnCount == 0 or columnCount != len(aligns):
+    if columnCount == 0 or columnCount != len(alignments):
         return None
 
-    styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in aligns]
+    styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in alignments]
     out = [table_open, "<thead>\n<tr>\n"]
     td = ["td"] * columnCount
     out.extend(map(element, ["th"] * columnCount, styles, columns))

@@ -3,13 +3,14 @@ of the few kinds the page writers emit (:func:`body`); byte for byte the body ma
 
 The subset, judged on the text itself (anything else, anywhere, and :func:`body` returns None):
 
-- no tab, carriage return or NUL, no ``]:`` (a link reference definition needs one), no line that starts
-  with a space outside fenced code;
+- no tab, carriage return or NUL (markdown-it's core turns the last two into others before its block
+  rule), no ``]:`` (a link reference definition needs one), no line starting with a space outside fenced code;
 - ATX headings: ``#`` to ``######``, a space, text not ending in ``#``;
 - paragraphs of plain lines: a plain line starts with a character no block starts with (:func:`_plain`);
 - tight bullet lists: lines ``- `` + plain text; block quotes: lines ``> `` + plain text (one paragraph);
   either followed by a blank line or the end, and a list not by another ``-`` line after blank lines;
-- fenced code: `````` + a word, lines none of which starts with ````` ``, then a line ``````;
+- fenced code: three backticks and a word or nothing, lines none of which starts with three backticks
+  after spaces, then a line of three backticks;
 - tables: lines starting with ``|``, followed by a blank line or the end, that markdown-it's table rule
   takes as one table (``lines_table``);
 - a line followed by a table delimiter row only as such a table's header.
@@ -50,7 +51,7 @@ def _plain(line: str) -> bool:
 
 
 def _delimiter_row(line: str) -> bool:
-    return line[:1] in ("|", "-", ":") and html_table._aligns(line) is not None
+    return line[:1] in ("|", "-", ":") and html_table.aligns(line) is not None
 
 
 def _run(lines: list[str], start: int, prefix: str) -> int:
