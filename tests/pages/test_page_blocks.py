@@ -15,9 +15,9 @@ import pytest
 from harness.pages import page_blocks, server_html
 from harness.pages.regen import render_all
 from tests.pages import builders as b
+from tests.pages.test_html_table import _both  # (markdown-it's own rules' page, the direct parser's)
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = server_html._markdown(direct_tables=False)
 
 
 @pytest.fixture
@@ -32,17 +32,6 @@ def block_parses(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(server_html, "markdown_it_block", counted)
     return parsed
-
-
-def _both(markdown: str, name: str = "alpha") -> tuple[str, str]:
-    """(markdown-it's own rules' page, the direct parser's page)."""
-    direct = server_html.render(name, markdown)
-    saved = server_html._MD
-    server_html._MD = REFERENCE
-    try:
-        return server_html.render(name, markdown), direct
-    finally:
-        server_html._MD = saved
 
 
 def _same(pages: dict[str, str], block_parses: list[str]) -> int:
