@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isStrSpace, mdTrim
@@ -24,11 +24,14 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callable[[str, str], str],
-            table_open: str, table_close: str) -> None:
+            table_open: str, table_close: str) -> Callable[[list[str], str], str | None]:
     """Replace ``md``'s table rule. ``cell_text``: the HTML of a cell's text run (what the cell text
     render rule gives); ``inline_cell(content, folder)``: the HTML of any cell content by markdown-it's
     inline parser for a page in ``folder`` (the parse's ``env["folder"]``; memoised here);
-    ``table_open``/``table_close``: what the table_open/table_close render rules give."""
+    ``table_open``/``table_close``: what the table_open/table_close render rules give.
+    Returns ``lines_table(lines, folder)``: the HTML the rule renders for ``lines`` (unindented lines
+    without tabs, after which a blank line or the end of the page follows) when they make exactly one
+    table, else None."""
     slow = functools.lru_cache(maxsize=65536)(inline_cell)
 
     @functools.lru_cache(maxsize=65536)  # dates, statuses, counts and tool names repeat across pages
@@ -50,33 +53,40 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
         html_ = plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
         return f"<{tag}{style}>{html_}</{tag}>\n"
 
+    def lines_table(lines: list[str], folder: str) -> str | None:
+        if len(lines) < 2:
+            return None
+        made = _html(lines[0], lines[1], lines[2:], functools.partial(element, folder), table_open, table_close)
+        return made[0] if made is not None and made[1] == len(lines) - 2 else None
+
     md.block.ruler.at("table", rule, {"alt": ["paragraph", "reference"]})
     md.add_render_rule(TOKEN, lambda self, tokens, idx, options, env: tokens[idx].content)
+    return lines_table
 
 
-def _aligns(state: StateBlock, line: int) -> list[str] | None:
-    """The delimiter row's alignments, or None when ``line`` is not a delimiter row (markdown-it's checks)."""
-    pos = state.bMarks[line] + state.tShift[line]
-    end = state.eMarks[line]
+def aligns(text: str) -> list[str] | None:
+    """The delimiter row's alignments, or None when ``text`` (a line from its first non-space character)
+    is not a delimiter row (markdown-it's checks)."""
+    pos, end = 0, len(text)
     if pos >= end:
         return None
-    first = state.src[pos]
+    first = text[pos]
     pos += 1
     if first not in ("|", "-", ":") or pos >= end:
         return None
-    second = state.src[pos]
+    second = text[pos]
     pos += 1
     if second not in ("|", "-", ":") and not isStrSpace(second):
         return None
     if first == "-" and isStrSpace(second):
         return None
     while pos < end:
-        ch = state.src[pos]
+        ch = text[pos]
         if ch not in ("|", "-", ":") and not isStrSpace(ch):
             return None
         pos += 1
-    columns = getLine(state, line).split("|")
-    aligns = []
+    columns = text.split("|")
+    found = []
     for i, column in enumerate(columns):
         t = mdTrim(column)
         if not t:
@@ -86,12 +96,12 @@ def _aligns(state: StateBlock, line: int) -> list[str] | None:
         if not headerLineRe.search(t):
             return None
         if t[-1] == ":":
-            aligns.append("center" if t[0] == ":" else "right")
+            found.append("center" if t[0] == ":" else "right")
         elif t[0] == ":":
-            aligns.append("left")
+            found.append("left")
         else:
-            aligns.append("")
-    return aligns
+            found.append("")
+    return found
 
 
 def _cells(line_text: str) -> list[str]:
@@ -108,60 +118,76 @@ def _table(state: StateBlock, startLine: int, endLine: int, element: Callable[[s
     if startLine + 2 > endLine:
         return False
     nextLine = startLine + 1
-    if state.sCount[nextLine] < state.blkIndent or state.is_code_block(nextLine):
+    if state.sCount[nextLine] < state.blkIndent or state.is_code_block(nextLine) or state.is_code_block(startLine):
         return False
-    aligns = _aligns(state, nextLine)
-    if aligns is None:
-        return False
-    lineText = mdTrim(getLine(state, startLine))
-    if "|" not in lineText or state.is_code_block(startLine):
-        return False
-    columns = _cells(lineText)
-    columnCount = len(columns)
-    if columnCount == 0 or columnCount != len(aligns):
-        return False
-
     oldParentType = state.parentType
     state.parentType = "table"
+    made = _html(getLine(state, startLine), getLine(state, nextLine), _body_lines(state, startLine + 2, endLine),
+                 element, table_open, table_close)
+    state.parentType = oldParentType
+    if made is None:
+        return False
+    token = state.push(TOKEN, "", 0)
+    token.map = [startLine, startLine + 2 + made[1]]
+    token.content = made[0]
+    state.line = startLine + 2 + made[1]
+    return True
+
+
+def _body_lines(state: StateBlock, nextLine: int, endLine: int) -> Iterator[str]:
+    """The text of each line from ``nextLine`` on until one the table cannot hold."""
     terminatorRules = state.md.block.ruler.getRules("blockquote")
-    styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in aligns]
+    while nextLine < endLine:
+        if state.sCount[nextLine] < state.blkIndent or state.is_code_block(nextLine):
+            return
+        # a line starting with a pipe starts no block a table ends at (fence, quote, rule, list, HTML, heading)
+        if state.src[state.bMarks[nextLine] + state.tShift[nextLine]: state.eMarks[nextLine]][:1] != "|" \
+                and any(rule(state, nextLine, endLine, True) for rule in terminatorRules):
+            return
+        yield getLine(state, nextLine)
+        nextLine += 1
+
+
+def _html(header: str, delimiter: str, rows: Iterable[str], element: Callable[[str, str, str], str],
+          table_open: str, table_close: str) -> tuple[str, int] | None:
+    """(the table's HTML, how many of ``rows`` it holds), or None when ``header`` and ``delimiter`` (each a
+    line from its first non-space character) start no table; it ends at a blank row or when
+    autocompleting the short rows would pass markdown-it's bound."""
+    alignments = aligns(delimiter)
+    if alignments is None:
+        return None
+    lineText = mdTrim(header)
+    if "|" not in lineText:
+        return None
+    columns = _cells(lineText)
+    columnCount = len(columns)
+    if columnCount == 0 or columnCount != len(alignments):
+        return None
+
+    styles = [f' style="{html.escape("text-align:" + a)}"' if a else "" for a in alignments]
     out = [table_open, "<thead>\n<tr>\n"]
     td = ["td"] * columnCount
     out.extend(map(element, ["th"] * columnCount, styles, columns))
     out.append("</tr>\n</thead>\n")
     autocompleted = 0
-    body = False
-    nextLine = startLine + 2
-    while nextLine < endLine:
-        if state.sCount[nextLine] < state.blkIndent:
-            break
-        # a line starting with a pipe starts no block a table ends at (fence, quote, rule, list, HTML, heading)
-        if state.src[state.bMarks[nextLine] + state.tShift[nextLine]: state.eMarks[nextLine]][:1] != "|" \
-                and any(rule(state, nextLine, endLine, True) for rule in terminatorRules):
-            break
-        lineText = mdTrim(getLine(state, nextLine))
-        if not lineText or state.is_code_block(nextLine):
+    taken = 0
+    for row in rows:
+        lineText = mdTrim(row)
+        if not lineText:
             break
         columns = _cells(lineText)
         autocompleted += columnCount - len(columns)
         if autocompleted > MAX_AUTOCOMPLETED_CELLS:
             break
-        if not body:
+        if not taken:
             out.append("<tbody>\n")
-            body = True
+        taken += 1
         out.append("<tr>\n")
         if len(columns) < columnCount:
             columns += [""] * (columnCount - len(columns))
         out.extend(map(element, td, styles, columns))  # map stops at the shorter: extra columns are dropped
         out.append("</tr>\n")
-        nextLine += 1
-    if body:
+    if taken:
         out.append("</tbody>\n")
     out.append(table_close)
-
-    token = state.push(TOKEN, "", 0)
-    token.map = [startLine, nextLine]
-    token.content = "".join(out)
-    state.parentType = oldParentType
-    state.line = nextLine
-    return True
+    return "".join(out), taken

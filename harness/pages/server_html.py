@@ -18,11 +18,12 @@ from pathlib import Path
 
 import markdown_it
 from markdown_it import MarkdownIt
+from markdown_it.rules_core.block import block as markdown_it_block
 from markdown_it.rules_core.inline import inline as markdown_it_inline
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
-from harness.pages import cache_shards, composition, html_table, regen_cache
+from harness.pages import cache_shards, composition, html_table, page_blocks, regen_cache
 from harness.pages.composition import Composition
 from harness.pages.text import one_line, with_breaks
 from harness.util import forkpool, published
@@ -77,7 +78,8 @@ def _markdown(direct_tables: bool = True) -> MarkdownIt:
     md.add_render_rule("table_close", lambda self, tokens, idx, options, env: TABLE_CLOSE)
     md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
     if direct_tables:
-        html_table.install(md, with_breaks, _inline_cell, TABLE_OPEN, TABLE_CLOSE)
+        lines_table = html_table.install(md, with_breaks, _inline_cell, TABLE_OPEN, TABLE_CLOSE)
+        md.core.ruler.at("block", functools.partial(_blocks_direct, lines_table))
         md.core.ruler.at("inline", _inline_memoised)
         md.add_render_rule(FRAGMENT, lambda self, tokens, idx, options, env: tokens[idx].content)
     return md
@@ -89,6 +91,19 @@ def _inline_cell(content: str, folder: str) -> str:
     _mark_text(tokens)
     _point_links(folder, tokens)
     return _OWN_RULES.renderer.render(tokens, _OWN_RULES.options, {})
+
+
+def _blocks_direct(lines_table: Callable[[list[str], str], str | None], state: StateCore) -> None:
+    """markdown-it's block rule, or, for a page all of whose blocks are of the kinds :mod:`page_blocks`
+    converts, one fragment holding the page's HTML."""
+    body = None if state.inlineMode else page_blocks.body(state.src, str(state.env.get("folder", "")),
+                                                          _inline_token, lines_table)
+    if body is None:
+        markdown_it_block(state)
+        return
+    fragment = Token(FRAGMENT, "", 0)
+    fragment.content = body
+    state.tokens.append(fragment)
 
 
 def _inline_memoised(state: StateCore) -> None:
@@ -233,7 +248,7 @@ def _html_link(folder: str, href: str) -> str:
 # Converting fewer pages than this in one process is quicker than starting workers.
 PARALLEL_FROM = 64
 _RENDERER_MODULES = ("harness.pages.server_html", "harness.pages.composition", "harness.pages.html_table",
-                     "harness.pages.text", "harness.util.published", "harness.util.untrusted")
+                     "harness.pages.page_blocks", "harness.pages.text", "harness.util.published", "harness.util.untrusted")
 
 
 @functools.lru_cache(maxsize=1)
