@@ -5,8 +5,9 @@ The subset, judged on the text itself (anything else, anywhere, and :func:`body`
 
 - no tab, carriage return or NUL (markdown-it's core turns the last two into others before its block
   rule), no ``]:`` (a link reference definition needs one), no line starting with a space outside fenced code;
-- ATX headings: ``#`` to ``######``, a space, text not ending in ``#``;
-- paragraphs of plain lines: a plain line starts with a character no block starts with (:func:`_plain`);
+- ATX headings: ``#`` to ``######``, a space, text not ending in ``#`` (trailing spaces aside);
+- paragraphs of plain lines (a plain line starts with a character no block starts with, :func:`_plain`),
+  followed by a blank line or the end;
 - tight bullet lists: lines ``- `` + plain text; block quotes: lines ``> `` + plain text (one paragraph);
   either followed by a blank line or the end, and a list not by another ``-`` line after blank lines;
 - fenced code: three backticks and a word or nothing, lines none of which starts with three backticks
@@ -51,6 +52,7 @@ def _plain(line: str) -> bool:
 
 
 def _delimiter_row(line: str) -> bool:
+    """Whether markdown-it's table rule takes ``line`` (unindented) as a delimiter row."""
     return line[:1] in ("|", "-", ":") and html_table.aligns(line) is not None
 
 
@@ -66,8 +68,8 @@ def _run(lines: list[str], start: int, prefix: str) -> int:
 def body(markdown: str, folder: str, inline: Callable[[str, str], str],
          lines_table: Callable[[list[str], str], str | None]) -> str | None:
     """The HTML markdown-it renders for ``markdown``, or None when the page is outside the subset (module
-    docstring). ``inline(content, folder)``: the HTML of an inline token; ``lines_table``: the tables'
-    (``html_table.install``); ``folder``: the page's."""
+    docstring). ``inline(content, folder)``: the HTML of an inline token; ``lines_table(lines, folder)``: a
+    table's HTML or None (what ``html_table.install`` returns); ``folder``: the page's."""
     if "\t" in markdown or "\r" in markdown or "\0" in markdown or "]:" in markdown:
         return None
     lines = markdown.split("\n")
@@ -103,12 +105,14 @@ def body(markdown: str, folder: str, inline: Callable[[str, str], str],
             i += 1
         elif first == "`" and line.startswith("```"):
             fence = _FENCE.fullmatch(line)
+            if fence is None:
+                return None
             end = i + 1
             while end < n and lines[end] != "```":
                 if lines[end].lstrip(" ").startswith("```"):
                     return None
                 end += 1
-            if fence is None or end == n:
+            if end == n:
                 return None
             code = escapeHtml("".join(text + "\n" for text in lines[i + 1:end]))
             lang = fence.group(1)

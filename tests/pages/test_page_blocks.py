@@ -1,8 +1,8 @@
 """Server pages converted without markdown-it's block parser (harness/pages/page_blocks.py) give the bytes
 markdown-it's own rules give (``server_html._markdown(direct_tables=False)``): on this repository's server
-pages, the synthetic bench repository's, the scenario's, and on hostile variants of a page holding every
-kind of block the subset has; a page with anything outside the subset goes to markdown-it, and a page
-inside it does not."""
+pages, the synthetic bench repository's, the scenario's, on hostile variants of a page holding every
+kind of block the subset has, and on random pages of the subset's blocks with hostile text in their lines;
+a page with anything outside the subset goes to markdown-it, and a page inside it does not."""
 
 from __future__ import annotations
 
@@ -214,3 +214,51 @@ def test_outside_the_subset_goes_to_markdown_it(construct, block_parses):
     assert page_blocks.body(page, "docs/servers", server_html._inline_token, lambda lines, folder: "") is None
     assert _same({"alpha": page}, block_parses) == 0
     assert block_parses == [page]
+
+
+# Pieces of recorded text inside a line: inline markup, entity references, backslash escapes, pipes, Unicode
+# spaces and the characters that open a block when they start a line.
+PIECES = ["a", "Tool", " ", "  ", "é", "🙂", "\u00a0", "\u2003", "\u2028", "\x0b", "\x85", "\ufeff", "&amp;",
+          "&#35;", "&nbsp;", "&", "\\", "\\|", "\\\\", "\\#", "|", "`", "``", "`x`", "*", "**", "_", "~", "#", "-",
+          "+", ">", "<", "<br>", "<div>", "<!-- c -->", "[x](b.md)", "![i](p.png)", "<https://e.org>", "[", "]",
+          "1.", ":", "="]
+# How a line of text starts: characters that open no block.
+STARTS = ["alpha", "**Total**", "`code`", "[a](b.md)", "é", "1,234", "a\\_b", "(x)", "\\# x", "&amp;", "$5",
+          "{x}", "@u", "!"]
+ENDS = ["", "", "  ", "\\", " ", "\u00a0", " #", " ## ", "<br>"]  # hard breaks, trailing spaces, closing "#"s
+
+
+def _text(rnd: random.Random) -> str:
+    return rnd.choice(STARTS) + "".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 8))) + rnd.choice(ENDS)
+
+
+def _block(rnd: random.Random) -> list[str]:
+    kind = rnd.randrange(6)
+    if kind == 0:
+        return ["#" * rnd.randint(1, 6) + " " + _text(rnd)]
+    if kind == 1:
+        return [_text(rnd) for _ in range(rnd.randint(1, 3))]
+    if kind in (2, 3):
+        return [("- ", "> ")[kind - 2] + _text(rnd) for _ in range(rnd.randint(1, 3))]
+    if kind == 4:
+        code = ["".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 6))) for _ in range(rnd.randint(0, 3))]
+        return ["```" + rnd.choice(["", "sh", "c++", "x-y_1"]), *code, "```"]
+    columns = rnd.randint(1, 3)
+
+    def row(cells: int) -> str:
+        return "|" + "|".join("".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 3))) for _ in range(cells)) + \
+            rnd.choice(["|", "", " ", "\\"])
+    delimiter = "|" + "|".join(rnd.choice(["---", ":--", "--:", ":-:", " - "]) for _ in range(columns)) + "|"
+    rows = [row(rnd.choice([columns, columns - 1, columns + 1])) for _ in range(rnd.randint(0, 3))]
+    return [row(columns), delimiter, *rows]
+
+
+def test_random_pages_in_the_subset(block_parses):
+    rnd = random.Random(7)
+    pages = {}
+    for i in range(400):
+        lines: list[str] = []
+        for _ in range(rnd.randint(1, 6)):
+            lines += [*_block(rnd), ""]
+        pages[f"r{i}"] = "\n".join(lines)
+    assert _same(pages, block_parses) > len(pages) // 2
