@@ -436,11 +436,20 @@ def capture_index_text(vectors: dict[str, VectorHistory]) -> str:
     """:func:`build_capture_index`'s document as file text, one capture per line. Not validated here
     (too slow at 100,000 captures): the tests check it against its schema."""
     first, current = _collect(vectors)
-    captures = ",\n".join(
-        f'"{sha}":[' + ",".join(f'{{"server":"{s}","date":"{by_server[s]["date"]}","totalTokens":'
-                                f'{by_server[s]["totalTokens"]},"toolCount":{by_server[s]["toolCount"]}}}'
-                                for s in _servers(by_server)) + "]"
-        for sha, by_server in first.items())
+    parts = []
+    for sha, by_server in first.items():
+        if len(by_server) == 1:  # most captures: one server, formatted in one step
+            [(server, fields)] = by_server.items()
+            parts.append(f'"{sha}":[{_capture_text(server, fields)}]')
+        else:
+            parts.append(f'"{sha}":[' + ",".join(_capture_text(s, by_server[s]) for s in _servers(by_server)) + "]")
+    captures = ",\n".join(parts)
     now = ",\n".join(f'"{name}":{{"canonicalSha256":"{c["canonicalSha256"]}","date":"{c["date"]}",'
                       f'"totalTokens":{c["totalTokens"]},"toolCount":{c["toolCount"]}}}' for name, c in current.items())
     return f'{{"method":"{CAPTURE_INDEX_METHOD}",\n"captures":{{\n{captures}\n}},\n"current":{{\n{now}\n}}}}\n'
+
+
+def _capture_text(server: str, fields: dict) -> str:
+    """One server's entry under a capture in the index text."""
+    return (f'{{"server":"{server}","date":"{fields["date"]}","totalTokens":{fields["totalTokens"]},'
+            f'"toolCount":{fields["toolCount"]}}}')
