@@ -88,12 +88,14 @@ class Vector(Mapping):
 
 @dataclass(frozen=True)
 class VectorHistory:
-    """One server's vectors, oldest first; ``source`` is the file text they were read from while
-    nothing has been appended (so an unchanged file is written back as the very same string)."""
+    """One server's vectors, oldest first; ``source`` is their file text when known (the text they were read
+    from, so an unchanged file is written back as the very same string). ``checks``: where :func:`read` found
+    every line in the form it reads without parsing, the verdicts :func:`advance` adds the new text to."""
 
     server: str
     vectors: Sequence[Vector] = ()
     source: str | None = field(default=None, compare=False, repr=False)
+    checks: Checks | None = field(default=None, compare=False, repr=False)
 
     @property
     def newest(self) -> Vector | None:
@@ -156,8 +158,9 @@ def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str
             rederived: bool = False) -> VectorHistory:
     """``history`` with ``record``'s vector appended when it is a new capture, trimmed to
     :data:`MAX_VECTORS` (``rederived``: the record passed ``rederive.refusal``, so its own tool rows,
-    totals and hash are its capture's and are not counted again). Raises as :func:`vector_of`, and
-    ``SchemaViolation``."""
+    totals and hash are its capture's and are not counted again). The new file text passes the history's
+    ``checks`` when its new line is in the form :func:`read` takes (the next read of these bytes skips the
+    check). Raises as :func:`vector_of`, and ``SchemaViolation``."""
     if record is None or record.get("status") not in NUMBERED:
         return history
     newest = history.newest
@@ -183,7 +186,13 @@ def advance(history: VectorHistory, record: Mapping[str, Any] | None, where: str
     document: dict[str, Any] = {"method": METHOD, "server": history.server, "bound": MAX_VECTORS, "vectors": [on_file]}
     if not _plainly_valid(history.server, on_file) and not schemas.validator("tool-vectors").is_valid(document):
         schemas.check("tool-vectors", document, where=where)  # the errors, only when there are some
-    return VectorHistory(history.server, (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:])
+    vectors = (*history.vectors, Vector.of(vector, on_file))[-MAX_VECTORS:]
+    if history.checks is None or not _LINE.fullmatch(vectors[-1].line):
+        return VectorHistory(history.server, vectors)
+    # Every older line passed read's check, the new one is in its form: so does the whole text.
+    text = file_text(history.server, [v.line for v in vectors])
+    history.checks.remember(history.server, text.encode("utf-8"))
+    return VectorHistory(history.server, vectors, text, history.checks)
 
 
 def _rows(record: Mapping[str, Any]) -> list[dict] | None:
@@ -202,7 +211,7 @@ def read(path, server: str, checks: Checks | None = None) -> VectorHistory:
         data = confine.read_bytes(confine.database_root(path), Path(path))
         text = data.decode("utf-8")
     except FileNotFoundError:
-        return VectorHistory(server)
+        return VectorHistory(server, checks=checks)
     except (OSError, ValueError) as exc:  # ValueError: bounded.TooLarge, UnicodeDecodeError
         raise RecordError([f"{path}: cannot read: {exc}"]) from None
     header = file_text(server, []).split("\n", 1)[0] + "\n"
@@ -210,12 +219,12 @@ def read(path, server: str, checks: Checks | None = None) -> VectorHistory:
         raise RecordError([f"{path}: not a tool-vectors file of {server!r} in the one-vector-per-line format "
                            "(rebuild it with `mcp-context-cost regen --backfill`)"])
     if checks is not None and checks.passed(server, data):
-        return VectorHistory(server, _Lines(text, len(header), len(text) - 4, str(path)), text)
+        return VectorHistory(server, _Lines(text, len(header), len(text) - 4, str(path)), text, checks)
     plain = _plain(text, len(header), len(text) - 4, str(path))
     if plain is not None:
         if checks is not None:
             checks.remember(server, data)
-        return VectorHistory(server, plain, text)
+        return VectorHistory(server, plain, text, checks)
     vectors, errors = [], []
     start, end, number = len(header), len(text) - 4, 2  # the body: from after the header to before "\n]}\n"
     while start <= end:
@@ -436,11 +445,20 @@ def capture_index_text(vectors: dict[str, VectorHistory]) -> str:
     """:func:`build_capture_index`'s document as file text, one capture per line. Not validated here
     (too slow at 100,000 captures): the tests check it against its schema."""
     first, current = _collect(vectors)
-    captures = ",\n".join(
-        f'"{sha}":[' + ",".join(f'{{"server":"{s}","date":"{by_server[s]["date"]}","totalTokens":'
-                                f'{by_server[s]["totalTokens"]},"toolCount":{by_server[s]["toolCount"]}}}'
-                                for s in _servers(by_server)) + "]"
-        for sha, by_server in first.items())
+    parts = []
+    for sha, by_server in first.items():
+        if len(by_server) == 1:  # most captures: one server, formatted in one step
+            [(server, fields)] = by_server.items()
+            parts.append(f'"{sha}":[{_capture_text(server, fields)}]')
+        else:
+            parts.append(f'"{sha}":[' + ",".join(_capture_text(s, by_server[s]) for s in _servers(by_server)) + "]")
+    captures = ",\n".join(parts)
     now = ",\n".join(f'"{name}":{{"canonicalSha256":"{c["canonicalSha256"]}","date":"{c["date"]}",'
                       f'"totalTokens":{c["totalTokens"]},"toolCount":{c["toolCount"]}}}' for name, c in current.items())
     return f'{{"method":"{CAPTURE_INDEX_METHOD}",\n"captures":{{\n{captures}\n}},\n"current":{{\n{now}\n}}}}\n'
+
+
+def _capture_text(server: str, fields: dict) -> str:
+    """One server's entry under a capture in the index text."""
+    return (f'{{"server":"{server}","date":"{fields["date"]}","totalTokens":{fields["totalTokens"]},'
+            f'"toolCount":{fields["toolCount"]}}}')

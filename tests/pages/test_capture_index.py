@@ -46,3 +46,25 @@ def test_index_of_vectors():
     assert set(doc["current"]) == {"one", "two", "three"}
     empty = tool_vectors.capture_index_text({})
     assert json.loads(empty) == {"method": "capture-index/v1", "captures": {}, "current": {}}
+
+
+def test_index_text_is_the_document_one_capture_a_line():
+    """The text, byte for byte: each capture (one server or several, sorted) and each current entry on a
+    line of its own, as compact JSON."""
+    vectors = {
+        "zed": fold("zed", (A, "2026-01-05", "host"), (B, "2026-01-12", "docker"), (C, "2026-01-19", "host")),
+        "one": fold("one", (B, "2026-01-19", "host"), (A, "2026-01-26", "host")),
+        "mid": fold("mid", (A, "2026-01-05", "host")),
+        "none": tv.VectorHistory("none"),
+    }
+    doc = tool_vectors.build_capture_index(vectors)
+
+    def compact(value) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    lines = [f"{compact(sha)}:{compact(entries)}" for sha, entries in doc["captures"].items()]
+    now = [f"{compact(name)}:{compact(entry)}" for name, entry in doc["current"].items()]
+    assert [len(entries) for entries in doc["captures"].values()] == [3, 2, 1]
+    assert tool_vectors.capture_index_text(vectors) == (
+        '{"method":"capture-index/v1",\n"captures":{\n' + ",\n".join(lines) + '\n},\n"current":{\n' + ",\n".join(now)
+        + "\n}}\n")

@@ -10,6 +10,7 @@ import pytest
 from harness.pages import regen_cache, tool_vectors
 from harness.pages.published_records import RecordError
 from harness.pages.regen import regen
+from tests.pages import builders as b
 from tests.pages.test_input_caches import calls, repo  # noqa: F401 - fixtures
 from tests.pages.test_page_cache import published, without_cache
 from tests.pages.test_record_verdicts import plant_verdict
@@ -36,12 +37,73 @@ def _older(root, name: str = "srv", total: str = "7") -> bytes:
     return path.read_bytes()
 
 
-def test_a_warm_regen_checks_no_file_again_and_gives_the_same_bytes(repo, checked):
-    regen(repo)  # writes each file (the current record's vector appended)
-    regen(repo)  # checks each file as written
-    first, count = published(repo), len(checked)
+def test_a_warm_regen_checks_no_file_again_and_gives_the_same_bytes(repo, checked, tmp_path, monkeypatch):
+    regen(repo)  # writes each file (the current record's vector appended): the text it writes passed as written
+    first = published(repo)
     regen(repo)
-    assert count == 2 and len(checked) == count and published(repo) == first
+    regen(repo)
+    assert len(checked) == 0 and published(repo) == first
+    monkeypatch.setattr(tool_vectors.VectorHistory, "checks", None)  # (a history read with no verdicts to add to)
+    regen(repo)
+    assert len(checked) == 0 and published(repo) == first
+    assert without_cache(repo, tmp_path, monkeypatch, "empty") == first and len(checked) == 2
+
+
+def test_a_file_appended_to_is_not_checked_again_and_gives_what_no_cache_gives(repo, checked, tmp_path, monkeypatch):
+    regen(repo)
+    older = _older(repo)  # checked at the next read, then its current record's vector appended
+    b.write_record(repo, b.measured("srv", [b.tool("alpha"), b.tool("gamma")]))
+    b.write_history(repo, ["2026-06-01,srv,900,1,measured,host", "2026-06-01,ok,40,1,measured,host"])
+    count = len(checked)
+    regen(repo)
+    assert len(checked) == count + 1 and _vectors(repo).read_bytes() != older
+    written = published(repo)
+    regen(repo)
+    assert len(checked) == count + 1 and published(repo) == written
+    assert without_cache(repo, tmp_path, monkeypatch, "empty") == written
+
+
+# Tool names a record may carry: escaped and raw characters, the line's own punctuation, a workflow command.
+NAMES = ["alpha", "ünïcødé", "a\u2028b", "line\nbreak", 'q"uote', "]},{", "##[error]x", "\x85\x7f", "tab\there", "\\",
+         "\ud800"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("total", [None, 10**15, 0])
+def test_advance_adds_a_verdict_only_for_a_text_the_check_passes(repo, tmp_path, name, total):
+    """The verdict :func:`advance` adds is the check's own: given exactly when the line-by-line check passes the
+    new text (a total of sixteen digits, as a re-derived record may say, is not in the form read takes), and for
+    those bytes."""
+    regen(repo)
+    record = b.measured("srv", [b.tool(name), b.tool("beta")], measuredAt="2026-12-07T12:00:00.000Z")
+    if total is not None:
+        record = {**record, "totalTokens": total}
+    checks = regen_cache.Checks(tmp_path / "checks")
+    held = tool_vectors.read(_vectors(repo), "srv", checks)
+    grown = tool_vectors.advance(held, record, "results/srv/measurement.json", rederived=True)
+    text = grown.text()
+    header = len(text.split("\n", 1)[0]) + 1
+    passes = tool_vectors._plain(text, header, len(text) - 4, "p") is not None
+    assert checks.passed("srv", text.encode("utf-8")) == passes
+    assert passes == (total != 10**15) and len(grown.vectors) == 2
+    checks.save()
+    _vectors(repo).write_text(text, encoding="utf-8")
+    kept = tool_vectors.read(_vectors(repo), "srv", regen_cache.Checks(tmp_path / "checks"))
+    assert (type(kept.vectors) is not tuple) == passes
+    assert kept == tool_vectors.read(_vectors(repo), "srv") and kept.text() == text
+
+
+def test_a_file_not_in_the_fast_form_adds_no_verdict(repo, tmp_path):
+    regen(repo)
+    path = _vectors(repo)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"status":', '"status" :', 1), encoding="utf-8")  # by hand: still a valid vector
+    checks = regen_cache.Checks(tmp_path / "checks")
+    held = tool_vectors.read(path, "srv", checks)
+    grown = tool_vectors.advance(held, b.measured("srv", [b.tool("gamma")], measuredAt="2026-12-07T12:00:00.000Z"),
+                                 "results/srv/measurement.json")
+    assert len(grown.vectors) == 2 and held.checks is None
+    assert not checks.passed("srv", grown.text().encode("utf-8"))
 
 
 def test_a_changed_file_is_checked_again_and_gives_what_no_cache_gives(repo, checked, tmp_path, monkeypatch):
