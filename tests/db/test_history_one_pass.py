@@ -126,3 +126,16 @@ def test_rows_after_reads_new_lines_as_line_by_line(monkeypatch):
     text = "\n".join(lines) + "\n"
     assert history.rows_after(text, 5) == _line_by_line_scan(monkeypatch, lines)[0] != []
     assert history.rows_after(text.replace("2024-01-08", "2024-02-30", 1), 5) is None
+
+
+@pytest.mark.parametrize("count", ["1٣", "2２", "1𝟗", "9০"])
+@pytest.mark.parametrize("cell", [2, 3])
+def test_a_count_with_a_digit_of_another_script_is_a_bad_line(monkeypatch, tmp_path, count, cell):
+    """A count is ASCII digits: ``int`` reads "1٣" as 13, so the row would say a number the file does not."""
+    path = tmp_path / "history.csv"
+    cells = ["2026-01-05", "srv", "10", "1", "measured", "host"]
+    cells[cell] = count
+    path.write_text("\n".join([HEADER, "2026-01-05,ok,1,1,measured,host", ",".join(cells)]) + "\n", encoding="utf-8")
+    rows, bad = _same(monkeypatch, path)
+    assert [r.server for r in rows] == ["ok"] and [b.number for b in bad] == [3]
+    assert "whole number" in bad[0].problem
