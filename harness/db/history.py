@@ -20,13 +20,14 @@ from harness.util import atomic, schemas
 COLUMNS = ("date", "server", "tokens", "toolCount", "status", "isolation")
 ISOLATIONS = ISOLATION_MODES  # a recorded cell is one of them
 NOT_RECORDED = "not recorded"
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# ASCII digits only: "\d" takes every script's ("1٣" would be read as 13).
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _SERVER = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_COUNT = re.compile(r"^(0|[1-9]\d{0,14})$")
+_COUNT = re.compile(r"^(0|[1-9][0-9]{0,14})$")
 # A well-formed line, matched in one step (the common case); anything else goes through _row,
 # which says what is wrong. Counts must be present exactly for measured/dynamic (checked after the
 # match), and a date's calendar validity is checked once per distinct date.
-_FAST = re.compile(r"^(\d{4}-\d{2}-\d{2}),([a-z0-9][a-z0-9._-]*),(|0|[1-9]\d{0,14}),(|0|[1-9]\d{0,14}),"
+_FAST = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}),([a-z0-9][a-z0-9._-]*),(|0|[1-9][0-9]{0,14}),(|0|[1-9][0-9]{0,14}),"
                    rf"({'|'.join(STATUSES)})(?:,(host|sandbox|docker|))?$")
 _FAST_LINES = re.compile(_FAST.pattern, re.MULTILINE)
 

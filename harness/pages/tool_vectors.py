@@ -29,9 +29,10 @@ METHOD = "cost-regression/v1"
 MAX_VECTORS = 104
 FIELDS = ("date", "canonicalSha256", "isolation", "status", "totalTokens", "toolCount", "tools")
 _KEYS = frozenset(FIELDS)
-_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
-_SHA = re.compile(r"^[0-9a-f]{64}$")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")  # the schema's server pattern
+# The schema's patterns as ECMA reads them: ASCII digits, and "\Z" (Python's "$" also passes a final "\n").
+_DATE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])\Z")
+_SHA = re.compile(r"^[0-9a-f]{64}\Z")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")  # the schema's server pattern
 
 
 class CaptureMismatch(RecordError):
@@ -250,7 +251,7 @@ def read(path, server: str, checks: Checks | None = None) -> VectorHistory:
 
 # The line as this module writes it: the scalars matched at its start, the tools (up to the final
 # "}") left for later.
-_HEAD = re.compile(r'\{"date":"(?P<date>\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))",'
+_HEAD = re.compile(r'\{"date":"(?P<date>[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))",'
                    r'"canonicalSha256":"(?P<sha>[0-9a-f]{64})",'
                    r'"isolation":(?:null|"(?P<iso>host|sandbox|docker)"),"status":"(?P<status>measured|dynamic)",'
                    r'"totalTokens":(?P<total>0|[1-9][0-9]{0,14}),"toolCount":(?P<count>0|[1-9][0-9]{0,14}),'

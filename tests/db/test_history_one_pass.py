@@ -97,10 +97,15 @@ _CELLS = {
     "status": [*STATUSES, "Measured", "", "measured "],
     "isolation": [None, "", "host", "sandbox", "docker", "HOST", "host ", "podman"],
 }
+_CELL_LINE = st.builds(lambda d, s, t, c, st_, iso: ",".join([d, s, t, c, st_] + ([] if iso is None else [iso])),
+                       *(st.sampled_from(_CELLS[k]) for k in ("date", "server", "count", "count", "status", "isolation")))
+# What str.splitlines or a regex's "^"/"$" might take for a line's end, and digits of other scripts.
+_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff٣２"
 _LINE = st.one_of(
-    st.builds(lambda d, s, t, c, st_, iso: ",".join([d, s, t, c, st_] + ([] if iso is None else [iso])),
-              *(st.sampled_from(_CELLS[k]) for k in ("date", "server", "count", "count", "status", "isolation"))),
-    st.text(alphabet=st.sampled_from(list("0123456789-,.abchost\r\x85\u2028\"' ")), max_size=40),
+    _CELL_LINE,
+    st.builds(lambda line, char, at: line[:at % (len(line) + 1)] + char + line[at % (len(line) + 1):],
+              _CELL_LINE, st.sampled_from(_BREAKS), st.integers(0, 80)),
+    st.text(alphabet=st.sampled_from(list("0123456789-,.abchost\"' " + _BREAKS)), max_size=40),
 )
 
 
@@ -126,3 +131,39 @@ def test_rows_after_reads_new_lines_as_line_by_line(monkeypatch):
     text = "\n".join(lines) + "\n"
     assert history.rows_after(text, 5) == _line_by_line_scan(monkeypatch, lines)[0] != []
     assert history.rows_after(text.replace("2024-01-08", "2024-02-30", 1), 5) is None
+
+
+@pytest.mark.parametrize("count", ["1٣", "2２", "1𝟗", "9০"])
+@pytest.mark.parametrize("cell", [2, 3])
+def test_a_count_with_a_digit_of_another_script_is_a_bad_line(monkeypatch, tmp_path, count, cell):
+    """A count is ASCII digits: ``int`` reads "1٣" as 13, so the row would say a number the file does not."""
+    path = tmp_path / "history.csv"
+    cells = ["2026-01-05", "srv", "10", "1", "measured", "host"]
+    cells[cell] = count
+    path.write_text("\n".join([HEADER, "2026-01-05,ok,1,1,measured,host", ",".join(cells)]) + "\n", encoding="utf-8")
+    rows, bad = _same(monkeypatch, path)
+    assert [r.server for r in rows] == ["ok"] and [b.number for b in bad] == [3]
+    assert "whole number" in bad[0].problem
+
+
+_VALID = st.builds(lambda day, server, counts, iso: ",".join([day, server, *counts] + ([] if iso is None else [iso])),
+                   st.sampled_from(["2026-01-05", "2028-02-29", "0001-01-01"]), st.sampled_from(["srv", "a.b_c-d", "0"]),
+                   st.sampled_from([["7", "1", "measured"], ["0", "0", "dynamic"], ["", "", "timeout"]]),
+                   st.sampled_from([None, "", "host", "docker"]))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(lines=st.lists(_VALID, min_size=1, max_size=6), char=st.sampled_from(_BREAKS + "\n"), which=st.integers(0, 5),
+       at=st.one_of(st.just(0), st.just(-1), st.integers(0, 40)))
+def test_valid_lines_with_one_break_character_read_as_line_by_line(lines, char, which, at):
+    """Every line valid but one, holding a character some reader would end a line at: at its start, its end or
+    inside (the case the one pass is taken or left on)."""
+    line = lines[which % len(lines)]
+    at = len(line) if at == -1 else at % (len(line) + 1)
+    lines[which % len(lines)] = line[:at] + char + line[at:]
+    text = "\n".join(lines) + "\n"
+    body = history._lines(text)
+    one_pass = history._scan(body, 2, "h")
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(history, "_all_valid", lambda lines: None)
+        assert _state(one_pass) == _state(history._scan(body, 2, "h"))

@@ -142,6 +142,27 @@ def test_reader_refuses_what_the_schema_refuses(tmp_path, mutate, where):
             vector["tools"]
 
 
+@pytest.mark.parametrize("field, value, says", [
+    ("date", "2026-12-07\n", "date"),  # (a pattern's "$" also matches before a final line break)
+    ("canonicalSha256", "ab" * 32 + "\n", "canonicalSha256"),
+    ("date", "\u0662\u0660\u0662\u0666-12-07", "date"),  # digits of another script
+    ("date", "2026-12-1\u0667", "date"),
+])
+@pytest.mark.parametrize("plain", [True, False])
+def test_reader_refuses_a_final_line_break_or_another_scripts_digits_in_a_value(tmp_path, field, value, says, plain):
+    """Values the schema's ECMA patterns refuse, by hand or in the line form this module writes: a date or hash
+    with a line break after it would reach the capture index's JSON text as a raw newline."""
+    text = _good_text()
+    doc = json.loads(text)
+    vector = {**doc["vectors"][1], field: value}
+    lines = text.split("\n")
+    lines[2] = json.dumps(vector, separators=(",", ":"), ensure_ascii=False) if plain else json.dumps(vector)
+    path = tmp_path / "tool-vectors.json"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(RecordError, match=rf"tool-vectors.json:3: .*{says}"):
+        tv.read(path, "srv")
+
+
 @pytest.mark.parametrize("text", [
     "", "{}", "[]\n", "not json at all\n",
     '{"method":"cost-regression/v1","server":"other","bound":104,"vectors":[\n{}\n]}\n',

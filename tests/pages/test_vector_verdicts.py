@@ -156,3 +156,19 @@ def test_a_damaged_or_foreign_entry_is_never_taken_for_a_pass(repo, tmp_path, mo
         return
     with pytest.raises(RecordError, match=r"tool-vectors.json:2: totalTokens and toolCount must be whole numbers"):
         tool_vectors.read(_vectors(repo), "srv", regen_cache.Checks(where))
+
+
+def test_every_verdict_advance_adds_is_for_the_trimmed_text_it_returns(tmp_path, monkeypatch):
+    """Past :data:`MAX_VECTORS` captures, each verdict is on the text of the history advance returns (the oldest
+    vector dropped), never on the longer text the check refuses."""
+    given = []
+    monkeypatch.setattr(regen_cache.Checks, "remember", lambda self, label, data: given.append((label, data)))
+    history = tool_vectors.read(tmp_path / "tool-vectors.json", "srv", regen_cache.Checks(tmp_path / "checks"))
+    for i in range(tool_vectors.MAX_VECTORS + 2):
+        record = b.measured("srv", [b.tool(f"t{i}")], measuredAt=f"2026-{1 + i // 28:02d}-{1 + i % 28:02d}T12:00:00.000Z")
+        history = tool_vectors.advance(history, record, "results/srv/measurement.json", rederived=True)
+        assert given[-1] == ("srv", history.text().encode("utf-8"))
+    assert len(given) == tool_vectors.MAX_VECTORS + 2 and len(history.vectors) == tool_vectors.MAX_VECTORS
+    for _, data in given:
+        text = data.decode("utf-8")
+        assert tool_vectors._plain(text, len(text.split("\n", 1)[0]) + 1, len(text) - 4, "p") is not None
