@@ -22,7 +22,8 @@ changed; "one change" is a run after one server got a new history row (its page,
 dashboard change), which should cost about what "warm" does — work proportional to what changed; "clone" is a
 run with the caches emptied again but every published file in place and up to date, as in a fresh clone of the
 repository in CI (the cold run also creates every published file, which costs most of its system time on a disk
-where creating a file is slow).
+where creating a file is slow). Before each cold run the published files of the last run are moved aside, not
+deleted: deleting them there would slow the cold run's file creation, which a real first publish never meets.
 
 ``--before DIR`` (another checkout with its own ``.venv``, e.g. ``/work/main``) is the baseline instead: each
 variant's three runs go in a child process of its own tree's code, the two trees alternating.
@@ -171,17 +172,33 @@ GENERATED = ("docs", "results/leaderboard.md", "results/leaderboard.csv", "resul
 
 def _reset(root: Path, vectors: dict[Path, bytes], history: bytes) -> None:
     """Back to the state as built: no published pages, no converted pages, record or tool-vectors verdicts
-    cached, the vectors before this run's appends, the history as built."""
+    cached, the vectors before this run's appends, the history as built. The published files are moved aside
+    (:func:`_set_aside`), not deleted: see there."""
     _empty_caches(root)
     (root / "history.csv").write_bytes(history)
     for folder in GENERATED:
         path = root / folder
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
+        if path.exists():
+            _set_aside(root, path)
     for path, data in vectors.items():
         path.write_bytes(data)
+
+
+def _set_aside(root: Path, path: Path) -> None:
+    """Move ``path`` into ``root``'s sibling trash folder, emptied by :func:`_empty_trash` once timing ends.
+    Deleting thousands of files just before a cold run slows that run's file creation severalfold on ext4
+    (its inode allocator skips the inodes just freed), which a real first publish never meets."""
+    trash = _trash(root)
+    trash.mkdir(exist_ok=True)
+    path.rename(Path(tempfile.mkdtemp(dir=trash)) / path.name)
+
+
+def _trash(root: Path) -> Path:
+    return root.parent / f".{root.name}-set-aside"
+
+
+def _empty_trash(root: Path) -> None:
+    shutil.rmtree(_trash(root), ignore_errors=True)
 
 
 def _empty_caches(root: Path) -> None:
@@ -235,6 +252,7 @@ def timed(root: Path, reps: int, baseline=markdown_it_tables, before: Path | Non
                     runs.setdefault(label + run, []).append(got)
     finally:  # also when interrupted: a kept --build-dir stays as built
         _reset(root, vectors, history)
+        _empty_trash(root)
     return {label: (statistics.median(w for w, _ in times), statistics.median(c for _, c in times))
             for label, times in runs.items()}
 
