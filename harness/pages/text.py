@@ -6,6 +6,7 @@ Rules: docs/PAGES.md, "Text".
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -98,9 +99,24 @@ _LIST_START = re.compile(r"^(\d{1,9})([.)])")
 
 def md(value: object, limit: int | None = None) -> str:
     """``value`` as Markdown-inert text on one line (see module docstring)."""
+    if type(value) is str and len(value) <= _MEMO_CHARS:  # names and notes repeat across a page and pages
+        return _md_text(value, limit)
     if isinstance(value, str):
         value = untrusted.escape(value, spaces=True)
-    text = one_line(value, limit).translate(_TABLE)
+    return _inert(one_line(value, limit))
+
+
+_MEMO_CHARS = 2048  # longer text is rare and would make the memo's memory large
+
+
+@functools.lru_cache(maxsize=65536, typed=True)
+def _md_text(value: str, limit: int | None) -> str:
+    return _inert(one_line(untrusted.escape(value, spaces=True), limit))
+
+
+def _inert(line: str) -> str:
+    """A line of text (``one_line``'s) escaped for Markdown."""
+    text = line.translate(_TABLE)
     if text[:1] in ("-", "+"):
         return "\\" + text
     return _LIST_START.sub(r"\1\\\2", text, count=1)
