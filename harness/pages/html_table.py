@@ -75,7 +75,8 @@ def unescaped(content: str) -> str:
     return _ESCAPE.sub(r"\1", content) if "\\" in content else content
 
 
-def aligns(text: str) -> list[str] | None:
+@functools.lru_cache(maxsize=4096)  # a page's tables share a few delimiter rows, and so do its pages
+def aligns(text: str) -> tuple[str, ...] | None:
     """The delimiter row's alignments, or None when ``text`` (a line from its first non-space character)
     is not a delimiter row (markdown-it's checks)."""
     pos, end = 0, len(text)
@@ -112,7 +113,7 @@ def aligns(text: str) -> list[str] | None:
             found.append("left")
         else:
             found.append("")
-    return found
+    return tuple(found)
 
 
 def _cells(line_text: str) -> list[str]:

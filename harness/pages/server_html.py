@@ -177,13 +177,17 @@ _MD = _markdown()
 _OWN_RULES = _markdown(direct_tables=False)  # markdown-it's own rules, no memo: what the direct parts must equal
 
 
+_TITLES = {f: html.escape(composition.LABELS.get(f, f)) for f in (*composition.FIELDS, "punctuation")}
+
+
 def chart(comp: Composition) -> str:
     """The stacked-bar chart of a composition: the whole server, then the largest tools."""
-    fields = [f for f, total in comp.field_totals().items() if total]
+    totals = comp.field_totals()
+    fields = [f for f, total in totals.items() if total]
     def segments(parts: list[tuple[str, int]], scale: int) -> str:
         return "".join(f'<span class="f-{f}" data-field="{f}" data-tokens="{n}" style="width:{100 * n / scale:.3f}%" '
-                       f'title="{html.escape(composition.LABELS.get(f, f))}: {n:,}"></span>' for f, n in parts if n)
-    whole = [(f, comp.field_totals()[f]) for f in fields] + [("punctuation", comp.punctuation)]
+                       f'title="{_TITLES[f]}: {n:,}"></span>' for f, n in parts if n)
+    whole = [(f, totals[f]) for f in fields] + [("punctuation", comp.punctuation)]
     legend = "".join(f'<span><i class="f-{f}"></i>{html.escape(composition.LABELS.get(f, f))}</span>'
                      for f in [*fields, *(["punctuation"] if comp.punctuation else [])])
     tools = sorted(comp.tools, key=lambda t: -t.tokens)
