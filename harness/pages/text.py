@@ -38,6 +38,7 @@ def one_line(value: object, limit: int | None = None) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=65536, typed=True)  # a page writes hundreds of counts, most of them seen before
 def num(value: int | float | None, empty: str = "—") -> str:
     """An integer count with thousands separators (``2,378``); ``empty`` for ``None``."""
     if value is None:
