@@ -107,10 +107,10 @@ def md(value: object, limit: int | None = None) -> str:
     return _inert(one_line(value, limit))
 
 
-_MEMO_CHARS = 2048  # longer text is rare and would make the memo's memory large
+_MEMO_CHARS = 512  # longer text is rare: the memo holds at most about 32768 × 4 × 512 characters
 
 
-@functools.lru_cache(maxsize=65536, typed=True)
+@functools.lru_cache(maxsize=32768, typed=True)
 def _md_text(value: str, limit: int | None) -> str:
     return _inert(one_line(untrusted.escape(value, spaces=True), limit))
 
