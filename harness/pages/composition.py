@@ -122,14 +122,19 @@ def compose(capture: object, total: object = None) -> Composition | None:
 @functools.lru_cache(maxsize=4)
 def _size_of(enc) -> Callable[[int], int]:
     """Each token's length in UTF-8 bytes under ``enc``, remembered per token id (tokens repeat across captures)."""
-    sizes: dict[int, int] = {}
+    return _Sizes(enc).__getitem__  # a found size costs a dict lookup in C, no Python call
 
-    def size(token: int) -> int:
-        found = sizes.get(token)
-        if found is None:
-            found = sizes[token] = len(enc.decode_single_token_bytes(token))
-        return found
-    return size
+
+class _Sizes(dict):
+    """``{token id: its length in UTF-8 bytes}``, filled as tokens are asked for."""
+
+    def __init__(self, enc) -> None:
+        super().__init__()
+        self._enc = enc
+
+    def __missing__(self, token: int) -> int:
+        size = self[token] = len(self._enc.decode_single_token_bytes(token))
+        return size
 
 
 def _name(tool: object) -> str:

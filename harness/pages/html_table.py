@@ -36,7 +36,7 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
 
     @functools.lru_cache(maxsize=65536)  # dates, statuses, counts and tool names repeat across pages
     def plain(content: str) -> str:
-        return cell_text(_ESCAPE.sub(r"\1", content) if "\\" in content else content)
+        return cell_text(unescaped(content))
 
     def rule(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
         if silent:  # the paragraph and reference rules asking whether a table starts here
@@ -50,7 +50,7 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
         content = mdTrim(column)
         if not content:
             return f"<{tag}{style}></{tag}>\n"
-        html_ = plain(content) if _PLAIN.fullmatch(content) else slow(content, folder)
+        html_ = plain(content) if plain_text(content) else slow(content, folder)
         return f"<{tag}{style}>{html_}</{tag}>\n"
 
     def lines_table(lines: list[str], folder: str) -> str | None:
@@ -64,7 +64,19 @@ def install(md: MarkdownIt, cell_text: Callable[[str], str], inline_cell: Callab
     return lines_table
 
 
-def aligns(text: str) -> list[str] | None:
+def plain_text(content: str) -> bool:
+    """Whether markdown-it's inline parser turns ``content`` into text alone (see ``_PLAIN``): its
+    characters once each backslash escape is undone (:func:`unescaped`)."""
+    return _PLAIN.fullmatch(content) is not None
+
+
+def unescaped(content: str) -> str:
+    """``content`` with each backslash escape of ASCII punctuation replaced by the character it escapes."""
+    return _ESCAPE.sub(r"\1", content) if "\\" in content else content
+
+
+@functools.lru_cache(maxsize=4096)  # a page's tables share a few delimiter rows, and so do its pages
+def aligns(text: str) -> tuple[str, ...] | None:
     """The delimiter row's alignments, or None when ``text`` (a line from its first non-space character)
     is not a delimiter row (markdown-it's checks)."""
     pos, end = 0, len(text)
@@ -101,7 +113,7 @@ def aligns(text: str) -> list[str] | None:
             found.append("left")
         else:
             found.append("")
-    return found
+    return tuple(found)
 
 
 def _cells(line_text: str) -> list[str]:

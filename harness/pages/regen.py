@@ -63,8 +63,9 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
     html_used = {server_html.key(name, outputs[published.server_page(name)])
                  for name in drawing.rows if name not in missing}
-    for name, (page, trend, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
-        outputs.update({published.server_page(name): page, published.trend(name): trend, **html})
+    for name, (page, trend, spark, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
+        outputs.update({published.server_page(name): page, published.trend(name): trend,
+                        published.sparkline(name): spark, **html})
         html_used.add(html_key)
         if fresh:
             html_new[html_key] = html
@@ -75,8 +76,7 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     return outputs
 
 
-# A server's files drawn from its page inputs alone, kept together in the regen cache (``Outputs``); the
-# sparkline is drawn in the Markdown pass, the rest in ``_draw``.
+# A server's files drawn from its page inputs alone (``_draw``), kept together in the regen cache (``Outputs``).
 _PAGE_FILES = {"md": published.server_page, "html": published.server_html, "trend": published.trend,
                "spark": published.sparkline}
 
@@ -93,28 +93,27 @@ class _Drawing:
     html_cache: cache_shards.Pack
 
 
-def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, dict[str, str], str, bool]]:
+def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, str, dict[str, str], str, bool]]:
     """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
     return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
 
 
-def _draw(d: _Drawing, name: str) -> tuple[str, str, dict[str, str], str, bool]:
-    """Server ``name``'s page, trend chart and HTML (with its key in the HTML cache and whether it was
-    converted now): the HTML renders the final Markdown, which holds the composition table the chart is
-    drawn from."""
+def _draw(d: _Drawing, name: str) -> tuple[str, str, str, dict[str, str], str, bool]:
+    """Server ``name``'s page, trend chart, sparkline and HTML (with its key in the HTML cache and whether
+    it was converted now): the HTML renders the final Markdown, which holds the composition table the chart
+    is drawn from."""
     row, series = d.rows[name], d.series[name]
     page = server_page.render(row, series, d.standing, d.movements.get(name))
     if d.per_release.get(name):
         page += "\n" + releases.section(d.per_release[name])
     html, key, fresh = server_html.converted(d.html_cache, name, page, d.standing.composition(row))
-    return page, svg.trend_chart(name, series), html, key, fresh
+    return page, svg.trend_chart(name, series), svg.sparkline(name, series), html, key, fresh
 
 
 def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
                      kept: regen_cache.Outputs) -> tuple[dict[str, str], _Drawing, dict[str, str | None]]:
-    """Everything published but the server pages not found in ``kept`` (their page, HTML and chart; their
-    sparkline is drawn here), what those are drawn from, and their names (``{name: key to keep them under, or
-    None}``)."""
+    """Everything published but the server files not found in ``kept`` (their page, HTML, chart and
+    sparkline), what those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
@@ -142,7 +141,6 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
             outputs.update({path(row.name): found[label] for label, path in _PAGE_FILES.items()})
         else:
             missing[row.name] = key
-            outputs[published.sparkline(row.name)] = svg.sparkline(row.name, series[row.name])
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
                        server_html.cache(root))
     return outputs, drawing, missing

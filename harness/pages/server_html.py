@@ -18,8 +18,10 @@ from pathlib import Path
 
 import markdown_it
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core.block import block as markdown_it_block
 from markdown_it.rules_core.inline import inline as markdown_it_inline
+from markdown_it.rules_core.normalize import normalize as markdown_it_normalize
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
@@ -79,6 +81,7 @@ def _markdown(direct_tables: bool = True) -> MarkdownIt:
     md.add_render_rule(CELL_TEXT, lambda self, tokens, idx, options, env: with_breaks(tokens[idx].content))
     if direct_tables:
         lines_table = html_table.install(md, with_breaks, _inline_cell, TABLE_OPEN, TABLE_CLOSE)
+        md.core.ruler.at("normalize", _normalize)
         md.core.ruler.at("block", functools.partial(_blocks_direct, lines_table))
         md.core.ruler.at("inline", _inline_memoised)
         md.add_render_rule(FRAGMENT, lambda self, tokens, idx, options, env: tokens[idx].content)
@@ -91,6 +94,13 @@ def _inline_cell(content: str, folder: str) -> str:
     _mark_text(tokens)
     _point_links(folder, tokens)
     return _OWN_RULES.renderer.render(tokens, _OWN_RULES.options, {})
+
+
+def _normalize(state: StateCore) -> None:
+    """markdown-it's normalize rule, which changes only a carriage return or NUL: skipped on a text without
+    them (a page is scanned twice otherwise)."""
+    if "\r" in state.src or "\0" in state.src:
+        markdown_it_normalize(state)
 
 
 def _blocks_direct(lines_table: Callable[[list[str], str], str | None], state: StateCore) -> None:
@@ -124,6 +134,8 @@ def _inline_memoised(state: StateCore) -> None:
 @functools.lru_cache(maxsize=65536)
 def _inline_token(content: str, folder: str) -> str:
     """The HTML markdown-it renders for an inline token holding ``content`` on a page in ``folder``."""
+    if html_table.plain_text(content):  # one text token: its characters, escaped
+        return escapeHtml(html_table.unescaped(content))
     tokens = _OWN_RULES.parseInline(content, {"folder": folder})
     _point_links(folder, tokens)
     return _OWN_RULES.renderer.render(tokens, _OWN_RULES.options, {})
@@ -165,13 +177,17 @@ _MD = _markdown()
 _OWN_RULES = _markdown(direct_tables=False)  # markdown-it's own rules, no memo: what the direct parts must equal
 
 
+_TITLES = {f: html.escape(composition.LABELS.get(f, f)) for f in (*composition.FIELDS, "punctuation")}
+
+
 def chart(comp: Composition) -> str:
     """The stacked-bar chart of a composition: the whole server, then the largest tools."""
-    fields = [f for f, total in comp.field_totals().items() if total]
+    totals = comp.field_totals()
+    fields = [f for f, total in totals.items() if total]
     def segments(parts: list[tuple[str, int]], scale: int) -> str:
         return "".join(f'<span class="f-{f}" data-field="{f}" data-tokens="{n}" style="width:{100 * n / scale:.3f}%" '
-                       f'title="{html.escape(composition.LABELS.get(f, f))}: {n:,}"></span>' for f, n in parts if n)
-    whole = [(f, comp.field_totals()[f]) for f in fields] + [("punctuation", comp.punctuation)]
+                       f'title="{_TITLES[f]}: {n:,}"></span>' for f, n in parts if n)
+    whole = [(f, totals[f]) for f in fields] + [("punctuation", comp.punctuation)]
     legend = "".join(f'<span><i class="f-{f}"></i>{html.escape(composition.LABELS.get(f, f))}</span>'
                      for f in [*fields, *(["punctuation"] if comp.punctuation else [])])
     tools = sorted(comp.tools, key=lambda t: -t.tokens)

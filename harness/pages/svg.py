@@ -71,14 +71,21 @@ def _marks(segments, radius: float, all_points: bool) -> list[str]:
     out = []
     for segment in segments:
         if len(segment) > 1:
-            coords = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in segment)
+            coords = " ".join([f"{x:.2f},{y:.2f}" for x, y, _ in segment])
+            if "-" in coords:  # a "-0.00" is written "0.00"
+                coords = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in segment)
             out.append(f'<polyline points="{coords}" fill="none" stroke="{LINE}" stroke-width="1.5"/>')
     flat = [(p, len(s) == 1) for s in segments for p in s]
+    r = _f(radius)
+    last = len(flat) - 1
     for index, ((x, y, recorded), alone) in enumerate(flat):
-        if recorded and not all_points and not alone and index != len(flat) - 1:
+        if recorded and not all_points and not alone and index != last:
             continue
         fill = LINE if recorded else HOLLOW
-        out.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(radius)}" fill="{fill}" stroke="{LINE}" stroke-width="1"/>')
+        cx, cy = f"{x:.2f}", f"{y:.2f}"
+        if cx[0] == "-" or cy[0] == "-":
+            cx, cy = _f(x), _f(y)
+        out.append(f'<circle cx="{cx}" cy="{cy}" r="{r}" fill="{fill}" stroke="{LINE}" stroke-width="1"/>')
     return out
 
 

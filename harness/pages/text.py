@@ -6,6 +6,7 @@ Rules: docs/PAGES.md, "Text".
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -37,6 +38,7 @@ def one_line(value: object, limit: int | None = None) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=65536, typed=True)  # a page writes hundreds of counts, most of them seen before
 def num(value: int | float | None, empty: str = "—") -> str:
     """An integer count with thousands separators (``2,378``); ``empty`` for ``None``."""
     if value is None:
@@ -98,9 +100,24 @@ _LIST_START = re.compile(r"^(\d{1,9})([.)])")
 
 def md(value: object, limit: int | None = None) -> str:
     """``value`` as Markdown-inert text on one line (see module docstring)."""
+    if type(value) is str and len(value) <= _MEMO_CHARS:  # names and notes repeat across a page and pages
+        return _md_text(value, limit)
     if isinstance(value, str):
         value = untrusted.escape(value, spaces=True)
-    text = one_line(value, limit).translate(_TABLE)
+    return _inert(one_line(value, limit))
+
+
+_MEMO_CHARS = 512  # longer text is rare: the memo holds at most about 32768 × 4 × 512 characters
+
+
+@functools.lru_cache(maxsize=32768, typed=True)
+def _md_text(value: str, limit: int | None) -> str:
+    return _inert(one_line(untrusted.escape(value, spaces=True), limit))
+
+
+def _inert(line: str) -> str:
+    """A line of text (``one_line``'s) escaped for Markdown."""
+    text = line.translate(_TABLE)
     if text[:1] in ("-", "+"):
         return "\\" + text
     return _LIST_START.sub(r"\1\\\2", text, count=1)

@@ -95,3 +95,39 @@ def test_random_text():
         markdown = "\n".join(rnd.choice(lines) + rnd.choice(["", "\n"]) for _ in range(rnd.randint(1, 6))) + "\n"
         reference, direct = _both(markdown)
         assert direct == reference, markdown
+
+
+# What a plain inline token may hold (html_table.plain_text): any character but those that start an inline
+# rule, and backslash escapes of ASCII punctuation; with a few that make it not plain.
+PLAIN = ["a", "Z", "9", " ", "  ", '"', "'", "#", "$", "%", "+", "-", ":", "=", "@", "^", "{", "}", "~", "|", ".", "(", ")",
+         "é", "漢", "🙂", "\u00a0", "\u200b", "\ud800", "\\_", "\\\\", "\\*", "\\[", "\\<", "\\&", "\\\"", "\\`", "\\|"]
+NOT_PLAIN = ["\\a", "\\", "*", "_", "`", "[", "]", "!", "<", ">", "&", "&amp;", "\n", "\r", "\x00"]
+
+
+def test_plain_inline_text():
+    """A heading, paragraph, list item or quote of plain text (escaped directly, not parsed) gives markdown-it's
+    bytes, as does text one character away from plain."""
+    rnd = random.Random(28)
+    for _ in range(400):
+        text = "".join(rnd.choice(PLAIN) for _ in range(rnd.randint(1, 12)))
+        if rnd.random() < 0.3:
+            at = rnd.randint(0, len(text))
+            text = text[:at] + rnd.choice(NOT_PLAIN) + text[at:]
+        text = "x" + text + "y"  # a block's content is trimmed before it is parsed
+        for markdown in (f"# {text}\n", f"{text}\n", f"- {text}\n", f"> {text}\n"):
+            reference, direct = _both(markdown)
+            assert direct == reference, markdown
+    assert server_html._inline_token('a \\_b "c" & d', "docs/servers") == markdown_it_inline('a \\_b "c" & d')
+    assert server_html._inline_token('a \\_b "c" & d', "docs/servers") == 'a _b &quot;c&quot; &amp; d'
+
+
+def markdown_it_inline(text: str) -> str:
+    return REFERENCE.renderer.render(REFERENCE.parseInline(text, {}), REFERENCE.options, {})
+
+
+@pytest.mark.parametrize("markdown", ["# a\r\n\r\npara\rline\r\n| a |\r\n|---|\r\n| 1 |\r\n",
+                                      "# a\x00b\n\npara \x00\n\n| a\x00 |\n|---|\n| \x00 |\n", "a\r\n\x00\n"])
+def test_carriage_returns_and_nul(markdown):
+    """A page holding a carriage return or NUL is normalised as markdown-it does."""
+    reference, direct = _both(markdown)
+    assert direct == reference

@@ -68,3 +68,35 @@ def test_a_single_point_chart_says_it_is_no_trend_yet():
         [t.text for t in ET.fromstring(gap).iter(f"{NS}text")]
     two = trend_chart("s", series((5, "host"), (6, "host")))
     assert "a trend needs a second sweep" not in two
+
+
+def _marks_reference(segments, radius, all_points):
+    """The marks with every number through ``_f``, one by one."""
+    from harness.pages.svg import LINE, HOLLOW, _f
+    out = []
+    for segment in segments:
+        if len(segment) > 1:
+            out.append(f'<polyline points="{" ".join(f"{_f(x)},{_f(y)}" for x, y, _ in segment)}" fill="none" '
+                       f'stroke="{LINE}" stroke-width="1.5"/>')
+    flat = [(p, len(s) == 1) for s in segments for p in s]
+    for index, ((x, y, recorded), alone) in enumerate(flat):
+        if recorded and not all_points and not alone and index != len(flat) - 1:
+            continue
+        out.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(radius)}" fill="{LINE if recorded else HOLLOW}" '
+                   f'stroke="{LINE}" stroke-width="1"/>')
+    return out
+
+
+def test_marks_format_every_number_as_f_does():
+    """Minus zero is written 0.00 wherever it falls in a line or a point; other negatives keep their sign."""
+    import random
+
+    from harness.pages.svg import _marks
+    rnd = random.Random(7)
+    values = [0.0, -0.0, -0.004, -0.005, -0.006, 0.004, -1.5, 3.333, 117.0, 1e-9, -1e-9, 620.005]
+    for _ in range(500):
+        segments = [[(rnd.choice(values + [rnd.uniform(-2, 700)]), rnd.choice(values + [rnd.uniform(-2, 220)]),
+                      rnd.random() < 0.8) for _ in range(rnd.randint(1, 4))] for _ in range(rnd.randint(0, 3))]
+        for radius, all_points in ((1.8, False), (3.0, True), (-0.001, True)):
+            assert _marks(segments, radius, all_points) == _marks_reference(segments, radius, all_points), segments
+    assert 'points="0.00,0.00 -1.50,0.00"' in _marks([[(-0.001, -0.0, True), (-1.5, 0.004, True)]], 1.8, False)[0]
