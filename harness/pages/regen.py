@@ -38,14 +38,46 @@ class Loaded:
 
     catalog: Catalog
     records: dict[str, Record]
+    history: _History | None = None  # read while the records re-derived (None: read when rendering)
 
     @classmethod
     def read(cls, root: Path) -> Loaded:
         passed = regen_cache.Catalogs(regen_cache.folder(Path(root), "catalog"))
         catalog = load_catalog(Path(root) / published.CATALOG, passed=passed)
         passed.save()
+        history = _History(Path(root))
         return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries],
-                                         _verdicts(Path(root))))
+                                         _verdicts(Path(root)), meanwhile=history.read), history)
+
+
+class _History:
+    """``history.csv``'s rows by server, read ahead (:meth:`read`, raising nothing); :meth:`rows` gives them,
+    or raises what reading them raised, where a read there would have."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._read: tuple[dict[str, list[HistoryRow]] | None, Exception | None] | None = None
+
+    def read(self) -> None:
+        try:
+            with _no_cyclic_gc():
+                self._read = _read_history(self._root), None
+        except Exception as exc:  # noqa: BLE001 - raised by rows(), after the records' errors
+            self._read = None, exc
+
+    def rows(self) -> dict[str, list[HistoryRow]]:
+        if self._read is None:
+            return _read_history(self._root)
+        rows, error = self._read
+        if error is not None:
+            raise error
+        assert rows is not None
+        return rows
+
+
+def _read_history(root: Path) -> dict[str, list[HistoryRow]]:
+    """The rows of ``history.csv`` by server (kept in the regen cache: ``regen_cache.Histories``)."""
+    return by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
 
 
 def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None,
@@ -117,7 +149,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
-    history = by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
+    history = loaded.history.rows() if loaded.history is not None else _read_history(root)
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
