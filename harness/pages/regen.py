@@ -205,21 +205,19 @@ def _digest(value: object, known: dict[int, bytes] | None = None) -> bytes | Non
     digests of series by ``id``, each pickled as its digest."""
     try:
         out = io.BytesIO()
-        pickler = _Pickler(out, protocol=5)
-        if known:
-            pickler.dispatch_table = {**_Pickler.dispatch_table, Series: lambda s: (Series, (known[id(s)],))
-                                      if id(s) in known else s.__reduce_ex__(5)}
+        pickler = pickle.Pickler(out, protocol=5)
+        # (set on the instance: the pickler reads it there only; a subclass's class attribute would hide it)
+        pickler.dispatch_table = _DISPATCH if not known else \
+            {**_DISPATCH, Series: lambda s: (Series, (known[id(s)],)) if id(s) in known else s.__reduce_ex__(5)}
         pickler.dump(value)
         return hashlib.sha256(out.getbuffer()).digest()
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return None
 
 
-class _Pickler(pickle.Pickler):
-    """A history row pickled as its class and fields (all its state, as pickle's generic way takes it) at half the cost
-    (a page key pickles its series' rows, 156 a server at three years of weekly sweeps)."""
-
-    dispatch_table = {**copyreg.dispatch_table, HistoryRow: lambda row: (HistoryRow, (), row.__dict__)}
+# A history row pickled as its class and fields (all its state, as pickle's generic way takes it) at half the cost
+# (a series' digest pickles its rows, 156 a server at three years of weekly sweeps).
+_DISPATCH = {**copyreg.dispatch_table, HistoryRow: lambda row: (HistoryRow, (), row.__dict__)}
 
 
 def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,
