@@ -6,13 +6,15 @@ Rules: docs/PAGES.md, "Reading the published records".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from harness.core.canonical import stringify
 from harness.core.jsparse import WireJSONError, parse
 from harness.core.record import NUMBERED, STATUSES, Record
+from harness.core import tokenizer
 from harness.core.rederive import refusal
 from harness.db import confine
 from harness.db.history import HistoryRow, row_for
@@ -33,11 +35,14 @@ def record_path(results_dir: Path, name: str) -> Path:
     return Path(results_dir) / name / published.RECORD_FILE
 
 
-def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None = None) -> dict[str, Record]:
+def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None = None,
+                 meanwhile: Callable[[], object] | None = None) -> dict[str, Record]:
     """``{name: record}`` for every name in ``names`` that has a record file; names without one are
     absent from the result. Raises :class:`RecordError` for any unreadable or unusable record.
     ``verdicts``: records whose bytes passed re-derivation before are not re-derived (saved after).
-    Re-derivation runs in worker processes when many records need it (``REDERIVE_PARALLEL_FROM``)."""
+    Re-derivation runs in worker processes when many records need it (``REDERIVE_PARALLEL_FROM``);
+    ``meanwhile`` is called once in this process while they do (before re-deriving, without them): it
+    must raise nothing, and must not read the records."""
     outcome: dict[str, Record | str] = {}  # in ``names`` order: the record, or why it cannot be published
     pending: list[tuple[str, dict, bytes]] = []  # to re-derive
     for name in names:
@@ -64,8 +69,13 @@ def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None 
         else:
             outcome[name] = cast(Record, record)  # checked for what publishing relies on, if it re-derives
             pending.append((name, record, data))
-    refused = forkpool.map_forked(_refusal, [(record, str(record_path(results_dir, name))) for name, record, _ in pending],
-                                  REDERIVE_PARALLEL_FROM)
+    checks = [(record, str(record_path(results_dir, name))) for name, record, _ in pending]
+    if forkpool.forks(len(checks), REDERIVE_PARALLEL_FROM):
+        _tokenizer_loaded()
+    with forkpool.started(_refusal, list(range(len(checks))), REDERIVE_PARALLEL_FROM, shared=checks) as results:
+        if meanwhile is not None:
+            meanwhile()
+        refused = results()
     for (name, _, data), forged in zip(pending, refused):
         if forged:
             outcome[name] = forged
@@ -83,8 +93,17 @@ def load_records(results_dir: Path, names: list[str], verdicts: Verdicts | None 
 REDERIVE_PARALLEL_FROM = 64
 
 
-def _refusal(item: tuple[dict, str]) -> str | None:
-    return refusal(*item)
+def _refusal(checks: list[tuple[dict, str]], at: int) -> str | None:
+    """``refusal`` of ``checks[at]`` (inherited by a worker, not pickled: a record holds its whole capture)."""
+    return refusal(*checks[at])
+
+
+def _tokenizer_loaded() -> None:
+    """Load the tokenizer from its cache in this process before workers fork, so that they inherit it
+    rather than each load it (half a CPU-second each); a failure is left to the workers, which meet it as
+    they would have."""
+    with contextlib.suppress(Exception):
+        tokenizer.load_cached()
 
 
 def _problem(record: Mapping[str, Any], name: str) -> str | None:

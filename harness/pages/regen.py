@@ -38,14 +38,46 @@ class Loaded:
 
     catalog: Catalog
     records: dict[str, Record]
+    history: _History | None = None  # read while the records re-derived (None: read when rendering)
 
     @classmethod
     def read(cls, root: Path) -> Loaded:
         passed = regen_cache.Catalogs(regen_cache.folder(Path(root), "catalog"))
         catalog = load_catalog(Path(root) / published.CATALOG, passed=passed)
         passed.save()
+        history = _History(Path(root))
         return cls(catalog, load_records(Path(root) / published.RESULTS, [e.name for e in catalog.entries],
-                                         _verdicts(Path(root))))
+                                         _verdicts(Path(root)), meanwhile=history.read), history)
+
+
+class _History:
+    """``history.csv``'s rows by server, read ahead (:meth:`read`, raising nothing); :meth:`rows` gives them,
+    or raises what reading them raised, where a read there would have."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._read: tuple[dict[str, list[HistoryRow]] | None, Exception | None] | None = None
+
+    def read(self) -> None:
+        try:
+            with _no_cyclic_gc():
+                self._read = _read_history(self._root), None
+        except Exception as exc:  # noqa: BLE001 - raised by rows(), after the records' errors
+            self._read = None, exc
+
+    def rows(self) -> dict[str, list[HistoryRow]]:
+        if self._read is None:
+            return _read_history(self._root)
+        rows, error = self._read
+        if error is not None:
+            raise error
+        assert rows is not None
+        return rows
+
+
+def _read_history(root: Path) -> dict[str, list[HistoryRow]]:
+    """The rows of ``history.csv`` by server (kept in the regen cache: ``regen_cache.Histories``)."""
+    return by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
 
 
 def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = None,
@@ -116,7 +148,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     sparkline), what those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
-    history = by_server(regen_cache.Histories(regen_cache.folder(root, "history")).read(root / published.HISTORY))
+    history = loaded.history.rows() if loaded.history is not None else _read_history(root)
     disagreeing = published_records.problems(root, records, history)
     if disagreeing:
         raise RecordError(disagreeing)
@@ -171,21 +203,19 @@ def _digest(value: object, known: dict[int, bytes] | None = None) -> bytes | Non
     digests of series by ``id``, each pickled as its digest."""
     try:
         out = io.BytesIO()
-        pickler = _Pickler(out, protocol=5)
-        if known:
-            pickler.dispatch_table = {**_Pickler.dispatch_table, Series: lambda s: (Series, (known[id(s)],))
-                                      if id(s) in known else s.__reduce_ex__(5)}
+        pickler = pickle.Pickler(out, protocol=5)
+        # (set on the instance: the pickler reads it there only; a subclass's class attribute would hide it)
+        pickler.dispatch_table = _DISPATCH if not known else \
+            {**_DISPATCH, Series: lambda s: (Series, (known[id(s)],)) if id(s) in known else s.__reduce_ex__(5)}
         pickler.dump(value)
         return hashlib.sha256(out.getbuffer()).digest()
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return None
 
 
-class _Pickler(pickle.Pickler):
-    """A history row pickled as its class and fields (all its state, as pickle's generic way takes it) at half the cost
-    (a page key pickles its series' rows, 156 a server at three years of weekly sweeps)."""
-
-    dispatch_table = {**copyreg.dispatch_table, HistoryRow: lambda row: (HistoryRow, (), row.__dict__)}
+# A history row pickled as its class and fields (all its state, as pickle's generic way takes it) at half the cost
+# (a series' digest pickles its rows, 156 a server at three years of weekly sweeps).
+_DISPATCH = {**copyreg.dispatch_table, HistoryRow: lambda row: (HistoryRow, (), row.__dict__)}
 
 
 def _page_key(row, series: Series, standing: server_page.Standing, movement: regressions.Movement | None,

@@ -1,39 +1,65 @@
-"""Work spread over worker processes forked from this one: :func:`map_forked`."""
+"""Work spread over worker processes forked from this one: :func:`map_forked`, and :func:`started` for a
+map this process goes on working beside."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import gc
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-_shared: Any = None  # what forked workers inherit for ``fn(shared, item)`` (set only while forking)
+_shared: Any = None  # what forked workers inherit for ``fn(shared, item)`` (set only while workers run)
 
 
 def map_forked(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = None) -> list[Any]:
     """``[fn(item) for item in items]`` (``[fn(shared, item) …]`` when ``shared`` is given), over up to 8
-    forked workers when there are at least ``least`` items, several cores, fork, and one thread in this
-    process (a lock another thread held would stay held in the child); in this process otherwise. ``fn``
-    must be module-level; items and results are pickled, ``shared`` is inherited, never pickled."""
+    forked workers when :func:`forks` says so, in this process otherwise (a lock another thread held would
+    stay held in the child). ``fn`` must be module-level; items and results are pickled, ``shared`` is
+    inherited, never pickled."""
+    with started(fn, items, least, shared) as results:
+        return results()
+
+
+def forks(count: int, least: int) -> bool:
+    """Whether a map of ``count`` items forks workers: at least ``least`` items, several cores, fork, and
+    one thread in this process."""
+    return count >= least and _workers() >= 2 and threading.active_count() == 1 \
+        and "fork" in multiprocessing.get_all_start_methods()
+
+
+@contextlib.contextmanager
+def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = None) -> Iterator[Callable[[], list[Any]]]:
+    """:func:`map_forked` begun in workers on entry, while this process runs the block; the callable it
+    gives waits for the results (raising a worker's error). Without workers (:func:`forks`) the map runs in
+    this process when that callable is called. Leaving the block stops the workers: the work not started
+    is cancelled. While they run this process has threads: no other map forks (each runs in-process)."""
     global _shared
     call = fn if shared is None else functools.partial(fn, shared)
-    workers = min(os.cpu_count() or 1, 8)
-    if len(items) < least or workers < 2 or threading.active_count() > 1 \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        return [call(item) for item in items]
+    if not forks(len(items), least):
+        yield lambda: [call(item) for item in items]
+        return
+    workers = _workers()
     chunk = max(1, len(items) // (workers * 4))
     _shared = shared
     gc.freeze()  # what exists now is never collected in a worker: its collections copy none of it
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk))
+        # every chunk is submitted now (the workers fork first, from this one thread)
+        mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
+        yield lambda: list(mapped)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
+
+
+def _workers() -> int:
+    return min(os.cpu_count() or 1, 8)
 
 
 def _with_shared(fn: Callable[[Any, Any], Any], item: Any) -> Any:

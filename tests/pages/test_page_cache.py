@@ -266,3 +266,16 @@ def test_a_run_reads_each_html_shard_once_in_workers_or_not(repo, tmp_path, monk
     regen(repo)
     reads = log.read_text().split()
     assert sorted(reads) == sorted(set(reads)) == [f"pack-{d:x}" for d in range(cache_shards.SHARDS)]
+
+
+def test_a_page_key_takes_its_series_by_the_digest_given_for_it():
+    from harness.db.history import HistoryRow
+    from harness.pages.regen import _digest
+    from harness.pages.series import comparable
+
+    one = comparable([HistoryRow("2026-06-01", "srv", 900, 1, "measured", "host")])
+    other = comparable([HistoryRow("2026-06-01", "srv", 950, 1, "measured", "host")])
+    assert _digest(("srv", one)) != _digest(("srv", other))
+    # what the digest given for a series stands for is not pickled again
+    assert _digest(("srv", one), {id(one): b"same"}) == _digest(("srv", other), {id(other): b"same"})
+    assert _digest(("srv", one), {id(one): b"same"}) != _digest(("srv", one), {id(one): b"changed"})

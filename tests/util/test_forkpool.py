@@ -1,10 +1,14 @@
 """harness.util.forkpool: the results of a forked map are the in-process results, in order; a worker's
-error reaches the caller; the parent's objects are collectable again afterwards."""
+error reaches the caller; the parent's objects are collectable again afterwards; a map started beside this
+process's work forks nothing else meanwhile and stops its workers when the block is left by an error."""
 
 from __future__ import annotations
 
 import gc
 import os
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +51,37 @@ def test_shared_context_reaches_every_call_without_being_pickled():
     assert forkpool.map_forked(_scaled, list(range(20)), least=1, shared=shared) == [3 * n for n in range(20)]
     assert forkpool.map_forked(_scaled, [1, 2], least=3, shared=shared) == [3, 6]
     assert forkpool._shared is None
+
+
+def test_started_gives_the_results_after_the_block_ran_beside_the_workers():
+    items = list(range(40))
+    with forkpool.started(_square_and_pid, items, least=1) as results:
+        assert threading.active_count() > 1  # the workers are running
+        nested = forkpool.map_forked(_square_and_pid, [1, 2, 3], least=1)  # no fork while they run
+        got = results()
+    assert [square for square, _ in got] == [n * n for n in items]
+    assert {pid for _, pid in got} - {os.getpid()}
+    assert {pid for _, pid in nested} == {os.getpid()}
+    assert gc.get_freeze_count() == 0 and forkpool._shared is None
+
+
+def _mark(folder: Path, n: int) -> int:
+    (folder / str(n)).touch()
+    time.sleep(0.02)
+    return n
+
+
+def test_leaving_started_by_an_error_cancels_the_work_not_started(tmp_path):
+    with pytest.raises(KeyError):
+        with forkpool.started(_mark, list(range(200)), least=1, shared=tmp_path):
+            raise KeyError("parent")
+    assert len(list(tmp_path.iterdir())) < 200  # the chunks not handed to a worker never ran
+    assert gc.get_freeze_count() == 0 and forkpool._shared is None
+
+
+def test_without_workers_started_maps_in_this_process_when_the_results_are_asked_for():
+    seen: list[int] = []
+    with forkpool.started(seen.append, [1, 2], least=3) as results:
+        assert seen == []
+        assert results() == [None, None]
+    assert seen == [1, 2]
