@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import functools
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -47,7 +49,8 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
     chunk = max(1, len(items) // (workers * 4))
     _shared = shared
     gc.freeze()  # what exists now is never collected in a worker: its collections copy none of it
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                                  initializer=_end_with, initargs=(os.getpid(),))
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
         mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
@@ -56,6 +59,18 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
+
+
+def _end_with(parent: int) -> None:
+    """In a worker: be killed when ``parent`` ends (on Linux). A parent killed by a signal shuts no pool
+    down, and its workers would otherwise wait for work forever, each holding a copy of its memory."""
+    with contextlib.suppress(OSError, AttributeError):  # no prctl: not Linux
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _workers() -> int:
