@@ -37,13 +37,14 @@ def forks(count: int, least: int) -> bool:
 @contextlib.contextmanager
 def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = None) -> Iterator[Callable[[], list[Any]]]:
     """:func:`map_forked` begun in workers on entry, while this process runs the block; the callable it
-    gives waits for the results (raising a worker's error). Without workers (:func:`forks`) the map runs in
-    this process when that callable is called. Leaving the block stops the workers: the work not started
-    is cancelled. While they run this process has threads: no other map forks (each runs in-process)."""
+    gives waits for the results (raising a worker's error; asked again, the same list). Without workers
+    (:func:`forks`) the map runs in this process when that callable is first called. Leaving the block
+    stops the workers: the work not started is cancelled. While they run this process has threads: no
+    other map forks (each runs in-process)."""
     global _shared
     call = fn if shared is None else functools.partial(fn, shared)
     if not forks(len(items), least):
-        yield lambda: [call(item) for item in items]
+        yield functools.cache(lambda: [call(item) for item in items])  # asked twice, computed once
         return
     workers = _workers()
     chunk = max(1, len(items) // (workers * 4))
@@ -54,7 +55,7 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
         mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
-        yield lambda: list(mapped)
+        yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()

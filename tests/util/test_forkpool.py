@@ -136,3 +136,15 @@ def test_workers_end_with_a_parent_killed_while_they_run(sig):
         parent.kill()
         parent.wait()
 
+
+def _counted(folder: Path, n: int) -> int:
+    (folder / f"{n}-{os.getpid()}-{time.monotonic_ns()}").touch()
+    return n
+
+
+@pytest.mark.parametrize("least", [1, 100], ids=["workers", "in-process"])
+def test_results_asked_for_twice_are_the_same_and_computed_once(tmp_path, least):
+    with forkpool.started(_counted, list(range(20)), least=least, shared=tmp_path) as results:
+        first = results()
+        assert results() == first == list(range(20))
+    assert len(list(tmp_path.iterdir())) == 20
