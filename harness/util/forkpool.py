@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import functools
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -35,27 +37,41 @@ def forks(count: int, least: int) -> bool:
 @contextlib.contextmanager
 def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = None) -> Iterator[Callable[[], list[Any]]]:
     """:func:`map_forked` begun in workers on entry, while this process runs the block; the callable it
-    gives waits for the results (raising a worker's error). Without workers (:func:`forks`) the map runs in
-    this process when that callable is called. Leaving the block stops the workers: the work not started
-    is cancelled. While they run this process has threads: no other map forks (each runs in-process)."""
+    gives waits for the results (raising a worker's error; asked again, the same list). Without workers
+    (:func:`forks`) the map runs in this process when that callable is first called. Leaving the block
+    stops the workers: the work not started is cancelled. While they run this process has threads: no
+    other map forks (each runs in-process)."""
     global _shared
     call = fn if shared is None else functools.partial(fn, shared)
     if not forks(len(items), least):
-        yield lambda: [call(item) for item in items]
+        yield functools.cache(lambda: [call(item) for item in items])  # asked twice, computed once
         return
     workers = _workers()
     chunk = max(1, len(items) // (workers * 4))
     _shared = shared
     gc.freeze()  # what exists now is never collected in a worker: its collections copy none of it
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                                  initializer=_end_with, initargs=(os.getpid(),))
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
         mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
-        yield lambda: list(mapped)
+        yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
+
+
+def _end_with(parent: int) -> None:
+    """In a worker: be killed when ``parent`` ends (on Linux). A parent killed by a signal shuts no pool
+    down, and its workers would otherwise wait for work forever, each holding a copy of its memory."""
+    with contextlib.suppress(OSError, AttributeError):  # no prctl: not Linux
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _workers() -> int:

@@ -1,11 +1,16 @@
 """harness.util.forkpool: the results of a forked map are the in-process results, in order; a worker's
 error reaches the caller; the parent's objects are collectable again afterwards; a map started beside this
-process's work forks nothing else meanwhile and stops its workers when the block is left by an error."""
+process's work forks nothing else meanwhile and stops its workers when the block is left by an error;
+workers end with a parent killed by a signal."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -85,3 +90,61 @@ def test_without_workers_started_maps_in_this_process_when_the_results_are_asked
         assert seen == []
         assert results() == [None, None]
     assert seen == [1, 2]
+
+
+_ORPHAN_PARENT = """
+import multiprocessing, sys, time
+from harness.util import forkpool
+
+def nap(shared, n):
+    time.sleep(0.2)
+    return n
+
+with forkpool.started(nap, list(range(400)), least=1, shared=0) as results:
+    print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+    time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["terminated", "killed"])
+def test_workers_end_with_a_parent_killed_while_they_run(sig):
+    if not forkpool.forks(2, 1):
+        pytest.skip("no forked workers here")
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN_PARENT], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    try:
+        assert workers
+        parent.send_signal(sig)
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(_alive, workers))  # else they would wait for work forever, holding the parent's memory
+    finally:
+        for pid in workers:  # this test's own orphans, if the check above failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        parent.kill()
+        parent.wait()
+
+
+def _counted(folder: Path, n: int) -> int:
+    (folder / f"{n}-{os.getpid()}-{time.monotonic_ns()}").touch()
+    return n
+
+
+@pytest.mark.parametrize("least", [1, 100], ids=["workers", "in-process"])
+def test_results_asked_for_twice_are_the_same_and_computed_once(tmp_path, least):
+    with forkpool.started(_counted, list(range(20)), least=least, shared=tmp_path) as results:
+        first = results()
+        assert results() == first == list(range(20))
+    assert len(list(tmp_path.iterdir())) == 20
