@@ -188,9 +188,15 @@ def _set_aside(root: Path, path: Path) -> None:
     """Move ``path`` into ``root``'s sibling trash folder, emptied by :func:`_empty_trash` once timing ends.
     Deleting thousands of files just before a cold run slows that run's file creation severalfold on ext4
     (its inode allocator skips the inodes just freed), which a real first publish never meets."""
-    trash = _trash(root)
-    trash.mkdir(exist_ok=True)
-    path.rename(Path(tempfile.mkdtemp(dir=trash)) / path.name)
+    try:
+        trash = _trash(root)
+        trash.mkdir(exist_ok=True)
+        path.rename(Path(tempfile.mkdtemp(dir=trash)) / path.name)
+    except OSError:  # a parent folder not writable, or on another filesystem than the build: deleted after all
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _trash(root: Path) -> Path:
