@@ -5,10 +5,15 @@ whatever was at the target's name (a link, a fifo) is replaced, never written th
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
+
+from harness.util import forkpool
 
 
 def write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = None) -> Path:
@@ -31,31 +36,66 @@ def write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = None) -
 
 
 def write_many(files: dict[Path, bytes]) -> list[Path]:
-    """Atomic per file, one ``os.sync()`` for all; returns the paths that changed. A file is unchanged
-    only when a regular file (not a link) holds exactly its bytes: anything else is replaced."""
-    staged: list[tuple[str, Path]] = []
-    made: set[Path] = set()  # folders known to exist: one mkdir per folder, not per file
+    """Atomic per file, one ``os.sync()`` for all; returns the paths that changed, sorted. A file is unchanged
+    only when a regular file (not a link) holds exactly its bytes: anything else is replaced. Many files are
+    checked and staged by forked workers (:mod:`harness.util.forkpool`). On any error, here or in a worker,
+    no temporary is left and none is renamed into place (unless the renaming had begun)."""
+    paths = sorted(files)
+    run = _Run(paths, files, _token())
     try:
-        for path in sorted(files):
-            data = files[path]
-            if _holds(path, data):
-                continue
-            fd, tmp = _temp_sibling(path, made=made)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-        if staged:
+        staged = forkpool.map_forked(_stage, list(range(len(paths))), _FORK_LEAST, shared=run)
+        changed = [path for path, new in zip(paths, staged) if new]
+        if changed:
             os.sync()
+        for path in changed:
+            os.replace(run.temp(path), path)
     except BaseException:
-        for tmp, _ in staged:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
+        # every worker has stopped: each temporary this run could have made is known by name
+        for path in paths:
+            with contextlib.suppress(OSError):
+                os.unlink(run.temp(path))
         raise
-    for tmp, path in staged:
-        os.replace(tmp, path)
-    return [path for _, path in staged]
+    return changed
+
+
+# Below this many files the workers cost more than they save: starting them from regen's parent (600 MB)
+# takes ~0.13 s, and 1,000 published files are staged in ~0.15 s in one process.
+_FORK_LEAST = 2000
+
+
+class _Run(NamedTuple):
+    """One ``write_many``: its files in order and the token naming its temporaries."""
+    paths: list[Path]
+    files: dict[Path, bytes]
+    token: str
+
+    def temp(self, path: Path) -> str:
+        """The temporary beside ``path`` (a name ``harness.db.commit.TEMP_NAME`` matches)."""
+        return os.path.join(path.parent, f".{path.name}.{self.token}.tmp")
+
+
+def _stage(run: _Run, index: int) -> bool:
+    """Write the ``index``-th file of ``run`` to its temporary unless the file holds its bytes already;
+    whether it did. A temporary left by an error is the caller's to remove."""
+    path = run.paths[index]
+    data = run.files[path]
+    if _holds(path, data):
+        return False
+    temp, flags = run.temp(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        fd = os.open(temp, flags, 0o600)
+    except FileNotFoundError:  # its folder is missing: made by the first of its files (or by two workers at once)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(temp, flags, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        handle.write(data)
+    return True
+
+
+def _token() -> str:
+    # tempfile's alphabet and length: a killed run's temporaries are what commit.sweep_temp_files removes
+    return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(8))
 
 
 def _holds(path: Path, data: bytes) -> bool:
@@ -73,11 +113,8 @@ def _holds(path: Path, data: bytes) -> bool:
         return False
 
 
-def _temp_sibling(target: Path, mode: int | None = None, made: set[Path] | None = None) -> tuple[int, str]:
-    if made is None or target.parent not in made:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if made is not None:
-            made.add(target.parent)
+def _temp_sibling(target: Path, mode: int | None = None) -> tuple[int, str]:
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.fchmod(fd, 0o666 & ~_UMASK if mode is None else mode)
     return fd, tmp

@@ -3,11 +3,15 @@ files untouched; written files get ordinary permissions."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from harness.util import atomic
+from harness.util import atomic, forkpool
 
 
 def test_writes_changed_files_only(tmp_path):
@@ -92,3 +96,108 @@ def test_interruption_while_writing_leaves_no_temp_files(tmp_path, monkeypatch):
         atomic.write_many({first: b"new", second: b"x"})
     assert first.read_bytes() == b"old"
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == ["a.txt"]
+
+
+def test_a_file_that_cannot_be_staged_leaves_no_temp_file_and_replaces_nothing(tmp_path):
+    old, later = tmp_path / "a.txt", tmp_path / "z.txt"
+    old.write_bytes(b"old")
+    too_long = tmp_path / ("m" * 250)  # a valid name whose temporary (".NAME.XXXXXXXX.tmp") is too long
+    with pytest.raises(OSError, match="too long"):
+        atomic.write_many({old: b"new", too_long: b"x", later: b"z"})
+    assert old.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+# Run in a process of its own: a thread of this test process (xdist) would keep write_many from forking.
+_FORKED = """
+import os, signal, sys, time
+from pathlib import Path
+from harness.util import atomic, forkpool
+
+root, case = Path(sys.argv[1]), sys.argv[2]
+atomic._FORK_LEAST = 1
+
+def tree():
+    same = [root / f"f{n:02d}" / "same.txt" for n in range(0, 40, 2)]
+    old = [root / f"f{n:02d}" / "old.txt" for n in range(1, 40, 2)]
+    for path in same + old:
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(path.parent.name.encode())
+    files = {path: path.parent.name.encode() for path in same}
+    files |= {path: b"new " + path.parent.name.encode() for path in old}
+    files |= {root / "new" / f"{n}.txt": b"n" for n in range(30)}
+    return same, old, files
+
+def temps():
+    return sorted(str(p) for p in root.rglob("*") if p.name.endswith(".tmp"))
+
+def as_before(same, old):
+    return all(p.read_bytes() == p.parent.name.encode() for p in same + old) and not list(root.glob("new/*"))
+
+same, old, files = tree()
+assert forkpool.forks(len(files), atomic._FORK_LEAST), "would not fork"
+if case == "changed":
+    elsewhere = root / "elsewhere.txt"
+    elsewhere.write_bytes(b"f00")
+    same[0].unlink()
+    same[0].symlink_to(elsewhere)  # holds the bytes through a link: still replaced
+    inodes = {p: p.stat().st_ino for p in same[1:]}
+    changed = atomic.write_many(files)
+    assert changed == sorted([same[0], *old, *(p for p in files if p.parent.name == "new")]), changed
+    assert all(p.stat().st_ino == inodes[p] for p in same[1:])
+    assert not same[0].is_symlink() and same[0].read_bytes() == b"f00" and elsewhere.read_bytes() == b"f00"
+    assert all(p.read_bytes() == files[p] for p in files)
+elif case == "worker-error":
+    files[root / "f21" / ("m" * 250)] = b"x"  # in the middle: workers stage files before and after it
+    try:
+        atomic.write_many(files)
+    except OSError as exc:
+        assert "too long" in str(exc), exc
+    else:
+        raise AssertionError("no error")
+    assert as_before(same, old)
+elif case == "interrupted":
+    slow_stage = atomic._stage
+
+    def slow(run, index):
+        time.sleep(0.05)  # 80 files: 2 s of work, interrupted after 0.3 s
+        return slow_stage(run, index)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    atomic._stage = slow
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)  # in this process only: a fork inherits no timer
+    try:
+        atomic.write_many(files)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("not interrupted")
+    assert as_before(same, old)
+elif case == "interrupted-after-staging":
+    def interrupt():
+        raise KeyboardInterrupt
+
+    os.sync = interrupt  # every file is staged by now
+    try:
+        atomic.write_many(files)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("not interrupted")
+    assert as_before(same, old)
+assert temps() == [], temps()
+print("ok")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["changed", "worker-error", "interrupted", "interrupted-after-staging"])
+def test_many_files_staged_by_forked_workers(tmp_path, case):
+    if forkpool._workers() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forked workers on this machine")
+    done = subprocess.run([sys.executable, "-c", _FORKED, str(tmp_path), case], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
