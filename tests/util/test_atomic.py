@@ -134,6 +134,17 @@ def temps():
 def as_before(same, old):
     return all(p.read_bytes() == p.parent.name.encode() for p in same + old) and not list(root.glob("new/*"))
 
+def interrupt(*_):
+    raise KeyboardInterrupt
+
+def fails(error):  # write_many(files) raises error (its message), every file left as it was
+    try:
+        atomic.write_many(files)
+    except error as exc:
+        assert as_before(same, old)
+        return str(exc)
+    raise AssertionError(f"no {error.__name__}")
+
 same, old, files = tree()
 assert forkpool.forks(len(files), atomic._FORK_LEAST), "would not fork"
 if case == "changed":
@@ -149,13 +160,7 @@ if case == "changed":
     assert all(p.read_bytes() == files[p] for p in files)
 elif case == "worker-error":
     files[root / "f21" / ("m" * 250)] = b"x"  # in the middle: workers stage files before and after it
-    try:
-        atomic.write_many(files)
-    except OSError as exc:
-        assert "too long" in str(exc), exc
-    else:
-        raise AssertionError("no error")
-    assert as_before(same, old)
+    assert "too long" in fails(OSError)
 elif case == "interrupted":
     slow_stage = atomic._stage
 
@@ -163,31 +168,13 @@ elif case == "interrupted":
         time.sleep(0.05)  # 80 files: 2 s of work, interrupted after 0.3 s
         return slow_stage(run, index)
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
     atomic._stage = slow
     signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, 0.3)  # in this process only: a fork inherits no timer
-    try:
-        atomic.write_many(files)
-    except KeyboardInterrupt:
-        pass
-    else:
-        raise AssertionError("not interrupted")
-    assert as_before(same, old)
+    fails(KeyboardInterrupt)
 elif case == "interrupted-after-staging":
-    def interrupt():
-        raise KeyboardInterrupt
-
     os.sync = interrupt  # every file is staged by now
-    try:
-        atomic.write_many(files)
-    except KeyboardInterrupt:
-        pass
-    else:
-        raise AssertionError("not interrupted")
-    assert as_before(same, old)
+    fails(KeyboardInterrupt)
 assert temps() == [], temps()
 print("ok")
 """
