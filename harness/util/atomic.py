@@ -37,21 +37,21 @@ def write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = None) -
 
 def write_many(files: dict[Path, bytes]) -> list[Path]:
     """Atomic per file, one ``os.sync()`` for all; returns the paths that changed, sorted. A file is unchanged
-    only when a regular file (not a link) holds exactly its bytes: anything else is replaced. Many files are
-    checked and staged by forked workers (:mod:`harness.util.forkpool`). On any error, here or in a worker,
+    only when a regular file (not a link) holds exactly its bytes: anything else is replaced. Many changed
+    files are staged by forked workers (:mod:`harness.util.forkpool`). On any error, here or in a worker,
     no temporary is left and none is renamed into place (unless the renaming had begun)."""
-    paths = sorted(files)
-    run = _Run(paths, files, _token())
+    # checked here: 6,000 unchanged files take ~0.1 s, less than starting the workers
+    changed = [path for path in sorted(files) if not _holds(path, files[path])]
+    run = _Run(changed, files, _token())
     try:
-        staged = forkpool.map_forked(_stage, list(range(len(paths))), _FORK_LEAST, shared=run)
-        changed = [path for path, new in zip(paths, staged) if new]
+        forkpool.map_forked(_stage, list(range(len(changed))), _FORK_LEAST, shared=run)
         if changed:
             os.sync()
         for path in changed:
             os.replace(run.temp(path), path)
     except BaseException:
         # every worker has stopped: each temporary this run could have made is known by name
-        for path in paths:
+        for path in changed:
             with contextlib.suppress(OSError):
                 os.unlink(run.temp(path))
         raise
@@ -64,7 +64,7 @@ _FORK_LEAST = 2000
 
 
 class _Run(NamedTuple):
-    """One ``write_many``: its files in order and the token naming its temporaries."""
+    """The files one ``write_many`` stages, and the token naming their temporaries."""
     paths: list[Path]
     files: dict[Path, bytes]
     token: str
@@ -74,13 +74,10 @@ class _Run(NamedTuple):
         return os.path.join(path.parent, f".{path.name}.{self.token}.tmp")
 
 
-def _stage(run: _Run, index: int) -> bool:
-    """Write the ``index``-th file of ``run`` to its temporary unless the file holds its bytes already;
-    whether it did. A temporary left by an error is the caller's to remove."""
+def _stage(run: _Run, index: int) -> None:
+    """Write the ``index``-th file of ``run`` to its temporary. A temporary left by an error is the caller's
+    to remove."""
     path = run.paths[index]
-    data = run.files[path]
-    if _holds(path, data):
-        return False
     temp, flags = run.temp(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
         fd = os.open(temp, flags, 0o600)
@@ -89,8 +86,7 @@ def _stage(run: _Run, index: int) -> bool:
         fd = os.open(temp, flags, 0o600)
     with os.fdopen(fd, "wb") as handle:
         os.fchmod(fd, 0o666 & ~_UMASK)
-        handle.write(data)
-    return True
+        handle.write(run.files[path])
 
 
 def _token() -> str:
