@@ -19,10 +19,9 @@ import pytest
 from harness.util import forkpool
 from tests.pages import builders as b
 
-A = [b.tool("alpha")]
-B = [b.tool("beta", "Finds another thing."), b.tool("gamma")]
-HISTORY = ["2026-06-01,srv,900,1,measured,host", "2026-06-08,srv,950,1,measured,host",
-           "2026-06-01,ok,40,2,measured,host", "2026-06-01,lone,30,1,measured,host"]
+TOOLS = [[b.tool("alpha")], [b.tool("beta", "Finds another thing."), b.tool("gamma")]]
+NAMES = [f"srv-{n}" for n in range(6)]
+
 
 # regen(ROOT) with server_html.PARALLEL_FROM set; prints the workers alive while the capture index was
 # rendered, the error (FAIL: "index" or "boards" raise there) and the workers left after the run.
@@ -60,12 +59,12 @@ print(json.dumps({"beside": beside, "error": error, "left": len(multiprocessing.
 def repo(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
-    b.write_catalog(root, [b.entry("srv", category="files"), b.entry("ok", category="files"),
-                           b.entry("lone", category="other")])
-    b.write_record(root, b.measured("srv", A))
-    b.write_record(root, b.measured("ok", B))
-    b.write_record(root, b.measured("lone", A))
-    b.write_history(root, HISTORY)
+    b.write_catalog(root, [b.entry(name, category=["files", "other"][n % 2]) for n, name in enumerate(NAMES)])
+    for n, name in enumerate(NAMES):
+        b.write_record(root, b.measured(name, TOOLS[n % 2]))
+    # two weekly rows a server, the second moved: every server has a cost movement to report
+    b.write_history(root, [f"2026-06-0{day},{name},{100 * n + 10 * day},1,measured,host"
+                           for n, name in enumerate(NAMES) for day in (1, 8)])
     return root
 
 
