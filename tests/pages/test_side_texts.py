@@ -106,3 +106,5 @@ def test_an_error_rendering_them_stops_the_run_with_nothing_written(repo, tmp_pa
     run = _regen(repo, tmp_path / "cache", parallel_from, fail)
     assert run["error"] == {"index": "the index broke", "boards": "the leaderboard broke"}[fail]
     assert run["left"] == 0 and _published(repo) == before
+    if fail == "index":  # (the boards come first: the index is not reached)
+        assert run["beside"] == ([forkpool._workers()] if parallel_from == 1 and _can_fork() else [0])
