@@ -13,6 +13,7 @@ import hashlib
 import io
 import os
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,14 +89,15 @@ def render_all(repo_root: Path, backfilled: dict[str, VectorHistory] | None = No
     root = Path(repo_root)
     kept = regen_cache.Outputs(regen_cache.folder(root, "pages"))
     with _no_cyclic_gc():
-        outputs, drawing, missing = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
+        outputs, drawing, missing, side = _render_markdown(root, backfilled, loaded or Loaded.read(root), kept)
     if len(missing) >= server_html.PARALLEL_FROM:  # drawn in workers: they share what was read before they fork
         drawing.html_cache.load()
     html_new: dict[str, dict[str, str]] = {}
     # the HTML of the pages kept whole stays in its cache too: other code misses every page, not every conversion
     html_used = {server_html.key(name, outputs[published.server_page(name)])
                  for name in drawing.rows if name not in missing}
-    for name, (page, trend, spark, html, html_key, fresh) in zip(missing, _draw_all(drawing, list(missing))):
+    drawn = _draw_all(drawing, list(missing), lambda: outputs.update(side.texts()))
+    for name, (page, trend, spark, html, html_key, fresh) in zip(missing, drawn):
         outputs.update({published.server_page(name): page, published.trend(name): trend,
                         published.sparkline(name): spark, **html})
         html_used.add(html_key)
@@ -125,9 +127,14 @@ class _Drawing:
     html_cache: cache_shards.Pack
 
 
-def _draw_all(drawing: _Drawing, names: list[str]) -> list[tuple[str, str, str, dict[str, str], str, bool]]:
-    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``)."""
-    return forkpool.map_forked(_draw, names, server_html.PARALLEL_FROM, shared=drawing)
+def _draw_all(drawing: _Drawing, names: list[str],
+              meanwhile: Callable[[], None]) -> list[tuple[str, str, str, dict[str, str], str, bool]]:
+    """:func:`_draw` of each name, in worker processes when there are many (``server_html.PARALLEL_FROM``),
+    while this process runs ``meanwhile`` (which must fork nothing); in this process after it otherwise."""
+    with forkpool.started(_draw, names, server_html.PARALLEL_FROM, shared=drawing) as drawn:
+        with _no_cyclic_gc():
+            meanwhile()
+        return drawn()
 
 
 def _draw(d: _Drawing, name: str) -> tuple[str, str, str, dict[str, str], str, bool]:
@@ -142,10 +149,11 @@ def _draw(d: _Drawing, name: str) -> tuple[str, str, str, dict[str, str], str, b
     return page, svg.trend_chart(name, series), svg.sparkline(name, series), html, key, fresh
 
 
-def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded,
-                     kept: regen_cache.Outputs) -> tuple[dict[str, str], _Drawing, dict[str, str | None]]:
+def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, loaded: Loaded, kept: regen_cache.Outputs
+                     ) -> tuple[dict[str, str], _Drawing, dict[str, str | None], _Side]:
     """Everything published but the server files not found in ``kept`` (their page, HTML, chart and
-    sparkline), what those are drawn from, and their names (``{name: key to keep them under, or None}``)."""
+    sparkline) and the texts of :class:`_Side`; what those server files are drawn from, their names
+    (``{name: key to keep them under, or None}``), and what the other texts are rendered from."""
     catalog, records = loaded.catalog, loaded.records
     names = [e.name for e in catalog.entries]
     history = loaded.history.rows() if loaded.history is not None else _read_history(root)
@@ -155,7 +163,7 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     rows = readings.attach(build_rows(catalog, records), root)  # beside the headline
     series = {name: comparable(history.get(name, [])) for name in names}
     outputs = {published.CALCULATOR: calculator.render(rows)}
-    movements = _history(root, names, records, series, outputs, backfilled)
+    movements, vectors = _history(root, names, records, series, outputs, backfilled)
     shape = tool_shape.build({n: records[n] for n in names if n in records})
     outputs[published.TOOL_SHAPE] = tool_shape.render(shape)
     standing = server_page.Standing.of(rows, shape)
@@ -163,7 +171,6 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
     digests = {row.name: _digest(row) for row in rows}
     # by the object, as a movement holds it too
     trends = {id(s): d for s in series.values() if (d := _digest(s)) is not None}
-    outputs.update(_boards(kept, rows, series, digests, trends))
     missing: dict[str, str | None] = {}
     for row in rows:
         key = _page_key(row, series[row.name], standing, movements.get(row.name), per_release.get(row.name), digests,
@@ -175,7 +182,34 @@ def _render_markdown(root: Path, backfilled: dict[str, VectorHistory] | None, lo
             missing[row.name] = key
     drawing = _Drawing({row.name: row for row in rows}, series, standing, movements, dict(per_release),
                        server_html.cache(root))
-    return outputs, drawing, missing
+    return outputs, drawing, missing, _Side(root, kept, rows, series, digests, trends, movements, vectors)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """What the texts no server file is drawn from are rendered from: the boards, the regressions report and
+    the capture index (:meth:`texts`, rendered while the server files are drawn)."""
+
+    root: Path
+    kept: regen_cache.Outputs
+    rows: list[Row]
+    series: dict[str, Series]
+    digests: dict[str, bytes | None]
+    trends: dict[int, bytes]
+    movements: dict[str, regressions.Movement]
+    vectors: dict[str, VectorHistory]
+
+    def texts(self) -> dict[str, str]:
+        """``{path: text}`` of the boards (:func:`_boards`), the regressions report and the capture index
+        (:func:`_capture_index`)."""
+        movements = list(self.movements.values())
+        # Not re-validated at run time (jsonschema would cost seconds at 1,000 breakdowns); the tests
+        # check every shape against schemas/regressions.schema.json.
+        report = regressions.to_json(regressions.ordered(movements))
+        return {**_boards(self.kept, self.rows, self.series, self.digests, self.trends),
+                published.REGRESSIONS_MD: regressions.render_md(movements),
+                published.REGRESSIONS_JSON: regressions.render_json(report),
+                published.CAPTURE_INDEX: _capture_index(self.root, self.vectors)}
 
 
 # The leaderboard and the dashboard, drawn from every row and series: kept whole (``Outputs``) by their digests.
@@ -230,9 +264,10 @@ def _page_key(row, series: Series, standing: server_page.Standing, movement: reg
 
 
 def _history(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
-             outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
-    """Append each entry's current record to its tool vectors and derive cost movement and the capture
-    index into ``outputs``; returns each entry's movement. Raises ``RecordError``."""
+             outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None
+             ) -> tuple[dict[str, regressions.Movement], dict[str, VectorHistory]]:
+    """Append each entry's current record to its tool vectors (their files' texts into ``outputs``) and
+    derive cost movement; returns each entry's movement and tool vectors. Raises ``RecordError``."""
     with _no_cyclic_gc():
         return _history_pass(root, names, records, series, outputs, backfilled)
 
@@ -251,7 +286,8 @@ def _no_cyclic_gc():
 
 
 def _history_pass(root: Path, names: list[str], records: dict[str, Record], series: dict[str, Series],
-                  outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None) -> dict[str, regressions.Movement]:
+                  outputs: dict[str, str], backfilled: dict[str, VectorHistory] | None
+                  ) -> tuple[dict[str, regressions.Movement], dict[str, VectorHistory]]:
     vectors: dict[str, VectorHistory] = {}
     errors: list[str] = []
     checks = regen_cache.Checks(regen_cache.folder(root, "vectors"))
@@ -267,14 +303,8 @@ def _history_pass(root: Path, names: list[str], records: dict[str, Record], seri
     if errors:
         raise RecordError(errors)
     movements = {name: regressions.movement(name, series[name], vectors[name]) for name in names}
-    # Not re-validated at run time (jsonschema would cost seconds at 1,000 breakdowns); the tests
-    # check every shape against schemas/regressions.schema.json.
-    report = regressions.to_json(regressions.ordered(list(movements.values())))
     outputs.update({published.tool_vectors(name): v.text() for name, v in vectors.items() if v.vectors})
-    outputs[published.REGRESSIONS_MD] = regressions.render_md(list(movements.values()))
-    outputs[published.REGRESSIONS_JSON] = regressions.render_json(report)
-    outputs[published.CAPTURE_INDEX] = _capture_index(root, vectors)
-    return movements
+    return movements, vectors
 
 
 def _capture_index(root: Path, vectors: dict[str, VectorHistory]) -> str:
