@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING
 from harness.core.record import ISOLATION_MODES, NUMBERED, Record
 from harness.core.tokenizer import TokenizerUnavailable
 from harness.db import confine
-from harness.db.catalog import BOUNDS, CatalogError, Entry, load_catalog
 from harness.db.lock import LockHeld
-from harness.db.targets import target_for
 from harness.probe import build_record as record
 from harness.probe import server_env, envnames, isolation, redact, sandbox
 from harness.probe.limits import from_env as limits_from_env
@@ -34,8 +32,9 @@ from harness.util.cliargs import did_you_mean, seconds
 from harness.util.schemas import SchemaViolation
 from harness.util.untrusted import escape
 
-if TYPE_CHECKING:  # imported by --server alone (measure_entry)
+if TYPE_CHECKING:  # imported by --server alone (measure_entry), and the catalog when it is read
     from harness.db import publish
+    from harness.db.catalog import Entry
 
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
 # A command may span lines (shlex treats a line break as a space); nothing else may hold a control.
@@ -171,8 +170,10 @@ def _refuse_catalog_name(target: Target, catalog_path: Path) -> None:
     """ValueError when ``target.name`` is a catalog entry launched differently."""
     if not catalog_path.is_file():
         return
-    if not _may_name(catalog_path, target.name, BOUNDS.max_bytes):
+    if not _may_name(catalog_path, target.name, published.CATALOG_MAX_BYTES):
         return
+    from harness.db.catalog import CatalogError, load_catalog  # YAML and the catalog's schema: when it is read
+
     try:
         entry = load_catalog(catalog_path).get(target.name)
     except CatalogError:
@@ -278,6 +279,7 @@ def measure_entry(args) -> int:
     # Only --server needs the sweep and the publish transaction: a plain measure does not pay for them.
     from harness.cli.sweep_cmd import PAGES
     from harness.db import publish
+    from harness.db.catalog import CatalogError
 
     catalog_path = Path(args.catalog).resolve()
     root = catalog_path.parent
@@ -320,6 +322,9 @@ def _entry(catalog_path: Path, args: argparse.Namespace) -> Entry:
     """The catalog entry with ``--timeout`` applied and its program checked; CatalogError,
     LookupError, ValueError.
     """
+    from harness.db.catalog import load_catalog
+    from harness.db.targets import target_for
+
     catalog = load_catalog(catalog_path)
     entry = catalog.get(args.server)
     if entry is None:

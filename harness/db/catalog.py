@@ -18,12 +18,11 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.db.catalog_checks import check_env_names, check_strings, show
-from harness.util import names, schemas, untrusted, yamlsafe
+from harness.util import names, published, schemas, untrusted, yamlsafe
 
 SCHEMA_PATH = schemas.schema_file("servers")  # package data: found from any working directory
 DEFAULT_CYCLE_WEEKS = 3
-# servers.yaml is ~25 KB for ~100 entries: 1 MiB is room for thousands, and bounds the work.
-BOUNDS = yamlsafe.Bounds(max_bytes=1024 * 1024, max_depth=32, max_nodes=200_000, max_number_chars=32)
+BOUNDS = yamlsafe.Bounds(max_bytes=published.CATALOG_MAX_BYTES, max_depth=32, max_nodes=200_000, max_number_chars=32)
 
 # What each field must be, in words, for error messages (keys are the YAML spellings).
 _EXPECTED = {

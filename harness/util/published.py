@@ -16,6 +16,8 @@ CAPTURE_INDEX = "results/capture-index.json"
 TOOL_SHAPE = "results/tool-shape.json"
 BADGES = "badges"
 CATALOG = "servers.yaml"  # not published: the input every page is drawn from
+# servers.yaml is ~25 KB for ~100 entries: 1 MiB is room for thousands, and bounds the work.
+CATALOG_MAX_BYTES = 1024 * 1024
 AD_HOC_DIR = ".mcp-context-cost"  # not published, gitignored: `measure --command/--url` and the Action write here
 STAGING_DIR = ".staging"  # not published: the publish transaction's staging directory, journal and lock
 RECORD_FILE = "measurement.json"

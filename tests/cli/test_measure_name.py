@@ -3,6 +3,8 @@ launch, however the catalog spells the name; a catalog that cannot hold the name
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import yaml
 from harness.cli import main
 from harness.cli.measure_cmd import _may_name
 from harness.util import names
+from tests.conftest import REPO
 
 ENTRY = "  command: npx -y @modelcontextprotocol/server-memory@2026.8.31\n  category: official-reference\n"
 ABSENT = "no-such-program-mcp-context-cost"
@@ -74,3 +77,17 @@ def test_every_other_yaml_escape_yields_a_character_no_slug_holds():
     assert set(Scanner.ESCAPE_CODES) == {"x", "u", "U"}
     for letter, replacement in Scanner.ESCAPE_REPLACEMENTS.items():
         assert not names.is_result_name(f"a{replacement}"), letter
+
+
+def test_a_catalog_that_cannot_hold_the_name_is_not_even_imported(tmp_path):
+    """A plain measure pays for YAML and the catalog's schema only when it reads the catalog: in a fresh process,
+    a name the catalog cannot hold leaves both unloaded, and one it could hold loads them."""
+    catalog = _catalog(tmp_path, "name: twin")
+    script = ("import sys\nfrom harness.cli import main\n"
+              f"main(['measure', '--command', '{ABSENT} --stdio', '--name', sys.argv[1], '--catalog', sys.argv[2], "
+              "'--out', sys.argv[3], '--isolation', 'host'])\n"
+              "print('yaml' in sys.modules, 'harness.db.catalog' in sys.modules)")
+    loaded = {name: subprocess.run([sys.executable, "-c", script, name, str(catalog), str(tmp_path / "out")],
+                                   cwd=REPO, capture_output=True, text=True, timeout=120).stdout.split()
+              for name in ("another", "twin")}
+    assert loaded == {"another": ["False", "False"], "twin": ["True", "True"]}
