@@ -54,12 +54,26 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
                                                   initializer=_end_with, initargs=(os.getpid(),))
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
-        mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
+        mapped = _submitted(pool, fn if shared is None else functools.partial(_with_shared, fn), items, chunk)
         yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
+
+
+def _submitted(pool: concurrent.futures.ProcessPoolExecutor, call: Callable[[Any], Any], items: list[Any],
+               chunk: int) -> Iterator[Any]:
+    """``pool.map(call, items)``. When a worker cannot be forked (EAGAIN, ENOMEM) the ones forked before it are
+    killed: no manager thread runs yet, so shutting the pool down neither stops them nor sends them work, and
+    they would wait for it forever (this process too, joining them at exit)."""
+    try:
+        return pool.map(call, items, chunksize=chunk)
+    except BaseException:
+        for process in list((pool._processes or {}).values()):
+            process.kill()
+            process.join()
+        raise
 
 
 def _end_with(parent: int) -> None:

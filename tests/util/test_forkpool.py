@@ -171,3 +171,33 @@ def test_results_asked_for_twice_are_the_same_and_computed_once(tmp_path, least)
         first = results()
         assert results() == first == list(range(20))
     assert len(list(tmp_path.iterdir())) == 20
+
+
+# The second worker cannot be forked (EAGAIN: a process limit, no memory): prints the error and the workers left.
+_FORK_FAILS = """
+import errno, multiprocessing, os
+from harness.util import forkpool
+
+forked, real_fork = [], os.fork
+
+def fork():
+    if forked:
+        raise BlockingIOError(errno.EAGAIN, "no second worker")
+    forked.append(1)
+    return real_fork()
+
+os.fork = fork
+try:
+    forkpool.map_forked(abs, list(range(40)), least=1)
+except BlockingIOError as exc:
+    print(exc, len(multiprocessing.active_children()), flush=True)
+"""
+
+
+def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others_waiting():
+    if not _can_fork():
+        pytest.skip("no forked workers on this machine")
+    # the first worker waited for work forever, and its parent for it when exiting
+    done = subprocess.run([sys.executable, "-c", _FORK_FAILS], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0 and done.stdout.strip() == "[Errno 11] no second worker 0", done.stderr
