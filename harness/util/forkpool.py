@@ -56,6 +56,9 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
         # every chunk is submitted now (the workers fork first, from this one thread)
         mapped = _submitted(pool, fn if shared is None else functools.partial(_with_shared, fn), items, chunk)
         yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
+    except BaseException:
+        _kill(pool)  # the work in flight is thrown away: not waited for (a second Ctrl-C while waiting hung the exit)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
@@ -70,10 +73,15 @@ def _submitted(pool: concurrent.futures.ProcessPoolExecutor, call: Callable[[Any
     try:
         return pool.map(call, items, chunksize=chunk)
     except BaseException:
-        for process in list((pool._processes or {}).values()):
-            process.kill()
-            process.join()
+        _kill(pool)
         raise
+
+
+def _kill(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill the workers of ``pool`` and wait for them to end."""
+    for process in list((pool._processes or {}).values()):
+        process.kill()
+        process.join()
 
 
 def _end_with(parent: int) -> None:
