@@ -39,8 +39,8 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
     """:func:`map_forked` begun in workers on entry, while this process runs the block; the callable it
     gives waits for the results (raising a worker's error; asked again, the same list). Without workers
     (:func:`forks`) the map runs in this process when that callable is first called. Leaving the block
-    stops the workers: the work not started is cancelled. While they run this process has threads: no
-    other map forks (each runs in-process)."""
+    stops the workers (by an error: killed, their work in flight thrown away). While they run this process
+    has threads: no other map forks (each runs in-process)."""
     global _shared
     call = fn if shared is None else functools.partial(fn, shared)
     if not forks(len(items), least):
