@@ -6,6 +6,7 @@ whatever was at the target's name (a link, a fifo) is replaced, never written th
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -39,9 +40,11 @@ def write_many(files: dict[Path, bytes]) -> list[Path]:
     """Atomic per file, one ``os.sync()`` for all; returns the paths that changed, sorted. A file is unchanged
     only when a regular file (not a link) holds exactly its bytes: anything else is replaced. Many changed
     files are staged by forked workers (:mod:`harness.util.forkpool`). On any error, here or in a worker,
-    no temporary is left and none is renamed into place (unless the renaming had begun)."""
+    no temporary is left and none is renamed into place (unless the renaming had begun); a folder at a
+    target's name is such an error, found before any file is staged."""
     # checked here: 6,000 unchanged files take ~0.1 s, less than starting the workers
     changed = [path for path in sorted(files) if not _holds(path, files[path])]
+    _refuse_folders(changed)
     run = _Run(changed, files, _token())
     try:
         forkpool.map_forked(_stage, list(range(len(changed))), _FORK_LEAST, shared=run)
@@ -92,6 +95,18 @@ def _stage(run: _Run, index: int) -> None:
 def _token() -> str:
     # tempfile's alphabet and length: a killed run's temporaries are what commit.sweep_temp_files removes
     return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(8))
+
+
+def _refuse_folders(paths: list[Path]) -> None:
+    """IsADirectoryError naming the first of ``paths`` that is a folder (a link to one is replaced): no file
+    can be renamed over it, and that rename would fail after the files sorted before it were published."""
+    for path in paths:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder where a file is written", str(path))
 
 
 def _holds(path: Path, data: bytes) -> bool:

@@ -39,8 +39,8 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
     """:func:`map_forked` begun in workers on entry, while this process runs the block; the callable it
     gives waits for the results (raising a worker's error; asked again, the same list). Without workers
     (:func:`forks`) the map runs in this process when that callable is first called. Leaving the block
-    stops the workers: the work not started is cancelled. While they run this process has threads: no
-    other map forks (each runs in-process)."""
+    stops the workers (by an error: killed, their work in flight thrown away). While they run this process
+    has threads: no other map forks (each runs in-process)."""
     global _shared
     call = fn if shared is None else functools.partial(fn, shared)
     if not forks(len(items), least):
@@ -54,12 +54,34 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
                                                   initializer=_end_with, initargs=(os.getpid(),))
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
-        mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
+        mapped = _submitted(pool, fn if shared is None else functools.partial(_with_shared, fn), items, chunk)
         yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
+    except BaseException:
+        _kill(pool)  # the work in flight is thrown away: not waited for (a second Ctrl-C while waiting hung the exit)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
+
+
+def _submitted(pool: concurrent.futures.ProcessPoolExecutor, call: Callable[[Any], Any], items: list[Any],
+               chunk: int) -> Iterator[Any]:
+    """``pool.map(call, items)``. When a worker cannot be forked (EAGAIN, ENOMEM) the ones forked before it are
+    killed: no manager thread runs yet, so shutting the pool down neither stops them nor sends them work, and
+    they would wait for it forever (this process too, joining them at exit)."""
+    try:
+        return pool.map(call, items, chunksize=chunk)
+    except BaseException:
+        _kill(pool)
+        raise
+
+
+def _kill(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill the workers of ``pool`` and wait for them to end."""
+    for process in list((pool._processes or {}).values()):
+        process.kill()
+        process.join()
 
 
 def _end_with(parent: int) -> None:

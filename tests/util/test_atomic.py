@@ -108,6 +108,17 @@ def test_a_file_that_cannot_be_staged_leaves_no_temp_file_and_replaces_nothing(t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
+
+def test_a_folder_where_a_file_goes_fails_the_write_before_any_file_is_renamed(tmp_path):
+    first, folder, last = tmp_path / "a.txt", tmp_path / "m.txt", tmp_path / "z.txt"
+    first.write_bytes(b"old")
+    (folder / "inside").mkdir(parents=True)  # a careless mkdir, or a planted folder
+    with pytest.raises(IsADirectoryError, match="m.txt"):
+        atomic.write_many({first: b"new", folder: b"x", last: b"z"})
+    assert first.read_bytes() == b"old" and not last.exists()  # not half the files new, half old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "m.txt"]
+
+
 # Run in a process of its own: a thread of this test process (xdist) would keep write_many from forking.
 _FORKED = """
 import os, signal, sys, time

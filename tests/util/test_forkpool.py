@@ -171,3 +171,78 @@ def test_results_asked_for_twice_are_the_same_and_computed_once(tmp_path, least)
         first = results()
         assert results() == first == list(range(20))
     assert len(list(tmp_path.iterdir())) == 20
+
+
+# The second worker cannot be forked (EAGAIN: a process limit, no memory): prints the error and the workers left.
+_FORK_FAILS = """
+import errno, multiprocessing, os
+from harness.util import forkpool
+
+forked, real_fork = [], os.fork
+
+def fork():
+    if forked:
+        raise BlockingIOError(errno.EAGAIN, "no second worker")
+    forked.append(1)
+    return real_fork()
+
+os.fork = fork
+try:
+    forkpool.map_forked(abs, list(range(40)), least=1)
+except BlockingIOError as exc:
+    print(exc, len(multiprocessing.active_children()), flush=True)
+"""
+
+
+def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others_waiting():
+    if not _can_fork():
+        pytest.skip("no forked workers on this machine")
+    # the first worker waited for work forever, and its parent for it when exiting
+    done = subprocess.run([sys.executable, "-c", _FORK_FAILS], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0 and done.stdout.strip() == "[Errno 11] no second worker 0", done.stderr
+
+
+# Ctrl-C twice while a started map runs: the first in the block beside the workers, the second while it is left.
+_TWICE_INTERRUPTED = """
+import multiprocessing, signal, sys, time
+from harness.util import forkpool
+
+def nap(shared, n):
+    time.sleep(0.2)
+    return n
+
+fired = []
+
+def interrupt(*_):
+    fired.append(1)
+    if len(fired) == 2:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGALRM, interrupt)
+with forkpool.started(nap, list(range(400)), least=1, shared=0):
+    print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+    signal.setitimer(signal.ITIMER_REAL, 0.3, 0.3)  # in this process only: a fork inherits no timer
+    time.sleep(60)
+"""
+
+
+def test_interrupted_twice_while_leaving_started_the_process_ends_with_its_workers():
+    if not _can_fork():
+        pytest.skip("no forked workers on this machine")
+    # leaving waited for the chunks in flight (10 s each); interrupted there, the exit waited forever
+    parent = subprocess.Popen([sys.executable, "-c", _TWICE_INTERRUPTED], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    try:
+        assert workers
+        _, err = parent.communicate(timeout=30)
+        assert parent.returncode != 0 and "KeyboardInterrupt" in err
+        assert not any(map(_alive, workers))
+    finally:
+        for pid in workers:  # this test's own orphans, if a check above failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        parent.kill()
+        parent.wait()
