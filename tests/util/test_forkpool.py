@@ -83,9 +83,14 @@ def test_started_gives_the_results_after_the_block_ran_beside_the_workers():
     if not _can_fork():
         pytest.skip("no forked workers on this machine")
     # in a process of its own: a thread this test process holds (xdist, a tokenizer pool) would keep it from forking
-    done = subprocess.run([sys.executable, "-c", _STARTED_BESIDE], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    done = _in_fresh_process(_STARTED_BESIDE, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def _in_fresh_process(script: str, timeout: float) -> subprocess.CompletedProcess:
+    """``script`` run by a fresh interpreter that imports this checkout's harness (its output captured as text)."""
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
 
 
 def _can_fork() -> bool:
@@ -141,19 +146,27 @@ def _alive(pid: int) -> bool:
 def test_workers_end_with_a_parent_killed_while_they_run(sig):
     if not _can_fork():  # (the parent is a fresh process: this one's threads do not matter)
         pytest.skip("no forked workers on this machine")
-    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN_PARENT], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
-    workers = [int(pid) for pid in parent.stdout.readline().split()]
-    try:
-        assert workers
+    with _parent_with_workers(_ORPHAN_PARENT) as (parent, workers):
         parent.send_signal(sig)
         parent.wait(10)
         deadline = time.monotonic() + 10
         while any(map(_alive, workers)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(map(_alive, workers))  # else they would wait for work forever, holding the parent's memory
+
+
+@contextlib.contextmanager
+def _parent_with_workers(script: str):
+    """``script`` started in a fresh process that prints its workers' pids on its first line: ``(process,
+    pids)``; on leaving, the process and those workers are killed (this test's own orphans, if a check failed)."""
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    try:
+        assert workers
+        yield parent, workers
     finally:
-        for pid in workers:  # this test's own orphans, if the check above failed
+        for pid in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         parent.kill()
@@ -198,8 +211,7 @@ def test_a_worker_that_cannot_be_forked_leaves_none_of_the_others_waiting():
     if not _can_fork():
         pytest.skip("no forked workers on this machine")
     # the first worker waited for work forever, and its parent for it when exiting
-    done = subprocess.run([sys.executable, "-c", _FORK_FAILS], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    done = _in_fresh_process(_FORK_FAILS, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "[Errno 11] no second worker 0", done.stderr
 
 
@@ -232,17 +244,7 @@ def test_interrupted_twice_while_leaving_started_the_process_ends_with_its_worke
     if not _can_fork():
         pytest.skip("no forked workers on this machine")
     # leaving waited for the chunks in flight (10 s each); interrupted there, the exit waited forever
-    parent = subprocess.Popen([sys.executable, "-c", _TWICE_INTERRUPTED], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
-    workers = [int(pid) for pid in parent.stdout.readline().split()]
-    try:
-        assert workers
+    with _parent_with_workers(_TWICE_INTERRUPTED) as (parent, workers):
         _, err = parent.communicate(timeout=30)
         assert parent.returncode != 0 and "KeyboardInterrupt" in err
         assert not any(map(_alive, workers))
-    finally:
-        for pid in workers:  # this test's own orphans, if a check above failed
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        parent.kill()
-        parent.wait()
