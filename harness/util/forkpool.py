@@ -54,27 +54,18 @@ def started(fn: Callable[..., Any], items: list[Any], least: int, shared: Any = 
                                                   initializer=_end_with, initargs=(os.getpid(),))
     try:
         # every chunk is submitted now (the workers fork first, from this one thread)
-        mapped = _submitted(pool, fn if shared is None else functools.partial(_with_shared, fn), items, chunk)
+        mapped = pool.map(fn if shared is None else functools.partial(_with_shared, fn), items, chunksize=chunk)
         yield functools.cache(lambda: list(mapped))  # (the iterator gives its results once)
     except BaseException:
-        _kill(pool)  # the work in flight is thrown away: not waited for (a second Ctrl-C while waiting hung the exit)
+        # Killed, not waited for: the work in flight would be thrown away, and a second Ctrl-C while waiting
+        # would hang the exit. A worker that could not be forked (EAGAIN, ENOMEM) raises here too: no manager
+        # thread runs yet, so shutting down would neither stop the ones forked before it nor send them work.
+        _kill(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _shared = None
-
-
-def _submitted(pool: concurrent.futures.ProcessPoolExecutor, call: Callable[[Any], Any], items: list[Any],
-               chunk: int) -> Iterator[Any]:
-    """``pool.map(call, items)``. When a worker cannot be forked (EAGAIN, ENOMEM) the ones forked before it are
-    killed: no manager thread runs yet, so shutting the pool down neither stops them nor sends them work, and
-    they would wait for it forever (this process too, joining them at exit)."""
-    try:
-        return pool.map(call, items, chunksize=chunk)
-    except BaseException:
-        _kill(pool)
-        raise
 
 
 def _kill(pool: concurrent.futures.ProcessPoolExecutor) -> None:
