@@ -16,7 +16,7 @@ from harness.core import tokenizer
 from harness.core.canonical import stringify
 from harness.probe import npx_cache
 from harness.probe import install as installing
-from harness.probe import compatibility, isolation, launch, machine_fault, node_engine, redact, sandbox, side_lists, teardown
+from harness.probe import compatibility, isolation, launch, machine_fault, node_engine, process, redact, sandbox, side_lists, teardown
 from harness.probe import workdir
 from harness.probe import status as st
 from harness.probe.limits import Limits
@@ -89,8 +89,7 @@ async def measure(
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     deferred: list = []
-    with redact.activated(secrets):
-        _begin_warmup()  # the tokenizer, runtime versions and compatibility references load beside the install
+    with redact.activated(secrets), _warmup_beside_children(remote=target.url is not None):
         if installed is None:
             installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
                                                  environ=environ, requested_version=requested_version)
@@ -396,10 +395,28 @@ def measure_sync(target: Target, **kwargs) -> Measurement:
 
 
 # --- warm-up: what a record needs that does not depend on the server, loaded beside the install ----
+# The runtime versions (child processes: little CPU here) are asked at once. The tokenizer and the compatibility
+# references wait until a measurement has started a process (the install, else its launches): their loads hold
+# the GIL for a third of a second, which would otherwise delay the start of the very process they wait beside.
 
 _warmup_started = threading.Event()
+_heavy_allowed = threading.Event()
 _warmup_done = threading.Event()
 _warmup_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _warmup_beside_children(remote: bool):
+    """The warm-up begun, its heavy part allowed by the first process spawned in the block (at once for a
+    ``remote`` server, which starts none)."""
+    _begin_warmup()
+    if remote:
+        _allow_heavy()
+    token = process.AFTER_SPAWN.set(_allow_heavy)
+    try:
+        yield
+    finally:
+        process.AFTER_SPAWN.reset(token)
 
 
 def _begin_warmup() -> None:
@@ -411,20 +428,27 @@ def _begin_warmup() -> None:
     threading.Thread(target=_warm, name="mcp-context-cost-warmup", daemon=True).start()
 
 
+def _allow_heavy() -> None:
+    _heavy_allowed.set()
+
+
 def warmup_finished(seconds: float | None = None) -> bool:
-    """Wait up to ``seconds`` for the warm-up; whether it finished (``False`` when never begun)."""
+    """Let the warm-up's heavy part begin now and wait up to ``seconds`` for the whole; whether it finished
+    (``False`` when never begun)."""
+    _allow_heavy()
     return _warmup_started.is_set() and _warmup_done.wait(seconds)
 
 
 def _warm() -> None:
     try:
         try:
-            tokenizer.load_cached()
-        except Exception:  # noqa: BLE001 - the first count provisions it, and reports any failure
-            pass
-        try:
             isolation.runtime_versions()
         except Exception:  # noqa: BLE001 - record building calls it again and reports any failure
+            pass
+        _heavy_allowed.wait()
+        try:
+            tokenizer.load_cached()
+        except Exception:  # noqa: BLE001 - the first count provisions it, and reports any failure
             pass
         try:
             compatibility.prepare()

@@ -7,13 +7,17 @@ processes were alive at once, what has ended when), never by timing.
 * teardown: ``measure`` never returns before every process it started has ended — even servers
   that ignore end-of-input and SIGTERM — and inside an outer ``teardown.scope()`` it returns with
   the teardown still under way, which the scope then completes;
-* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value.
+* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value; its heavy part
+  (the tokenizer's load) waits until the measurement has started a process, which it would otherwise delay.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +25,7 @@ import pytest
 from harness.probe import isolation, reaper, build_record, teardown
 from harness.probe.measure import measure, measure_sync, warmup_finished
 from harness.probe.target import Target
-from tests.conftest import fixture_command
+from tests.conftest import REPO, fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
 
 
@@ -149,6 +153,54 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
     assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
+
+
+# In a fresh process (the warm-up runs once per process): how many processes the measurement had started when the
+# tokenizer began to load, and whether a remote server lets it load at once.
+_ORDER = """
+import asyncio, json, sys
+from harness.core import tokenizer
+from harness.probe import measure
+from harness.probe.target import Target
+started, at_load = [], []
+spawn = asyncio.create_subprocess_exec
+async def counted(*args, **kwargs):
+    proc = await spawn(*args, **kwargs)
+    started.append(proc.pid)
+    return proc
+asyncio.create_subprocess_exec = counted
+load = tokenizer.load_cached
+def spied(*args, **kwargs):
+    at_load.append(len(started))
+    return load(*args, **kwargs)
+tokenizer.load_cached = spied
+if sys.argv[1] == "remote":
+    with measure._warmup_beside_children(remote=True):
+        allowed = measure._heavy_allowed.is_set()
+    print(json.dumps({"allowed": allowed}))
+else:
+    m = measure.measure_sync(Target(name="warm-order", command=sys.argv[2], timeout_seconds=60), dual=sys.argv[1] == "dual")
+    assert measure.warmup_finished(120)
+    print(json.dumps({"ok": m.capture.ok, "at_load": at_load, "started": len(started)}))
+"""
+
+
+def _order(tmp_path: Path, *args: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _ORDER, *args], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("dual", ["single", "dual"])
+def test_the_tokenizer_loads_once_the_first_process_has_started(tmp_path, dual):
+    seen = _order(tmp_path, dual, fixture_command("well_behaved"))
+    assert seen["ok"] and seen["started"] >= (2 if dual == "dual" else 1)
+    assert len(seen["at_load"]) == 1 and seen["at_load"][0] >= 1  # loaded once, after a process had started
+
+
+def test_a_remote_server_lets_the_tokenizer_load_at_once(tmp_path):
+    assert _order(tmp_path, "remote") == {"allowed": True}
 
 
 @pytest.mark.slow
