@@ -24,6 +24,7 @@ from harness.probe.limits import from_env as limits_from_env
 from harness.probe.outcome import Capture
 from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION, REQUESTED_PROTOCOL_VERSION, discover
 from harness.probe.target import Target
+from harness.util import schemas
 
 RETRY_BUDGET_FACTOR = 2.0
 # "after": the confirmation waits for the first launch to end — for servers
@@ -395,9 +396,10 @@ def measure_sync(target: Target, **kwargs) -> Measurement:
 
 
 # --- warm-up: what a record needs that does not depend on the server, loaded beside the install ----
-# The runtime versions (child processes: little CPU here) are asked at once. The tokenizer and the compatibility
-# references wait until a measurement has started a process (the install, else its launches): their loads hold
-# the GIL for a third of a second, which would otherwise delay the start of the very process they wait beside.
+# The runtime versions (child processes: little CPU here) are asked at once. The tokenizer, the compatibility
+# references and the record's and badge's schema validators wait until a measurement has started a process (the
+# install, else its launches): their loads hold the GIL for a third of a second, which would otherwise delay the
+# start of the very process they wait beside.
 
 _warmup_started = threading.Event()
 _heavy_allowed = threading.Event()
@@ -454,5 +456,10 @@ def _warm() -> None:
             compatibility.prepare()
         except Exception:  # noqa: BLE001 - the check loads them again and reports any failure
             pass
+        for schema in ("measurement", "badge"):
+            try:
+                schemas.validator(schema)
+            except Exception:  # noqa: BLE001 - the record's check builds it again and reports any failure
+                pass
     finally:
         _warmup_done.set()
