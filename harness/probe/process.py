@@ -12,6 +12,7 @@ import shlex
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 
 from harness.probe import reaper
 from harness.probe.dumpable import not_dumpable
@@ -24,7 +25,7 @@ class SpawnError(Exception):
 
 # Called (no arguments, raising nothing) each time :func:`spawn` has started a child in this context: the moment
 # this process begins to wait on another (measure's warm-up starts its heavy part then).
-AFTER_SPAWN: contextvars.ContextVar = contextvars.ContextVar("after_spawn", default=None)
+AFTER_SPAWN: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("after_spawn", default=None)
 
 
 def split_command(command: str) -> list[str]:
