@@ -137,7 +137,7 @@ def _load_verified(data: bytes, url: str, expected: str) -> tiktoken.Encoding:
         if len(words) % 2:
             raise ValueError("the rank file does not hold a token and a rank on every line")
         parsed: dict[bytes, int] = {}
-        for at in range(0, len(words), _PARSE_SLICE):  # slices: a thread loading it holds the GIL briefly at a time
+        for at in range(0, len(words), _PARSE_SLICE):  # slices: the other threads run between them
             part = words[at:at + _PARSE_SLICE]
             parsed.update(zip(map(binascii.a2b_base64, part[0::2]), map(int, part[1::2])))
         return parsed

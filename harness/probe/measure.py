@@ -90,14 +90,17 @@ async def measure(
     launcher = _redacting(launcher or side_lists.with_side_lists(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     deferred: list = []
-    with redact.activated(secrets), _warmup_beside_children(remote=target.url is not None):
+    with redact.activated(secrets):
+        _begin_warmup()
         if installed is None:
-            installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
-                                                 environ=environ, requested_version=requested_version)
+            with _heavy_warmup_after_spawn():
+                installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
+                                                     environ=environ, requested_version=requested_version)
         target = installed.target
         if installed.failures:
             result = _install_failed(target, installed, secrets)
         else:
+            await _tokenizer_loaded()
             async with teardown.scope() as deferred:
                 result = await _measured(_Launches(target, limits, requested_version, launcher,
                                                    launch_slots or contextlib.nullcontext()), dual, isolation)
@@ -397,28 +400,35 @@ def measure_sync(target: Target, **kwargs) -> Measurement:
 
 # --- warm-up: what a record needs that does not depend on the server, loaded beside the install ----
 # The runtime versions (child processes: little CPU here) are asked at once. The tokenizer, the compatibility
-# references and the record's and badge's schema validators wait until a measurement has started a process (the
-# install, else its launches): their loads hold the GIL for a third of a second, which would otherwise delay the
-# start of the very process they wait beside.
+# references and the record's and badge's schema validators wait for the install's process, and load while it
+# runs: they hold the GIL for a third of a second (tiktoken builds its encoder in one call), which would otherwise
+# delay that process's start. Without one (an install kept from before, a remote server), the launches wait for the
+# tokenizer instead: held up beside a launch, this process could read a server's words too late for the settle
+# window (session.SETTLE_QUIET_SECONDS).
 
 _warmup_started = threading.Event()
 _heavy_allowed = threading.Event()
+_tokenizer_tried = threading.Event()
 _warmup_done = threading.Event()
 _warmup_lock = threading.Lock()
+_TOKENIZER_WAIT_SECONDS = 120.0  # at most: loading it from the cache takes under a second
 
 
 @contextlib.contextmanager
-def _warmup_beside_children(remote: bool):
-    """The warm-up begun, its heavy part allowed by the first process spawned in the block (at once for a
-    ``remote`` server, which starts none)."""
-    _begin_warmup()
-    if remote:
-        _allow_heavy()
+def _heavy_warmup_after_spawn():
+    """The warm-up's heavy part allowed by the first process spawned in the block (``process.AFTER_SPAWN``)."""
     token = process.AFTER_SPAWN.set(_allow_heavy)
     try:
         yield
     finally:
         process.AFTER_SPAWN.reset(token)
+
+
+async def _tokenizer_loaded() -> None:
+    """Allow the warm-up's heavy part if nothing has yet, and wait until it has tried to load the tokenizer."""
+    _allow_heavy()
+    if _warmup_started.is_set() and not _tokenizer_tried.is_set():
+        await asyncio.to_thread(_tokenizer_tried.wait, _TOKENIZER_WAIT_SECONDS)
 
 
 def _begin_warmup() -> None:
@@ -452,6 +462,7 @@ def _warm() -> None:
             tokenizer.load_cached()
         except Exception:  # noqa: BLE001 - the first count provisions it, and reports any failure
             pass
+        _tokenizer_tried.set()
         try:
             compatibility.prepare()
         except Exception:  # noqa: BLE001 - the check loads them again and reports any failure
@@ -462,4 +473,5 @@ def _warm() -> None:
             except Exception:  # noqa: BLE001 - the record's check builds it again and reports any failure
                 pass
     finally:
+        _tokenizer_tried.set()
         _warmup_done.set()

@@ -23,8 +23,8 @@ class SpawnError(Exception):
     """The launch command could not be started; ``str()`` says why."""
 
 
-# Called (no arguments, raising nothing) each time :func:`spawn` has started a child in this context: the moment
-# this process begins to wait on another (measure's warm-up starts its heavy part then).
+# Called (no arguments, raising nothing) each time :func:`spawn` has started a child in this context (measure's
+# warm-up starts its heavy part beside the install's process then).
 AFTER_SPAWN: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("after_spawn", default=None)
 
 

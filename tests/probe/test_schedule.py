@@ -7,8 +7,8 @@ processes were alive at once, what has ended when), never by timing.
 * teardown: ``measure`` never returns before every process it started has ended — even servers
   that ignore end-of-input and SIGTERM — and inside an outer ``teardown.scope()`` it returns with
   the teardown still under way, which the scope then completes;
-* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value; its heavy part
-  (the tokenizer's load) waits until the measurement has started a process, which it would otherwise delay.
+* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value; the tokenizer
+  loads beside the install's process when there is one (after it started), and before the launches otherwise.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from harness.core import tokenizer
 from harness.probe import isolation, reaper, build_record, teardown
 from harness.probe.measure import measure, measure_sync, warmup_finished
 from harness.probe.target import Target
@@ -156,7 +158,7 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
 
 
 # In a fresh process (the warm-up runs once per process): how many processes the measurement had started when the
-# tokenizer began to load, and whether a remote server lets it load at once.
+# tokenizer began to load, and in all.
 _ORDER = """
 import asyncio, json, sys
 from harness.core import tokenizer
@@ -174,33 +176,37 @@ def spied(*args, **kwargs):
     at_load.append(len(started))
     return load(*args, **kwargs)
 tokenizer.load_cached = spied
-if sys.argv[1] == "remote":
-    with measure._warmup_beside_children(remote=True):
-        allowed = measure._heavy_allowed.is_set()
-    print(json.dumps({"allowed": allowed}))
-else:
-    m = measure.measure_sync(Target(name="warm-order", command=sys.argv[2], timeout_seconds=60), dual=sys.argv[1] == "dual")
-    assert measure.warmup_finished(120)
-    print(json.dumps({"ok": m.capture.ok, "at_load": at_load, "started": len(started)}))
+m = measure.measure_sync(Target(name="warm-order", command=sys.argv[2], timeout_seconds=120), dual=sys.argv[1] == "dual",
+                         isolation="host")
+assert measure.warmup_finished(120)
+print(json.dumps({"ok": m.capture.ok, "at_load": at_load, "started": len(started)}))
 """
 
 
-def _order(tmp_path: Path, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", _ORDER, *args], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+def _order(tmp_path: Path, dual: str, command: str, env: dict[str, str] | None = None) -> dict:
+    done = subprocess.run([sys.executable, "-c", _ORDER, dual, command], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
 
 @pytest.mark.parametrize("dual", ["single", "dual"])
-def test_the_tokenizer_loads_once_the_first_process_has_started(tmp_path, dual):
+def test_without_an_install_process_the_tokenizer_loads_before_the_launches(tmp_path, dual):
     seen = _order(tmp_path, dual, fixture_command("well_behaved"))
-    assert seen["ok"] and seen["started"] >= (2 if dual == "dual" else 1)
-    assert len(seen["at_load"]) == 1 and seen["at_load"][0] >= 1  # loaded once, after a process had started
+    assert seen["ok"] and seen["started"] == (2 if dual == "dual" else 1)
+    assert seen["at_load"] == [0]  # loaded once, before the launches: never beside their conversations
 
 
-def test_a_remote_server_lets_the_tokenizer_load_at_once(tmp_path):
-    assert _order(tmp_path, "remote") == {"allowed": True}
+@pytest.mark.slow
+def test_the_tokenizer_loads_beside_the_install_s_process(tmp_path):
+    """An install that runs npx (nothing kept in this cache): the tokenizer loads once npx has started, before the
+    launches."""
+    cache = tmp_path / "cache"
+    shutil.copytree(tokenizer.cache_dir(), cache / "tiktoken")  # the ranks, not the kept installs
+    seen = _order(tmp_path, "dual", "npx -y @modelcontextprotocol/server-memory@2026.8.31",
+                  {"MCP_CONTEXT_COST_CACHE": str(cache)})
+    assert seen["ok"] and seen["started"] == 3  # npx, then the two launches
+    assert seen["at_load"] == [1]
 
 
 @pytest.mark.slow
