@@ -42,6 +42,8 @@ METHOD_NOT_FOUND = -32601
 # then differ (``dynamic``), or agree on the first list.
 SETTLE_QUIET_SECONDS = 0.25
 SETTLE_EMPTY_SECONDS = 5.0
+SETTLE_HELD_UP_SLICE = 0.05  # a window's end that came this much late was not listened through: kept open this long
+SETTLE_HELD_UP_MAX = 5.0  # and at most this long past its end
 SETTLE_MAX_SECONDS = 15.0
 MAX_RELISTS = 10
 
@@ -165,6 +167,32 @@ async def _drain(transport: Transport, seconds: float = 2.0) -> None:
         pass
 
 
+class _Window:
+    """Ends ``timeout`` (an entered ``asyncio.timeout``) ``seconds`` from now, or later when this process was held up
+    across that moment (another thread's GIL-holding load, a starved CPU): its timer then fires late, with what the
+    server sent meanwhile still unread, and the window is kept open one more ``SETTLE_HELD_UP_SLICE`` for it (again
+    while held up, until at most ``SETTLE_HELD_UP_MAX`` past its end)."""
+
+    def __init__(self, timeout: asyncio.Timeout, seconds: float):
+        self._loop, self._timeout = asyncio.get_running_loop(), timeout
+        self._latest = self._loop.time() + seconds + SETTLE_HELD_UP_MAX
+        self._arm(self._loop.time() + seconds)
+
+    def _arm(self, when: float) -> None:
+        self._when = when
+        self._handle = self._loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        now = self._loop.time()
+        if now - self._when > SETTLE_HELD_UP_SLICE and now < self._latest:
+            self._arm(min(now + SETTLE_HELD_UP_SLICE, self._latest))
+        else:
+            self._timeout.reschedule(now)  # ends the window now
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
 class Conversation:
     """One client side of the conversation: request ids, replies, server requests, list_changed count."""
 
@@ -259,19 +287,25 @@ class Conversation:
                                  f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
 
     async def _wait_list_changed(self, seconds: float) -> bool:
+        """Whether ``list_changed`` arrived within ``seconds`` (:class:`_Window`: longer if this process was held up
+        at the end)."""
         self.capture.phase = "tools/list settle"
         seen = self.list_changed
         try:
-            async with asyncio.timeout(seconds):
-                while self.list_changed == seen:
-                    incoming = await self.transport.receive()
-                    if incoming is None:
-                        self.deaf = True
-                        return False
-                    if "method" in incoming.message:
-                        await self._on_server_message(incoming.message)
-                    else:
-                        self._unknown(incoming)
+            async with asyncio.timeout(None) as timeout:
+                window = _Window(timeout, seconds)
+                try:
+                    while self.list_changed == seen:
+                        incoming = await self.transport.receive()
+                        if incoming is None:
+                            self.deaf = True
+                            return False
+                        if "method" in incoming.message:
+                            await self._on_server_message(incoming.message)
+                        else:
+                            self._unknown(incoming)
+                finally:
+                    window.cancel()
         except TimeoutError:
             return False
         except ConnectionError:  # the server went away while we answered its request
