@@ -145,9 +145,9 @@ def test_a_window_this_process_was_held_up_across_is_listened_through(delay, lis
     GIL-holding load, or a starved CPU): what the server sent meanwhile is still read."""
     waited = session.Conversation._wait_list_changed
 
-    async def held_up(self, seconds: float) -> bool:
+    async def held_up(self, seconds: float, latest: float) -> bool:
         asyncio.get_running_loop().call_soon(time.sleep, SETTLE_QUIET_SECONDS * 3)
-        return await waited(self, seconds)
+        return await waited(self, seconds, latest)
 
     monkeypatch.setattr(session.Conversation, "_wait_list_changed", held_up)
     expected = dump(fixture("late_tools"), "--tools", str(listed))
@@ -155,6 +155,16 @@ def test_a_window_this_process_was_held_up_across_is_listened_through(delay, lis
                   "--initial", "1")
     assert_matches(run.record, expected)
     assert ("listed 2 times" in run.notes) == (listed == 3), run.notes
+
+
+def test_a_server_slow_to_read_does_not_stretch_the_window(results_root):
+    """Lines that take long to parse make the window's timer fire late too, but this process was reading, not held
+    up: the window is not kept open for them, and a notification seconds later is not followed."""
+    expected = dump(fixture("late_tools"), "--tools", "1")
+    run = measure(results_root, "late-flood", "late_tools", "--notify", "later", "--delay", str(SETTLE_QUIET_SECONDS * 4),
+                  "--initial", "1", "--flood", "20")
+    assert_matches(run.record, expected)
+    assert "listed 2 times" not in run.notes, run.notes
 
 
 @pytest.mark.slow
