@@ -5,12 +5,14 @@ descendant.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import select
 import shlex
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 
 from harness.probe import reaper
 from harness.probe.dumpable import not_dumpable
@@ -19,6 +21,11 @@ from harness.probe.reaper import descendants  # noqa: F401 - re-exported for cal
 
 class SpawnError(Exception):
     """The launch command could not be started; ``str()`` says why."""
+
+
+# Called (no arguments, raising nothing) each time :func:`spawn` has started a child in this context (measure's
+# warm-up starts its heavy part beside the install's process then).
+AFTER_SPAWN: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("after_spawn", default=None)
 
 
 def split_command(command: str) -> list[str]:
@@ -86,6 +93,8 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, st
             os.close(status[1])  # the intermediate holds its own copy
     tracker.started(proc.pid)
     _TRACKERS[proc.pid] = tracker
+    if (after := AFTER_SPAWN.get()) is not None:
+        after()
     if status is not None:
         try:
             failed = await asyncio.get_running_loop().run_in_executor(None, _read_status, status[0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from typing import Protocol
 
 from harness import __version__
@@ -42,6 +43,10 @@ METHOD_NOT_FOUND = -32601
 # then differ (``dynamic``), or agree on the first list.
 SETTLE_QUIET_SECONDS = 0.25
 SETTLE_EMPTY_SECONDS = 5.0
+# A window whose end came this much late while this process was held up (not reading) stays open this much longer,
+# up to SETTLE_HELD_UP_MAX past its end.
+SETTLE_HELD_UP_SLICE = 0.05
+SETTLE_HELD_UP_MAX = 5.0
 SETTLE_MAX_SECONDS = 15.0
 MAX_RELISTS = 10
 
@@ -165,6 +170,35 @@ async def _drain(transport: Transport, seconds: float = 2.0) -> None:
         pass
 
 
+class _Window:
+    """Ends ``timeout`` (an entered ``asyncio.timeout(None)``) ``seconds`` from now, or later when this process was
+    held up across that moment (another thread's GIL-holding load, a starved CPU): its timer then fires late, with
+    what the server sent meanwhile still unread, and the window is kept open one more ``SETTLE_HELD_UP_SLICE`` for it
+    (again while held up; until at most ``SETTLE_HELD_UP_MAX`` past its end, and never past ``latest``)."""
+
+    def __init__(self, timeout: asyncio.Timeout, seconds: float, latest: float):
+        self._loop, self._timeout = asyncio.get_running_loop(), timeout
+        self._latest = min(self._loop.time() + seconds + SETTLE_HELD_UP_MAX, latest)
+        self._arm(self._loop.time() + seconds)
+
+    def _arm(self, when: float) -> None:
+        self._when, self._cpu = when, time.thread_time()
+        self._handle = self._loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        now = self._loop.time()
+        # Lateness this thread spent on the CPU (reading what the server sent) is not being held up: a server
+        # must not stretch the window by sending what takes long to read.
+        held_up = now - self._when - (time.thread_time() - self._cpu)
+        if held_up > SETTLE_HELD_UP_SLICE and now < self._latest:
+            self._arm(min(now + SETTLE_HELD_UP_SLICE, self._latest))
+        else:
+            self._timeout.reschedule(now)  # a deadline already past: the timeout ends the window at once
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
 class Conversation:
     """One client side of the conversation: request ids, replies, server requests, list_changed count."""
 
@@ -223,7 +257,7 @@ class Conversation:
             if self.list_changed == before:  # nothing arrived during the listing: wait for it
                 window = min(SETTLE_QUIET_SECONDS if capture.tools else SETTLE_EMPTY_SECONDS,
                              SETTLE_MAX_SECONDS - (loop.time() - started))
-                if window <= 0 or not await self._wait_list_changed(window):
+                if window <= 0 or not await self._wait_list_changed(window, started + SETTLE_MAX_SECONDS):
                     break
             if listings - 1 >= MAX_RELISTS or loop.time() - started >= SETTLE_MAX_SECONDS:
                 capture.notes.append(f"{LIST_CHANGED} kept arriving: listed {listings} times in "
@@ -258,20 +292,26 @@ class Conversation:
             capture.notes.append(f"declared tools.listChanged and listed zero tools; no {LIST_CHANGED} came within "
                                  f"{SETTLE_EMPTY_SECONDS:g} s, so zero is published")
 
-    async def _wait_list_changed(self, seconds: float) -> bool:
+    async def _wait_list_changed(self, seconds: float, latest: float) -> bool:
+        """Whether ``list_changed`` arrived within ``seconds`` (:class:`_Window`: longer if this process was held up
+        at the end, never past the loop time ``latest``)."""
         self.capture.phase = "tools/list settle"
         seen = self.list_changed
         try:
-            async with asyncio.timeout(seconds):
-                while self.list_changed == seen:
-                    incoming = await self.transport.receive()
-                    if incoming is None:
-                        self.deaf = True
-                        return False
-                    if "method" in incoming.message:
-                        await self._on_server_message(incoming.message)
-                    else:
-                        self._unknown(incoming)
+            async with asyncio.timeout(None) as timeout:
+                window = _Window(timeout, seconds, latest)
+                try:
+                    while self.list_changed == seen:
+                        incoming = await self.transport.receive()
+                        if incoming is None:
+                            self.deaf = True
+                            return False
+                        if "method" in incoming.message:
+                            await self._on_server_message(incoming.message)
+                        else:
+                            self._unknown(incoming)
+                finally:
+                    window.cancel()
         except TimeoutError:
             return False
         except ConnectionError:  # the server went away while we answered its request

@@ -8,9 +8,10 @@ import functools
 import importlib.resources
 import json
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_DIR: Traversable = importlib.resources.files("harness") / "schemas"
 
@@ -25,6 +26,8 @@ class SchemaViolation(ValueError):
 
 @functools.lru_cache(maxsize=None)
 def validator(name: str) -> jsonschema.protocols.Validator:
+    import jsonschema  # a fifteenth of a second: imported by the first check, not by every command's start
+
     schema = json.loads(schema_file(name).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     # no check_schema here: the shipped schemas are checked against their metaschema by a test

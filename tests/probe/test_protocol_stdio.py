@@ -5,10 +5,13 @@ sends (``--dump``), counted with o200k_base."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 
 import pytest
 
+from harness.probe import session
 from harness.probe.session import SETTLE_QUIET_SECONDS
 from harness.probe.target import Target
 from tests.conftest import fixture_command
@@ -131,6 +134,37 @@ def test_a_notification_after_a_listing_with_tools_is_followed_only_inside_the_q
         assert "listed 2 times; the list settled within 1 s of the first listing (1 → 3 tools)" in run.notes
     else:
         assert "list_changed" not in run.notes and "listChanged" not in run.notes
+
+
+@pytest.mark.parametrize("delay,listed", [
+    (SETTLE_QUIET_SECONDS / 5, 3),            # inside the window, while this process was held up: still followed
+    (SETTLE_QUIET_SECONDS * 8, 1),            # well after it: the window still ends, the first listing stands
+])
+def test_a_window_this_process_was_held_up_across_is_listened_through(delay, listed, results_root, monkeypatch):
+    """The harness's own event loop held up from the window's start to past its end (as by another thread's
+    GIL-holding load, or a starved CPU): what the server sent meanwhile is still read."""
+    waited = session.Conversation._wait_list_changed
+
+    async def held_up(self, seconds: float, latest: float) -> bool:
+        asyncio.get_running_loop().call_soon(time.sleep, SETTLE_QUIET_SECONDS * 3)
+        return await waited(self, seconds, latest)
+
+    monkeypatch.setattr(session.Conversation, "_wait_list_changed", held_up)
+    expected = dump(fixture("late_tools"), "--tools", str(listed))
+    run = measure(results_root, f"late-held-{listed}", "late_tools", "--notify", "later", "--delay", str(delay),
+                  "--initial", "1")
+    assert_matches(run.record, expected)
+    assert ("listed 2 times" in run.notes) == (listed == 3), run.notes
+
+
+def test_a_server_slow_to_read_does_not_stretch_the_window(results_root):
+    """Lines that take long to parse make the window's timer fire late too, but this process was reading, not held
+    up: the window is not kept open for them, and a notification seconds later is not followed."""
+    expected = dump(fixture("late_tools"), "--tools", "1")
+    run = measure(results_root, "late-flood", "late_tools", "--notify", "later", "--delay", str(SETTLE_QUIET_SECONDS * 4),
+                  "--initial", "1", "--flood", "20")
+    assert_matches(run.record, expected)
+    assert "listed 2 times" not in run.notes, run.notes
 
 
 @pytest.mark.slow

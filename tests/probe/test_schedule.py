@@ -7,21 +7,27 @@ processes were alive at once, what has ended when), never by timing.
 * teardown: ``measure`` never returns before every process it started has ended — even servers
   that ignore end-of-input and SIGTERM — and inside an outer ``teardown.scope()`` it returns with
   the teardown still under way, which the scope then completes;
-* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value.
+* the warm-up (tokenizer, runtime versions) is begun by the first launch and changes no value; the tokenizer
+  loads beside the install's process when there is one (after it started), and before the launches otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from harness.core import tokenizer
 from harness.probe import isolation, reaper, build_record, teardown
 from harness.probe.measure import measure, measure_sync, warmup_finished
 from harness.probe.target import Target
-from tests.conftest import fixture_command
+from tests.conftest import REPO, fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
 
 
@@ -149,6 +155,58 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
     assert run.record["isolation"]["runtimes"] == isolation._probe_versions()
     assert isolation.runtime_versions() is not isolation.runtime_versions()  # a copy each time
     assert build_record.build(run.measurement)["totalTokens"] == run.record["totalTokens"]
+
+
+# In a fresh process (the warm-up runs once per process): how many processes the measurement had started when the
+# tokenizer began to load, and in all.
+_ORDER = """
+import asyncio, json, sys
+from harness.core import tokenizer
+from harness.probe import measure
+from harness.probe.target import Target
+started, at_load = [], []
+spawn = asyncio.create_subprocess_exec
+async def counted(*args, **kwargs):
+    proc = await spawn(*args, **kwargs)
+    started.append(proc.pid)
+    return proc
+asyncio.create_subprocess_exec = counted
+load = tokenizer.load_cached
+def spied(*args, **kwargs):
+    at_load.append(len(started))
+    return load(*args, **kwargs)
+tokenizer.load_cached = spied
+m = measure.measure_sync(Target(name="warm-order", command=sys.argv[2], timeout_seconds=120), dual=sys.argv[1] == "dual",
+                         isolation="host")
+assert measure.warmup_finished(120)
+print(json.dumps({"ok": m.capture.ok, "at_load": at_load, "started": len(started)}))
+"""
+
+
+def _order(tmp_path: Path, dual: str, command: str, env: dict[str, str] | None = None) -> dict:
+    done = subprocess.run([sys.executable, "-c", _ORDER, dual, command], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("dual", ["single", "dual"])
+def test_without_an_install_process_the_tokenizer_loads_before_the_launches(tmp_path, dual):
+    seen = _order(tmp_path, dual, fixture_command("well_behaved"))
+    assert seen["ok"] and seen["started"] == (2 if dual == "dual" else 1)
+    assert seen["at_load"] == [0]  # loaded once, before the launches: never beside their conversations
+
+
+@pytest.mark.slow
+def test_the_tokenizer_loads_beside_the_install_s_process(tmp_path):
+    """An install that runs npx (nothing kept in this cache): the tokenizer loads once npx has started, before the
+    launches."""
+    cache = tmp_path / "cache"
+    shutil.copytree(tokenizer.cache_dir(), cache / "tiktoken")  # the ranks, not the kept installs
+    seen = _order(tmp_path, "dual", "npx -y @modelcontextprotocol/server-memory@2026.8.31",
+                  {"MCP_CONTEXT_COST_CACHE": str(cache)})
+    assert seen["ok"] and seen["started"] == 3  # npx, then the two launches
+    assert seen["at_load"] == [1]
 
 
 @pytest.mark.slow
