@@ -7,16 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.core import tokenizer
 from harness.core.canonical import stringify
 from harness.probe import npx_cache
 from harness.probe import install as installing
-from harness.probe import compatibility, isolation, launch, machine_fault, node_engine, process, redact, sandbox, side_lists, teardown
+from harness.probe import launch, machine_fault, node_engine, redact, sandbox, side_lists, teardown, warmup
 from harness.probe import workdir
 from harness.probe import status as st
 from harness.probe.limits import Limits
@@ -24,7 +22,6 @@ from harness.probe.limits import from_env as limits_from_env
 from harness.probe.outcome import Capture
 from harness.probe.session import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION, REQUESTED_PROTOCOL_VERSION, discover
 from harness.probe.target import Target
-from harness.util import schemas
 
 RETRY_BUDGET_FACTOR = 2.0
 # "after": the confirmation waits for the first launch to end — for servers
@@ -91,16 +88,16 @@ async def measure(
         _default_launcher(target, pass_declared_values, isolation, environ)), secrets)
     deferred: list = []
     with redact.activated(secrets):
-        _begin_warmup()
+        warmup.begin()
         if installed is None:
-            with _heavy_warmup_after_spawn():
+            with warmup.heavy_after_spawn():
                 installed = await installing.install(target, isolation, pass_declared_values=pass_declared_values,
                                                      environ=environ, requested_version=requested_version)
         target = installed.target
         if installed.failures:
             result = _install_failed(target, installed, secrets)
         else:
-            await _tokenizer_loaded()
+            await warmup.tokenizer_tried()
             async with teardown.scope() as deferred:
                 result = await _measured(_Launches(target, limits, requested_version, launcher,
                                                    launch_slots or contextlib.nullcontext()), dual, isolation)
@@ -396,82 +393,3 @@ def _default_launcher(target: Target, pass_declared_values: bool, isolation: str
 def measure_sync(target: Target, **kwargs) -> Measurement:
     """``measure`` for synchronous callers (CLI, tests)."""
     return asyncio.run(measure(target, **kwargs))
-
-
-# --- warm-up: what a record needs that does not depend on the server, loaded beside the install ----
-# The runtime versions (child processes: little CPU here) are asked at once. The tokenizer, the compatibility
-# references and the record's and badge's schema validators wait for the install's process, and load while it
-# runs: they hold the GIL for a third of a second (tiktoken builds its encoder in one call), which would otherwise
-# delay that process's start. Without one (an install kept from before, a remote server), the launches wait for the
-# tokenizer instead: held up beside a launch, this process could read a server's words too late for the settle
-# window (session.SETTLE_QUIET_SECONDS).
-
-_warmup_started = threading.Event()
-_heavy_allowed = threading.Event()
-_tokenizer_tried = threading.Event()
-_warmup_done = threading.Event()
-_warmup_lock = threading.Lock()
-_TOKENIZER_WAIT_SECONDS = 120.0  # at most: loading it from the cache takes under a second
-
-
-@contextlib.contextmanager
-def _heavy_warmup_after_spawn():
-    """The warm-up's heavy part allowed by the first process spawned in the block (``process.AFTER_SPAWN``)."""
-    token = process.AFTER_SPAWN.set(_allow_heavy)
-    try:
-        yield
-    finally:
-        process.AFTER_SPAWN.reset(token)
-
-
-async def _tokenizer_loaded() -> None:
-    """Allow the warm-up's heavy part if nothing has yet, and wait until it has tried to load the tokenizer."""
-    _allow_heavy()
-    if _warmup_started.is_set() and not _tokenizer_tried.is_set():
-        await asyncio.to_thread(_tokenizer_tried.wait, _TOKENIZER_WAIT_SECONDS)
-
-
-def _begin_warmup() -> None:
-    """Start the warm-up thread once per process. Never raises."""
-    with _warmup_lock:
-        if _warmup_started.is_set():
-            return
-        _warmup_started.set()
-    threading.Thread(target=_warm, name="mcp-context-cost-warmup", daemon=True).start()
-
-
-def _allow_heavy() -> None:
-    _heavy_allowed.set()
-
-
-def warmup_finished(seconds: float | None = None) -> bool:
-    """Let the warm-up's heavy part begin now and wait up to ``seconds`` for the whole; whether it finished
-    (``False`` when never begun)."""
-    _allow_heavy()
-    return _warmup_started.is_set() and _warmup_done.wait(seconds)
-
-
-def _warm() -> None:
-    try:
-        try:
-            isolation.runtime_versions()
-        except Exception:  # noqa: BLE001 - record building calls it again and reports any failure
-            pass
-        _heavy_allowed.wait()
-        try:
-            tokenizer.load_cached()
-        except Exception:  # noqa: BLE001 - the first count provisions it, and reports any failure
-            pass
-        _tokenizer_tried.set()
-        try:
-            compatibility.prepare()
-        except Exception:  # noqa: BLE001 - the check loads them again and reports any failure
-            pass
-        for schema in ("measurement", "badge"):
-            try:
-                schemas.validator(schema)
-            except Exception:  # noqa: BLE001 - the record's check builds it again and reports any failure
-                pass
-    finally:
-        _tokenizer_tried.set()
-        _warmup_done.set()

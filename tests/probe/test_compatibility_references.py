@@ -29,7 +29,7 @@ def test_the_warm_up_loads_both_references_unless_a_pass_is_kept_and_never_the_s
     if kept:
         (tmp_path / "compatibility-passed").mkdir()
         (tmp_path / "compatibility-passed" / ("0" * 64)).write_text("")
-    script = ("import sys\nfrom harness.probe import compatibility, measure\nmeasure._begin_warmup()\nassert measure.warmup_finished(300)\n"
+    script = ("import sys\nfrom harness.probe import compatibility, warmup\nwarmup.begin()\nassert warmup.finished(300)\n"
               "print(compatibility._validator.cache_info().currsize, 'mcp_types' in sys.modules, "
               "'mcp.client' in sys.modules, 'mcp' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO,

@@ -25,7 +25,8 @@ import pytest
 
 from harness.core import tokenizer
 from harness.probe import isolation, reaper, build_record, teardown
-from harness.probe.measure import measure, measure_sync, warmup_finished
+from harness.probe.measure import measure, measure_sync
+from harness.probe.warmup import finished as warmup_finished
 from harness.probe.target import Target
 from tests.conftest import REPO, fixture_command
 from tests.probe.helpers import measure_and_write, nothing_left, results_root  # noqa: F401
@@ -162,7 +163,7 @@ def test_the_warm_up_begins_with_the_first_launch_and_changes_no_value(tmp_path,
 _ORDER = """
 import asyncio, json, sys
 from harness.core import tokenizer
-from harness.probe import measure
+from harness.probe import measure, warmup
 from harness.probe.target import Target
 started, at_load = [], []
 spawn = asyncio.create_subprocess_exec
@@ -178,7 +179,7 @@ def spied(*args, **kwargs):
 tokenizer.load_cached = spied
 m = measure.measure_sync(Target(name="warm-order", command=sys.argv[2], timeout_seconds=120), dual=sys.argv[1] == "dual",
                          isolation="host")
-assert measure.warmup_finished(120)
+assert warmup.finished(120)
 print(json.dumps({"ok": m.capture.ok, "at_load": at_load, "started": len(started)}))
 """
 
